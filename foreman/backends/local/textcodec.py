@@ -1,0 +1,552 @@
+"""The text protocol: an incremental decoder and the canonical renderer.
+
+Spelling (taught by :func:`.registry.render_instructions`):
+
+- an action word at the start of a line: ``READ path[:start-end]``, ``LIST [dir]``,
+  ``GLOB pattern``, ``GREP regex``, ``SEARCH text``, ``RUN command``, ``DELETE path``,
+  ``MKDIR path``, ``MOVE a -> b``, ``COPY a -> b``, ``RENAME a -> b``; the newline ends it;
+- an edit: the file's path alone on a line, then ``<<<<<<< SEARCH`` / ``=======`` /
+  ``>>>>>>> REPLACE`` (fenced or not); the REPLACE marker ends it. An empty SEARCH part
+  creates the file (a ``create`` action);
+- any tool, Foreman tools included: ``TOOL name {json}`` on a line (the JSON may run over
+  several lines; its closing brace ends it), or ``TOOL name`` alone for a tool without
+  arguments;
+- ``FINAL summary``: everything after FINAL to the end of the reply is the summary; only the
+  end of a reply that was not cut off (finish_reason "stop") ends it.
+
+Tolerated (and counted, see :data:`.result.REPAIRS`): ``<think>`` blocks, ``<tool_call>``
+blocks (JSON or ``<function=...>`` form), bare JSON tool calls and the router form when the
+reply has no protocol action (the last complete one wins), odd markers, CRLF, bullets,
+decorated paths, chatter. Repetition loops and echoed prompt lines stop or are skipped.
+
+Nothing is emitted before its terminator has arrived, and a reply cut by finish_reason
+"length" never yields its unfinished last line: half an action is never an action.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any
+
+from . import textlines as tl
+from .calls import build_action, call_from_object
+from .registry import BY_NAME, ActionBase, Edit, Final
+from .repairs import LoopDetector, is_degenerate_line, json_objects, loads_lenient, object_end
+from .result import DecodeResult
+
+logger = logging.getLogger(__name__)
+
+_OUTSIDE, _SEARCH, _REPLACE, _JSON, _TOOL_CALL, _FUNCTION, _FINAL, _THINK = range(8)
+_FUNCTION_RE = re.compile(r"<function=\s*([^>\s]+)\s*>(.*?)(?:</function>|$)", re.DOTALL)
+_PARAM_RE = re.compile(r"<parameter=\s*([^>\s]+)\s*>\n?(.*?)\n?(?:</parameter>|(?=<parameter=)|$)", re.DOTALL)
+
+
+def _starts_action(line: str) -> bool:
+    """True when a (possibly partial) line would begin an action."""
+    text = line.strip()
+    return bool(
+        tl.word_line(text) or tl.TOOL_RE.match(text) or tl.FINAL_RE.match(text) or tl.marker(text)
+        or "<tool_call>" in text or text.startswith(("<function=", "{"))
+    )
+
+
+class TextDecoder:
+    """Decode one streamed reply in the text protocol.
+
+    Feed chunks with :meth:`feed` as they arrive; each call returns the actions completed by
+    that chunk. Call :meth:`finish` once at the end for the full :class:`DecodeResult`, whose
+    actions start with everything :meth:`feed` returned, in order.
+
+    Args:
+        role: "lead" or "worker" to drop tools the role may not use; None allows all.
+        prompt_text: extra prompt text whose echoed lines count as a leak (the rendered
+            instructions are always known).
+    """
+
+    def __init__(self, *, role: str | None = None, prompt_text: str | None = None) -> None:
+        self._role = role
+        self._leak_lines = set(tl.default_fingerprints())
+        if prompt_text:
+            self._leak_lines |= tl.fingerprints(prompt_text)
+        self._buffer = ""
+        self._state = _OUTSIDE
+        self._actions: list[ActionBase] = []
+        self._repairs: list[str] = []
+        self._dropped: list[str] = []
+        self._chatter: list[str] = []
+        self._pending: list[str] = []
+        self._in_fence = False
+        self._fence_info = ""
+        self._path: tuple[str, list[str]] | None = None
+        self._last_edit_path: str | None = None
+        self._block: dict[str, Any] = {}
+        self._loop = LoopDetector()
+        self._looping = False
+        self._crlf = False
+        self._leaks = 0
+        self._saw_text = False
+        self._saw_think = False
+        self._finished: DecodeResult | None = None
+
+    # -- public -------------------------------------------------------------------------
+    def feed(self, chunk: str) -> list[ActionBase]:
+        """Add a chunk of the reply; return the actions it completed (maybe none).
+
+        Raises:
+            RuntimeError: the decoder was already finished.
+        """
+        if self._finished is not None:
+            raise RuntimeError("feed() after finish()")
+        before = len(self._actions)
+        self._buffer += chunk
+        while True:
+            cut = self._buffer.find("\n")
+            if cut < 0:
+                break
+            line, self._buffer = self._buffer[:cut], self._buffer[cut + 1:]
+            self._line(self._chomp(line))
+        return self._actions[before:]
+
+    def finish(self, finish_reason: str | None = "stop") -> DecodeResult:
+        """End the reply and return the result (idempotent).
+
+        Args:
+            finish_reason: the endpoint's finish_reason; "length" means the reply was cut
+                off, so an unterminated last line or block is dropped, never decoded.
+        """
+        if self._finished is not None:
+            return self._finished
+        cut = finish_reason == "length"
+        tail = self._chomp(self._buffer)
+        self._buffer = ""
+        if cut:
+            self._cut_tail(tail)
+        elif tail:
+            self._line(tail)
+        self._close_open_state(cut)
+        if not self._actions and not self._looping:
+            self._json_fallback()
+        self._finished = DecodeResult(
+            actions=tuple(self._actions), repairs=tuple(self._repairs), dropped=tuple(self._dropped),
+            reason=None if self._actions else self._reason(cut),
+            chatter_lines=sum(1 for line in self._chatter if line.strip()),
+        )
+        return self._finished
+
+    def _cut_tail(self, tail: str) -> None:
+        """Look at the unterminated last line of a cut reply without decoding it."""
+        text = tail.strip()
+        if self._looping or self._state != _OUTSIDE or not text:
+            return
+        self._saw_text = True
+        if is_degenerate_line(text):
+            self._start_loop()
+            return
+        self._chatter.append(tail)
+        complete_json = text.startswith("{") and object_end(text, 0) == len(text)
+        if _starts_action(text) and not complete_json:
+            self._drop("truncated_action")
+
+    # -- bookkeeping --------------------------------------------------------------------
+    def _chomp(self, line: str) -> str:
+        if line.endswith("\r"):
+            if not self._crlf:
+                self._crlf = True
+                self._repairs.append("crlf")
+            return line[:-1]
+        return line
+
+    def _drop(self, drop: str) -> None:
+        logger.debug("text decoder dropped: %s", drop)
+        self._dropped.append(drop)
+
+    def _emit(self, action: ActionBase | None, repairs: list[str], drop: str | None = None) -> None:
+        if action is None:
+            self._repairs += repairs
+            self._drop(drop or "bad_arguments")
+            return
+        if self._role is not None and self._role not in BY_NAME[action.kind].roles:
+            self._drop("not_allowed")
+            return
+        self._repairs += repairs
+        if self._actions and self._actions[-1] == action:
+            self._repairs.append("duplicate_action")
+            return
+        self._actions.append(action)
+        self._loop = LoopDetector()  # the world moved on: repeats count from here
+
+    def _call(self, name: str, args: Any, repairs: list[str]) -> None:
+        outcome = build_action(name, args)
+        self._emit(outcome.action, repairs + outcome.repairs, outcome.drop)
+
+    def _start_loop(self) -> None:
+        self._looping = True
+        self._repairs.append("repetition_loop")
+
+    # -- lines --------------------------------------------------------------------------
+    def _line(self, line: str) -> None:
+        if self._looping:
+            return
+        handler = {
+            _OUTSIDE: self._outside, _SEARCH: self._in_search, _REPLACE: self._in_replace,
+            _JSON: self._in_json, _TOOL_CALL: self._in_tool_call, _FUNCTION: self._in_function,
+            _FINAL: self._pending.append, _THINK: self._in_think,
+        }[self._state]
+        handler(line)
+
+    def _outside(self, line: str) -> None:
+        text = line.strip()
+        if not text:
+            self._chatter.append(line)
+            return
+        if "<think>" in text or "</think>" in text or "<tool_call>" in text:
+            self._split_tags(line)
+            return
+        self._saw_text = True
+        if tl.normalise(text) in self._leak_lines:
+            self._leaks += 1
+            self._repairs.append("leaked_prompt")
+            return
+        if self._loop.push(text):
+            self._start_loop()
+            return
+        self._classify(line, text)
+
+    def _split_tags(self, line: str) -> None:
+        match = re.search(r"</?think>|<tool_call>", line)
+        assert match is not None
+        before, tag, after = line[:match.start()], match.group(0), line[match.end():]
+        if before.strip():
+            self._line(before)
+        if tag == "</think>":
+            self._repairs.append("stray_think_close")
+            self._line(after)
+            return
+        if tag == "<think>":
+            self._saw_think = True
+            self._state = _THINK
+            self._repairs.append("think_block")
+        else:
+            self._saw_text = True
+            self._state = _TOOL_CALL
+            self._pending = []
+        self._line(after)
+
+    def _classify(self, line: str, text: str) -> None:
+        fence = tl.FENCE_RE.match(text)
+        if fence:
+            self._in_fence = not self._in_fence
+            self._fence_info = fence["info"] if self._in_fence else ""
+            self._chatter.append(line)
+            return
+        found = tl.marker(line)
+        if found is not None:
+            if found.kind == "search":
+                self._open_block(list(found.repairs))
+            else:
+                self._repairs.append("stray_marker")
+            return
+        self._path = None
+        if text.startswith("<function="):
+            self._state, self._pending = _FUNCTION, []
+            self._in_function(line)
+            return
+        final = tl.FINAL_RE.match(text)
+        if final:
+            self._state, self._pending = _FINAL, [final["rest"]]
+            return
+        tool = tl.TOOL_RE.match(text)
+        if tool:
+            self._tool_line(tool["name"], tool["rest"])
+            return
+        word = tl.word_line(text)
+        if word is not None:
+            self._call(word.name, word.args, word.repairs)
+            return
+        self._chatter.append(line)
+        self._path = tl.clean_path(text)
+
+    def _tool_line(self, name: str, rest: str) -> None:
+        if rest.startswith("{"):
+            self._state, self._pending = _JSON, [name]
+            self._in_json(rest)
+        else:
+            self._call(name, rest, [])
+
+    def _in_json(self, line: str) -> None:
+        self._pending.append(line)
+        body = "\n".join(self._pending[1:])
+        end = object_end(body, 0)
+        if end is None:
+            return
+        self._state = _OUTSIDE
+        try:
+            args, repairs = loads_lenient(body[:end])
+        except ValueError:
+            self._drop("invalid_json")
+            return
+        self._call(self._pending[0], args, repairs)
+
+    def _in_think(self, line: str) -> None:
+        if "</think>" in line:
+            self._state = _OUTSIDE
+            self._line(line.split("</think>", 1)[1])
+
+    def _in_tool_call(self, line: str) -> None:
+        if "</tool_call>" not in line:
+            self._pending.append(line)
+            return
+        body, after = line.split("</tool_call>", 1)
+        self._pending.append(body)
+        self._state = _OUTSIDE
+        self._tool_call("\n".join(self._pending), ["tool_call_xml"])
+        if after.strip():
+            self._line(after)
+
+    def _in_function(self, line: str) -> None:
+        if "</function>" not in line:
+            self._pending.append(line)
+            return
+        body, after = line.split("</function>", 1)
+        self._pending.append(body + "</function>")
+        self._state = _OUTSIDE
+        self._tool_call("\n".join(self._pending), [])
+        if after.strip():
+            self._line(after)
+
+    def _tool_call(self, body: str, repairs: list[str]) -> None:
+        body = body.strip()
+        function = _FUNCTION_RE.search(body)
+        if function:
+            args: dict[str, Any] = {}
+            for name, value in _PARAM_RE.findall(function.group(2)):
+                args[name] = _param_value(value)
+            self._call(function.group(1), args, repairs + ["function_xml"])
+            return
+        try:
+            value, more = loads_lenient(body)
+        except ValueError:
+            self._drop("invalid_json")
+            return
+        call = call_from_object(value)
+        if call is None:
+            self._drop("invalid_json")
+            return
+        name, args_value, call_repairs = call
+        self._call(name, args_value, repairs + more + call_repairs)
+
+    # -- edit blocks --------------------------------------------------------------------
+    def _open_block(self, repairs: list[str]) -> None:
+        path_repairs: list[str] = []
+        if self._path is not None:
+            path, path_repairs = self._path[0], list(self._path[1])
+        elif self._in_fence and tl.fence_path(self._fence_info):
+            path, path_repairs = tl.fence_path(self._fence_info), ["path_in_fence_info"]
+        elif self._last_edit_path is not None:
+            path, path_repairs = self._last_edit_path, ["orphan_search_block"]
+        else:
+            path = None
+        self._path = None
+        self._block = {"path": path, "repairs": repairs + path_repairs, "search": [], "replace": []}
+        self._state = _SEARCH
+
+    def _in_search(self, line: str) -> None:
+        found = tl.marker(line)
+        if found is None or (found.kind == "search" and self._block["search"]):
+            self._block["search"].append(line)
+        elif found.kind == "divider":
+            self._block["repairs"] += found.repairs
+            self._state = _REPLACE
+        elif found.kind == "replace":
+            self._state = _OUTSIDE
+            self._drop("missing_divider")
+
+    def _in_replace(self, line: str) -> None:
+        found = tl.marker(line)
+        if found is None or found.kind == "divider":
+            self._block["replace"].append(line)
+        elif found.kind == "replace":
+            self._block["repairs"] += found.repairs
+            self._state = _OUTSIDE
+            self._close_block()
+        else:
+            next_path = self._split_replace_tail()
+            self._block["repairs"].append("missing_replace_marker")
+            self._close_block()
+            self._path = next_path
+            self._open_block(list(found.repairs))
+
+    def _split_replace_tail(self) -> tuple[str, list[str]] | None:
+        """Take a trailing path line (and fences) off a block whose REPLACE marker is missing."""
+        lines = self._block["replace"]
+        while lines and (not lines[-1].strip() or tl.FENCE_RE.match(lines[-1].strip())):
+            lines.pop()
+        found = tl.clean_path(lines[-1]) if lines else None
+        if found is None or ("." not in found[0] and "/" not in found[0]):
+            return None
+        lines.pop()
+        while lines and (not lines[-1].strip() or tl.FENCE_RE.match(lines[-1].strip())):
+            lines.pop()
+        return found
+
+    def _close_block(self) -> None:
+        block, self._block = self._block, {}
+        if block["path"] is None:
+            self._drop("edit_without_path")
+            return
+        self._last_edit_path = block["path"]
+        search, replace = "\n".join(block["search"]), "\n".join(block["replace"])
+        if search:
+            self._call("edit", {"path": block["path"], "search": search, "replace": replace}, block["repairs"])
+        else:
+            self._call("create", {"path": block["path"], "content": replace}, block["repairs"])
+
+    # -- end of reply -------------------------------------------------------------------
+    def _close_open_state(self, cut: bool) -> None:
+        state, self._state = self._state, _OUTSIDE
+        if state in (_OUTSIDE, _THINK):
+            return
+        if cut:
+            self._drop("truncated_action")
+        elif state in (_SEARCH, _REPLACE):
+            self._drop("unterminated_edit")
+        elif state == _JSON:
+            self._drop("invalid_json")
+        elif state in (_TOOL_CALL, _FUNCTION):
+            self._tool_call("\n".join(self._pending), ["tool_call_xml"] * (state == _TOOL_CALL)
+                            + ["unclosed_tool_call"])
+        elif state == _FINAL:
+            self._call("final", {"summary": "\n".join(self._pending).strip()}, [])
+
+    def _json_fallback(self) -> None:
+        text = "\n".join(self._chatter)
+        candidates = []
+        failures: list[str] = []
+        for start, end in json_objects(text):
+            try:
+                value, repairs = loads_lenient(text[start:end])
+            except ValueError:
+                continue
+            call = call_from_object(value)
+            if call is None:
+                continue
+            outcome = build_action(call[0], call[1], role=self._role)
+            if outcome.action is None:
+                failures.append(outcome.drop or "bad_arguments")
+            else:
+                if text[:start].count("```") % 2 == 1:
+                    repairs = ["json_fence", *repairs]
+                candidates.append((outcome.action, repairs + call[2] + outcome.repairs))
+        if not candidates:
+            for drop in failures:
+                self._drop(drop)
+            return
+        action, repairs = candidates[-1]
+        self._repairs += ["json_decision", *(["last_json_wins"] if len(candidates) > 1 else []), *repairs]
+        self._actions.append(action)
+
+    def _reason(self, cut: bool) -> str:
+        if self._looping:
+            return "repetition_loop"
+        if not self._saw_text:
+            return "only_thinking" if self._saw_think else "empty"
+        if self._leaks:
+            return "leaked_prompt"
+        if cut:
+            return "truncated"
+        if self._dropped:
+            return "malformed"
+        return "no_action"
+
+
+def _param_value(value: str) -> Any:
+    stripped = value.strip()
+    if stripped[:1] in ("[", "{"):
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            return value
+    return value
+
+
+def decode(text: str, finish_reason: str | None = "stop", *, role: str | None = None,
+           prompt_text: str | None = None) -> DecodeResult:
+    """Decode a whole reply at once (same result as feeding it in any chunks).
+
+    Args:
+        text: the raw reply.
+        finish_reason: "stop", "length", ... (see :meth:`TextDecoder.finish`).
+        role: drop tools this role may not use; None allows all.
+        prompt_text: extra prompt text for leak detection.
+    """
+    decoder = TextDecoder(role=role, prompt_text=prompt_text)
+    decoder.feed(text)
+    return decoder.finish(finish_reason)
+
+
+# -- rendering ----------------------------------------------------------------------------
+def _one_line(value: str) -> bool:
+    return bool(value) and value == value.strip() and "\n" not in value and "\r" not in value
+
+
+def _block_safe(value: str) -> bool:
+    return "\r" not in value and all(tl.marker(line) is None for line in value.split("\n"))
+
+
+def _tool_form(action: ActionBase) -> str:
+    args = action.model_dump(mode="json", exclude={"kind"}, exclude_defaults=True)
+    return f"TOOL {action.kind} {json.dumps(args, ensure_ascii=False)}"
+
+
+def _word_form(action: ActionBase, line: str) -> str | None:
+    """Return ``line`` if it decodes back to exactly ``action`` with no repair, else None."""
+    word = tl.word_line(line)
+    if word is None or word.repairs or tl.normalise(line) in tl.default_fingerprints():
+        return None
+    outcome = build_action(word.name, word.args)
+    return line if outcome.action == action and not outcome.repairs else None
+
+
+def _path_line(path: str) -> bool:
+    return tl.clean_path(path) == (path, []) and tl.marker(path) is None and not _starts_action(path)
+
+
+def render_action(action: ActionBase, *, last: bool = True) -> str:
+    """Render an action in the canonical text spelling (what the transcript shows the model).
+
+    ``decode(render_action(a)).actions == (a,)`` for every action. Values the short spelling
+    cannot carry (whitespace in a path, newlines in a command, marker lines in an edit) fall
+    back to ``TOOL name {json}``. ``FINAL`` is used only when ``last`` is true, since its
+    summary runs to the end of the reply.
+    """
+    data = action.to_dict()
+    kind = action.kind
+    line: str | None = None
+    if kind == "read":
+        span = ""
+        if data["start"] is not None:
+            span = f":{data['start']}" + ("" if data["end"] is None else f"-{data['end']}")
+        line = _word_form(action, f"READ {data['path']}{span}")
+    elif kind in ("list", "delete", "mkdir"):
+        line = _word_form(action, f"{kind.upper()} {data['path']}")
+    elif kind in ("glob", "grep", "search", "run"):
+        value = data.get("pattern", data.get("text", data.get("command")))
+        line = _word_form(action, f"{kind.upper()} {value}") if _one_line(value) else None
+    elif kind in ("move", "copy", "rename"):
+        line = _word_form(action, f"{kind.upper()} {data['source']} -> {data['destination']}")
+    elif kind == "edit" and _path_line(data["path"]) and _block_safe(data["search"]) \
+            and _block_safe(data["replace"]):
+        line = f"{data['path']}\n<<<<<<< SEARCH\n{data['search']}\n=======\n{data['replace']}\n>>>>>>> REPLACE"
+    elif kind == "create" and _path_line(data["path"]) and _block_safe(data["content"]) and data["content"]:
+        line = f"{data['path']}\n<<<<<<< SEARCH\n=======\n{data['content']}\n>>>>>>> REPLACE"
+    elif isinstance(action, Final) and last and action.summary == action.summary.strip() \
+            and "\r" not in action.summary:
+        line = f"FINAL {action.summary}"
+    return line if line is not None else _tool_form(action)
+
+
+def render_reply(actions: list[ActionBase] | tuple[ActionBase, ...]) -> str:
+    """Render a decoded turn canonically, one action after the other."""
+    return "\n".join(render_action(action, last=index == len(actions) - 1) for index, action in enumerate(actions))

@@ -1,0 +1,149 @@
+"""The sim backend: a deterministic scripted team doing real git work.
+
+The scenario (:mod:`.scenario`) is one coroutine of beats. Everything it does to the
+repository is real: worktrees, commits, test runs, merge commits. Its progress is persisted
+per step in the store (meta ``sim``), so a restarted daemon resumes where it was: a step whose
+marker is stored is not done again, and the git work of a step is idempotent, so a step
+interrupted between its git work and its marker is simply redone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from pathlib import Path
+from typing import Any, Callable
+
+from ...config import Settings
+from ...core.core import Core
+from ...core.world import Effect
+from ...errors import ForemanError
+from .team import LEAD, WORKERS, demo_repo_path
+
+logger = logging.getLogger(__name__)
+
+TITLES = {"marlow": "Marlow", "juniper": "Juniper", "kit": "Kit", "wren": "Wren", "rowan": "Rowan", "tove": "Tove"}
+DEMO_GOAL = "Add tags to pocket-notes: tag notes, list and search by tag, export, and ship it"
+
+
+class SimBackend:
+    """Runs the sim scenario against the daemon.
+
+    Args:
+        settings: ``speed`` (time multiplier), ``seed``, ``autostart``, ``ambient``,
+            ``showcase`` (``busy``/``late``: fast-forward to a hold point and stay there).
+    """
+
+    name = "sim"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.d: Any = None
+        self.repo_id = ""
+        self.repo_path = Path()
+        self.wake = asyncio.Event()
+        self._director: asyncio.Task[Any] | None = None
+        self.rng = random.Random(settings.seed)
+        self.finished = asyncio.Event()
+
+    def status(self) -> tuple[str, str]:
+        """The sim needs no authentication."""
+        return ("none", "")
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self, daemon: Any) -> None:
+        """Create the team and the demo repository; start the scenario (or wait for a goal)."""
+        from .demo_repo import create_demo_repo
+
+        self.d = daemon
+        daemon.act(lambda c, now: c.add_agent(LEAD, now, role="lead", title=TITLES[LEAD], backend="sim"))
+        for name in WORKERS:
+            daemon.act(lambda c, now, name=name: c.add_agent(name, now, title=TITLES[name], backend="sim"))
+        path = demo_repo_path(self.settings)
+        fresh = self.settings.reset or not (path / ".git").exists()
+        if fresh:
+            await asyncio.to_thread(create_demo_repo, path, force=True)
+        await _ensure_identity(path)
+        repo = await daemon.add_repo(str(path))
+        self.repo_id, self.repo_path = repo.id, Path(repo.path)
+        state = self.state()
+        if state.get("goal") is None and self.settings.autostart and not state.get("finished"):
+            goal = daemon.act(lambda c, now: c.submit_goal(DEMO_GOAL, now, repo=self.repo_id))
+            self.set_state(goal=goal.id)
+        if self.state().get("goal") is not None and not self.state().get("finished"):
+            self._launch()
+
+    def _launch(self) -> None:
+        if self._director is None or self._director.done():
+            self._director = self.d.spawn(self._run(), "sim-scenario")
+
+    async def _run(self) -> None:
+        from .scenario import Scenario
+
+        try:
+            await Scenario(self).run()
+        except asyncio.CancelledError:
+            raise
+        except ForemanError as exc:
+            logger.error("sim scenario stopped: %s", exc)
+            self.d.act(lambda c, now: c.feed(f"The sim scenario stopped: {exc.message}", now, kind="error"))
+
+    def on_effect(self, effect: Effect) -> None:
+        """Start the scenario on the first goal (without ``--autostart``); wake waits on steering."""
+        if effect.kind == "goal" and self.state().get("goal") is None and self.d is not None:
+            self.set_state(goal=effect.ref)
+            self._launch()
+        self.wake.set()
+
+    async def stop(self) -> None:
+        """Cancel the scenario (its progress is already durable) and wait for it."""
+        if self._director is not None:
+            self._director.cancel()
+            try:
+                await self._director
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    # ------------------------------------------------------------------ durable scenario state
+    def state(self) -> dict[str, Any]:
+        """The scenario's persisted state: ``goal``, ``marks`` (step -> result), ``finished``."""
+        return dict(self.d.core.world.meta.get("sim", {})) if self.d else {}
+
+    def set_state(self, **update: Any) -> None:
+        """Persist scenario state keys (one commit)."""
+        new = {**self.state(), **update}
+        self.d.act(lambda c, now: c.set_meta("sim", new))
+
+    def marks(self) -> dict[str, Any]:
+        return dict(self.state().get("marks", {}))
+
+    def once(self, key: str, fn: Callable[[Core, float], Any]) -> Any:
+        """Run ``fn(core, now)`` once across restarts: its changes and the step marker land in
+        one commit; a stored marker returns the stored result instead."""
+        marks = self.marks()
+        if key in marks:
+            return marks[key]
+
+        def step(c: Core, now: float) -> Any:
+            result = fn(c, now)
+            value = result if isinstance(result, (str, int, float, bool, type(None), list, dict)) else getattr(result, "id", True)
+            state = dict(c.world.meta.get("sim", {}))
+            state["marks"] = {**state.get("marks", {}), key: value}
+            c.set_meta("sim", state)
+            return value
+
+        return self.d.act(step)
+
+
+async def _ensure_identity(path: Path) -> None:
+    """Give the demo repository a local user identity (the approved merges use "the user's"
+    identity as git sees it in the repo), so the sim works on machines with no git identity."""
+    from ...repos._git import git
+    from .demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME
+
+    res = await git("config", "--local", "user.name", cwd=path, check=False)
+    if not res.ok:
+        await git("config", "--local", "user.name", DEMO_AUTHOR_NAME, cwd=path)
+        await git("config", "--local", "user.email", DEMO_AUTHOR_EMAIL, cwd=path)
+        await git("config", "--local", "commit.gpgsign", "false", cwd=path)

@@ -1,0 +1,209 @@
+"""The ``foreman`` command: start, tui, config, doctor, policy, decode, replay, docs.
+
+Only this module (and the CLI entry functions it calls) prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__
+from .config import OPTIONS, Settings, resolve
+from .errors import ConfigError, ForemanError
+
+
+def _add_start_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--home", default=argparse.SUPPRESS, help="state root (default ~/.agentcraft; env AGENTCRAFT_HOME)")
+    p.add_argument("--profile", default=argparse.SUPPRESS, help="profile name (default: the backend's name); state lives in <home>/<profile>")
+    for opt in OPTIONS:
+        env = f"(env {opt.env})"
+        if opt.kind == "bool":
+            p.add_argument(opt.cli, dest=opt.key, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                           help=f"{opt.help} {env}")
+        elif opt.kind == "optional":
+            p.add_argument(opt.cli, dest=opt.key, nargs="?", const=opt.const, default=argparse.SUPPRESS,
+                           help=f"{opt.help} {env}")
+        else:
+            p.add_argument(opt.cli, dest=opt.key, default=argparse.SUPPRESS, metavar=opt.key.upper(),
+                           help=f"{opt.help} (default {opt.default!r}) {env}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``foreman`` argument parser (every subcommand and flag)."""
+    parser = argparse.ArgumentParser(prog="foreman", description="The Foreman: runs a team of coding agents on a real git repository.")
+    parser.add_argument("--version", action="version", version=f"foreman {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    start = sub.add_parser("start", help="run the daemon (Ctrl+C or q+Enter stops it)",
+                           description="Run the Foreman daemon. Precedence: flag > AGENTCRAFT_* env > <home>/<profile>/config.json > default.")
+    _add_start_options(start)
+    cfg = sub.add_parser("config", help="print the resolved settings and where each came from")
+    _add_start_options(cfg)
+    cfg.add_argument("--json", action="store_true", help="print JSON")
+    doctor = sub.add_parser("doctor", help="check the environment and say what to fix")
+    _add_start_options(doctor)
+    sub.add_parser("tui", help="the terminal client (see foreman tui --help)", add_help=False)
+    sub.add_parser("policy", help="classify a shell command as an agent would be judged (see foreman policy --help)", add_help=False)
+    sub.add_parser("decode", help="decode one raw model reply (local backend)", add_help=False)
+    sub.add_parser("replay", help="re-decode recorded model replies (local backend)", add_help=False)
+    docs = sub.add_parser("docs", help="regenerate docs/protocol.md and docs/protocol.schema.json")
+    docs.add_argument("--check", action="store_true", help="fail when the generated files are stale")
+    docs.add_argument("--out", default=None, help="docs folder (default: the repository's docs/)")
+    return parser
+
+
+PASSTHROUGH: dict[str, Callable[[], Callable[[list[str]], int]]] = {}
+
+
+def _passthrough(name: str) -> Callable[[list[str]], int] | None:
+    if name == "tui":
+        from .tui import tui_main
+
+        return tui_main
+    if name == "policy":
+        from .policy import policy_main
+
+        return policy_main
+    if name == "decode":
+        from .backends.local.cli import decode_main
+
+        return decode_main
+    if name == "replay":
+        from .backends.local.cli import replay_main
+
+        return replay_main
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``foreman`` command; return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("tui", "policy", "decode", "replay"):
+        fn = _passthrough(argv[0])
+        assert fn is not None
+        return fn(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        if args.command == "docs":
+            from .protodoc import docs_main
+
+            return docs_main(check=args.check, out=Path(args.out) if args.out else None)
+        flags = {k: v for k, v in vars(args).items() if k not in ("command", "json")}
+        settings = resolve(flags)
+        if args.command == "config":
+            return _config(settings, as_json=args.json)
+        if args.command == "doctor":
+            return _doctor(settings)
+        return _start(settings)
+    except ForemanError as exc:
+        print(f"foreman: {exc.message}", file=sys.stderr)
+        return 2
+
+
+def _config(settings: Settings, *, as_json: bool) -> int:
+    data = settings.as_json()
+    if as_json:
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        for key, item in data.items():
+            print(f"{key:24} {item['value']!s:40} ({item['source']})")
+    return 0
+
+
+def _doctor(settings: Settings) -> int:
+    problems = 0
+
+    def check(ok: bool, what: str, fix: str = "") -> None:
+        nonlocal problems
+        print(f"[{'ok' if ok else 'FAIL'}] {what}" + ("" if ok else f"\n       fix: {fix}"))
+        problems += 0 if ok else 1
+
+    check(sys.version_info >= (3, 11), f"Python {sys.version.split()[0]} (>= 3.11)", "install Python 3.11 or newer")
+    try:
+        out = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout
+        ver = tuple(int(x) for x in out.split()[2].split(".")[:2])
+        check(ver >= (2, 38), f"{out.strip()} (>= 2.38 for merge-tree --write-tree)", "upgrade git to 2.38 or newer")
+    except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
+        check(False, "git on PATH", "install git >= 2.38")
+    home = settings.home
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        probe = home / ".doctor-probe"
+        probe.write_text("ok")
+        probe.unlink()
+        check(True, f"home {home} is writable")
+    except OSError as exc:
+        check(False, f"home {home} is writable ({exc})", "choose another --home or fix its permissions")
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", settings.port))
+            check(True, f"port {settings.port} is free")
+        except OSError:
+            check(False, f"port {settings.port} is free", "stop the other Foreman (see <home>/foreman.json) or use --port")
+    import importlib.util
+
+    if settings.backend == "claude":
+        check(importlib.util.find_spec("claude_agent_sdk") is not None, "claude-agent-sdk installed",
+              "pip install 'agentcraft-foreman[claude]'")
+        check(bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY set", "export ANTHROPIC_API_KEY=... (or a cloud provider switch)")
+    if settings.backend == "local":
+        check(importlib.util.find_spec("openai") is not None, "openai installed", "pip install 'agentcraft-foreman[local]'")
+    print("all good" if not problems else f"{problems} problem(s)")
+    return 0 if not problems else 1
+
+
+def _start(settings: Settings) -> int:
+    from .daemon import Daemon
+    from .logs import configure
+
+    configure(settings.log_level, settings.profile_dir / "foreman.log")
+    daemon = Daemon(settings)
+    try:
+        asyncio.run(_serve(daemon))
+    except ForemanError as exc:
+        print(f"foreman: {exc.message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+async def _serve(daemon: Any) -> None:
+    loop = asyncio.get_running_loop()
+    presses = 0
+
+    def interrupt() -> None:
+        nonlocal presses
+        presses += 1
+        if presses > 1:
+            print("\nforced exit", file=sys.stderr)
+            os._exit(130)
+        print("\nstopping (Ctrl+C again to force)", file=sys.stderr)
+        daemon.stopping.set()
+
+    loop.add_signal_handler(signal.SIGINT, interrupt)
+    loop.add_signal_handler(signal.SIGTERM, daemon.stopping.set)
+    if sys.stdin is not None and sys.stdin.isatty():
+        def on_stdin() -> None:
+            line = sys.stdin.readline()
+            if line.strip().lower() in ("q", "quit"):
+                daemon.stopping.set()
+
+        loop.add_reader(sys.stdin.fileno(), on_stdin)
+    try:
+        await daemon.start()
+        print(f"Foreman {daemon.settings.profile} ({daemon.settings.backend}) on ws://127.0.0.1:{daemon.port}  "
+              f"- connect with: foreman tui --port {daemon.port}   (q + Enter or Ctrl+C to stop)", file=sys.stderr, flush=True)
+        await daemon.stopping.wait()
+    finally:
+        await daemon.stop()

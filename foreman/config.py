@@ -1,0 +1,236 @@
+"""Settings: the one module that reads the environment.
+
+Every setting can come from a command-line flag, an ``AGENTCRAFT_*`` environment variable, a
+key in ``<home>/<profile>/config.json`` or its default; precedence is flag > env > file >
+default. The merged :class:`Settings` remembers where each value came from, so
+``foreman config --json`` can show it. Unknown config keys and bad values raise
+:class:`~foreman.errors.ConfigError` naming the key and the fix.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .errors import ConfigError
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true/false, got {value!r}")
+
+
+def _list(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [v.strip() for v in str(value).split(",") if v.strip()]
+
+
+def _choice(*allowed: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if str(value) not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}, got {value!r}")
+        return str(value)
+    return check
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value in (None, "") else float(value)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its key (snake_case; camelCase in config.json), type, default and help."""
+
+    key: str
+    parse: Callable[[Any], Any]
+    default: Any
+    help: str
+    flag: str = ""
+    """The CLI flag, default ``--key-with-dashes``."""
+    kind: str = "value"
+    """``value`` (takes an argument), ``bool`` (``--x``/``--no-x``), ``optional`` (``--showcase [late]``)."""
+    const: Any = None
+
+    @property
+    def cli(self) -> str:
+        return self.flag or "--" + self.key.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "AGENTCRAFT_" + self.key.upper()
+
+    @property
+    def file_key(self) -> str:
+        head, *rest = self.key.split("_")
+        return head + "".join(p.capitalize() for p in rest)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("backend", _choice("sim", "claude", "local"), "sim", "which backend runs the agents"),
+    Option("port", int, 7878, "WebSocket port on 127.0.0.1 (0 picks a free one)"),
+    Option("user_name", str, None, "how the agents address you (default: your OS user name)"),
+    Option("repo", _list, [], "repositories to register at start, comma-separated (sim: a fresh sandbox/sim-demo)"),
+    Option("goal", str, None, "submit this goal right away"),
+    Option("reset", _bool, False, "wipe this profile's state first", kind="bool"),
+    Option("allow_browser_origins", _bool, False, "accept WebSocket requests from browsers (development only)", kind="bool"),
+    Option("repo_poll_ms", int, 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
+    Option("merge_style", _choice("merge", "squash"), "merge", "approved merges: a merge commit, or one squashed commit"),
+    Option("sign_merges", _bool, True, "sign approved merge commits when your git config signs", kind="bool"),
+    Option("notify", _bool, None, "desktop notification when you are needed (default: on for real backends, off for sim)", kind="bool"),
+    Option("toast_silent", _bool, False, "desktop notifications without sound", kind="bool"),
+    Option("max_concurrent", int, 3, "workers running at once"),
+    Option("ci", str, None, "test command run after each task (default: detected)"),
+    Option("ci_timeout", float, 600.0, "seconds before a CI run is killed with its whole process tree"),
+    Option("speed", float, 1.0, "sim: time multiplier (higher is faster)"),
+    Option("seed", int, 7, "sim: random seed for the ambient chatter"),
+    Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
+    Option("ambient", _bool, True, "sim: idle chatter between beats", kind="bool"),
+    Option("auto_answer", _list, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
+    Option("sandbox", str, None, "sim: folder for the demo repositories (default: the checkout's sandbox/, else <home>/sandbox)"),
+    Option("showcase", _choice("", "busy", "late"), "", "sim: hold a static showcase state (busy, or late)", kind="optional", const="busy"),
+    Option("log_level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "daemon log level"),
+)
+"""Every setting of ``foreman start``."""
+
+BY_KEY = {o.key: o for o in OPTIONS}
+BY_FILE_KEY = {o.file_key: o for o in OPTIONS}
+SECTIONS = ("claude", "local", "agents", "profiles")
+"""Config-file sections owned by backends (validated by them)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved settings of one ``foreman start``.
+
+    Attributes:
+        home: the state root (``~/.agentcraft``).
+        profile: the profile name; state lives in ``home / profile``.
+        values: every option's value by key.
+        sources: where each value came from: ``flag``, ``env``, ``file`` or ``default``.
+        sections: backend sections of the config file (``claude``, ``local`` ...).
+    """
+
+    home: Path
+    profile: str
+    values: dict[str, Any]
+    sources: dict[str, str]
+    sections: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.values[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    @property
+    def profile_dir(self) -> Path:
+        """``home / profile``."""
+        return self.home / self.profile
+
+    def as_json(self) -> dict[str, Any]:
+        """Return ``{key: {"value": v, "source": s}}`` for ``foreman config --json``."""
+        out: dict[str, Any] = {
+            "home": {"value": str(self.home), "source": self.sources.get("home", "default")},
+            "profile": {"value": self.profile, "source": self.sources.get("profile", "default")},
+        }
+        for key, value in self.values.items():
+            out[key] = {"value": value, "source": self.sources[key]}
+        for name, section in self.sections.items():
+            out[name] = {"value": section, "source": "file"}
+        return out
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    """Return the state root: ``AGENTCRAFT_HOME`` or ``~/.agentcraft``."""
+    return Path(env.get("AGENTCRAFT_HOME") or Path.home() / ".agentcraft").expanduser()
+
+
+def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Settings:
+    """Merge flags, environment, config file and defaults into :class:`Settings`.
+
+    Args:
+        flags: values given on the command line (only those the user typed), by option key,
+            plus optional ``home`` and ``profile``.
+        env: the environment (defaults to ``os.environ``; tests pass a dict).
+
+    Raises:
+        ConfigError: an unknown key in config.json, a bad value anywhere (naming where), or a
+            config file that is not a JSON object.
+    """
+    env = os.environ if env is None else env
+    sources: dict[str, str] = {}
+    if flags.get("home"):
+        home, sources["home"] = Path(flags["home"]).expanduser(), "flag"
+    else:
+        home, sources["home"] = default_home(env), "env" if env.get("AGENTCRAFT_HOME") else "default"
+    backend_hint = flags.get("backend") or env.get("AGENTCRAFT_BACKEND") or BY_KEY["backend"].default
+    if flags.get("profile"):
+        profile, sources["profile"] = str(flags["profile"]), "flag"
+    elif env.get("AGENTCRAFT_PROFILE"):
+        profile, sources["profile"] = env["AGENTCRAFT_PROFILE"], "env"
+    else:
+        profile, sources["profile"] = str(backend_hint), "default"
+    file_values, sections = _read_file(home / profile / "config.json")
+    values: dict[str, Any] = {}
+    for opt in OPTIONS:
+        for source, raw, where in (
+            ("flag", flags.get(opt.key), opt.cli),
+            ("env", env.get(opt.env), opt.env),
+            ("file", file_values.get(opt.file_key), f"{home / profile / 'config.json'}: {opt.file_key}"),
+        ):
+            if raw is None:
+                continue
+            try:
+                values[opt.key] = opt.parse(raw)
+            except (ValueError, TypeError) as exc:
+                raise ConfigError(f"{where}: {exc}. Fix the value or remove it ({opt.help}).") from None
+            sources[opt.key] = source
+            break
+        else:
+            values[opt.key] = opt.default
+            sources[opt.key] = "default"
+    if values["user_name"] is None:
+        values["user_name"] = _os_user(env)
+    if values["notify"] is None:
+        values["notify"] = values["backend"] != "sim"
+    return Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
+
+
+def _os_user(env: Mapping[str, str]) -> str:
+    try:
+        return env.get("USER") or getpass.getuser()
+    except (KeyError, OSError):
+        return "you"
+
+
+def _read_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    if not path.exists():
+        return {}, {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}). Fix the file or delete it.") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: must hold a JSON object of settings")
+    values: dict[str, Any] = {}
+    sections: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in SECTIONS:
+            sections[key] = value
+        elif key in BY_FILE_KEY:
+            values[key] = value
+        else:
+            known = ", ".join(sorted([*BY_FILE_KEY, *SECTIONS]))
+            raise ConfigError(f"{path}: unknown key {key!r}. Remove it or use one of: {known}")
+    return values, sections

@@ -1,0 +1,71 @@
+"""Transition tables: every legal status change of every entity, in one place.
+
+A status change not listed here raises :class:`~foreman.errors.Conflict` and changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+TASK_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
+    # todo: on the board, waiting for deps and a free agent
+    "todo": frozenset({"doing", "blocked", "cancelled"}),
+    # doing: an agent works on it in its worktree
+    "doing": frozenset({"review", "todo", "blocked", "cancelled"}),
+    # review: work finished, CI/lead review/merge decision pending
+    "review": frozenset({"done", "doing", "todo", "blocked", "cancelled"}),
+    # blocked: needs the user (or failed); retry puts it back on the board
+    "blocked": frozenset({"todo", "doing", "cancelled"}),
+    # cancelled: retry puts it back on the board
+    "cancelled": frozenset({"todo"}),
+    # done: final (merged, or closed with no changes)
+    "done": frozenset(),
+}
+
+DECISION_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
+    "open": frozenset({"answered", "cancelled"}),
+    # a refused merge (dirty checkout, conflict, signing) re-opens its decision
+    "answered": frozenset({"open"}),
+    "cancelled": frozenset(),
+}
+
+GOAL_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
+    "planning": frozenset({"active", "done", "cancelled"}),
+    "active": frozenset({"done", "cancelled", "planning"}),
+    # a goal that gets a new task (or a task back on the board) is active again
+    "done": frozenset({"active"}),
+    "cancelled": frozenset({"active"}),
+}
+
+AGENT_STATIONS: Final[dict[str, frozenset[str]]] = {
+    "reading": frozenset({"library"}),
+    "editing": frozenset({"desk"}),
+    "testing": frozenset({"testbench"}),
+    "running": frozenset({"terminal"}),
+    "waiting_user": frozenset({"user"}),
+    "thinking": frozenset({"meeting", "desk"}),
+    "idle": frozenset({"lounge"}),
+    "done": frozenset({"lounge"}),
+    "blocked": frozenset({"desk"}),
+    "error": frozenset({"library"}),
+}
+"""Which stations each agent state may be shown at (the first one is the default)."""
+
+DEFAULT_STATIONS: Final[dict[str, str]] = {
+    "reading": "library",
+    "editing": "desk",
+    "testing": "testbench",
+    "running": "terminal",
+    "waiting_user": "user",
+    "thinking": "desk",
+    "idle": "lounge",
+    "done": "lounge",
+    "blocked": "desk",
+    "error": "library",
+}
+
+MERGE_OPTIONS: Final[tuple[str, ...]] = ("Merge", "Request changes", "Reject")
+"""The options of every merge decision; only an answered ``Merge`` (index 0) merges."""
+
+PERMISSION_OPTIONS: Final[tuple[str, ...]] = ("Allow", "Deny", "Always allow for this agent")
+"""The options of every permission decision."""

@@ -1,0 +1,99 @@
+"""The world: all durable state of one Foreman profile, as plain data (no I/O).
+
+Changes to the world are recorded as :class:`Change` items; the daemon writes them to the
+store before it acknowledges or broadcasts anything (durable before visible).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from protocol import Agent, Decision, FeedItem, Goal, LogLine, Message, Repo, Task
+
+EntityKind = Literal["agent", "goal", "task", "decision", "repo"]
+AppendKind = Literal["feed", "message", "log"]
+
+RECENT_FEED = 500
+"""How many feed items the world keeps in memory (and a snapshot carries)."""
+RECENT_MESSAGES = 500
+"""How many messages the world keeps in memory (and a snapshot carries)."""
+RECENT_LOGS = 60
+"""How many log lines per agent a snapshot carries."""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One durable change.
+
+    ``op`` is ``upsert`` (an entity replaced by id), ``append`` (a feed item, message or log
+    line) or ``meta`` (non-wire state: counters, sessions, grants; ``key``/``value``).
+    """
+
+    op: Literal["upsert", "append", "meta"]
+    kind: str
+    value: Any
+    key: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """Something the daemon should do after the changes are durable.
+
+    Kinds: ``wake`` (a decision was answered or withdrawn: resume its waiter; ``ref`` is the
+    decision id), ``abort`` (abort ``ref`` agent's turn), ``schedule`` (look for work to start),
+    ``notify`` (the user is needed: ``ref`` is the decision id), ``handoff`` (``ref`` task changed
+    hands: hold it until the old turn is over), ``deliver`` (``ref`` agent has a new message).
+    """
+
+    kind: Literal["wake", "abort", "schedule", "notify", "handoff", "deliver", "merge", "goal"]
+    ref: str = ""
+    data: Any = None
+
+
+@dataclass
+class World:
+    """Every entity of one profile, keyed by id (agents by name)."""
+
+    agents: dict[str, Agent] = field(default_factory=dict)
+    goals: dict[str, Goal] = field(default_factory=dict)
+    tasks: dict[str, Task] = field(default_factory=dict)
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    repos: dict[str, Repo] = field(default_factory=dict)
+    feed: deque[FeedItem] = field(default_factory=lambda: deque(maxlen=RECENT_FEED))
+    messages: deque[Message] = field(default_factory=lambda: deque(maxlen=RECENT_MESSAGES))
+    logs: dict[str, deque[LogLine]] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Non-wire durable state: ``counters``, ``unread``, ``sessions``, ``grants``, ``sim`` ..."""
+
+    def counter(self, name: str) -> int:
+        """Return the last number handed out for ``name`` (``goal``, ``task`` ...), 0 if none."""
+        return int(self.meta.get("counters", {}).get(name, 0))
+
+    def entities(self, kind: str) -> dict[str, Any]:
+        """Return the dict of entities of ``kind`` (``agent``, ``goal``, ``task``, ``decision``, ``repo``)."""
+        return {
+            "agent": self.agents,
+            "goal": self.goals,
+            "task": self.tasks,
+            "decision": self.decisions,
+            "repo": self.repos,
+        }[kind]
+
+    def apply(self, change: Change) -> None:
+        """Apply one change (used when loading from the store and by the core itself)."""
+        if change.op == "upsert":
+            ent = change.value
+            key = ent.name if change.kind == "agent" else ent.id
+            self.entities(change.kind)[key] = ent
+        elif change.op == "append":
+            if change.kind == "feed":
+                self.feed.append(change.value)
+            elif change.kind == "message":
+                self.messages.append(change.value)
+            else:
+                line = change.value
+                self.logs.setdefault(line.agent, deque(maxlen=RECENT_LOGS)).append(line)
+        else:
+            self.meta[change.key] = change.value

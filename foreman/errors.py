@@ -1,0 +1,115 @@
+"""The Foreman's error tree.
+
+Every error the daemon raises on purpose derives from :class:`ForemanError` and carries a
+stable wire ``code`` (sent to clients in ``error`` replies)::
+
+    ForemanError                  code
+    ├── ConfigError               config            bad setting: names the key and the fix
+    ├── ProtocolError             bad_request       malformed frame, unknown type, missing field
+    │   └── MessageTooLarge       too_large
+    ├── StateError                illegal           an input the core refuses; state unchanged
+    │   ├── NotFound              not_found         unknown agent, task, decision, repo ...
+    │   └── Conflict              conflict          illegal transition, already answered ...
+    ├── RepoError                 repo              git refused or failed (edges map git errors here)
+    │   ├── NotARepoRoot          not_repo_root
+    │   ├── MergeRefused          merge_refused     dirty base checkout, conflict, signing failed
+    │   └── WorktreeUnsafe        worktree_unsafe   a worktree's .git link no longer leads home
+    ├── BackendError              backend           a model service or CLI failed
+    └── PolicyError               policy            a command was refused by the permission policy
+
+Library exceptions (git, SDK, HTTP) are translated at the edge that calls them; nothing above
+an edge sees a third-party exception.
+"""
+
+from __future__ import annotations
+
+
+class ForemanError(Exception):
+    """Base of every deliberate Foreman error.
+
+    Args:
+        message: a sentence a person can act on.
+    """
+
+    code = "internal"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(ForemanError):
+    """A setting is unknown or has a bad value; the message names the key and the fix."""
+
+    code = "config"
+
+
+class ProtocolError(ForemanError):
+    """A client frame could not be understood (bad JSON, unknown type, missing field)."""
+
+    code = "bad_request"
+
+
+class MessageTooLarge(ProtocolError):
+    """A client frame is larger than the server accepts."""
+
+    code = "too_large"
+
+
+class StateError(ForemanError):
+    """The core refused an input; the state is unchanged."""
+
+    code = "illegal"
+
+
+class NotFound(StateError):
+    """An input names an entity (agent, task, decision, repo, note) that does not exist."""
+
+    code = "not_found"
+
+
+class Conflict(StateError):
+    """An input is not allowed in the entity's current status (see the transition tables)."""
+
+    code = "conflict"
+
+
+class RepoError(ForemanError):
+    """A git operation failed or was refused."""
+
+    code = "repo"
+
+
+class NotARepoRoot(RepoError):
+    """A path given as a repository is not a repository's top-level folder."""
+
+    code = "not_repo_root"
+
+
+class MergeRefused(RepoError):
+    """A merge was not made (dirty base checkout, conflict, signing failure); nothing changed."""
+
+    code = "merge_refused"
+
+    def __init__(self, message: str, *, reason: str = "refused", files: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.files = list(files or [])
+
+
+class WorktreeUnsafe(RepoError):
+    """A worktree's ``.git`` link no longer leads to this repository's entry for it."""
+
+    code = "worktree_unsafe"
+
+
+class BackendError(ForemanError):
+    """A backend (model service, CLI) failed a turn."""
+
+    code = "backend"
+
+
+class PolicyError(ForemanError):
+    """The permission policy refused a command or file access."""
+
+    code = "policy"

@@ -1,0 +1,216 @@
+"""The state of one classification: what was found so far, and where paths lead.
+
+:class:`Ctx` collects what a command needs while the walker goes through it: denials, asks with
+their rule keys, and (for the lead) whether anything writes. Every path the command touches goes
+through :meth:`Ctx.access`, which resolves it against the possible working directories with the
+injected ``realpath`` (so links that lead out count as outside) and names the narrowest key.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from typing import Callable
+
+from .verdict import exact_key, outside_key
+from .words import FD, LIT, UNKNOWN, WTLIST, Arg, split_glob
+
+#: Device paths any command may read or write.
+DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr",
+                     "/dev/tty", "/dev/random", "/dev/urandom", "/dev/full"})
+
+#: Nested shells (``bash -c``, ``eval``, git-run commands) deeper than this ask.
+MAX_DEPTH = 6
+#: Simple commands analysed per classification before it gives up and asks.
+MAX_STEPS = 600
+
+Cwds = tuple[str, ...] | None  # the possible working directories; None = unknown
+
+
+class Budget(Exception):
+    """Raised inside the walker when an analysis limit is reached."""
+
+
+class Result:
+    """What a command leaves behind for the next one.
+
+    Attributes:
+        cwds: the possible working directories afterwards.
+        out: what it writes to stdout: None (unknown), ``("text", s)`` (a known string),
+            ``("path", p)`` (one known path) or ``("wtlist",)`` (paths inside the worktree).
+    """
+
+    __slots__ = ("cwds", "out")
+
+    def __init__(self, cwds: Cwds, out: tuple | None = None) -> None:
+        self.cwds = cwds
+        self.out = out
+
+
+class Ctx:
+    """Findings and settings of one classification.
+
+    Args:
+        command: the top-level command (named by ``Bash:exact:`` keys).
+        worktree: the agent's worktree, already resolved with ``realpath``.
+        tmpdir: the scratch directory, already resolved.
+        lead: the caller is the lead working in the user's checkout.
+        realpath: resolves links (injectable for tests).
+    """
+
+    def __init__(self, command: str, worktree: str, tmpdir: str, lead: bool,
+                 realpath: Callable[[str], str]) -> None:
+        self.command = command
+        self.worktree = worktree
+        self.wt_prefix = worktree.rstrip("/") + "/"
+        self.gitlink = posixpath.join(worktree, ".git")
+        self.tmpdir = tmpdir
+        self.tmp_prefix = tmpdir.rstrip("/") + "/"
+        self.lead = lead
+        self._realpath = realpath
+        self._rp_cache: dict[str, str] = {}
+        self.denies: list[str] = []
+        self.asks: dict[str, str] = {}
+        self.writes = 0
+        self.mutations: list[str] = []
+        self.depth = 0
+        self.steps = 0
+        self.functions: dict[str, object] = {}
+        self.probe_only = False
+
+    # ---- findings -------------------------------------------------------------------------
+    def deny(self, reason: str) -> None:
+        """Record a reason the command is refused whatever is stored."""
+        self.denies.append(reason)
+
+    def ask(self, key: str, reason: str) -> None:
+        """Record a rule key the command needs (first reason per key wins)."""
+        self.asks.setdefault(key, reason)
+
+    def exact(self, reason: str) -> None:
+        """Record that only this exact command can be allowed (its arguments cannot be checked)."""
+        self.ask(exact_key(self.command), reason)
+
+    def mutate(self, reason: str) -> None:
+        """Record that the command changes files or runs project code (matters for the lead)."""
+        self.writes += 1
+        if len(self.mutations) < 4:
+            self.mutations.append(reason)
+
+    def step(self) -> None:
+        """Count one analysed command; raises Budget past MAX_STEPS."""
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise Budget("too many commands to analyse")
+
+    # ---- paths ----------------------------------------------------------------------------
+    def realpath(self, path: str) -> str:
+        """``realpath`` with a per-classification cache."""
+        r = self._rp_cache.get(path)
+        if r is None:
+            r = self._realpath(path)
+            self._rp_cache[path] = r
+        return r
+
+    def inside(self, real: str) -> bool:
+        """Whether a resolved path is the worktree or below it (``<wt>-evil`` is not)."""
+        return real == self.worktree or real.startswith(self.wt_prefix)
+
+    def in_tmp(self, real: str) -> bool:
+        """Whether a resolved path is strictly below the scratch directory."""
+        return real.startswith(self.tmp_prefix)
+
+    def resolve(self, cwd: str, text: str) -> str:
+        """The resolved absolute path of ``text`` seen from ``cwd``."""
+        joined = text if text.startswith("/") else posixpath.join(cwd, text)
+        return self.realpath(joined)
+
+    def cwds_inside(self, cwds: Cwds) -> bool:
+        """Whether every possible working directory is inside the worktree."""
+        return cwds is not None and all(self.inside(c) for c in cwds)
+
+    def access(self, arg: Arg, mode: str, cwds: Cwds, what: str, *, directory: bool = False) -> str:
+        """Check one path a command touches and record what it needs.
+
+        Args:
+            arg: the path word.
+            mode: ``r``, ``w``, ``x`` (run), ``rtree`` or ``wtree`` (recursive read/change).
+            cwds: the possible working directories.
+            what: a few words for the reason (``"cat reads"``).
+            directory: the path is a directory whose entries are used (``ls``, ``cd``), so an
+                outside key names the path itself, not its parent.
+
+        Returns:
+            ``"in"``, ``"tmp"``, ``"dev"``, ``"out"`` or ``"unknown"`` (the worst location seen).
+        """
+        writes = mode in ("w", "wtree")
+        if arg.kind == FD:
+            return "dev"
+        if arg.kind == WTLIST:
+            if writes:
+                self.mutate(f"{what} files inside the worktree")
+            return "in"
+        if arg.kind == UNKNOWN or arg.text is None:
+            self.exact(f"{what} a path from a variable, substitution or ~ that cannot be checked")
+            return "unknown"
+        text = arg.text
+        if text == "":
+            return "in"
+        if arg.glob:
+            split = split_glob(text)
+            if split is None:
+                self.exact(f"{what} a glob that may climb out through a link")
+                return "unknown"
+            text, tree, _ = split
+            if tree:
+                mode = "wtree" if writes else ("rtree" if mode in ("r", "rtree") else mode)
+            directory = True
+        if not text.startswith("/") and cwds is None:
+            self.exact(f"{what} a relative path from an unknown working directory")
+            return "unknown"
+        worst = "in"
+        for cwd in cwds or ("/",):
+            lex = text if text.startswith("/") else posixpath.join(cwd, text)
+            norm = posixpath.normpath(lex)
+            if norm in DEVICES or norm.startswith("/dev/fd/") or norm.startswith("/proc/self/fd/"):
+                worst = worst if worst != "in" else "dev"
+                continue
+            real = self.realpath(lex)
+            where = self._check(real, mode, what, directory)
+            if where == "out" or (where == "tmp" and worst in ("in", "dev")):
+                worst = where
+        return worst
+
+    def _check(self, real: str, mode: str, what: str, directory: bool) -> str:
+        writes = mode in ("w", "wtree")
+        if self.inside(real):
+            if real == self.gitlink or real.startswith(self.gitlink + "/"):
+                if writes:
+                    self.ask(f"Bash:.git:{self.gitlink}", f"{what} the worktree's .git link to the repository")
+                return "in"
+            if mode == "wtree" and real == self.worktree:
+                self.ask(f"Bash:.git:{self.gitlink}", f"{what} the whole worktree, including its .git link")
+            if writes:
+                self.mutate(f"{what} {real}")
+            return "in"
+        if self.in_tmp(real):
+            return "tmp"
+        if mode in ("rtree", "wtree") or directory:
+            target = real
+        else:
+            target = posixpath.dirname(real) or "/"
+        verb = {"r": "reads", "w": "writes", "x": "runs", "rtree": "reads the tree", "wtree": "changes the tree"}[mode]
+        self.ask(outside_key(target, mode), f"{what} outside the worktree ({verb} {real})")
+        if writes:
+            self.mutate(f"{what} {real}")
+        return "out"
+
+
+def default_tmpdir() -> str:
+    """The scratch directory used when the caller passes none (``/tmp`` on POSIX)."""
+    return "/tmp" if os.sep == "/" else os.path.normpath(os.environ.get("TEMP", "C:/Temp"))
+
+
+def lit(arg: Arg) -> str | None:
+    """The literal text of a word, or None if it is not a plain literal."""
+    return arg.text if arg.kind == LIT and not arg.glob else None

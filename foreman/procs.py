@@ -1,0 +1,270 @@
+"""Process trees: start in a session of their own, kill the whole tree, never a reused pid.
+
+A process the daemon starts (an agent CLI, a command, a CI run) gets its own session and
+process group (``start_new_session=True``). Aborting it:
+
+1. snapshot the tree: the leader, its descendants, and every process still in the leader's
+   session (children that were re-parented after their parent died keep the session id);
+2. SIGTERM each, wait up to ``grace`` seconds;
+3. look again - the leader's session and the descendants of everything known - to find
+   orphans spawned meanwhile, and SIGKILL whatever is left; repeat a few rounds so a
+   process that forks while dying is caught too.
+
+Every process is remembered as a :class:`ProcRef` ``(pid, create_time)``. A signal is sent only
+if the pid's creation time still matches (psutil), through a pidfd where the OS has them
+(Linux >= 5.3) so the check and the signal concern the same process. A pid the OS reused for
+an unrelated process is never signalled.
+
+Limits: a process that left the session on purpose (``setsid``) and whose parent is already
+gone cannot be found; a session id is used only while its leader is alive with the recorded
+creation time, or gone (never when another process now owns that pid).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import psutil
+
+logger = logging.getLogger(__name__)
+
+_CREATE_TIME_TOLERANCE = 0.01  # seconds; psutil's create_time is derived from clock ticks
+
+
+@dataclass(frozen=True, order=True)
+class ProcRef:
+    """A process identified by pid *and* creation time (seconds since the epoch, psutil).
+
+    Attributes:
+        pid: the process id.
+        create_time: its creation time; a different process with the same pid has another.
+    """
+
+    pid: int
+    create_time: float
+
+    @classmethod
+    def of(cls, pid: int) -> ProcRef | None:
+        """Return the ref of the live process ``pid``, or None when there is none."""
+        try:
+            proc = psutil.Process(pid)
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return None
+            return cls(pid, proc.create_time())
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            return None
+
+    def alive(self) -> bool:
+        """True while this very process runs (same pid, same creation time, not a zombie)."""
+        current = ProcRef.of(self.pid)
+        return current is not None and abs(current.create_time - self.create_time) < _CREATE_TIME_TOLERANCE
+
+
+@dataclass
+class AbortReport:
+    """What :func:`abort` did.
+
+    Attributes:
+        signalled: every process that was sent a signal.
+        survivors: processes still alive at the end (should be empty; e.g. uninterruptible sleep).
+        skipped: refs whose pid now belongs to another process (never signalled).
+    """
+
+    signalled: list[ProcRef] = field(default_factory=list)
+    survivors: list[ProcRef] = field(default_factory=list)
+    skipped: list[ProcRef] = field(default_factory=list)
+
+
+async def start_process(
+    *args: str | os.PathLike,
+    cwd: str | os.PathLike,
+    env: Mapping[str, str] | None = None,
+    stdin: Any = asyncio.subprocess.DEVNULL,
+    stdout: Any = asyncio.subprocess.PIPE,
+    stderr: Any = asyncio.subprocess.PIPE,
+) -> asyncio.subprocess.Process:
+    """Start ``args`` (an argument list, never a shell string) in a new session and process group.
+
+    Returns:
+        The asyncio process; ``ProcRef.of(proc.pid)`` right away records its identity.
+
+    Raises:
+        OSError: the program could not be started.
+    """
+    return await asyncio.create_subprocess_exec(
+        *args, cwd=os.fspath(cwd), env=dict(env) if env is not None else None,
+        stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
+    )
+
+
+def _sid(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
+
+
+def session_members(leader: ProcRef) -> list[ProcRef]:
+    """Return the live processes in the session ``leader`` created (its pid is the session id).
+
+    Empty when ``leader`` did not create a session, or when its pid now belongs to another
+    process (the session id may have been reused). Only processes created after the leader
+    count.
+    """
+    owner = ProcRef.of(leader.pid)
+    if owner is not None:
+        if not leader.alive() or _sid(leader.pid) != leader.pid:
+            return []
+    found = []
+    for pid in psutil.pids():
+        if _sid(pid) != leader.pid:
+            continue
+        ref = ProcRef.of(pid)
+        if ref is not None and ref.create_time >= leader.create_time - _CREATE_TIME_TOLERANCE:
+            found.append(ref)
+    return found
+
+
+def _descendants(ref: ProcRef) -> list[ProcRef]:
+    if not ref.alive():
+        return []
+    try:
+        children = psutil.Process(ref.pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    return [r for r in (ProcRef.of(c.pid) for c in children) if r is not None]
+
+
+def snapshot_tree(pid: int) -> list[ProcRef]:
+    """Return the process ``pid``, its descendants and its session's members (leader first).
+
+    Returns:
+        Refs of live processes; empty when ``pid`` is not running.
+    """
+    leader = ProcRef.of(pid)
+    if leader is None:
+        return []
+    return _merge([leader], _descendants(leader), session_members(leader))
+
+
+def _merge(*groups: Iterable[ProcRef]) -> list[ProcRef]:
+    seen: dict[int, ProcRef] = {}
+    for group in groups:
+        for ref in group:
+            seen.setdefault(ref.pid, ref)
+    return list(seen.values())
+
+
+def _signal(ref: ProcRef, sig: signal.Signals) -> bool:
+    """Send ``sig`` to ``ref`` only if its pid still has the recorded creation time."""
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(ref.pid)
+        except OSError:
+            return False
+    try:
+        if not ref.alive():  # checked after the pidfd pins the process, so no reuse can slip in
+            return False
+        if pidfd is not None:
+            signal.pidfd_send_signal(pidfd, sig)
+        else:
+            psutil.Process(ref.pid).send_signal(sig)
+        return True
+    except (OSError, psutil.Error):
+        return False
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+async def _wait_gone(refs: Sequence[ProcRef], timeout: float, interval: float = 0.02) -> list[ProcRef]:
+    deadline = time.monotonic() + timeout
+    alive = [r for r in refs if r.alive()]
+    while alive and time.monotonic() < deadline:
+        await asyncio.sleep(interval)
+        alive = [r for r in alive if r.alive()]
+    return alive
+
+
+async def kill_tree(refs: Iterable[ProcRef], *, grace: float = 3.0, report: AbortReport | None = None) -> list[ProcRef]:
+    """SIGTERM each process, wait up to ``grace`` seconds, then SIGKILL those left.
+
+    Args:
+        refs: the processes (e.g. from :func:`snapshot_tree`); refs whose pid now belongs to
+            another process are skipped.
+        grace: seconds between SIGTERM and SIGKILL.
+        report: collects what was signalled or skipped.
+
+    Returns:
+        The refs still alive after SIGKILL and a short wait (normally empty).
+    """
+    report = report if report is not None else AbortReport()
+    targets = []
+    for ref in refs:
+        if not ref.alive():
+            if ProcRef.of(ref.pid) is not None:
+                report.skipped.append(ref)
+            continue
+        targets.append(ref)
+        if _signal(ref, signal.SIGTERM):
+            report.signalled.append(ref)
+    left = await _wait_gone(targets, grace)
+    for ref in left:
+        _signal(ref, signal.SIGKILL)
+    return await _wait_gone(left, 1.0)
+
+
+ProcTarget = Union[asyncio.subprocess.Process, int, ProcRef]
+
+
+async def abort(target: ProcTarget, *, grace: float = 3.0, rounds: int = 4) -> AbortReport:
+    """Kill a process and everything it started, orphans included.
+
+    Args:
+        target: an asyncio process, a pid (its creation time is read now), or a
+            :class:`ProcRef` recorded at start (safe even if the pid was reused since).
+        grace: seconds between SIGTERM and SIGKILL.
+        rounds: how many times to look again for processes that appeared meanwhile.
+
+    Returns:
+        The :class:`AbortReport`. An asyncio process is also reaped.
+    """
+    report = AbortReport()
+    proc = target if isinstance(target, asyncio.subprocess.Process) else None
+    if isinstance(target, ProcRef):
+        leader: ProcRef | None = target
+    else:
+        leader = ProcRef.of(target.pid if proc is not None else int(target))  # type: ignore[union-attr]
+    if leader is None:
+        if proc is not None:
+            await proc.wait()
+        return report
+    known = [leader, *_descendants(leader), *session_members(leader)]
+    if not leader.alive() and ProcRef.of(leader.pid) is not None:
+        report.skipped.append(leader)
+        known = known[1:]
+    survivors = await kill_tree(_merge(known), grace=grace, report=report)
+    for _ in range(rounds):
+        # second look: orphans re-parented away from the tree keep the leader's session id
+        again = _merge(session_members(leader), *(_descendants(r) for r in known))
+        fresh = [r for r in again if r.alive()]
+        if not fresh:
+            break
+        known = _merge(known, fresh)
+        survivors = await kill_tree(fresh, grace=0.0, report=report)
+    report.survivors = [r for r in survivors if r.alive()]
+    if proc is not None:
+        with contextlib.suppress(ProcessLookupError, asyncio.TimeoutError):
+            await asyncio.wait_for(proc.wait(), timeout=max(grace, 1.0))
+    if report.survivors:
+        logger.warning("processes survived abort: %s", report.survivors)
+    return report

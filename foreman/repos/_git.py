@@ -1,0 +1,263 @@
+"""The one place the daemon runs git: async subprocesses from argument lists, never a shell.
+
+Every call runs ``git`` with a *clean* environment: variables a parent process may have left
+behind that point git at another repository or inject configuration (``GIT_DIR``,
+``GIT_WORK_TREE``, ``GIT_INDEX_FILE``, ``GIT_CONFIG_PARAMETERS`` ...) are removed, and git is
+told never to prompt and never to take optional locks (so ``git status`` in the user's checkout
+does not rewrite their index). This is *not* the agent safety environment
+(:mod:`foreman.repos.gitsafety`): the daemon's own calls keep the user's configuration and
+identity, because the merge commit is theirs.
+
+Failures become :class:`GitFailed` (a :class:`~foreman.errors.RepoError`) naming the command,
+its exit code and git's last error line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+from foreman.errors import RepoError
+
+logger = logging.getLogger(__name__)
+
+Arg = Union[str, bytes, os.PathLike]
+
+ZERO_OID = "0" * 40
+
+# Variables that make git look at another repository, index or object store, or that carry
+# configuration from a parent git process (git sets them when it runs hooks and aliases).
+_REDIRECTING = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+        "GIT_PREFIX",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_QUARANTINE_PATH",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_GRAFT_FILE",
+        "GIT_SHALLOW_FILE",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_REFLOG_ACTION",
+    }
+)
+
+
+@dataclass(frozen=True)
+class GitResult:
+    """What a git call returned.
+
+    Attributes:
+        rc: the exit code (0 on success).
+        stdout: raw standard output (bytes: paths may not be UTF-8).
+        stderr: raw standard error.
+    """
+
+    rc: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def text(self) -> str:
+        """Standard output decoded as UTF-8 (bad bytes replaced), trailing whitespace removed."""
+        return self.stdout.decode("utf-8", "replace").rstrip()
+
+    @property
+    def ok(self) -> bool:
+        """True when git exited with 0."""
+        return self.rc == 0
+
+
+class GitFailed(RepoError):
+    """A git command exited with a non-zero code (or could not be started).
+
+    Attributes:
+        args_: the git arguments (after ``git``).
+        rc: git's exit code (``-1`` when git could not be started).
+        stderr: git's standard error, decoded.
+    """
+
+    def __init__(self, args: list[str], rc: int, stderr: str) -> None:
+        last = next((ln for ln in reversed(stderr.strip().splitlines()) if ln.strip()), "")
+        super().__init__(f"git {' '.join(args[:3])} failed ({rc}): {last or 'no error output'}")
+        self.args_ = args
+        self.rc = rc
+        self.stderr = stderr
+
+
+def clean_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return the environment for the daemon's own git calls.
+
+    Args:
+        base: the environment to start from (default: ``os.environ``).
+
+    Returns:
+        A copy without repository-redirecting and config-injecting ``GIT_*`` variables
+        (``GIT_CONFIG_KEY_n``/``VALUE_n`` included), with ``GIT_TERMINAL_PROMPT=0`` and
+        ``GIT_OPTIONAL_LOCKS=0`` (git-status(1): no index refresh written by read-only calls).
+        ``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_SYSTEM``/``GIT_CONFIG_NOSYSTEM`` and the identity
+        variables are kept: they are how the user's git sees its configuration.
+    """
+    env = dict(os.environ if base is None else base)
+    for key in list(env):
+        if key in _REDIRECTING or key.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
+            del env[key]
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+async def git(
+    *args: Arg,
+    cwd: Arg,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    input: bytes | None = None,  # noqa: A002 - mirrors subprocess.run
+) -> GitResult:
+    """Run ``git <args>`` in ``cwd`` and collect its output.
+
+    Args:
+        *args: git arguments (str, bytes or paths); passed as an argument list, never a shell.
+        cwd: the directory git runs in.
+        env: extra variables layered over :func:`clean_env` (they win).
+        check: raise :class:`GitFailed` on a non-zero exit code.
+        input: bytes written to git's standard input (otherwise stdin is ``/dev/null``).
+
+    Returns:
+        The :class:`GitResult`.
+
+    Raises:
+        GitFailed: git exited non-zero (with ``check``) or could not be started (missing
+            ``cwd`` or git binary). If the calling task is cancelled, git is killed and reaped
+            before the cancellation propagates.
+    """
+    argv = [os.fsdecode(a) if not isinstance(a, str) else a for a in args]
+    full_env = clean_env()
+    if env:
+        full_env.update(env)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            *argv,
+            cwd=os.fspath(cwd),
+            env=full_env,
+            stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as exc:
+        raise GitFailed(argv, -1, f"cannot run git in {os.fspath(cwd)}: {exc}") from exc
+    try:
+        out, err = await proc.communicate(input)
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        raise
+    rc = proc.returncode if proc.returncode is not None else -1
+    if check and rc != 0:
+        raise GitFailed(argv, rc, err.decode("utf-8", "replace"))
+    return GitResult(rc, out, err)
+
+
+async def rev_parse(cwd: Arg, rev: str) -> str | None:
+    """Return the commit id ``rev`` names, or None when it names no commit (``rev-parse --verify -q``)."""
+    res = await git("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", cwd=cwd, check=False)
+    return res.text if res.ok else None
+
+
+async def common_dir(repo_root: Arg) -> Path:
+    """Return the absolute, resolved common git directory of the repository at ``repo_root``."""
+    res = await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo_root)
+    return Path(res.text).resolve()
+
+
+@dataclass(frozen=True)
+class WorktreeEntry:
+    """One entry of ``git worktree list --porcelain -z``.
+
+    Attributes:
+        path: the checkout's directory (as git recorded it, resolved).
+        head: its HEAD commit id (None for an unborn branch).
+        branch: the full ref checked out (``refs/heads/x``), None when detached.
+        bare: the entry is the bare repository itself.
+        locked: the lock reason when locked ("" for a lock without reason), else None.
+        prunable: git would prune it (its directory is gone).
+        main: the first entry (the main working tree).
+    """
+
+    path: Path
+    head: str | None
+    branch: str | None
+    bare: bool = False
+    locked: str | None = None
+    prunable: bool = False
+    main: bool = False
+
+
+async def list_worktrees(repo_root: Arg) -> list[WorktreeEntry]:
+    """List the repository's working trees (git-worktree(1), porcelain format, ``-z``).
+
+    Raises:
+        GitFailed: ``repo_root`` is not a repository.
+    """
+    res = await git("worktree", "list", "--porcelain", "-z", cwd=repo_root)
+    entries: list[WorktreeEntry] = []
+    fields: dict[str, str] = {}
+    for raw in res.stdout.split(b"\0"):
+        if raw:
+            key, _, value = os.fsdecode(raw).partition(" ")
+            fields[key] = value
+            continue
+        if fields:
+            entries.append(_entry(fields, main=not entries))
+            fields = {}
+    if fields:
+        entries.append(_entry(fields, main=not entries))
+    return entries
+
+
+def _entry(fields: dict[str, str], *, main: bool) -> WorktreeEntry:
+    head = fields.get("HEAD")
+    return WorktreeEntry(
+        path=Path(fields["worktree"]).resolve(),
+        head=None if head in (None, ZERO_OID) else head,
+        branch=fields.get("branch"),
+        bare="bare" in fields,
+        locked=fields.get("locked"),
+        prunable="prunable" in fields,
+        main=main,
+    )
+
+
+async def checkout_of(repo_root: Arg, branch: str) -> WorktreeEntry | None:
+    """Return the working tree that has ``refs/heads/<branch>`` checked out, or None."""
+    ref = branch if branch.startswith("refs/") else f"refs/heads/{branch}"
+    for entry in await list_worktrees(repo_root):
+        if entry.branch == ref and not entry.bare and not entry.prunable:
+            return entry
+    return None
+
+
+async def has_tracked_changes(checkout: Arg) -> bool:
+    """Return True when ``checkout`` has uncommitted changes to tracked files (staged or not).
+
+    Uses ``git status --porcelain -z --untracked-files=no`` with optional locks off, so the
+    checkout's index is not rewritten by the check.
+    """
+    res = await git("status", "--porcelain", "-z", "--untracked-files=no", "--ignore-submodules=dirty", cwd=checkout)
+    return bool(res.stdout.strip(b"\0"))

@@ -1,0 +1,163 @@
+"""Guarded merges of an agent's branch into the base branch, built off-tree.
+
+Steps (nothing in the user's checkout changes before the last one):
+
+1. read both tips; refuse (``reason="dirty"``) when the checkout that has the base branch
+   checked out - main or linked - has uncommitted tracked changes;
+2. ``git merge-tree --write-tree`` (git >= 2.38) computes the merged tree in the object store;
+   a conflict refuses (``reason="conflict"``, the files named);
+3. ``git commit-tree`` writes the commit with the user's own identity as git sees it in that
+   repository (``user.name``/``user.email``, ``GIT_AUTHOR_*``), signed with ``-S`` when their
+   config says ``commit.gpgsign=true`` - ``commit-tree`` never reads that setting itself
+   (git-commit-tree(1)); it uses ``gpg.format``/``user.signingkey``. A failure to sign refuses
+   (``reason="signing"``);
+4. the base moves by fast-forward only: ``git merge --ff-only`` in the checkout that has it, or
+   a compare-and-swap ``git update-ref refs/heads/<base> <new> <old>`` when none has it. If the
+   base moved meanwhile, the merge is refused (``reason="base_moved"``) and nothing changed.
+
+``style="merge"`` makes a two-parent merge commit that keeps the agent's commits;
+``style="squash"`` makes one single-parent commit with ``Co-authored-by:`` trailers. The agent's
+branch is never moved or deleted. A branch that brings no change has nothing to merge.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from foreman.errors import MergeRefused, RepoError
+
+from ._git import GitFailed, checkout_of, git, has_tracked_changes, rev_parse
+
+logger = logging.getLogger(__name__)
+
+MergeStyle = Literal["merge", "squash"]
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """The outcome of :func:`merge_branch`.
+
+    Attributes:
+        commit: the new commit on the base branch; None when the branch had nothing to merge
+            (the caller closes the task as done without a merge).
+        base_before: the base branch's commit before.
+        base_after: the base branch's commit after (== ``base_before`` when nothing merged).
+        signed: the commit was signed.
+    """
+
+    commit: str | None
+    base_before: str
+    base_after: str
+    signed: bool = False
+
+
+def _message(message: str, style: MergeStyle, co_authors: list[str]) -> bytes:
+    text = message.rstrip("\n") + "\n"
+    trailers = list(dict.fromkeys(a.strip() for a in co_authors if a.strip())) if style == "squash" else []
+    if trailers:
+        text += "\n" + "".join(f"Co-authored-by: {a}\n" for a in trailers)
+    return text.encode()
+
+
+async def _wants_signing(root: Path) -> bool:
+    res = await git("config", "--type=bool", "--get", "commit.gpgsign", cwd=root, check=False)
+    return res.ok and res.text == "true"
+
+
+async def _merged_tree(root: Path, base: str, tip: str) -> str:
+    res = await git("merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", base, tip, cwd=root, check=False)
+    tokens = res.stdout.split(b"\0")
+    if res.rc == 0:
+        return tokens[0].decode()
+    if res.rc == 1:
+        files = list(dict.fromkeys(os.fsdecode(t) for t in tokens[1:] if t))
+        raise MergeRefused(f"merging would conflict in {', '.join(files) or 'some files'}", reason="conflict", files=files)
+    raise GitFailed(["merge-tree", "--write-tree", base, tip], res.rc, res.stderr.decode("utf-8", "replace"))
+
+
+async def merge_branch(
+    repo_root: str | os.PathLike,
+    *,
+    branch: str,
+    base_branch: str,
+    style: MergeStyle,
+    message: str,
+    sign: bool,
+    co_authors: list[str],
+) -> MergeResult:
+    """Merge ``branch`` into ``base_branch`` off-tree and fast-forward the base to it.
+
+    Args:
+        repo_root: the registered repository.
+        branch: the agent's branch (short name).
+        base_branch: the base branch (short name).
+        style: ``"merge"`` (two parents) or ``"squash"`` (one parent + ``Co-authored-by:``).
+        message: the commit message (first line = subject).
+        sign: allow signing; the commit is signed only when this is True *and* the repo's
+            config has ``commit.gpgsign=true``.
+        co_authors: ``"Name <email>"`` entries for squash trailers (duplicates dropped).
+
+    Returns:
+        The :class:`MergeResult`.
+
+    Raises:
+        MergeRefused: ``reason`` is ``"dirty"`` (the base checkout has uncommitted tracked
+            changes, or the fast-forward would overwrite files), ``"conflict"`` (``files``
+            named), ``"signing"``, ``"identity"`` (git knows no user name/email) or
+            ``"base_moved"``. Nothing changed.
+        RepoError: a branch does not exist, or git failed.
+    """
+    root = Path(repo_root).resolve()
+    base_ref = f"refs/heads/{base_branch}"
+    base_before = await rev_parse(root, base_ref)
+    tip = await rev_parse(root, f"refs/heads/{branch}")
+    if base_before is None or tip is None:
+        raise RepoError(f"cannot merge: branch {base_branch if base_before is None else branch!r} does not exist")
+    checkout = await checkout_of(root, base_branch)
+    if checkout is not None and await has_tracked_changes(checkout.path):
+        raise MergeRefused(f"{checkout.path} has uncommitted changes to tracked files", reason="dirty")
+    tree = await _merged_tree(root, base_before, tip)
+    if tree == (await git("rev-parse", f"{base_before}^{{tree}}", cwd=root)).text:
+        logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
+        return MergeResult(None, base_before, base_before)
+    signed = sign and await _wants_signing(root)
+    parents = ["-p", base_before] + (["-p", tip] if style == "merge" else [])
+    res = await git("commit-tree", "-S" if signed else "--no-gpg-sign", *parents, "-F", "-", tree, cwd=root,
+                    input=_message(message, style, co_authors), check=False)
+    if not res.ok:
+        err = res.stderr.decode("utf-8", "replace").strip()
+        if signed and ("sign" in err or "gpg" in err):
+            raise MergeRefused(f"signing the merge commit failed: {err}", reason="signing")
+        if "identity" in err or "tell me who you are" in err.lower():
+            raise MergeRefused(f"git does not know who you are in {root}: {err}", reason="identity")
+        raise GitFailed(["commit-tree", tree], res.rc, err)
+    commit = res.text
+    await _fast_forward(root, base_branch, base_before, commit)
+    base_after = await rev_parse(root, base_ref) or commit
+    logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, commit[:12], style, ", signed" if signed else "")
+    return MergeResult(commit, base_before, base_after, signed)
+
+
+async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> None:
+    """Move the base from ``old`` to ``new`` (a descendant) without touching anything else."""
+    base_ref = f"refs/heads/{base_branch}"
+    checkout = await checkout_of(root, base_branch)
+    if checkout is None:
+        res = await git("update-ref", "-m", f"agentcraft: merge into {base_branch}", base_ref, new, old, cwd=root,
+                        check=False)
+        if not res.ok:
+            raise MergeRefused(f"{base_branch} moved during the merge; try again", reason="base_moved")
+        return
+    if await rev_parse(root, base_ref) != old:
+        raise MergeRefused(f"{base_branch} moved during the merge; try again", reason="base_moved")
+    res = await git("merge", "--ff-only", "--no-verify-signatures", "--no-autostash", "-q", new, cwd=checkout.path,
+                    env={"GIT_REFLOG_ACTION": f"agentcraft: merge into {base_branch}"}, check=False)
+    if not res.ok:
+        err = res.stderr.decode("utf-8", "replace").strip()
+        if "overwritten" in err or "local changes" in err:
+            raise MergeRefused(f"the fast-forward would overwrite files in {checkout.path}: {err}", reason="dirty")
+        raise MergeRefused(f"could not fast-forward {base_branch}: {err}", reason="base_moved")

@@ -1,0 +1,333 @@
+"""Per-task worktrees: names, creation under a per-repo lock, leftover commits, guarded removal.
+
+Layout: ``<home>/<profile>/worktrees/<repo>/<agent>-<task>`` on branch
+``agentcraft/<agent>/<task>-<slug>``.
+
+Rules (and the failures they prevent):
+
+* creation runs under one asyncio lock per repository and is idempotent: a retry finds the
+  finished worktree and returns it; a half-created one (git's ``initializing`` lock still on
+  it, no HEAD, a stale entry whose folder is gone, an empty leftover folder) is cleaned up and
+  created again;
+* the daemon writes in a worktree only after :func:`check_link` passed, and pins git to the
+  checked entry (``GIT_DIR``/``GIT_WORK_TREE``) for the write;
+* leftover commits move only the agent's own branch, with a compare-and-swap ref update;
+* removal refuses while the branch has commits not in base, while the worktree holds
+  uncommitted work, or while a process runs inside it, unless forced by a decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import shutil
+import unicodedata
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from foreman.errors import RepoError, WorktreeUnsafe
+
+from ._git import ZERO_OID, GitFailed, git, list_worktrees, rev_parse
+from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "Worktree", "WorktreeBusy", "WorktreeHasWork", "branch_name", "check_link", "commit_leftovers",
+    "ensure_worktree", "remove_worktree", "slugify", "worktree_path",
+]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_AUTHOR = re.compile(r"^\s*(?P<name>[^<>]*?)\s*<(?P<email>[^<>]*)>\s*$")
+
+
+class WorktreeBusy(RepoError):
+    """The worktree cannot be removed right now (a process runs in it, it is locked, the OS
+    refused); the caller retries later."""
+
+
+class WorktreeHasWork(RepoError):
+    """The worktree holds work that removal would lose (branch commits not in base, or
+    uncommitted files); it is removed only with ``force`` after a merge or abandon decision."""
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """A worktree the daemon made for an (agent, task).
+
+    Attributes:
+        path: its directory (resolved).
+        branch: the branch it was created on (short name).
+        head: its HEAD commit when returned.
+        created: False when an existing, complete worktree was found (a retry).
+    """
+
+    path: Path
+    branch: str
+    head: str
+    created: bool
+
+
+def _check_name(kind: str, value: str) -> str:
+    if not _NAME.match(value) or value.endswith((".lock", ".")) or ".." in value:
+        raise ValueError(f"bad {kind} name for a worktree: {value!r}")
+    return value
+
+
+def slugify(title: str, *, max_len: int = 40) -> str:
+    """Return a lowercase ASCII slug of ``title`` (``"Add OAuth: login!"`` -> ``"add-oauth-login"``).
+
+    Accents are folded (NFKD), anything else that is not a letter or digit becomes ``-``; the
+    result is at most ``max_len`` characters and may be empty.
+    """
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
+    return slug[:max_len].rstrip("-")
+
+
+def worktree_path(home_profile_dir: str | os.PathLike, repo_id: str, agent: str, task: str) -> Path:
+    """Return ``<home>/<profile>/worktrees/<repo>/<agent>-<task>``.
+
+    Raises:
+        ValueError: a name is empty, has a path separator, ``..`` or other characters outside
+            ``[A-Za-z0-9._-]``.
+    """
+    _check_name("repo", repo_id)
+    return Path(home_profile_dir) / "worktrees" / repo_id / f"{_check_name('agent', agent)}-{_check_name('task', task)}"
+
+
+def branch_name(agent: str, task: str, title: str) -> str:
+    """Return ``agentcraft/<agent>/<task>-<slug>`` (just ``<task>`` when the title has no slug).
+
+    The result is a valid ref name (git-check-ref-format(1)).
+
+    Raises:
+        ValueError: ``agent`` or ``task`` is not a safe name (see :func:`worktree_path`).
+    """
+    slug = slugify(title)
+    leaf = f"{_check_name('task', task)}-{slug}" if slug else task
+    return f"agentcraft/{_check_name('agent', agent)}/{leaf}"
+
+
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = weakref.WeakKeyDictionary()
+
+
+def _repo_lock(root: Path) -> asyncio.Lock:
+    per_loop = _locks.setdefault(asyncio.get_running_loop(), {})
+    return per_loop.setdefault(root, asyncio.Lock())
+
+
+async def ensure_worktree(
+    repo_root: str | os.PathLike,
+    path: str | os.PathLike,
+    branch: str,
+    base: str,
+    start_point: str | None = None,
+) -> Worktree:
+    """Create the worktree at ``path`` on ``branch``, or return it if it already exists.
+
+    Args:
+        repo_root: the registered repository.
+        path: from :func:`worktree_path`; parent folders are created.
+        branch: from :func:`branch_name`. An existing branch is checked out as it is (a retry,
+            or a task coming back); a new one starts at ``start_point`` or ``base``.
+        base: the repository's base branch (or any commit).
+        start_point: where a new branch starts instead of ``base`` - e.g. the previous
+            worker's branch on a hand-off.
+
+    Returns:
+        The :class:`Worktree` (``created=False`` when a complete one was already there).
+
+    Raises:
+        WorktreeUnsafe: a registered worktree is at ``path`` but its ``.git`` link is broken
+            (left in place for the user).
+        RepoError: ``path`` holds files that are not a worktree of this repository (left in
+            place), the start commit does not exist, the branch is checked out elsewhere, or
+            git failed.
+    """
+    root = Path(repo_root).resolve()
+    wt = Path(os.path.realpath(path))
+    async with _repo_lock(root):
+        return await _ensure(root, wt, branch, base, start_point)
+
+
+async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str | None) -> Worktree:
+    entry = next((e for e in await list_worktrees(root) if e.path == wt), None)
+    if entry is not None and not entry.prunable and entry.locked != "initializing" and entry.head:
+        if not await check_link(root, wt):
+            raise WorktreeUnsafe(f"{wt} is registered but its .git link is broken; left for inspection")
+        return Worktree(wt, branch, entry.head, created=False)
+    if entry is not None:
+        logger.warning("worktree %s was half-created (%s); recreating", wt, entry)
+        await git("worktree", "remove", "--force", "--force", wt, cwd=root, check=False)
+    await git("worktree", "prune", cwd=root)
+    _clear_leftover_dir(wt, root)
+    start = await rev_parse(root, start_point or base)
+    if start is None:
+        raise RepoError(f"cannot start a worktree: {start_point or base!r} names no commit in {root}")
+    wt.parent.mkdir(parents=True, exist_ok=True)
+    if await rev_parse(root, f"refs/heads/{branch}"):
+        args: tuple[str | Path, ...] = ("worktree", "add", wt, branch)
+    else:
+        args = ("worktree", "add", "--no-track", "-b", branch, wt, start)
+    try:
+        await git(*args, cwd=root)
+    except GitFailed:
+        await git("worktree", "remove", "--force", "--force", wt, cwd=root, check=False)
+        await git("worktree", "prune", cwd=root, check=False)
+        raise
+    head = await rev_parse(wt, "HEAD")
+    if head is None:
+        raise RepoError(f"worktree {wt} was created without a HEAD")
+    logger.info("created worktree %s on %s at %s", wt, branch, head[:12])
+    return Worktree(wt, branch, head, created=True)
+
+
+def _clear_leftover_dir(wt: Path, root: Path) -> None:
+    """Remove a folder left by an interrupted creation: empty, or only a dangling ``.git`` file."""
+    if not wt.exists():
+        return
+    children = list(wt.iterdir()) if wt.is_dir() else None
+    if children == []:
+        wt.rmdir()
+        return
+    if children and [c.name for c in children] == [".git"] and children[0].is_file():
+        target = children[0].read_bytes().removeprefix(b"gitdir: ").strip()
+        if not Path(os.fsdecode(target)).exists():
+            shutil.rmtree(wt)
+            return
+    raise RepoError(f"{wt} exists and is not a worktree of {root}; it is left in place")
+
+
+def _parse_author(author: str) -> tuple[str, str]:
+    match = _AUTHOR.match(author)
+    if not match or not match["name"] or not match["email"]:
+        raise ValueError(f"author must look like 'Name <email>': {author!r}")
+    return match["name"], match["email"]
+
+
+async def commit_leftovers(
+    repo_root: str | os.PathLike, wt_path: str | os.PathLike, branch: str, message: str, author: str
+) -> str | None:
+    """Commit whatever the agent left uncommitted onto its own branch.
+
+    Everything in the worktree counts (staged, unstaged, untracked; ignored files excluded).
+    When the worktree has ``branch`` checked out, the commit extends it and the worktree's
+    index is reset to it (files untouched). When the agent checked out another branch (or
+    detached HEAD), the worktree's state becomes a snapshot commit on ``branch`` and neither
+    the other branch nor the worktree's HEAD/index is touched. The ref moves with a
+    compare-and-swap ``update-ref <ref> <new> <old>``. The commit is never signed.
+
+    Args:
+        repo_root: the registered repository.
+        wt_path: the agent's worktree.
+        branch: the agent's own branch (short name, ``agentcraft/...``).
+        message: the commit message.
+        author: ``"Name <email>"`` for author and committer (the agent's identity).
+
+    Returns:
+        The new commit id, or None when there was nothing to commit.
+
+    Raises:
+        WorktreeUnsafe: the ``.git`` link check failed; nothing was committed.
+        RepoError: git failed, or the branch moved during the commit.
+        ValueError: ``author`` is malformed.
+    """
+    name, email = _parse_author(author)
+    wt = Path(os.path.realpath(wt_path))
+    snap = await snapshot(repo_root, wt)
+    ref = f"refs/heads/{branch}"
+    own = await rev_parse(repo_root, ref)
+    on_branch = snap.head_ref == ref
+    parent = own or snap.head
+    if parent and (await git("rev-parse", f"{parent}^{{tree}}", cwd=repo_root)).text == snap.tree:
+        return None
+    text = message.rstrip("\n") + "\n"
+    if not on_branch:
+        where = snap.head_ref or f"detached HEAD {snap.head}"
+        text += f"\nSnapshot of the worktree while it had {where} checked out.\n"
+    ident = {
+        "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
+    }
+    parents = ("-p", parent) if parent else ()
+    commit = (
+        await git("commit-tree", "--no-gpg-sign", *parents, "-F", "-", snap.tree, cwd=repo_root, env=ident,
+                  input=text.encode())
+    ).text
+    await git("update-ref", "-m", "agentcraft: commit leftover work", ref, commit, own or ZERO_OID, cwd=repo_root)
+    if on_branch:
+        res = await git("reset", "-q", cwd=wt, env=worktree_env(snap.admin, wt), check=False)
+        if not res.ok:
+            logger.warning("committed %s but could not reset the index of %s: %s", commit, wt, res.stderr)
+    logger.info("committed leftovers of %s on %s as %s", wt, branch, commit[:12])
+    return commit
+
+
+async def remove_worktree(
+    repo_root: str | os.PathLike,
+    wt_path: str | os.PathLike,
+    *,
+    branch: str | None = None,
+    base: str | None = None,
+    force: bool = False,
+) -> None:
+    """Remove the worktree (the branch is kept).
+
+    Args:
+        repo_root: the registered repository.
+        wt_path: the worktree.
+        branch: the agent's branch; with ``base``, removal is refused while it has commits
+            not in ``base``.
+        base: the base branch.
+        force: the task was merged or abandoned by decision: remove even with unmerged
+            commits or uncommitted files (a running process or a lock still refuses).
+
+    Raises:
+        WorktreeHasWork: unmerged commits or uncommitted files, without ``force``.
+        WorktreeBusy: a process has its working directory inside the worktree, the worktree is
+            locked, or the OS refused to delete it; retry later.
+        WorktreeUnsafe: the ``.git`` link is broken; the worktree is left for the user.
+        RepoError: ``wt_path`` is not a worktree of this repository (left in place), or git failed.
+    """
+    root = Path(repo_root).resolve()
+    wt = Path(os.path.realpath(wt_path))
+    entry = next((e for e in await list_worktrees(root) if e.path == wt), None)
+    if entry is None or entry.prunable:
+        if wt.exists():
+            raise RepoError(f"{wt} is not a worktree of {root}; it is left in place")
+        await git("worktree", "prune", cwd=root)
+        return
+    await linked_admin_dir(root, wt)
+    if not force and branch and base:
+        ahead = await git("rev-list", "--count", f"refs/heads/{base}..refs/heads/{branch}", cwd=root, check=False)
+        if ahead.ok and int(ahead.text or 0) > 0:
+            raise WorktreeHasWork(f"{branch} has {ahead.text} commit(s) not in {base}; {wt} is kept")
+    if entry.locked is not None and entry.locked != "initializing":
+        raise WorktreeBusy(f"{wt} is locked ({entry.locked or 'no reason given'})")
+    pids = _processes_inside(wt)
+    if pids:
+        raise WorktreeBusy(f"{wt} is in use by process(es) {', '.join(map(str, pids))}")
+    res = await git("worktree", "remove", *(["--force"] if force else []), wt, cwd=root, check=False)
+    if res.ok:
+        logger.info("removed worktree %s", wt)
+        return
+    err = res.stderr.decode("utf-8", "replace")
+    if "modified or untracked" in err:
+        raise WorktreeHasWork(f"{wt} has uncommitted files; it is kept")
+    raise WorktreeBusy(f"could not remove {wt}: {err.strip()}")
+
+
+def _processes_inside(wt: Path) -> list[int]:
+    """Return pids whose working directory is inside ``wt`` (psutil; unreadable ones skipped)."""
+    found = []
+    for proc in psutil.process_iter(["cwd"]):
+        cwd = proc.info.get("cwd")
+        if cwd and (cwd == str(wt) or cwd.startswith(str(wt) + os.sep)):
+            found.append(proc.pid)
+    return found

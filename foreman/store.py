@@ -1,0 +1,229 @@
+"""Durable state: SQLite (WAL) for entities, feed, messages and meta; files for agent logs.
+
+Layout under ``<home>/<profile>/``::
+
+    state.db                 SQLite database (WAL); table ``meta`` holds ``schema_version`` and ``seq``
+    logs/<agent>.jsonl       agent log lines, rotated at 8 MB into <agent>.1.jsonl (one old file)
+
+Every batch of changes is written in one transaction before the daemon acknowledges or
+broadcasts it. With ``journal_mode=WAL`` and ``synchronous=NORMAL`` a committed transaction
+survives SIGKILL of the process (it may roll back on power loss; see the SQLite docs,
+"Write-Ahead Logging" and "PRAGMA synchronous"). Start-up reads the entity tables and only the
+ends of the bounded tables and log files, so its time does not grow with history.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+from collections import deque
+from pathlib import Path
+from typing import Any, Iterable
+
+from protocol import Agent, Decision, FeedItem, Goal, LogLine, Message, Repo, Task
+
+from .core.world import RECENT_FEED, RECENT_LOGS, RECENT_MESSAGES, Change, World
+from .errors import ForemanError
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+"""The on-disk format's version; :func:`Store.open` upgrades older databases step by step."""
+
+LOG_ROTATE_BYTES = 8 * 1024 * 1024
+"""An agent log file is rotated when it passes this size (one old file is kept)."""
+
+KEEP_APPENDS = 5_000
+"""Feed items and messages kept on disk per kind (older ones are pruned at start-up)."""
+
+ENTITY_MODELS: dict[str, type] = {"agent": Agent, "goal": Goal, "task": Task, "decision": Decision, "repo": Repo}
+APPEND_MODELS: dict[str, type] = {"feed": FeedItem, "message": Message}
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entities (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id));
+CREATE TABLE IF NOT EXISTS appends (kind TEXT NOT NULL, id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id));
+"""
+
+
+class StoreError(ForemanError):
+    """The state database cannot be opened or is from a newer Foreman."""
+
+    code = "store"
+
+
+class Store:
+    """The durable store of one profile.
+
+    Args:
+        profile_dir: ``<home>/<profile>``; created if missing.
+    """
+
+    def __init__(self, profile_dir: Path) -> None:
+        self.dir = Path(profile_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "logs").mkdir(exist_ok=True)
+        self._db: sqlite3.Connection | None = None
+        self._log_fds: dict[str, int] = {}
+        self.encoded: dict[tuple[str, str], str] = {}
+        """The wire JSON of every entity as loaded, keyed by (kind, id): seeds the snapshot cache."""
+
+    # ------------------------------------------------------------------ open / load
+    def open(self) -> tuple[World, int]:
+        """Open (creating or upgrading) the database and load the world.
+
+        Returns:
+            ``(world, seq)``: the loaded state and the last ``seq`` handed out.
+
+        Raises:
+            StoreError: the database is from a newer schema version or cannot be read.
+        """
+        try:
+            db = sqlite3.connect(self.dir / "state.db", isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_DDL)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.dir / 'state.db'}: {exc}") from None
+        self._db = db
+        version = self._get_meta("schema_version")
+        if version is None:
+            self._set_meta_now("schema_version", SCHEMA_VERSION)
+        elif int(version) > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.dir / 'state.db'} has schema version {version}, newer than this Foreman's {SCHEMA_VERSION}: "
+                "upgrade the Foreman or start with --reset"
+            )
+        return self._load()
+
+    def _load(self) -> tuple[World, int]:
+        assert self._db is not None
+        world = World()
+        for kind, key, text in self._db.execute("SELECT kind, id, json FROM entities"):
+            model = ENTITY_MODELS.get(kind)
+            if model is None:
+                continue
+            world.entities(kind)[key] = model.model_validate_json(text)
+            self.encoded[(kind, key)] = text
+        for kind, limit, target in (("feed", RECENT_FEED, world.feed), ("message", RECENT_MESSAGES, world.messages)):
+            rows = self._db.execute(
+                "SELECT json FROM appends WHERE kind=? ORDER BY id DESC LIMIT ?", (kind, limit)
+            ).fetchall()
+            for (text,) in reversed(rows):
+                target.append(APPEND_MODELS[kind].model_validate_json(text))
+        for key, text in self._db.execute("SELECT key, value FROM meta"):
+            if key not in ("schema_version", "seq"):
+                world.meta[key] = json.loads(text)
+        for name in world.agents:
+            world.logs[name] = deque(self.read_log_tail(name, RECENT_LOGS), maxlen=RECENT_LOGS)
+        seq = int(self._get_meta("seq") or 0)
+        self._prune()
+        return world, seq
+
+    def _prune(self) -> None:
+        assert self._db is not None
+        for kind in APPEND_MODELS:
+            self._db.execute(
+                "DELETE FROM appends WHERE kind=? AND id <= (SELECT COALESCE(MAX(id), 0) FROM appends WHERE kind=?) - ?",
+                (kind, kind, KEEP_APPENDS),
+            )
+
+    def _get_meta(self, key: str) -> Any:
+        assert self._db is not None
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def _set_meta_now(self, key: str, value: Any) -> None:
+        assert self._db is not None
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    # ------------------------------------------------------------------ commit
+    def commit(self, changes: Iterable[tuple[Change, str | None]], seq: int) -> None:
+        """Write a batch of changes and the new ``seq`` durably, in one transaction.
+
+        Args:
+            changes: each change with its encoded entity JSON (None for meta changes).
+            seq: the last ``seq`` handed out, stored with the batch.
+
+        Raises:
+            StoreError: the write failed (disk full, database locked); nothing was written.
+        """
+        db = self._db
+        assert db is not None
+        log_lines: list[LogLine] = []
+        try:
+            db.execute("BEGIN")
+            for change, text in changes:
+                if change.op == "upsert":
+                    ent = change.value
+                    key = ent.name if change.kind == "agent" else ent.id
+                    text = text or ent.model_dump_json(by_alias=True)
+                    db.execute("INSERT OR REPLACE INTO entities (kind, id, json) VALUES (?, ?, ?)", (change.kind, key, text))
+                    self.encoded[(change.kind, key)] = text
+                elif change.op == "append":
+                    if change.kind == "log":
+                        log_lines.append(change.value)
+                    else:
+                        text = text or change.value.model_dump_json(by_alias=True)
+                        db.execute("INSERT OR REPLACE INTO appends (kind, id, json) VALUES (?, ?, ?)", (change.kind, change.value.id, text))
+                else:
+                    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (change.key, json.dumps(change.value)))
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seq', ?)", (json.dumps(seq),))
+            for line in log_lines:
+                self._append_log(line)
+            db.execute("COMMIT")
+        except (sqlite3.Error, OSError) as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise StoreError(f"cannot write state: {exc}") from None
+
+    # ------------------------------------------------------------------ agent logs
+    def _log_path(self, agent: str, old: bool = False) -> Path:
+        return self.dir / "logs" / (f"{agent}.1.jsonl" if old else f"{agent}.jsonl")
+
+    def _append_log(self, line: LogLine) -> None:
+        path = self._log_path(line.agent)
+        fd = self._log_fds.get(line.agent)
+        if fd is None:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._log_fds[line.agent] = fd
+        data = (line.model_dump_json(by_alias=True) + "\n").encode()
+        os.write(fd, data)  # unbuffered: survives SIGKILL once written
+        if os.fstat(fd).st_size >= LOG_ROTATE_BYTES:
+            os.close(fd)
+            del self._log_fds[line.agent]
+            os.replace(path, self._log_path(line.agent, old=True))
+
+    def read_log_tail(self, agent: str, count: int) -> list[LogLine]:
+        """Return the last ``count`` log lines of ``agent``, reading only the ends of its files."""
+        lines: list[LogLine] = []
+        for path in (self._log_path(agent), self._log_path(agent, old=True)):
+            if len(lines) >= count or not path.exists():
+                continue
+            want = count - len(lines)
+            with open(path, "rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, size - max(65536, want * 1024)))
+                raw = fh.read().split(b"\n")
+            if size > 65536:
+                raw = raw[1:]  # the first piece may be a partial line
+            got: list[LogLine] = []
+            for chunk in raw:
+                if chunk.strip():
+                    try:
+                        got.append(LogLine.model_validate_json(chunk))
+                    except ValueError:
+                        continue  # a line torn by a crash
+            lines = got[-want:] + lines
+        return lines[-count:]
+
+    def close(self) -> None:
+        """Close the database and log files."""
+        for fd in self._log_fds.values():
+            os.close(fd)
+        self._log_fds.clear()
+        if self._db is not None:
+            self._db.close()
+            self._db = None

@@ -1,0 +1,188 @@
+"""Text views of the mirror: what ``/status``, ``/tasks``, ``/agents``, ``/decisions``,
+``/feed`` and ``/diff`` print in line mode and in the terminal app's console.
+
+Pure functions of the mirror (no I/O, no clock). Times are shown as ``HH:MM:SS`` local time
+of the entity's own timestamp.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import protocol as p
+
+from .mirror import Mirror, id_order
+
+TASK_STATUS_ORDER: tuple[p.TaskStatus, ...] = ("doing", "review", "todo", "blocked", "done", "cancelled")
+"""The order ``/tasks`` lists the task statuses in: what moves first."""
+
+
+def clock(at: float) -> str:
+    """Format a Unix time (seconds) as local ``HH:MM:SS``; ``--:--:--`` for 0 (unknown)."""
+    if not at:
+        return "--:--:--"
+    return _dt.datetime.fromtimestamp(at).strftime("%H:%M:%S")
+
+
+def status_view(m: Mirror) -> list[str]:
+    """Return the ``/status`` lines: the banner, goals, counts of tasks and open decisions."""
+    if m.status is None:
+        return ["not connected yet (no snapshot)"]
+    s = m.status
+    lines = [f"foreman {s.version} · backend {s.backend} (auth {s.auth}) · profile {s.profile} · user {s.user_name} · seq {m.seq}"]
+    for repo in m.repos.values():
+        dirty = " (uncommitted changes)" if repo.dirty else ""
+        lines.append(f"repo {repo.id}: {repo.path} on {repo.base_branch} @ {(repo.head or '?')[:8]}{dirty}")
+    for goal in sorted(m.goals.values(), key=lambda g: id_order(g.id)):
+        lines.append(f"goal {goal.id} [{goal.status} {goal.progress}%] {goal.text}")
+    counts = {status: 0 for status in TASK_STATUS_ORDER}
+    for task in m.tasks.values():
+        counts[task.status] += 1
+    lines.append("tasks: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n) if m.tasks else "tasks: none")
+    working = [a.name for a in m.agents.values() if a.active and a.state not in ("idle", "done")]
+    lines.append(f"agents: {len(m.agents)} ({', '.join(working) or 'none'} working)")
+    open_ = m.open_decisions()
+    lines.append(f"open decisions: {', '.join(d.id for d in open_)}" if open_ else "open decisions: none")
+    return lines
+
+
+def task_line(task: p.Task) -> str:
+    """One line for a task: ``t3 [doing] Title (kit) after t1,t2 prio 2``."""
+    parts = [f"{task.id} [{task.status}] {task.title}"]
+    if task.assignee:
+        parts.append(f"({task.assignee})")
+    if task.deps:
+        parts.append("after " + ",".join(task.deps))
+    if task.priority:
+        parts.append(f"prio {task.priority}")
+    if task.status == "blocked" and task.blocked_reason:
+        parts.append(f"— {task.blocked_reason}")
+    return " ".join(parts)
+
+
+def tasks_view(m: Mirror) -> list[str]:
+    """Return the ``/tasks`` lines: tasks grouped by status (see TASK_STATUS_ORDER), ids in order."""
+    if not m.tasks:
+        return ["no tasks"]
+    lines: list[str] = []
+    for status in TASK_STATUS_ORDER:
+        group = sorted((t for t in m.tasks.values() if t.status == status), key=lambda t: id_order(t.id))
+        if group:
+            lines.append(f"{status} ({len(group)}):")
+            lines.extend("  " + task_line(t) for t in group)
+    return lines
+
+
+def agent_state(agent: p.Agent) -> str:
+    """The state column of an agent: ``editing@desk``, with ``paused`` / ``off shift`` marks."""
+    text = f"{agent.state}@{agent.station}"
+    if not agent.active:
+        text += " (off shift)"
+    elif agent.paused:
+        text += " (paused)"
+    return text
+
+
+def agents_view(m: Mirror) -> list[str]:
+    """Return the ``/agents`` lines: name, role, state@station, task, activity."""
+    if not m.agents:
+        return ["no agents"]
+    width = max(len(name) for name in m.agents)
+    lines = []
+    for agent in m.agents.values():
+        task = agent.task or "-"
+        activity = f"  {agent.activity}" if agent.activity else ""
+        lines.append(f"{agent.name:<{width}} {agent.role:<6} {agent_state(agent):<28} {task:<5}{activity}")
+    return lines
+
+
+def options_text(decision: p.Decision) -> str:
+    """The options of a decision numbered from 1, as the user types them: ``1 Merge · 2 Reject``."""
+    return " · ".join(f"{i} {label}" for i, label in enumerate(decision.options, 1))
+
+
+def decision_lines(decision: p.Decision) -> list[str]:
+    """The lines that present one decision: head, detail (if any), numbered options."""
+    about = ", ".join(x for x in (decision.task, decision.worktree) if x)
+    head = f"{decision.id} {decision.kind} from {decision.asked_by}" + (f" ({about})" if about else "")
+    lines = [f"{head}: {decision.prompt}"]
+    if decision.detail:
+        lines.extend("    " + line for line in decision.detail.splitlines())
+    lines.append("    " + options_text(decision))
+    return lines
+
+
+def answer_text(decision: p.Decision) -> str:
+    """How an answered (or cancelled) decision ended: ``d3 answered: Merge (by user) "text"``."""
+    if decision.status == "cancelled":
+        return f"{decision.id} cancelled"
+    if decision.answer is None:
+        return f"{decision.id} {decision.status}"
+    a = decision.answer
+    extra = f' "{a.text}"' if a.text else ""
+    return f"{decision.id} answered: {a.option + 1} {a.label} (by {a.by}){extra}"
+
+
+def decisions_view(m: Mirror) -> list[str]:
+    """Return the ``/decisions`` lines: open decisions, oldest first."""
+    open_ = m.open_decisions()
+    if not open_:
+        return ["no open decisions"]
+    lines: list[str] = []
+    for d in open_:
+        lines.extend(decision_lines(d))
+    return lines
+
+
+def feed_line(item: p.FeedItem) -> str:
+    """One feed line: ``12:03:04 [task] kit: text``."""
+    who = f"{item.agent}: " if item.agent else ""
+    return f"{clock(item.at)} [{item.kind}] {who}{item.text}"
+
+
+def message_line(msg: p.Message) -> str:
+    """One message line: ``12:03:04 kit -> wren: text``."""
+    return f"{clock(msg.at)} {msg.sender} -> {msg.to}: {msg.text}"
+
+
+def feed_view(m: Mirror, limit: int = 20) -> list[str]:
+    """Return the ``/feed`` lines: the last ``limit`` feed items, oldest first."""
+    items = list(m.feed)[-limit:]
+    return [feed_line(i) for i in items] if items else ["the feed is empty"]
+
+
+def diff_lines(target: str, diff: p.Diff) -> list[str]:
+    """Render a structured diff as unified-diff-like text lines.
+
+    The first character of each line tells its kind: ``+``/``-``/`` `` hunk lines, ``@`` hunk
+    headers, ``#`` file headers and the summary (the app colours by it).
+    """
+    lines = [
+        f"# {target}: {diff.repo} {diff.base[:8]}..{diff.head[:8]} — "
+        f"{diff.files_changed} files, +{diff.additions} -{diff.deletions}"
+    ]
+    if not diff.files:
+        lines.append("# no changes")
+    for f in diff.files:
+        name = f"{f.old_path} -> {f.path}" if f.old_path and f.old_path != f.path else f.path
+        lines.append(f"# {name} ({f.status}, +{f.additions} -{f.deletions})")
+        if f.binary:
+            lines.append("# binary file not shown")
+        elif f.truncated:
+            lines.append("# diff too large to show")
+        for h in f.hunks:
+            header = f" {h.header}" if h.header else ""
+            lines.append(f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@{header}")
+            lines.extend(f"{ln.op}{ln.text}" for ln in h.lines)
+    return lines
+
+
+def memory_lines(result: p.MemoryResult, asked: str | None) -> list[str]:
+    """Render a ``memory`` reply: the index of notes, or the asked note's text."""
+    if asked is None:
+        return ["memory notes:"] + [f"  {n.note}" for n in result.notes] if result.notes else ["no memory notes"]
+    lines: list[str] = []
+    for note in result.notes:
+        lines.append(f"# {note.note}")
+        lines.extend(note.text.splitlines() or ["(empty)"])
+    return lines or [f"no note {asked}"]

@@ -1,0 +1,172 @@
+"""Client intents: what a client (the mod, the TUI, a script) asks the daemon to do.
+
+Every intent may carry an ``id``; the daemon's ``ack`` or ``error`` reply echoes it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, TypeAdapter, model_validator
+
+from .base import WireModel
+
+
+class Intent(WireModel):
+    """Fields shared by every client intent."""
+
+    id: str | int | None = None
+    """Request id echoed by the ``ack`` or ``error`` reply."""
+
+
+class Hello(Intent):
+    """Start (or resume) a session; the reply is a snapshot or the missed messages."""
+
+    type: Literal["hello"] = "hello"
+    protocol: int
+    """The protocol version the client speaks (1)."""
+    client: str
+    """Free-form client name and version (``minecraft-mod/1.2``, ``foreman-tui``)."""
+    since: int | None = None
+    """The last ``seq`` this client saw; the daemon then sends only what was missed when it can."""
+
+
+class GoalSubmit(Intent):
+    """Give the lead a new goal."""
+
+    type: Literal["goal.submit"] = "goal.submit"
+    text: str = Field(min_length=1)
+    repo: str | None = None
+    """Repository id; defaults to the only (or first) registered repository."""
+
+
+class DecisionAnswerIntent(Intent):
+    """Answer an open decision."""
+
+    type: Literal["decision.answer"] = "decision.answer"
+    decision: str
+    option: int = Field(ge=0)
+    """0-based option index."""
+    text: str | None = None
+    """Optional free text (``always`` on a permission stores an always-allow rule)."""
+
+
+class MessageSend(Intent):
+    """Send a message to an agent (or ``all``)."""
+
+    type: Literal["message.send"] = "message.send"
+    to: str
+    text: str = Field(min_length=1)
+
+
+class AgentPause(Intent):
+    """Abort an agent's turn and keep its task."""
+
+    type: Literal["agent.pause"] = "agent.pause"
+    agent: str
+
+
+class AgentResume(Intent):
+    """Resume a paused or off-shift agent."""
+
+    type: Literal["agent.resume"] = "agent.resume"
+    agent: str
+
+
+class AgentStop(Intent):
+    """Take an agent off shift."""
+
+    type: Literal["agent.stop"] = "agent.stop"
+    agent: str
+
+
+class AgentSpawn(Intent):
+    """Bring an off-shift agent onto the team, optionally with a task."""
+
+    type: Literal["agent.spawn"] = "agent.spawn"
+    agent: str
+    task: str | None = None
+
+
+class TaskCancel(Intent):
+    """Cancel a task."""
+
+    type: Literal["task.cancel"] = "task.cancel"
+    task: str
+
+
+class TaskRetry(Intent):
+    """Put a blocked (or cancelled) task back on the board."""
+
+    type: Literal["task.retry"] = "task.retry"
+    task: str
+
+
+class TaskPrioritize(Intent):
+    """Set a task's priority (default: one more than the highest)."""
+
+    type: Literal["task.prioritize"] = "task.prioritize"
+    task: str
+    priority: int | None = None
+
+
+class TaskReassign(Intent):
+    """Hand a task to another agent."""
+
+    type: Literal["task.reassign"] = "task.reassign"
+    task: str
+    agent: str
+
+
+class RepoAdd(Intent):
+    """Register a repository root."""
+
+    type: Literal["repo.add"] = "repo.add"
+    path: str = Field(min_length=1)
+
+
+class DiffRequest(Intent):
+    """Ask for a worktree's diff (``kit-t2``) or a merge decision's diff (``d3``)."""
+
+    type: Literal["diff.request"] = "diff.request"
+    worktree: str | None = None
+    decision: str | None = None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "DiffRequest":
+        if (self.worktree is None) == (self.decision is None):
+            raise ValueError("give exactly one of worktree or decision")
+        return self
+
+
+class MemoryRead(Intent):
+    """Read a memory note (``shared/plan``, ``agents/kit/notes``) or, without ``id``, the index."""
+
+    type: Literal["memory.read"] = "memory.read"
+    note: str | None = None
+    """The note id; omitted: list every note."""
+
+
+ClientMessage = Annotated[
+    Union[
+        Hello,
+        GoalSubmit,
+        DecisionAnswerIntent,
+        MessageSend,
+        AgentPause,
+        AgentResume,
+        AgentStop,
+        AgentSpawn,
+        TaskCancel,
+        TaskRetry,
+        TaskPrioritize,
+        TaskReassign,
+        RepoAdd,
+        DiffRequest,
+        MemoryRead,
+    ],
+    Field(discriminator="type"),
+]
+"""Every message a client may send, discriminated by ``type``."""
+
+CLIENT_ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)

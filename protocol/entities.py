@@ -1,0 +1,208 @@
+"""Entities: what a snapshot holds and what upserts replace (by ``id``/``name``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .base import WireModel
+
+Role = Literal["lead", "worker"]
+AgentState = Literal[
+    "idle", "thinking", "reading", "editing", "testing", "running", "waiting_user", "blocked", "error", "done"
+]
+Station = Literal["lounge", "meeting", "desk", "library", "testbench", "terminal", "user"]
+GoalStatus = Literal["planning", "active", "done", "cancelled"]
+TaskStatus = Literal["todo", "doing", "review", "done", "blocked", "cancelled"]
+DecisionKind = Literal["question", "permission", "merge"]
+DecisionStatus = Literal["open", "answered", "cancelled"]
+
+DEFAULT_STATION: dict[str, Station] = {
+    "reading": "library",
+    "editing": "desk",
+    "testing": "testbench",
+    "running": "terminal",
+    "waiting_user": "user",
+    "thinking": "desk",
+    "idle": "lounge",
+    "done": "lounge",
+    "blocked": "desk",
+    "error": "library",
+}
+"""The station an agent state is shown at (``thinking`` may also be at ``meeting``)."""
+
+
+class Agent(WireModel):
+    """A member of the team: the lead or a worker."""
+
+    name: str
+    """Unique, lower-case agent id (``kit``)."""
+    role: Role = "worker"
+    """``lead`` plans and reviews; ``worker`` edits in its own worktree."""
+    title: str = ""
+    """Display name (``Kit``)."""
+    state: AgentState = "idle"
+    """What the agent is doing now."""
+    station: Station = "lounge"
+    """Where in the world the agent is shown; follows the state (see DEFAULT_STATION)."""
+    activity: str = ""
+    """One line of what the agent is doing, for people."""
+    active: bool = True
+    """False when the agent is off shift (``/stop``); it is never scheduled until resumed."""
+    paused: bool = False
+    """True while ``/pause``d: its turn is aborted but it keeps its task."""
+    task: str | None = None
+    """The task the agent works on, if any."""
+    worktree: str | None = None
+    """The worktree id (``kit-t2``) the agent works in, if any."""
+    backend: str = "sim"
+    """The backend that runs this agent (``sim``, ``claude``, ``local``)."""
+    model: str | None = None
+    """The model the backend uses for this agent, when it has one."""
+
+
+class Goal(WireModel):
+    """A goal the user gave the lead."""
+
+    id: str
+    """``g1``, ``g2`` ..."""
+    text: str
+    """The goal as the user typed it."""
+    status: GoalStatus = "planning"
+    """``planning`` until the lead made tasks, then ``active``, then ``done`` or ``cancelled``."""
+    progress: int = 0
+    """Percent of the goal's (non-cancelled) tasks that are done, 0..100."""
+    repo: str | None = None
+    """The repository id the goal works on."""
+    created_at: float = 0.0
+    """Unix time in seconds."""
+
+
+class TaskEvent(WireModel):
+    """One line of a task's history."""
+
+    at: float
+    """Unix time in seconds."""
+    who: str
+    """An agent name, ``user`` or ``foreman``."""
+    what: str
+    """What happened, for people (``status doing -> review``)."""
+
+
+class Task(WireModel):
+    """A unit of work in the task graph."""
+
+    id: str
+    """``t1``, ``t2`` ..."""
+    title: str
+    description: str = ""
+    deps: list[str] = Field(default_factory=list)
+    """Ids of tasks that must be ``done`` before this one starts."""
+    status: TaskStatus = "todo"
+    assignee: str | None = None
+    """The agent the task is assigned to (planned or working)."""
+    priority: int = 0
+    """Higher runs first among ready tasks."""
+    branch: str | None = None
+    """The agent branch (``agentcraft/kit/t2-notes-tags``) once work started."""
+    goal: str | None = None
+    """The goal this task belongs to."""
+    repo: str | None = None
+    """The repository id the task works on."""
+    blocked_reason: str | None = None
+    """Why the task is blocked, when it is."""
+    history: list[TaskEvent] = Field(default_factory=list)
+
+
+class DecisionAnswer(WireModel):
+    """The user's answer to a decision."""
+
+    option: int
+    """0-based index into the decision's options."""
+    label: str
+    """The chosen option's text."""
+    text: str | None = None
+    """Free text the user added."""
+    by: str = "user"
+    """Who answered (``user`` or ``auto`` for auto-answers)."""
+
+
+class Decision(WireModel):
+    """Something only the user can decide: a question, a permission or a merge."""
+
+    id: str
+    """``d1``, ``d2`` ..."""
+    kind: DecisionKind
+    prompt: str
+    """What the user is asked, for people."""
+    options: list[str]
+    """The choices; the first one moves the work forward."""
+    status: DecisionStatus = "open"
+    answer: DecisionAnswer | None = None
+    asked_by: str
+    """The agent that asked (or ``foreman``)."""
+    task: str | None = None
+    """The task the decision is about, if any."""
+    goal: str | None = None
+    """The goal the decision is about, if any."""
+    worktree: str | None = None
+    """For merges: the worktree whose diff is to be merged."""
+    detail: str | None = None
+    """Extra context: the command and scope of a permission, why a merge was refused ..."""
+    created_at: float = 0.0
+    """Unix time in seconds."""
+
+
+class Repo(WireModel):
+    """A registered git repository."""
+
+    id: str
+    """The repository's directory name (unique within the Foreman)."""
+    path: str
+    """Absolute path of the repository's top-level folder."""
+    base_branch: str = "main"
+    """The branch approved merges go to."""
+    head: str | None = None
+    """The commit the base branch points to."""
+    dirty: bool = False
+    """True when the checkout that has the base branch checked out has uncommitted tracked changes."""
+
+
+class Message(WireModel):
+    """A message between agents, or between an agent and the user."""
+
+    id: int
+    """Increasing message number."""
+    sender: str = Field(alias="from")
+    """An agent name or ``user``."""
+    to: str
+    """An agent name, ``user`` or ``all``."""
+    text: str
+    at: float = 0.0
+    """Unix time in seconds."""
+
+
+class FeedItem(WireModel):
+    """One line of the activity feed."""
+
+    id: int
+    """Increasing feed item number."""
+    at: float = 0.0
+    """Unix time in seconds."""
+    kind: str = "info"
+    """``info``, ``goal``, ``task``, ``decision``, ``merge``, ``ci``, ``message``, ``error`` ..."""
+    text: str
+    agent: str | None = None
+    task: str | None = None
+
+
+class LogLine(WireModel):
+    """One line of an agent's log (streamed text, tool use, results)."""
+
+    agent: str
+    at: float = 0.0
+    """Unix time in seconds."""
+    kind: str = "text"
+    """``text``, ``tool``, ``result``, ``error`` ..."""
+    text: str

@@ -1,0 +1,177 @@
+"""The command line: every command, its mistyped forms, and resolution against the mirror."""
+
+import pytest
+
+import protocol as p
+from foreman.tui import commands as c
+from foreman.tui.completion import complete
+from foreman.tui.mirror import Mirror
+from tests.tui.fake_daemon import world
+
+
+@pytest.fixture
+def mirror() -> Mirror:
+    m = Mirror()
+    m.apply(world())
+    return m
+
+
+def sent(line: str, mirror: Mirror, cwd: str | None = None) -> p.Intent:
+    action = c.interpret(line, mirror, cwd)
+    assert isinstance(action, c.Send), action
+    return action.intent
+
+
+@pytest.mark.parametrize(
+    ("line", "intent"),
+    [
+        ("Add OAuth to life-tracker", p.GoalSubmit(text="Add OAuth to life-tracker")),
+        ("  spaced goal  ", p.GoalSubmit(text="spaced goal")),
+        ("@kit please cover emoji tags", p.MessageSend(to="kit", text="please cover emoji tags")),
+        ("@Kit  hi", p.MessageSend(to="kit", text="hi")),
+        ("@all stand-up", p.MessageSend(to="all", text="stand-up")),
+        ("/diff kit-t2", p.DiffRequest(worktree="kit-t2")),
+        ("/diff d3", p.DiffRequest(decision="d3")),
+        ("/diff", p.DiffRequest(decision="d1")),
+        ("/diff @kit", p.DiffRequest(worktree="kit-t2")),
+        ("/pause @kit", p.AgentPause(agent="kit")),
+        ("/resume kit", p.AgentResume(agent="kit")),
+        ("/stop @wren", p.AgentStop(agent="wren")),
+        ("/spawn @tove", p.AgentSpawn(agent="tove")),
+        ("/spawn @tove t3", p.AgentSpawn(agent="tove", task="t3")),
+        ("/task t3 cancel", p.TaskCancel(task="t3")),
+        ("/task t3 retry", p.TaskRetry(task="t3")),
+        ("/task t3 prioritize", p.TaskPrioritize(task="t3")),
+        ("/task T3 prioritize 5", p.TaskPrioritize(task="t3", priority=5)),
+        ("/task t3 reassign @wren", p.TaskReassign(task="t3", agent="wren")),
+        ("/memory", p.MemoryRead()),
+        ("/memory shared/plan", p.MemoryRead(note="shared/plan")),
+        ("/repo add /abs/repo", p.RepoAdd(path="/abs/repo")),
+        ('/repo add "/with space/repo"', p.RepoAdd(path="/with space/repo")),
+        ("/ANSWER", p.DecisionAnswerIntent(decision="d1", option=0)),
+        ("/answer d1", p.DecisionAnswerIntent(decision="d1", option=0)),
+        ("/answer d1 2 more tests please", p.DecisionAnswerIntent(decision="d1", option=1, text="more tests please")),
+        ("/answer 3", p.DecisionAnswerIntent(decision="d1", option=2)),
+        ("/answer d1 reject", p.DecisionAnswerIntent(decision="d1", option=2)),
+        ("/answer request changes", p.DecisionAnswerIntent(decision="d1", option=1)),
+    ],
+)
+def test_lines_become_intents(line, intent, mirror):
+    assert sent(line, mirror) == intent
+
+
+def test_relative_repo_path_is_made_absolute(mirror):
+    assert sent("/repo add ../x", mirror, cwd="/home/u/work") == p.RepoAdd(path="/home/u/x")
+    assert sent("/repo add rel", mirror) == p.RepoAdd(path="rel")
+
+
+@pytest.mark.parametrize(
+    ("line", "view"),
+    [("/status", "status"), ("/tasks", "tasks"), ("/agents", "agents"), ("/decisions", "decisions"), ("/feed", "feed")],
+)
+def test_views(line, view, mirror):
+    assert c.interpret(line, mirror) == c.Show(view)
+
+
+@pytest.mark.parametrize(
+    ("line", "wait"),
+    [
+        ("/wait 2", c.Wait("seconds", seconds=2.0)),
+        ("/wait 0.5", c.Wait("seconds", seconds=0.5)),
+        ("/wait d3", c.Wait("decision", target="d3")),
+        ("/wait decision", c.Wait("decision")),
+        ("/wait goal done", c.Wait("goal")),
+        ("/wait goal g2 done", c.Wait("goal", target="g2")),
+        ("/wait t3 review", c.Wait("task", target="t3", status="review")),
+    ],
+)
+def test_waits(line, wait, mirror):
+    assert c.interpret(line, mirror) == wait
+
+
+def test_local_actions(mirror):
+    assert c.interpret("", mirror) == c.Empty()
+    assert c.interpret("/help", mirror) == c.Help()
+    assert c.interpret("/quit", mirror) == c.Quit()
+    assert any(line.startswith("/answer") for line in c.help_lines())
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("/frobnicate", "unknown command /frobnicate"),
+        ("/ans", "did you mean /answer"),
+        ("/", "unknown command"),
+        ("@kit", "nothing to say to kit"),
+        ("@ hello", "not an agent name"),
+        ("@K!t hi", "not an agent name"),
+        ("/answer 0", "options count from 1"),
+        ("/answer d1 4", "d1 has 3 options: 1 Merge, 2 Request changes, 3 Reject"),
+        ("/answer d1 more tests please", "give the option's number first"),
+        ("/answer d9", "there is no decision d9; open: d1"),
+        ("/diff a b", "usage: /diff"),
+        ("/diff wren", "wren has no worktree now"),
+        ("/repo", "usage: /repo add"),
+        ("/repo remove x", "usage: /repo add"),
+        ("/pause", "usage: /pause @kit"),
+        ("/pause @kit @wren", "usage: /pause @kit"),
+        ("/spawn", "usage: /spawn"),
+        ("/task t3", "usage: /task"),
+        ("/task t3 explode", "usage: /task"),
+        ("/task t3 prioritize high", "priority must be a whole number"),
+        ("/task t3 reassign", "usage: /task"),
+        ("/task t3 cancel now", "usage: /task"),
+        ("/tasks all", "/tasks takes no arguments"),
+        ("/quit now", "/quit takes no arguments"),
+        ("/memory a b", "usage: /memory"),
+        ("/wait", "usage: /wait"),
+        ("/wait forever", "usage: /wait"),
+        ("/wait goal x done", "is not a goal id"),
+        ("/wait t3 finished", "usage: /wait"),
+    ],
+)
+def test_mistyped_lines_explain_in_one_line(line, says, mirror):
+    action = c.interpret(line, mirror)
+    assert isinstance(action, c.Invalid), action
+    assert says in action.message
+    assert "\n" not in action.message
+
+
+def test_answer_needs_an_open_decision(mirror):
+    d1 = mirror.decisions["d1"]
+    mirror.apply(p.DecisionUpsert(seq=1, decision=d1.model_copy(update={"status": "answered"})))
+    assert c.interpret("/answer", mirror) == c.Invalid("no decision is open")
+    assert "d1 is already answered" in c.interpret("/answer d1", mirror).message
+    assert isinstance(c.interpret("/diff", mirror), c.Invalid)
+
+
+def test_answer_summary_counts_from_one(mirror):
+    action = c.interpret("/answer d1 2 ok", mirror)
+    assert action.summary == 'answer d1: 2 Request changes "ok"'
+
+
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [
+        ("/an", "/answer"),
+        ("/answer ", "/answer d1"),
+        ("@k", "@kit"),
+        ("@W", "@Wren"),
+        ("@a", "@all"),
+        ("/pause ", "/pause @marlow"),
+        ("/task t", "/task t2"),
+        ("/task t2 re", "/task t2 retry"),
+        ("/spawn @wren t", "/spawn @wren t2"),
+        ("/diff ", "/diff d1"),
+        ("/diff k", "/diff kit-t1"),
+        ("/wait g", "/wait goal"),
+        ("/repo a", "/repo add"),
+        ("hello", None),
+        ("hello @k", "hello @kit"),
+        ("/tasks ", None),
+        ("/answer d1", None),
+        ("", None),
+    ],
+)
+def test_completion(typed, suggested, mirror):
+    assert complete(typed, mirror) == suggested
