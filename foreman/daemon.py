@@ -46,9 +46,10 @@ class Daemon:
     Args:
         settings: the resolved settings.
         clock: returns Unix time in seconds (tests pass a fake).
+        backend: the backend to use (default: the one ``settings.backend`` names).
     """
 
-    def __init__(self, settings: Settings, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, settings: Settings, *, clock: Callable[[], float] = time.time, backend: Any = None) -> None:
         self.settings = settings
         self.clock = clock
         self.profile_dir = settings.profile_dir
@@ -65,7 +66,7 @@ class Daemon:
             allow_browser_origins=settings.allow_browser_origins,
         )
         self.notifier = Notifier(enabled=settings.notify, silent=settings.toast_silent)
-        self.backend: Any = None
+        self.backend: Any = backend
         self.port = 0
         self.stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -394,7 +395,8 @@ class Daemon:
         })
         from .backends import make_backend
 
-        self.backend = make_backend(self.settings)
+        if self.backend is None:
+            self.backend = make_backend(self.settings)
         self.auth = self.backend.status()
         self.publish_status()
         for path in self.settings.repo:

@@ -9,8 +9,9 @@ daemon's CI runs get an environment in which git itself refuses:
   protocols are allowed, *overriding any configuration* - so push, send-pack, fetch, clone and
   ``ls-remote`` fail for local paths, ``file://``, ssh, http(s), ``ext::`` alike, even with an
   explicit ``pushurl`` or ``-c protocol.file.allow=always``. Env-scoped config adds
-  ``protocol.allow=never`` and rewrites every URL to that unknown protocol
-  (``url.<x>.insteadOf``/``pushInsteadOf`` with an empty prefix) as a second layer;
+  ``protocol.allow=never`` (also per protocol) and rewrites every URL to a second protocol
+  that is not allowed either (``url.<x>.insteadOf``/``pushInsteadOf`` with an empty prefix),
+  so no remote helper is ever looked up;
 * signing with the user's key: ``commit.gpgsign``/``tag.gpgsign`` are off and
   ``gpg.program``/``gpg.ssh.program``/``gpg.x509.program`` name a program that does not exist,
   so an explicit ``-S`` fails instead of signing; ``SSH_AUTH_SOCK``/``GPG_AGENT_INFO`` are
@@ -39,6 +40,10 @@ from pathlib import Path
 BLOCKED_PROTOCOL = "agentcraft-none"
 """A protocol name no git helper implements; the only one ``GIT_ALLOW_PROTOCOL`` allows."""
 
+REWRITE_PROTOCOL = "agentcraft-blocked"
+"""Every URL is rewritten to this protocol, which is *not* allowed either: git stops at its
+protocol check and never looks for a ``git-remote-<protocol>`` helper."""
+
 NO_SIGNING_PROGRAM = "agentcraft-signing-disabled"
 """A program name that does not exist, used for every signing program."""
 
@@ -47,8 +52,8 @@ _DROPPED = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "EMAIL"})
 _CONFIG: tuple[tuple[str, str], ...] = (
     ("protocol.allow", "never"),
     *((f"protocol.{name}.allow", "never") for name in ("file", "git", "ssh", "http", "https", "ext")),
-    (f"url.{BLOCKED_PROTOCOL}://blocked/.insteadOf", ""),
-    (f"url.{BLOCKED_PROTOCOL}://blocked/.pushInsteadOf", ""),
+    (f"url.{REWRITE_PROTOCOL}://blocked/.insteadOf", ""),
+    (f"url.{REWRITE_PROTOCOL}://blocked/.pushInsteadOf", ""),
     ("credential.helper", ""),
     ("commit.gpgSign", "false"),
     ("tag.gpgSign", "false"),

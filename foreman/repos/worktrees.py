@@ -158,14 +158,17 @@ async def ensure_worktree(
 
 async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str | None) -> Worktree:
     entry = next((e for e in await list_worktrees(root) if e.path == wt), None)
-    if entry is not None and not entry.prunable and entry.locked != "initializing" and entry.head:
+    if entry is not None and entry.prunable:
+        if wt.exists():
+            raise WorktreeUnsafe(f"{wt} is registered but its .git link is gone; left for inspection")
+        await git("worktree", "prune", cwd=root)  # the folder was deleted: drop the stale entry
+    elif entry is not None and (entry.locked == "initializing" or not entry.head):
+        logger.warning("worktree %s was half-created (%s); recreating", wt, entry)
+        await git("worktree", "remove", "--force", "--force", wt, cwd=root, check=False)
+    elif entry is not None:
         if not await check_link(root, wt):
             raise WorktreeUnsafe(f"{wt} is registered but its .git link is broken; left for inspection")
         return Worktree(wt, branch, entry.head, created=False)
-    if entry is not None:
-        logger.warning("worktree %s was half-created (%s); recreating", wt, entry)
-        await git("worktree", "remove", "--force", "--force", wt, cwd=root, check=False)
-    await git("worktree", "prune", cwd=root)
     _clear_leftover_dir(wt, root)
     start = await rev_parse(root, start_point or base)
     if start is None:
@@ -298,6 +301,8 @@ async def remove_worktree(
     root = Path(repo_root).resolve()
     wt = Path(os.path.realpath(wt_path))
     entry = next((e for e in await list_worktrees(root) if e.path == wt), None)
+    if entry is not None and entry.prunable and wt.exists():
+        raise WorktreeUnsafe(f"{wt}: its .git link is gone; the worktree is left for inspection")
     if entry is None or entry.prunable:
         if wt.exists():
             raise RepoError(f"{wt} is not a worktree of {root}; it is left in place")

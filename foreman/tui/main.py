@@ -119,12 +119,12 @@ async def _drive(args, conn: Connection, runner: LineRunner, transcript: Transcr
         elif args.line:
             await _stdin(runner)
     except ScriptFailed as exc:
-        transcript.write(f"FAILED {exc}")
+        transcript.close(f"FAILED {exc}")
         print(f"foreman tui: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except Quit:
         pass
-    transcript.write(
+    transcript.close(
         f"end: {runner.sent} intents sent, {transcript.decisions_opened} decisions opened, "
         f"{transcript.decisions_answered} answered"
     )

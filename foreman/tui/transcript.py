@@ -38,9 +38,17 @@ class Transcript:
         self._message_after: int | None = None
         self.decisions_opened = 0
         self.decisions_answered = 0
+        self.closed = False
+
+    def close(self, text: str) -> None:
+        """Write the last line; what arrives later (the connection winding down) is dropped."""
+        self.write(text)
+        self.closed = True
 
     def write(self, text: str, indent: int = 0) -> None:
         """Write one stamped line (``text`` may hold several lines; each is stamped)."""
+        if self.closed:
+            return
         elapsed = self.clock() - self.start
         stamp = f"[{int(elapsed // 60):02d}:{elapsed % 60:04.1f}]"
         for line in text.splitlines() or [""]:

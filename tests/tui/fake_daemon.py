@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import time
 
+import websockets
 from websockets.asyncio.server import ServerConnection, serve
 
 import protocol as p
@@ -124,7 +125,7 @@ class FakeDaemon:
 
     async def _handle(self, ws: ServerConnection) -> None:
         try:
-            async for frame in ws:
+            async for frame in ws:  # noqa: SIM117
                 msg = p.decode_client(frame)
                 if isinstance(msg, p.Hello):
                     self.hellos.append(msg)
@@ -132,6 +133,8 @@ class FakeDaemon:
                     continue
                 self.received.append(msg)
                 await ws.send(p.encode(await self._reply(msg)))
+        except websockets.ConnectionClosed:
+            pass
         finally:
             self.clients.discard(ws)
 

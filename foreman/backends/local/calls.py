@@ -180,6 +180,8 @@ def _router(obj: dict[str, Any]) -> tuple[str, Any, list[str]] | None:
         if obj.get("done", True) is False:
             return "report_status", {"text": content}, ["router_json"]
         return "final", {"summary": content}, ["router_json"]
+    if key == "shell":
+        return "run", {"command": content, **extra}, ["router_json"]
     if key == "git" and isinstance(content, str):
         command = content if content.strip().startswith("git") else f"git {content.strip()}"
         return "run", {"command": command}, ["router_json"]

@@ -10,8 +10,8 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .result import REASONS, DecodeResult
 from .textcodec import decode, render_action
@@ -89,10 +89,9 @@ def _replay_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _table(title: str, counts: Counter[str]) -> list[str]:
+def _table(title: str, counts: Counter[str], width: int) -> list[str]:
     if not counts:
         return []
-    width = max(len(name) for name in counts) + 2
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [title, *(f"  {name.ljust(width)}{count:>4}" for name, count in rows)]
 
@@ -125,11 +124,12 @@ def replay_main(argv: Sequence[str], *, default_dir: Path | str | None = None) -
     if args.json:
         print(json.dumps({**report.to_dict(), "files": scan.files, "bad_lines": scan.bad_lines}))
         return 0
+    width = 2 + max((len(name) for name in [*report.repairs, *report.reasons, *report.dropped]), default=0)
     lines = [
         f"{report.converted} of {report.total} replies converted ({report.rate:.2f}%), {report.repaired} repaired",
-        *_table("repairs applied", report.repairs),
-        *_table("no action", report.reasons),
-        *_table("dropped", report.dropped),
+        *_table("repairs applied", report.repairs, width),
+        *_table("no action", report.reasons, width),
+        *_table("dropped", report.dropped, width),
         f"changed since recording: {report.changed}",
     ]
     if scan.bad_lines:

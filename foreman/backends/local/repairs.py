@@ -85,7 +85,7 @@ def loads_lenient(text: str) -> tuple[Any, list[str]]:
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         raise ValueError("not JSON") from None
     if not isinstance(value, (dict, list)):
-        raise ValueError("not a JSON object")
+        raise ValueError("not a JSON object")  # noqa: TRY004  (callers catch ValueError)
     return value, repairs + ["python_literal"]
 
 
@@ -144,14 +144,16 @@ _REPEATED_UNIT_RE = re.compile(r"(.{3,80}?)\1{7,}")
 
 
 def is_degenerate_line(line: str) -> bool:
-    """True when one line is a short unit repeated 8+ times ("the the the ...").
+    """True when one line is a short run of words repeated 8+ times ("the the the ...").
 
-    Units without a letter or digit (``-----``, ``=====``) are decoration, not a loop.
+    The unit must hold a letter or digit and a space: ``-----`` is decoration and
+    ``000000000000`` a hash, not a loop.
     """
     if len(line) < 24:
         return False
     for match in _REPEATED_UNIT_RE.finditer(line):
-        if any(char.isalnum() for char in match.group(1)):
+        unit = match.group(1)
+        if any(char.isalnum() for char in unit) and any(char.isspace() for char in unit):
             return True
     return False
 
@@ -160,7 +162,8 @@ class LoopDetector:
     """Watch the non-blank lines of a reply for a repetition loop.
 
     A loop is one line repeated :attr:`same_line` times in a row, or a cycle of 2 to 4 lines
-    repeated :attr:`cycles` times in a row, or one degenerate line (:func:`is_degenerate_line`).
+    repeated :attr:`cycles` times in a row. (A degenerate single line is judged by the caller
+    with :func:`is_degenerate_line`, on prose lines only.)
     """
 
     same_line = 6
@@ -174,8 +177,6 @@ class LoopDetector:
         text = line.strip()
         if not text:
             return False
-        if is_degenerate_line(text):
-            return True
         self._recent.append(text)
         del self._recent[:-16]
         return self._periodic(1, self.same_line) or any(
@@ -220,7 +221,7 @@ def _error_message(body: Any) -> str:
         try:
             body = json.loads(body)
         except ValueError:
-            return body.strip()
+            return str(body).strip()
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):

@@ -32,8 +32,14 @@ from typing import Any
 
 from . import textlines as tl
 from .calls import build_action, call_from_object
-from .registry import BY_NAME, ActionBase, Edit, Final
-from .repairs import LoopDetector, is_degenerate_line, json_objects, loads_lenient, object_end
+from .registry import BY_NAME, ActionBase
+from .repairs import (
+    LoopDetector,
+    is_degenerate_line,
+    json_objects,
+    loads_lenient,
+    object_end,
+)
 from .result import DecodeResult
 
 logger = logging.getLogger(__name__)
@@ -41,15 +47,6 @@ logger = logging.getLogger(__name__)
 _OUTSIDE, _SEARCH, _REPLACE, _JSON, _TOOL_CALL, _FUNCTION, _FINAL, _THINK = range(8)
 _FUNCTION_RE = re.compile(r"<function=\s*([^>\s]+)\s*>(.*?)(?:</function>|$)", re.DOTALL)
 _PARAM_RE = re.compile(r"<parameter=\s*([^>\s]+)\s*>\n?(.*?)\n?(?:</parameter>|(?=<parameter=)|$)", re.DOTALL)
-
-
-def _starts_action(line: str) -> bool:
-    """True when a (possibly partial) line would begin an action."""
-    text = line.strip()
-    return bool(
-        tl.word_line(text) or tl.TOOL_RE.match(text) or tl.FINAL_RE.match(text) or tl.marker(text)
-        or "<tool_call>" in text or text.startswith(("<function=", "{"))
-    )
 
 
 class TextDecoder:
@@ -141,13 +138,13 @@ class TextDecoder:
         if self._looping or self._state != _OUTSIDE or not text:
             return
         self._saw_text = True
-        if is_degenerate_line(text):
-            self._start_loop()
-            return
-        self._chatter.append(tail)
         complete_json = text.startswith("{") and object_end(text, 0) == len(text)
-        if _starts_action(text) and not complete_json:
+        if tl.starts_action(text) and not complete_json:
             self._drop("truncated_action")
+        elif is_degenerate_line(text):
+            self._start_loop()
+        else:
+            self._chatter.append(tail)
 
     # -- bookkeeping --------------------------------------------------------------------
     def _chomp(self, line: str) -> str:
@@ -253,7 +250,7 @@ class TextDecoder:
             self._state, self._pending = _FUNCTION, []
             self._in_function(line)
             return
-        final = tl.FINAL_RE.match(text)
+        final = tl.FINAL_RE.match(line.lstrip())
         if final:
             self._state, self._pending = _FINAL, [final["rest"]]
             return
@@ -264,6 +261,9 @@ class TextDecoder:
         word = tl.word_line(text)
         if word is not None:
             self._call(word.name, word.args, word.repairs)
+            return
+        if is_degenerate_line(text):
+            self._start_loop()
             return
         self._chatter.append(line)
         self._path = tl.clean_path(text)
@@ -340,6 +340,7 @@ class TextDecoder:
     # -- edit blocks --------------------------------------------------------------------
     def _open_block(self, repairs: list[str]) -> None:
         path_repairs: list[str] = []
+        path: str | None
         if self._path is not None:
             path, path_repairs = self._path[0], list(self._path[1])
         elif self._in_fence and tl.fence_path(self._fence_info):
@@ -372,10 +373,10 @@ class TextDecoder:
             self._state = _OUTSIDE
             self._close_block()
         else:
-            next_path = self._split_replace_tail()
+            next_path = self._split_replace_tail() or (self._block["path"], [])
             self._block["repairs"].append("missing_replace_marker")
             self._close_block()
-            self._path = next_path
+            self._path = next_path if next_path[0] is not None else None
             self._open_block(list(found.repairs))
 
     def _split_replace_tail(self) -> tuple[str, list[str]] | None:
@@ -486,67 +487,6 @@ def decode(text: str, finish_reason: str | None = "stop", *, role: str | None = 
     return decoder.finish(finish_reason)
 
 
-# -- rendering ----------------------------------------------------------------------------
-def _one_line(value: str) -> bool:
-    return bool(value) and value == value.strip() and "\n" not in value and "\r" not in value
+from .textrender import render_action, render_reply
 
-
-def _block_safe(value: str) -> bool:
-    return "\r" not in value and all(tl.marker(line) is None for line in value.split("\n"))
-
-
-def _tool_form(action: ActionBase) -> str:
-    args = action.model_dump(mode="json", exclude={"kind"}, exclude_defaults=True)
-    return f"TOOL {action.kind} {json.dumps(args, ensure_ascii=False)}"
-
-
-def _word_form(action: ActionBase, line: str) -> str | None:
-    """Return ``line`` if it decodes back to exactly ``action`` with no repair, else None."""
-    word = tl.word_line(line)
-    if word is None or word.repairs or tl.normalise(line) in tl.default_fingerprints():
-        return None
-    outcome = build_action(word.name, word.args)
-    return line if outcome.action == action and not outcome.repairs else None
-
-
-def _path_line(path: str) -> bool:
-    return tl.clean_path(path) == (path, []) and tl.marker(path) is None and not _starts_action(path)
-
-
-def render_action(action: ActionBase, *, last: bool = True) -> str:
-    """Render an action in the canonical text spelling (what the transcript shows the model).
-
-    ``decode(render_action(a)).actions == (a,)`` for every action. Values the short spelling
-    cannot carry (whitespace in a path, newlines in a command, marker lines in an edit) fall
-    back to ``TOOL name {json}``. ``FINAL`` is used only when ``last`` is true, since its
-    summary runs to the end of the reply.
-    """
-    data = action.to_dict()
-    kind = action.kind
-    line: str | None = None
-    if kind == "read":
-        span = ""
-        if data["start"] is not None:
-            span = f":{data['start']}" + ("" if data["end"] is None else f"-{data['end']}")
-        line = _word_form(action, f"READ {data['path']}{span}")
-    elif kind in ("list", "delete", "mkdir"):
-        line = _word_form(action, f"{kind.upper()} {data['path']}")
-    elif kind in ("glob", "grep", "search", "run"):
-        value = data.get("pattern", data.get("text", data.get("command")))
-        line = _word_form(action, f"{kind.upper()} {value}") if _one_line(value) else None
-    elif kind in ("move", "copy", "rename"):
-        line = _word_form(action, f"{kind.upper()} {data['source']} -> {data['destination']}")
-    elif kind == "edit" and _path_line(data["path"]) and _block_safe(data["search"]) \
-            and _block_safe(data["replace"]):
-        line = f"{data['path']}\n<<<<<<< SEARCH\n{data['search']}\n=======\n{data['replace']}\n>>>>>>> REPLACE"
-    elif kind == "create" and _path_line(data["path"]) and _block_safe(data["content"]) and data["content"]:
-        line = f"{data['path']}\n<<<<<<< SEARCH\n=======\n{data['content']}\n>>>>>>> REPLACE"
-    elif isinstance(action, Final) and last and action.summary == action.summary.strip() \
-            and "\r" not in action.summary:
-        line = f"FINAL {action.summary}"
-    return line if line is not None else _tool_form(action)
-
-
-def render_reply(actions: list[ActionBase] | tuple[ActionBase, ...]) -> str:
-    """Render a decoded turn canonically, one action after the other."""
-    return "\n".join(render_action(action, last=index == len(actions) - 1) for index, action in enumerate(actions))
+__all__ = ["TextDecoder", "decode", "render_action", "render_reply"]

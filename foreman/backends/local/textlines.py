@@ -206,3 +206,12 @@ def fingerprints(prompt: str) -> set[str]:
         if len(text) >= 30 and marker(text) is None:
             found.add(text)
     return found
+
+
+def starts_action(line: str) -> bool:
+    """True when a (possibly partial) line would begin an action."""
+    text = line.strip()
+    return bool(
+        word_line(text) or TOOL_RE.match(text) or FINAL_RE.match(text) or marker(text)
+        or "<tool_call>" in text or text.startswith(("<function=", "{"))
+    )

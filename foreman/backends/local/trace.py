@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .nativecodec import ToolCall, decode_tool_calls
 from .result import DecodeResult

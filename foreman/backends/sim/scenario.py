@@ -389,7 +389,7 @@ class Scenario:
         await self.start("t7")
         tid = self.tid("t7")
         reason = patches.task("t7").blocked_on_user or "needs the user"
-        self.sim.once("t7:blocked", lambda c, now: c.set_task_status(tid, "blocked", now, who="wren", reason=reason).id)
+        self.sim.once("t7:block", lambda c, now: c.set_task_status(tid, "blocked", now, who="wren", reason=reason).id)
         await self.show("t7:blocked", "wren", "blocked", f"blocked on {tid}: {reason}")
         self.say("t7:msg", "wren", "user", f"I can't publish without you: {reason}")
 

@@ -1,0 +1,586 @@
+"""The conductor: the team's flow for the real backends (claude, local, mixed).
+
+Plan -> work -> CI -> review -> merge decision, scheduled under deps, priorities,
+``--max-concurrent`` and the active team; steering (pause, stop, reassign, cancel) aborts turns
+and hands tasks over without losing work; sessions are persisted per (agent, task) and per
+(lead, goal) with their job kind, so interrupted turns resume after a restart.
+
+The conductor never runs a model itself: a :class:`~foreman.backends.turns.TurnRunner` per
+agent does. Durable records live in the core's meta: ``sessions`` (key ``agent:task`` or
+``agent:goal`` -> session id, job, state), ``handoffs`` (task -> previous agent and branch),
+``nudged``/``ci_retried`` (task -> True), ``worktrees`` (id -> repo, path, branch, agent, task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from protocol import Decision, Task
+
+from ..core.backoff import Backoff
+from ..core.world import Effect
+from ..errors import ForemanError, MergeRefused
+from . import prompts
+from .tools import DaemonTools
+from .turns import JobKind, TurnRequest, TurnResult, TurnRunner
+
+logger = logging.getLogger(__name__)
+
+LEAD = "marlow"
+ALL_WORKERS = ("juniper", "kit", "wren", "rowan", "tove")
+TITLES = {"marlow": "Marlow", "juniper": "Juniper", "kit": "Kit", "wren": "Wren", "rowan": "Rowan", "tove": "Tove"}
+CLEANUP_GRACE = 3.0
+
+
+@dataclass
+class Running:
+    """A turn in flight."""
+
+    turn_id: str
+    job: JobKind
+    key: str
+    task: "asyncio.Task[Any]"
+    task_id: str | None = None
+    goal_id: str | None = None
+
+
+def team_from(workers: list[str]) -> list[str]:
+    """Return the on-shift workers from ``--workers 3`` or ``--workers kit,wren``."""
+    if len(workers) == 1 and workers[0].isdigit():
+        return list(ALL_WORKERS[: max(1, min(len(ALL_WORKERS), int(workers[0])))])
+    return [w.lower() for w in workers]
+
+
+class Conductor:
+    """A backend that runs the team's flow through turn runners.
+
+    Args:
+        settings: the resolved settings.
+        runners: the turn runner of each agent (``runners[name]``).
+        backend_name: the backend name for the banner and agent entities.
+        clock / sleep: injectable time (tests use fakes for the backoff).
+    """
+
+    def __init__(self, settings: Any, runners: dict[str, TurnRunner], *, backend_name: str,
+                 models: dict[str, str | None] | None = None, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
+        self.settings = settings
+        self.runners = runners
+        self.name = backend_name
+        self.models = models or {}
+        self.d: Any = None
+        self.running: dict[str, Running] = {}
+        self.cleaning: dict[str, asyncio.Task[Any]] = {}
+        self.backoff = Backoff()
+        self.sleep = sleep
+        self._kick = asyncio.Event()
+        self._loop_task: asyncio.Task[Any] | None = None
+        self._waiters: dict[str, asyncio.Task[Any]] = {}
+        self._held: set[str] = set()
+        self.workers = team_from(settings.workers)
+
+    # ------------------------------------------------------------------ Backend contract
+    def status(self) -> tuple[str, str]:
+        """The banner of the first runner (the lead's)."""
+        runner = self.runners.get(LEAD) or next(iter(self.runners.values()))
+        return runner.status()
+
+    async def start(self, daemon: Any) -> None:
+        """Create the team, check the model services, reconcile open state and start scheduling."""
+        self.d = daemon
+        daemon.act(lambda c, now: c.add_agent(LEAD, now, role="lead", title=TITLES[LEAD], backend=self._backend_of(LEAD),
+                                              model=self.models.get(LEAD)))
+        for name in ALL_WORKERS:
+            daemon.act(lambda c, now, name=name: c.add_agent(
+                name, now, title=TITLES[name], backend=self._backend_of(name), model=self.models.get(name),
+                active=name in self.workers))
+        seen: set[int] = set()
+        for runner in self.runners.values():
+            if id(runner) not in seen:
+                seen.add(id(runner))
+                await runner.preflight()
+        self.reconcile()
+        self._loop_task = daemon.spawn(self._schedule_loop(), "scheduler")
+
+    def _backend_of(self, agent: str) -> str:
+        runner = self.runners.get(agent)
+        return getattr(runner, "name", self.name) if runner else self.name
+
+    def on_effect(self, effect: Effect) -> None:
+        """React to the core's effects (goal, schedule, abort, deliver, handoff)."""
+        if effect.kind == "goal":
+            self._start_plan(effect.ref)
+        elif effect.kind == "abort":
+            self.abort(effect.ref, str(effect.data or "abort"))
+        elif effect.kind == "handoff":
+            self._held.add(effect.ref)
+            self.d.spawn(self._handoff(effect.ref, str(effect.data)), f"handoff {effect.ref}")
+        elif effect.kind == "deliver":
+            self._maybe_followup(effect.ref)
+        self._kick.set()
+
+    async def stop(self) -> None:
+        """Abort every turn and wait for their clean-up (sessions stay 'running' so they resume)."""
+        for agent in list(self.running):
+            self.abort(agent, "shutdown", keep_running=True)
+        await asyncio.gather(*self.cleaning.values(), return_exceptions=True)
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+        for t in self._waiters.values():
+            t.cancel()
+        seen: set[int] = set()
+        for runner in self.runners.values():
+            if id(runner) not in seen:
+                seen.add(id(runner))
+                await runner.close()
+
+    # ------------------------------------------------------------------ sessions
+    def _sessions(self) -> dict[str, Any]:
+        return {k: dict(v) for k, v in self.d.core.world.meta.get("sessions", {}).items()}
+
+    def _set_session(self, key: str, **update: Any) -> None:
+        sessions = self._sessions()
+        sessions[key] = {**sessions.get(key, {}), **update}
+        self.d.act(lambda c, now: c.set_meta("sessions", sessions))
+
+    def _flag(self, name: str, key: str, value: Any = True) -> None:
+        data = dict(self.d.core.world.meta.get(name, {}))
+        data[key] = value
+        self.d.act(lambda c, now: c.set_meta(name, data))
+
+    def _flagged(self, name: str, key: str) -> Any:
+        return self.d.core.world.meta.get(name, {}).get(key)
+
+    # ------------------------------------------------------------------ reconcile (start-up)
+    def reconcile(self) -> None:
+        """Resume interrupted turns and repair open states after a restart (see module doc)."""
+        w = self.d.core.world
+        resumed: set[str] = set()
+        for key, s in sorted(self._sessions().items()):
+            if s.get("state") != "running":
+                continue
+            agent = s["agent"]
+            a = w.agents.get(agent)
+            if a is None or not a.active or agent in resumed:
+                continue
+            if s.get("task") and w.tasks.get(s["task"]) is not None and w.tasks[s["task"]].status in ("done", "cancelled"):
+                self._set_session(key, state="done")
+                continue
+            resumed.add(agent)
+            if a.paused:
+                self._set_session(key, state="interrupted")
+                continue
+            self._launch(agent, s["job"], key, prompt="The Foreman restarted; continue where you were.",
+                         task_id=s.get("task"), goal_id=s.get("goal"), session_id=s.get("session"))
+        for goal in w.goals.values():
+            if goal.status == "planning" and LEAD not in self.running:
+                if any(t.goal == goal.id for t in w.tasks.values()):
+                    self.d.act(lambda c, now, g=goal.id: c.set_goal_status(g, "active", now))
+                else:
+                    self._start_plan(goal.id)
+        for task in w.tasks.values():
+            if task.status == "doing" and task.assignee not in self.running:
+                self.d.act(lambda c, now, t=task.id: c.set_task_status(t, "todo", now, who="foreman",
+                                                                        reason=None))
+            elif task.status == "review" and not any(
+                    d.task == task.id and d.kind == "merge" and d.status == "open" for d in w.decisions.values()):
+                self.d.spawn(self._after_work(task.id, task.assignee or ""), f"review {task.id}")
+        for d in w.decisions.values():
+            if d.kind == "merge" and d.status == "open":
+                self._watch_merge(d.id)
+            elif d.kind == "merge" and d.status == "answered" and d.task and w.tasks[d.task].status == "review":
+                self._watch_merge(d.id)
+
+    # ------------------------------------------------------------------ turns
+    def _next_turn_id(self, agent: str) -> str:
+        counters = dict(self.d.core.world.meta.get("turns", {}))
+        counters[agent] = int(counters.get(agent, 0)) + 1
+        self.d.act(lambda c, now: c.set_meta("turns", counters))
+        return f"{agent}:{counters[agent]}"
+
+    def _cwd(self, agent: str, task_id: str | None, goal_id: str | None) -> Path:
+        if task_id and agent != LEAD:
+            info = next((v for v in self.d.core.world.meta.get("worktrees", {}).values()
+                         if v["agent"] == agent and v["task"] == task_id), None)
+            if info:
+                return Path(info["path"])
+        repo_id = None
+        if task_id:
+            repo_id = self.d.core.task(task_id).repo
+        elif goal_id:
+            repo_id = self.d.core.goal(goal_id).repo
+        repo = self.d.core.world.repos.get(repo_id or "") or next(iter(self.d.core.world.repos.values()), None)
+        return Path(repo.path) if repo else Path.cwd()
+
+    def _launch(self, agent: str, job: JobKind, key: str, *, prompt: str, task_id: str | None = None,
+                goal_id: str | None = None, session_id: str | None = None) -> None:
+        """Start a turn in the background (after the agent's previous clean-up)."""
+        turn_id = self._next_turn_id(agent)
+        self._set_session(key, agent=agent, job=job, task=task_id, goal=goal_id, state="running",
+                          **({"session": session_id} if session_id else {}))
+        coro = self._turn(agent, job, key, turn_id, prompt, task_id, goal_id)
+        t = self.d.spawn(coro, f"turn {turn_id} {job}")
+        self.running[agent] = Running(turn_id, job, key, t, task_id, goal_id)
+
+    async def _turn(self, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
+                    goal_id: str | None) -> None:
+        cleanup = self.cleaning.get(agent)
+        if cleanup is not None:
+            await asyncio.gather(cleanup, return_exceptions=True)
+        lead = agent == LEAD
+        cwd = self._cwd(agent, task_id, goal_id)
+        session = self._sessions().get(key, {}).get("session")
+        tools = DaemonTools(self.d, agent, turn_id, lead=lead, cwd=cwd, task=task_id, goal=goal_id,
+                            is_current=lambda: self.running.get(agent) is not None and self.running[agent].turn_id == turn_id,
+                            on_merge_request=self._merge_request)
+        unread = tools.unread()
+        if unread:
+            prompt += "\n\nUnread messages:\n" + "\n".join(unread)
+        from ..repos.gitsafety import safety_env
+
+        env = safety_env(os.environ, agent=agent, worktree=cwd)
+        branch = self._branch_of(agent, task_id)
+        system = (prompts.LEAD_SYSTEM if lead else prompts.WORKER_SYSTEM).format(
+            title=TITLES.get(agent, agent), user=self.settings.user_name, branch=branch or "?",
+            workers=", ".join(a for a in self.workers))
+        req = TurnRequest(turn_id=turn_id, agent=agent, lead=lead, job=job, prompt=prompt, system=system, cwd=cwd,
+                          session_id=session, task=task_id, goal=goal_id, model=self.models.get(agent),
+                          max_turns=self.settings.max_turns_lead if lead else self.settings.max_turns_worker, env=env)
+        tools.activity("thinking", f"{job}: {prompt.splitlines()[0][:120]}", station="meeting" if job == "plan" else "desk")
+        try:
+            result = await asyncio.wait_for(self.runners[agent].run_turn(req, tools), timeout=self.settings.turn_timeout)
+        except asyncio.TimeoutError:
+            result = TurnResult(ok=False, session_id=session, error=f"the turn timed out after {self.settings.turn_timeout:.0f} s")
+        except asyncio.CancelledError:
+            raise
+        except ForemanError as exc:
+            result = TurnResult(ok=False, session_id=session, error=exc.message)
+        current = self.running.get(agent)
+        if current is None or current.turn_id != turn_id:
+            return  # aborted: steering decides what happens next
+        del self.running[agent]
+        if result.session_id:
+            self._set_session(key, session=result.session_id)
+        if result.cost_usd:
+            self._record_cost(agent, task_id, goal_id, result.cost_usd)
+        self._set_session(key, state="done" if result.ok else "failed")
+        await self._turn_ended(agent, job, key, result, task_id, goal_id, tools)
+
+    def _record_cost(self, agent: str, task_id: str | None, goal_id: str | None, cost: float) -> None:
+        costs = {k: dict(v) for k, v in self.d.core.world.meta.get("costs", {}).items()}
+        goal_id = goal_id or (self.d.core.task(task_id).goal if task_id else None)
+        for kind, ref in (("agent", agent), ("task", task_id), ("goal", goal_id)):
+            if ref:
+                bucket = costs.setdefault(kind, {})
+                bucket[ref] = round(bucket.get(ref, 0.0) + cost, 6)
+        self.d.act(lambda c, now: c.set_meta("costs", costs))
+
+    def _branch_of(self, agent: str, task_id: str | None) -> str | None:
+        if not task_id:
+            return None
+        return self.d.core.task(task_id).branch
+
+    async def _turn_ended(self, agent: str, job: JobKind, key: str, result: TurnResult, task_id: str | None,
+                          goal_id: str | None, tools: DaemonTools) -> None:
+        d = self.d
+        if not result.ok:
+            reason = result.error or "the turn failed"
+            d.act(lambda c, now: c.set_activity(agent, "error", now, activity=reason[:200]))
+            d.act(lambda c, now: c.log(agent, f"turn failed: {reason}", now, kind="error"))
+            if task_id and d.core.task(task_id).status in ("todo", "doing", "review"):
+                d.act(lambda c, now: c.set_task_status(task_id, "blocked", now, who="foreman", reason=reason[:300]))
+            self._kick.set()
+            return
+        if job == "plan" and goal_id:
+            has_tasks = any(t.goal == goal_id for t in d.core.world.tasks.values())
+            g = d.core.goal(goal_id)
+            if g.status == "planning":
+                d.act(lambda c, now: c.set_goal_status(goal_id, "active" if has_tasks else "done", now))
+        elif job in ("work", "followup") and task_id and agent != LEAD:
+            task = d.core.task(task_id)
+            if task.status == "doing":
+                if not self._flagged("nudged", task_id):
+                    self._flag("nudged", task_id)
+                    self._launch(agent, "followup", key, task_id=task_id,
+                                 prompt=f'You ended without finishing {task_id}. Commit your work and call update_task '
+                                        f'with status "review" (or "blocked" with a reason).')
+                    return
+                d.act(lambda c, now: c.set_task_status(task_id, "review", now, who="foreman", reason=None))
+                task = d.core.task(task_id)
+            if task.status == "review":
+                d.spawn(self._after_work(task_id, agent, claims=result.text), f"ci {task_id}")
+        elif job == "review" and task_id:
+            task = d.core.task(task_id)
+            if task.status == "review" and not tools.merge_requested and not tools.changes_requested:
+                await self._merge_request(task_id, "the lead ended the review without a verdict")
+            elif tools.changes_requested and task.assignee:
+                self._launch(task.assignee, "followup", f"{task.assignee}:{task_id}", task_id=task_id,
+                             prompt=f"The lead asked for changes on {task_id}; see your messages. Then update_task review.")
+        d.act(lambda c, now: c.set_activity(agent, "idle", now, activity="waiting for work"))
+        if self._unread_count(agent):
+            self._maybe_followup(agent)
+        self._kick.set()
+
+    def _unread_count(self, agent: str) -> int:
+        return self.d.core.peek_unread(agent)
+
+    def _maybe_followup(self, agent: str) -> None:
+        a = self.d.core.world.agents.get(agent)
+        if a is None or not a.active or a.paused or agent in self.running or not self._unread_count(agent):
+            return
+        task_id = a.task
+        key = f"{agent}:{task_id or 'chat'}"
+        self._launch(agent, "followup", key, task_id=task_id, prompt="You have new messages; answer or act on them.")
+
+    # ------------------------------------------------------------------ plan
+    def _start_plan(self, goal_id: str) -> None:
+        if LEAD in self.running:
+            self._pending_goals = getattr(self, "_pending_goals", []) + [goal_id]
+            return
+        g = self.d.core.goal(goal_id)
+        lead = self.d.core.agent(LEAD)
+        if not lead.active or lead.paused:
+            return
+        self._launch(LEAD, "plan", f"{LEAD}:{goal_id}", goal_id=goal_id, prompt=prompts.plan_prompt(g.text, g.id, []))
+
+    # ------------------------------------------------------------------ scheduling
+    async def _schedule_loop(self) -> None:
+        while True:
+            try:
+                await self._schedule_once()
+            except ForemanError as exc:
+                logger.warning("scheduler: %s", exc)
+            due = self.backoff.next_due()
+            timeout = None if due is None else max(0.05, due - self.d.now())
+            self._kick.clear()
+            try:
+                await asyncio.wait_for(self._kick.wait(), timeout=timeout)
+            except asyncio.TimeoutError:
+                pass
+
+    def _free_workers(self) -> list[str]:
+        w = self.d.core.world
+        busy = {t.assignee for t in w.tasks.values() if t.status == "doing"}
+        return [n for n in self.workers + [a for a in ALL_WORKERS if a not in self.workers]
+                if (a := w.agents.get(n)) is not None and a.active and not a.paused and n not in self.running
+                and n not in busy and n not in self.cleaning and a.role == "worker"]
+
+    async def _schedule_once(self) -> None:
+        """Start ready tasks while workers and concurrency allow (resuming interrupted sessions first)."""
+        d = self.d
+        for key, s in sorted(self._sessions().items()):
+            a = d.core.world.agents.get(s.get("agent", ""))
+            if s.get("state") == "interrupted" and a and a.active and not a.paused and a.name not in self.running:
+                task = d.core.world.tasks.get(s.get("task") or "")
+                if task is not None and task.status in ("done", "cancelled"):
+                    self._set_session(key, state="done")
+                    continue
+                if task is not None and task.status == "todo" and task.assignee == a.name:
+                    continue  # picked up below as a fresh start of the same session
+                self._launch(a.name, s["job"], key, prompt="Continue where you were.", task_id=s.get("task"),
+                             goal_id=s.get("goal"))
+        if LEAD not in self.running and getattr(self, "_pending_goals", None):
+            self._start_plan(self._pending_goals.pop(0))
+        working = sum(1 for n, r in self.running.items() if n != LEAD and r.job in ("work", "followup"))
+        for task in d.core.ready_tasks():
+            if working >= self.settings.max_concurrent:
+                return
+            if task.id in self._held or not self.backoff.ready(task.id, d.now()):
+                continue
+            free = self._free_workers()
+            agent = task.assignee if task.assignee in free else (None if task.assignee else (free[0] if free else None))
+            if agent is None:
+                continue
+            try:
+                await self._start_work(task, agent)
+                self.backoff.succeeded(task.id)
+                working += 1
+            except ForemanError as exc:
+                at = self.backoff.failed(task.id, d.now())
+                logger.warning("starting %s failed (%s); retrying in %.0f s", task.id, exc, at - d.now())
+                d.act(lambda c, now, t=task.id, e=exc: c.feed(f"{t} could not start: {e.message}; retrying", now,
+                                                           kind="error", task=t))
+
+    async def _start_work(self, task: Task, agent: str) -> None:
+        from ..repos import worktrees
+
+        d = self.d
+        repo = d.core.repo(task.repo) if task.repo else next(iter(d.core.world.repos.values()))
+        handoff = self.d.core.world.meta.get("handoffs", {}).get(task.id)
+        path = worktrees.worktree_path(d.profile_dir, repo.id, agent, task.id)
+        branch = worktrees.branch_name(agent, task.id, task.title)
+        start_point = handoff["branch"] if handoff and handoff.get("branch") else None
+        await worktrees.ensure_worktree(Path(repo.path), path, branch, repo.base_branch, start_point=start_point)
+        wt_id = f"{agent}-{task.id}"
+        meta = dict(d.core.world.meta.get("worktrees", {}))
+        meta[wt_id] = {"repo": repo.id, "path": str(path), "branch": branch, "agent": agent, "task": task.id,
+                       "base": repo.base_branch}
+        d.act(lambda c, now: c.set_meta("worktrees", meta))
+        d.act(lambda c, now: c.start_task(task.id, agent, now, branch=branch, worktree=wt_id))
+        answered = [x for x in d.core.world.decisions.values() if x.task == task.id and x.kind == "question"
+                    and x.status == "answered"]
+        key = f"{agent}:{task.id}"
+        prompt = prompts.work_prompt(d.core.task(task.id), takeover_from=handoff.get("from") if handoff else None,
+                                     answered=answered, unread=[])
+        self._launch(agent, "work", key, prompt=prompt, task_id=task.id)
+
+    # ------------------------------------------------------------------ steering
+    def abort(self, agent: str, reason: str, *, keep_running: bool = False) -> None:
+        """Abort ``agent``'s turn; its clean-up runs in the background and the next turn waits for it."""
+        run = self.running.pop(agent, None)
+        if run is None:
+            return
+        if not keep_running:
+            self._set_session(run.key, state="interrupted" if reason == "pause" else "aborted")
+        run.task.cancel()
+        self.cleaning[agent] = asyncio.ensure_future(self._cleanup(agent, run))
+
+    async def _cleanup(self, agent: str, run: Running) -> None:
+        try:
+            await asyncio.gather(run.task, return_exceptions=True)
+        finally:
+            self.cleaning.pop(agent, None)
+            self._kick.set()
+
+    async def _handoff(self, task_id: str, old_agent: str) -> None:
+        """Hold a task until its old turn is over, commit the old worktree's work on its branch,
+        and record where the next worker starts from."""
+        from ..repos import worktrees
+
+        try:
+            cleanup = self.cleaning.get(old_agent)
+            if cleanup is not None:
+                await asyncio.gather(cleanup, return_exceptions=True)
+            info = next((v for v in self.d.core.world.meta.get("worktrees", {}).values()
+                         if v["agent"] == old_agent and v["task"] == task_id), None)
+            if info is not None:
+                repo = self.d.core.repo(info["repo"])
+                try:
+                    await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                                                     f"Hand-off of {task_id}: work in progress by {old_agent}",
+                                                     f"AgentCraft {TITLES.get(old_agent, old_agent)} <{old_agent}@agentcraft.invalid>")
+                except ForemanError as exc:
+                    logger.warning("hand-off of %s: %s", task_id, exc)
+                handoffs = dict(self.d.core.world.meta.get("handoffs", {}))
+                handoffs[task_id] = {"from": old_agent, "branch": info["branch"]}
+                self.d.act(lambda c, now: c.set_meta("handoffs", handoffs))
+        finally:
+            self._held.discard(task_id)
+            self._kick.set()
+
+    # ------------------------------------------------------------------ CI, review, merge
+    async def _after_work(self, task_id: str, agent: str, claims: str = "") -> None:
+        """CI, then the lead's review (or a merge decision directly), for a task in review."""
+        from ..repos import ci, diffs
+
+        d = self.d
+        info = next((v for v in d.core.world.meta.get("worktrees", {}).values()
+                     if v["task"] == task_id and v["agent"] == agent), None)
+        if info is None:
+            return
+        repo = d.core.repo(info["repo"])
+        wt = Path(info["path"])
+        diff = await diffs.diff_worktree(Path(repo.path), wt, info.get("base") or repo.base_branch)
+        if diff.files_changed == 0:
+            d.act(lambda c, now: c.complete_task(task_id, now, no_changes=True))
+            return
+        command = self.settings.ci or ci.detect_ci_command(wt)
+        ci_text = "no test command found"
+        if command:
+            from ..repos.gitsafety import safety_env
+
+            d.act(lambda c, now: c.set_activity(agent, "testing", now, activity=f"CI for {task_id}"))
+            res = await ci.run_ci(command, cwd=wt, env=safety_env(os.environ, agent=agent, worktree=wt),
+                                  timeout=self.settings.ci_timeout)
+            ci_text = ("passed" if res.ok else f"FAILED (exit {res.exit_code})") + "\n" + res.output[-2000:]
+            d.act(lambda c, now: c.feed(f"CI {'passed' if res.ok else 'failed'} on {task_id}", now, kind="ci", task=task_id))
+            if not res.ok and not self._flagged("ci_retried", task_id):
+                self._flag("ci_retried", task_id)
+                d.act(lambda c, now: c.set_task_status(task_id, "doing", now, who="foreman", reason=None)) \
+                    if d.core.task(task_id).status == "review" else None
+                self._launch(agent, "followup", f"{agent}:{task_id}", task_id=task_id,
+                             prompt=f"CI failed on {task_id}:\n{res.output[-3000:]}\nFix it, commit, then update_task review.")
+                return
+        if not self.settings.lead_review:
+            await self._merge_request(task_id, f"CI {ci_text.splitlines()[0]}")
+            return
+        task = d.core.task(task_id)
+        summary = "\n".join(f"{f.status} {f.path} (+{f.additions} -{f.deletions})" for f in diff.files)
+        history = "\n".join(f"- {e.who}: {e.what}" for e in task.history[-15:])
+        answered = [x for x in d.core.world.decisions.values() if x.task == task_id and x.kind == "question"
+                    and x.status == "answered"]
+        self._launch(LEAD, "review", f"{LEAD}:{task_id}", task_id=task_id,
+                     prompt=prompts.review_prompt(task, diff_summary=summary, ci=ci_text, history=history,
+                                                  answered=answered, claims=claims[:1500]))
+
+    async def _merge_request(self, task_id: str, summary: str) -> str:
+        """Open the merge decision of a reviewed task (or close it when it changed nothing)."""
+        from ..repos import diffs
+
+        d = self.d
+        task = d.core.task(task_id)
+        info = next((v for v in d.core.world.meta.get("worktrees", {}).values()
+                     if v["task"] == task_id and v["agent"] == task.assignee), None)
+        if info is None:
+            d.act(lambda c, now: c.complete_task(task_id, now, no_changes=True))
+            return f"{task_id} has no worktree; closed as done"
+        repo = d.core.repo(info["repo"])
+        diff = await diffs.diff_worktree(Path(repo.path), Path(info["path"]), info.get("base") or repo.base_branch)
+        if diff.files_changed == 0:
+            d.act(lambda c, now: c.complete_task(task_id, now, no_changes=True))
+            return f"{task_id} changed no files; closed as done without a merge"
+        wt_id = f"{task.assignee}-{task_id}"
+        dec = d.act(lambda c, now: c.open_merge_decision(task_id, now, asked_by=LEAD, worktree=wt_id,
+                                                         detail=f"+{diff.additions} -{diff.deletions} in {diff.files_changed} files. {summary}"[:500]))
+        self._watch_merge(dec.id)
+        return f"merge decision {dec.id} opened for {task_id}"
+
+    def _watch_merge(self, decision_id: str) -> None:
+        if decision_id not in self._waiters or self._waiters[decision_id].done():
+            self._waiters[decision_id] = self.d.spawn(self._settle_merge(decision_id), f"merge {decision_id}")
+
+    async def _settle_merge(self, decision_id: str) -> None:
+        from ..repos import merge as gitmerge
+        from ..repos.gitsafety import agent_identity
+
+        d = self.d
+        while True:
+            dec: Decision = await d.wait_decision(decision_id)
+            task_id = dec.task or ""
+            if dec.status != "answered" or dec.answer is None or d.core.task(task_id).status != "review":
+                return
+            task = d.core.task(task_id)
+            agent = task.assignee or ""
+            if dec.answer.option == 0:
+                info = d.worktree_info(dec.worktree or "")
+                repo = d.core.repo(info["repo"])
+                try:
+                    await gitmerge.merge_branch(Path(repo.path), branch=info["branch"], base_branch=repo.base_branch,
+                                                style=self.settings.merge_style, message=f"Merge {info['branch']}: {task.title}",
+                                                sign=self.settings.sign_merges, co_authors=[agent_identity(agent)[0]] if agent else [])
+                except MergeRefused as exc:
+                    await d.refresh_repo(repo.id)
+                    if exc.reason == "conflict" and agent:
+                        d.act(lambda c, now: c.set_task_status(task_id, "doing", now, who="foreman", reason=None))
+                        self._launch(agent, "followup", f"{agent}:{task_id}", task_id=task_id,
+                                     prompt=f"The base branch moved and {task_id} conflicts in: {', '.join(exc.files)}. "
+                                            f"Merge {repo.base_branch} into your branch, resolve, test, commit, then update_task review.")
+                        return
+                    d.act(lambda c, now: c.reopen_decision(decision_id, now, reason=f"merge refused: {exc.message}"))
+                    continue
+                await d.refresh_repo(repo.id)
+                d.act(lambda c, now: c.complete_task(task_id, now, decision=decision_id))
+                return
+            if dec.answer.option == 1:
+                d.act(lambda c, now: c.set_task_status(task_id, "doing", now, who="user", reason=None))
+                if agent:
+                    note = dec.answer.text or "make it better"
+                    self._launch(agent, "followup", f"{agent}:{task_id}", task_id=task_id,
+                                 prompt=f"The user requested changes on {task_id}: {note}\nRevise, test, commit, then update_task review.")
+                return
+            d.act(lambda c, now: c.cancel_task(task_id, now, who="user", reason="rejected at merge"))
+            return

@@ -1,0 +1,50 @@
+"""The words the real backends send to their models: system prompts and turn prompts."""
+
+from __future__ import annotations
+
+from protocol import Decision, Task
+
+LEAD_SYSTEM = """You are {title}, the lead of a small team of coding agents working on the git repository in your
+working directory. You never edit files: you read, plan, review and coordinate. The user is {user}.
+Use the agentcraft tools: create_task (title, description, deps, assignee), write_memory, read_memory,
+send_message, ask_user (only for product questions only the user can answer), list_tasks,
+request_merge (after reviewing a task), update_task and report_status. Workers: {workers}."""
+
+WORKER_SYSTEM = """You are {title}, a worker on a small team of coding agents. You work only inside your own git
+worktree (your working directory) on branch {branch}. Make the change your task asks for, run the
+tests, commit your work with git, then call update_task with status "review". Coordinate with
+send_message; ask_user only for what only the user can decide. Never push. The user is {user}."""
+
+
+def plan_prompt(goal_text: str, goal_id: str, unread: list[str]) -> str:
+    """The lead's prompt for planning a goal."""
+    return (f"New goal {goal_id}: {goal_text}\n\nExplore the repository, write 'Plan: ...' to shared memory "
+            "(write_memory note 'plan'), then create the tasks with create_task (deps and assignees)."
+            + _unread(unread))
+
+
+def work_prompt(task: Task, *, takeover_from: str | None, answered: list[Decision], unread: list[str]) -> str:
+    """A worker's prompt for a task (with hand-off context and questions already answered)."""
+    parts = [f"Your task {task.id}: {task.title}\n\n{task.description}".rstrip()]
+    if takeover_from:
+        parts.append(f"You take over {task.id} from {takeover_from}: their work so far is committed on your branch.")
+    if answered:
+        qa = "\n".join(f"- {d.prompt} -> {d.answer.label if d.answer else '?'}"
+                       + (f" ({d.answer.text})" if d.answer and d.answer.text else "") for d in answered)
+        parts.append("The user already answered these questions on this task (do not ask again):\n" + qa)
+    parts.append('When the change is done and tested, commit it and call update_task with status "review".')
+    return "\n\n".join(parts) + _unread(unread)
+
+
+def review_prompt(task: Task, *, diff_summary: str, ci: str, history: str, answered: list[Decision], claims: str = "") -> str:
+    """The lead's prompt for reviewing a task's work."""
+    qa = "\n".join(f"- {d.prompt} -> {d.answer.label if d.answer else '?'}" for d in answered) or "- none"
+    return (f"Review task {task.id}: {task.title}\n\nDiff:\n{diff_summary}\n\nCI: {ci}\n\nHistory:\n{history}\n\n"
+            + (f"The worker says: {claims}\n\n" if claims else "")
+            + f"Questions the user answered:\n{qa}\n\n"
+            f"If it is right, call request_merge with task {task.id}. Otherwise call update_task with status "
+            '"doing" and a note saying what to change.')
+
+
+def _unread(unread: list[str]) -> str:
+    return ("\n\nUnread messages:\n" + "\n".join(unread)) if unread else ""

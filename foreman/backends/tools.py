@@ -1,0 +1,208 @@
+"""The Foreman's agent tools, bound to one agent's turn (the :class:`AgentTools` contract).
+
+Every call is refused once the turn is stale (aborted, or a newer turn of the agent started)
+or the agent went off shift: stop is immediate for anything a lingering session still tries.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import Conflict, ForemanError, PolicyError, StateError
+from ..core.rules import PERMISSION_OPTIONS
+
+logger = logging.getLogger(__name__)
+
+WORKER_TOOLS = ("send_message", "ask_user", "write_memory", "read_memory", "update_task", "report_status", "list_tasks")
+LEAD_TOOLS = WORKER_TOOLS + ("create_task", "request_merge")
+
+
+class DaemonTools:
+    """Tools for one turn of one agent.
+
+    Args:
+        daemon: the running daemon.
+        agent: the agent's name.
+        turn_id: the turn these tools belong to.
+        lead: the agent is the lead.
+        cwd: the agent's working directory (worktree, or the user's checkout for the lead).
+        task: the task the turn works on.
+        goal: the goal the turn plans.
+        is_current: returns False once this turn is no longer the agent's current turn.
+        on_merge_request: called with a task id when the lead requests a merge.
+    """
+
+    def __init__(self, daemon: Any, agent: str, turn_id: str, *, lead: bool, cwd: Path, task: str | None = None,
+                 goal: str | None = None, is_current: Callable[[], bool] = lambda: True,
+                 on_merge_request: Callable[[str, str], Any] | None = None) -> None:
+        self.d = daemon
+        self.agent = agent
+        self.turn_id = turn_id
+        self.lead = lead
+        self.cwd = Path(cwd)
+        self.task = task
+        self.goal = goal
+        self.is_current = is_current
+        self.on_merge_request = on_merge_request
+        self.merge_requested = False
+        self.changes_requested = False
+
+    # ------------------------------------------------------------------ guards
+    def _live(self) -> None:
+        a = self.d.core.world.agents.get(self.agent)
+        if a is None or not a.active or not self.is_current():
+            raise PolicyError(f"{self.agent}'s turn {self.turn_id} is over; the call was refused")
+
+    def _with_unread(self, text: str) -> str:
+        extra = self.unread()
+        return text + ("\n\nUnread messages:\n" + "\n".join(extra) if extra else "")
+
+    # ------------------------------------------------------------------ AgentTools
+    def unread(self) -> list[str]:
+        """Return and clear the agent's unread messages as ``from: text`` lines."""
+        if not self.is_current():
+            return []
+        msgs = self.d.act(lambda c, now: c.take_unread(self.agent))
+        return [f"{m.sender}: {m.text}" for m in msgs]
+
+    def activity(self, state: str, activity: str, *, station: str | None = None) -> None:
+        """Show what the agent does; ignored for a stale turn."""
+        if not self.is_current():
+            return
+        try:
+            self.d.act(lambda c, now: c.set_activity(self.agent, state, now, station=station, activity=activity[:200]))
+        except ForemanError as exc:
+            logger.debug("activity refused: %s", exc)
+
+    def log(self, text: str, *, kind: str = "text") -> None:
+        """Append a log line (long text is cut at 2,000 characters)."""
+        if not self.is_current() or not text.strip():
+            return
+        self.d.act(lambda c, now: c.log(self.agent, text[:2000], now, kind=kind))
+
+    async def permit(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        """Ask the policy (and if it says ask, the user) whether a tool call may run."""
+        try:
+            self._live()
+        except PolicyError as exc:
+            return False, exc.message
+        from ..policy import classify_tool
+
+        grants = list(self.d.core.world.meta.get("grants", {}).get(self.agent, []))
+        verdict = classify_tool(tool, args, worktree=str(self.cwd), lead=self.lead, granted=grants)
+        if verdict.outcome == "allow":
+            return True, verdict.reason
+        if verdict.outcome == "deny":
+            self.log(f"denied {tool}: {verdict.reason}", kind="error")
+            return False, verdict.reason
+        what = args.get("command") or args.get("file_path") or args.get("path") or args.get("url") or str(args)[:200]
+        detail = verdict.reason + (f'\n"Always allow for this agent" covers: {verdict.scope or ", ".join(verdict.keys)}'
+                                   if verdict.keys else "")
+        prev = self.d.core.agent(self.agent)
+        self.activity("waiting_user", f"asking to run {tool}")
+        d = await self.d.ask("permission", f"{prev.title} wants to use {tool}: {what}", list(PERMISSION_OPTIONS),
+                             asked_by=self.agent, task=self.task, detail=detail)
+        if not self.is_current():
+            return False, "the turn is over"
+        if d.status != "answered" or d.answer is None or d.answer.option == 1:
+            return False, "the user denied it" if d.answer else "the request was withdrawn"
+        if d.answer.option == 2 and verdict.keys:
+            grants_all = {k: list(v) for k, v in self.d.core.world.meta.get("grants", {}).items()}
+            mine = grants_all.setdefault(self.agent, [])
+            mine.extend(k for k in verdict.keys if k not in mine)
+            self.d.act(lambda c, now: c.set_meta("grants", grants_all))
+        self.activity(prev.state, prev.activity, station=prev.station)
+        return True, "the user allowed it"
+
+    async def call(self, name: str, args: dict[str, Any]) -> str:
+        """Run a Foreman tool; see :data:`LEAD_TOOLS`. Raises ForemanError for a refused call."""
+        self._live()
+        allowed = LEAD_TOOLS if self.lead else WORKER_TOOLS
+        if name not in allowed:
+            raise PolicyError(f"{name} is not a tool {self.agent} may use ({', '.join(allowed)})")
+        handler = getattr(self, f"_t_{name}")
+        result = await handler(args)
+        return self._with_unread(result)
+
+    # ------------------------------------------------------------------ tools
+    async def _t_send_message(self, a: dict[str, Any]) -> str:
+        msg = self.d.act(lambda c, now: c.send_message(self.agent, str(a.get("to", "")), str(a.get("text", "")), now))
+        return f"sent message {msg.id} to {msg.to}"
+
+    async def _t_ask_user(self, a: dict[str, Any]) -> str:
+        options = [str(o) for o in a.get("options") or []] or ["Yes", "No"]
+        prev = self.d.core.agent(self.agent)
+        self.activity("waiting_user", "waiting for your answer")
+        d = await self.d.ask("question", str(a.get("question", "")), options, asked_by=self.agent, task=self.task,
+                             goal=self.goal if not self.task else None)
+        self.activity(prev.state if prev.state != "waiting_user" else "thinking", prev.activity)
+        if d.status != "answered" or d.answer is None:
+            return "The question was withdrawn; carry on with your best judgement."
+        return f"The user answered: {d.answer.label}" + (f" ({d.answer.text})" if d.answer.text else "")
+
+    async def _t_write_memory(self, a: dict[str, Any]) -> str:
+        name = str(a.get("note") or a.get("name") or "notes")
+        note = name if "/" in name else (f"shared/{name}" if a.get("shared", True) else f"agents/{self.agent}/{name}")
+        if not (note.startswith("shared/") or note.startswith(f"agents/{self.agent}/")):
+            raise PolicyError("agents write shared notes or their own notes only")
+        self.d.memory.write(note, str(a.get("text", "")), append=bool(a.get("append", False)))
+        return f"wrote memory note {note}"
+
+    async def _t_read_memory(self, a: dict[str, Any]) -> str:
+        note = a.get("note")
+        if not note:
+            return "Notes: " + (", ".join(self.d.memory.index()) or "none")
+        note = str(note) if "/" in str(note) else f"shared/{note}"
+        return self.d.memory.read(note)
+
+    async def _t_update_task(self, a: dict[str, Any]) -> str:
+        tid = str(a.get("task") or self.task or "")
+        status = str(a.get("status", ""))
+        note = a.get("note")
+        task = self.d.core.task(tid)
+        if not self.lead and task.assignee != self.agent:
+            raise PolicyError(f"{tid} is not {self.agent}'s task")
+        if self.lead and status == "doing" and task.status == "review":
+            self.changes_requested = True
+            self.d.act(lambda c, now: c.set_task_status(tid, "doing", now, who=self.agent, reason=None))
+            if note and task.assignee:
+                self.d.act(lambda c, now: c.send_message(self.agent, task.assignee, f"Changes requested on {tid}: {note}", now))
+            return f"{tid} goes back to {task.assignee} for changes"
+        if status not in ("review", "blocked", "todo", "doing"):
+            raise StateError(f"status must be review, blocked, todo or doing (got {status!r})")
+        if status == task.status:
+            return f"{tid} is already {status}"
+        self.d.act(lambda c, now: c.set_task_status(tid, status, now, who=self.agent, reason=str(note) if note else None))
+        return f"{tid} is now {status}"
+
+    async def _t_report_status(self, a: dict[str, Any]) -> str:
+        state = str(a.get("state") or "thinking")
+        self.activity(state, str(a.get("activity") or a.get("text") or ""))
+        return "ok"
+
+    async def _t_list_tasks(self, a: dict[str, Any]) -> str:
+        rows = [f"{t.id} [{t.status}] {t.title} (assignee {t.assignee or '-'}; deps {','.join(t.deps) or '-'})"
+                for t in self.d.core.world.tasks.values() if not self.goal or t.goal == self.goal or not t.goal]
+        return "\n".join(rows) or "no tasks"
+
+    async def _t_create_task(self, a: dict[str, Any]) -> str:
+        goal = self.goal or (self.d.core.task(self.task).goal if self.task else None)
+        deps = a.get("deps") or []
+        if isinstance(deps, str):
+            deps = [d.strip() for d in deps.split(",") if d.strip()]
+        t = self.d.act(lambda c, now: c.create_task(
+            str(a.get("title", "")), now, goal=goal, description=str(a.get("description", "")), deps=deps,
+            assignee=a.get("assignee") or None, priority=int(a.get("priority") or 0), who=self.agent))
+        return f"created {t.id}: {t.title}"
+
+    async def _t_request_merge(self, a: dict[str, Any]) -> str:
+        tid = str(a.get("task") or self.task or "")
+        task = self.d.core.task(tid)
+        if task.status != "review":
+            raise Conflict(f"{tid} is {task.status}; only a task in review can be merged")
+        self.merge_requested = True
+        if self.on_merge_request is None:
+            raise StateError("merges are not handled by this backend")
+        return str(await self.on_merge_request(tid, str(a.get("summary") or "")))

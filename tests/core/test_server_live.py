@@ -1,0 +1,238 @@
+"""The real daemon process over real sockets: fan-out order, guards, bad frames, reconnects."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from websockets.exceptions import InvalidStatus
+
+from .live import Conn, LiveDaemon, state_view
+
+STEERING = [
+    {"type": "message.send", "to": "kit", "text": "please look at t1"},
+    {"type": "message.send", "to": "all", "text": "stand-up in five"},
+    {"type": "agent.pause", "agent": "wren"},
+    {"type": "agent.resume", "agent": "wren"},
+    {"type": "agent.stop", "agent": "tove"},
+    {"type": "agent.spawn", "agent": "tove"},
+    {"type": "message.send", "to": "user", "text": "note to self"},
+]
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory):
+    d = LiveDaemon(tmp_path_factory.mktemp("live"))
+    d.start()
+    yield d
+    code = d.stop()
+    assert code == 0, d.stderr()
+
+
+async def test_two_clients_see_the_same_upserts_in_the_same_seq_order(daemon: LiveDaemon) -> None:
+    a, b = await Conn.open(daemon.port), await Conn.open(daemon.port)
+    try:
+        snap_a, snap_b = (await a.hello())[0], (await b.hello())[0]
+        assert snap_a["type"] == snap_b["type"] == "snapshot"
+        assert snap_a["seq"] == snap_b["seq"]
+        a.states.clear(), b.states.clear()
+        acks = []
+        for intent in STEERING:
+            reply, _ = await a.request(intent)
+            assert reply["type"] == "ack", reply
+            acks.append(reply["seq"])
+        assert acks == sorted(acks) and acks[0] > snap_a["seq"]
+        while not b.states or b.states[-1]["seq"] < acks[-1]:
+            await b.recv()
+        assert a.states == b.states
+        seqs = [f["seq"] for f in a.states]
+        assert seqs == list(range(snap_a["seq"] + 1, acks[-1] + 1))
+        kinds = {f["type"] for f in a.states}
+        assert {"message.append", "agent.upsert", "feed.append"} <= kinds
+        assert [m["message"]["text"] for m in a.states if m["type"] == "message.append"] == [
+            i["text"] for i in STEERING if i["type"] == "message.send"]
+    finally:
+        await a.close(), await b.close()
+
+
+def _raw_handshake(port: int, host: str, origin: str | None = None) -> str:
+    headers = [f"GET / HTTP/1.1", f"Host: {host}", "Upgrade: websocket", "Connection: Upgrade",
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+    if origin:
+        headers.append(f"Origin: {origin}")
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(("\r\n".join(headers) + "\r\n\r\n").encode())
+        return s.recv(4096).decode(errors="replace").split("\r\n")[0]
+
+
+@pytest.mark.parametrize("host,origin,status", [
+    ("127.0.0.1:{port}", None, "101"),
+    ("localhost:{port}", None, "101"),
+    ("[::1]:{port}", None, "101"),
+    ("127.0.0.1:{port}", "http://127.0.0.1:{port}", "401"),
+    ("localhost:{port}", "https://evil.example", "401"),
+    ("evil.example:{port}", None, "401"),
+    ("127.0.0.1.nip.io:{port}", None, "401"),
+])
+def test_origin_and_foreign_host_are_refused_with_401(daemon: LiveDaemon, host: str, origin: str | None, status: str) -> None:
+    line = _raw_handshake(daemon.port, host.format(port=daemon.port), origin and origin.format(port=daemon.port))
+    assert line.split()[1] == status, line
+
+
+async def test_origin_refused_through_a_websocket_client(daemon: LiveDaemon) -> None:
+    with pytest.raises(InvalidStatus) as info:
+        await Conn.open(daemon.port, origin="http://localhost:8080")
+    assert info.value.response.status_code == 401
+
+
+BAD_FRAMES = [
+    ("not json at all", "bad_json", None),
+    (b"\xff\xfe binary garbage", "bad_json", None),
+    ("[1, 2, 3]", "bad_request", None),
+    ('{"no": "type"}', "bad_request", None),
+    ('{"type": 5, "id": "x1"}', "bad_request", "x1"),
+    ('{"type": "task.explode", "id": 9}', "unknown_type", 9),
+    ('{"type": "message.send", "id": "m1", "to": "kit"}', "bad_request", "m1"),
+    ('{"type": "decision.answer", "id": "m2", "decision": "d1", "option": "first"}', "bad_request", "m2"),
+    ('{"type": "diff.request", "id": "m3"}', "bad_request", "m3"),
+    ('{"type": "agent.pause", "id": "m4", "agent": "nobody"}', "not_found", "m4"),
+    ('{"type": "task.cancel", "id": "m5", "task": "t999"}', "not_found", "m5"),
+    ('{"type": "agent.resume", "id": "m6", "agent": "kit"}', "conflict", "m6"),
+    ('{"type": "hello", "id": "m7", "protocol": 2, "client": "future"}', "protocol", "m7"),
+    ('{"type": "message.send", "id": "big", "to": "kit", "text": "' + "x" * 300_000 + '"}', "too_large", None),
+]
+
+
+async def test_malformed_frames_get_errors_and_the_connection_lives(daemon: LiveDaemon) -> None:
+    c = await Conn.open(daemon.port)
+    try:
+        before = (await c.hello())[0]
+        for frame, code, rid in BAD_FRAMES:
+            await c.ws.send(frame)
+            reply = await c.recv()
+            assert reply["type"] == "error" and reply["code"] == code, (frame[:60], reply)
+            assert reply["id"] == rid and reply["message"]
+        reply, _ = await c.request({"type": "memory.read"})
+        assert reply["type"] == "memory"
+        other = await Conn.open(daemon.port)
+        after = (await other.hello())[0]
+        await other.close()
+        assert state_view(after) == state_view(before)
+    finally:
+        await c.close()
+
+
+async def test_intent_before_hello_is_refused(daemon: LiveDaemon) -> None:
+    c = await Conn.open(daemon.port)
+    try:
+        reply, _ = await c.request({"type": "message.send", "to": "kit", "text": "hi"})
+        assert reply["type"] == "error" and reply["code"] == "hello_first"
+    finally:
+        await c.close()
+
+
+async def test_reconnect_with_since_gets_exactly_the_missed_frames(daemon: LiveDaemon) -> None:
+    a = await Conn.open(daemon.port)
+    seen = (await a.hello())[0]["seq"]
+    await a.close()
+    b = await Conn.open(daemon.port)
+    try:
+        await b.hello()
+        b.states.clear()
+        last = seen
+        for text in ("one", "two", "three"):
+            reply, _ = await b.request({"type": "message.send", "to": "juniper", "text": text})
+            last = reply["seq"]
+        while not b.states or b.states[-1]["seq"] < last:
+            await b.recv()
+        a = await Conn.open(daemon.port)
+        missed = await a.hello(since=seen)
+        assert missed == b.states
+        assert [f["seq"] for f in missed] == list(range(seen + 1, last + 1))
+        await a.close()
+        a = await Conn.open(daemon.port)
+        assert await a.hello(since=last) == []  # nothing missed, nothing sent
+        await a.close()
+        a = await Conn.open(daemon.port)
+        future = await a.hello(since=last + 1000)  # a seq this daemon never handed out: a snapshot
+        assert [f["type"] for f in future] == ["snapshot"] and future[0]["seq"] == last
+        await a.close()
+    finally:
+        await b.close()
+
+
+async def test_since_after_a_restart_gets_a_snapshot(tmp_path: Path) -> None:
+    d = LiveDaemon(tmp_path)
+    d.start()
+    try:
+        c = await Conn.open(d.port)
+        await c.hello()
+        reply, _ = await c.request({"type": "message.send", "to": "kit", "text": "before the restart"})
+        seen = reply["seq"] - 1
+        await c.close()
+        assert d.stop() == 0
+        d.start()
+        c = await Conn.open(d.port)
+        frames = await c.hello(since=seen)
+        assert [f["type"] for f in frames] == ["snapshot"]  # the ring is empty after a restart
+        assert frames[0]["seq"] >= seen + 1
+        assert "before the restart" in [m["text"] for m in frames[0]["messages"]]
+        await c.close()
+    finally:
+        d.stop()
+
+
+def test_run_files_written_and_removed_and_second_daemon_refused(tmp_path: Path) -> None:
+    d = LiveDaemon(tmp_path)
+    d.start()
+    try:
+        info = json.loads(d.run_file.read_text())
+        assert {"pid", "port", "host", "backend", "profile", "version", "startedAt"} <= set(info)
+        assert info["pid"] == d.proc.pid and info["host"] == "127.0.0.1" and info["profile"] == "sim"
+        assert json.loads((tmp_path / "foreman.json").read_text())["pid"] == d.proc.pid
+        second = LiveDaemon(tmp_path)
+        with pytest.raises(RuntimeError) as info_err:
+            second.start(timeout=30)
+        assert second.proc.returncode == 2
+        assert f"pid {d.proc.pid}" in str(info_err.value)
+        assert json.loads(d.run_file.read_text())["pid"] == d.proc.pid  # the first one's record survives
+    finally:
+        assert d.stop() == 0
+    assert not d.run_file.exists()
+    assert not (tmp_path / "foreman.json").exists()
+
+
+def test_taken_port_says_what_to_do(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        cmd = LiveDaemon(tmp_path).cmd
+        cmd[cmd.index("--port") + 1] = str(port)
+        d = LiveDaemon(tmp_path, cmd=cmd)
+        with pytest.raises(RuntimeError) as info:
+            d.start(timeout=30)
+    assert d.proc.returncode == 2
+    message = str(info.value)
+    assert f"port {port} is already in use" in message and "--port" in message
+    assert not d.run_file.exists()
+
+
+async def test_slow_reader_does_not_delay_others(daemon: LiveDaemon) -> None:
+    """A client that never reads keeps its own bounded queue; the others get their frames."""
+    lazy = await Conn.open(daemon.port, max_queue=1)
+    fast = await Conn.open(daemon.port)
+    try:
+        await lazy.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "lazy"}))
+        await fast.hello()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for i in range(200):
+            reply, _ = await fast.request({"type": "message.send", "to": "rowan", "text": f"burst {i}"})
+            assert reply["type"] == "ack"
+        assert loop.time() - start < 20
+    finally:
+        await lazy.close(), await fast.close()

@@ -1,0 +1,87 @@
+"""Process trees: whole-tree aborts, orphans found by session, reused pids never signalled."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import psutil
+
+from foreman.procs import ProcRef, abort, kill_tree, session_members, snapshot_tree, start_process
+
+# The leader ignores SIGTERM, starts a child and a grandchild that ignore it too, and an orphan:
+# a process whose parent exits at once, so it is re-parented away from the tree.
+STUBBORN = r"""
+trap '' TERM
+sh -c "trap '' TERM; sleep 1000 & echo \$! > grandchild.pid; sleep 1000" &
+sh -c "sleep 1000 & echo \$! > orphan.pid"
+while [ ! -s grandchild.pid ] || [ ! -s orphan.pid ]; do sleep 0.01; done
+echo ready
+sleep 1000
+"""
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+async def test_abort_kills_a_stubborn_tree_with_orphans(tmp_path: Path) -> None:
+    proc = await start_process("sh", "-c", STUBBORN, cwd=tmp_path)
+    assert proc.stdout is not None
+    assert await asyncio.wait_for(proc.stdout.readline(), 10) == b"ready\n"
+    grandchild = int((tmp_path / "grandchild.pid").read_text())
+    orphan = int((tmp_path / "orphan.pid").read_text())
+    assert psutil.Process(orphan).ppid() != proc.pid and orphan not in [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+    tree = snapshot_tree(proc.pid)
+    pids = {r.pid for r in tree}
+    assert {proc.pid, grandchild, orphan} <= pids and tree[0].pid == proc.pid
+    report = await abort(proc, grace=0.3)
+    assert proc.returncode is not None and report.survivors == []
+    assert all(gone(pid) for pid in pids)
+    assert session_members(tree[0]) == []
+
+
+async def test_orphans_are_found_after_the_leader_exited(tmp_path: Path) -> None:
+    proc = await start_process("sh", "-c", "read go; sleep 1000 & echo $! > bg.pid", cwd=tmp_path,
+                               stdin=asyncio.subprocess.PIPE)
+    leader = ProcRef.of(proc.pid)  # recorded at start, as the daemon does
+    assert leader is not None
+    await proc.communicate(b"go\n")
+    background = int((tmp_path / "bg.pid").read_text())
+    assert not gone(background)
+    assert [r.pid for r in session_members(leader)] == [background]
+    report = await abort(leader, grace=1.0)
+    assert gone(background) and [r.pid for r in report.signalled] == [background]
+
+
+async def test_a_reused_pid_is_never_signalled() -> None:
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        real = ProcRef.of(bystander.pid)
+        assert real is not None
+        stale = ProcRef(bystander.pid, real.create_time - 100.0)  # what we recorded for an older process
+        assert not stale.alive()
+        assert await kill_tree([stale], grace=0.1) == []
+        report = await abort(stale, grace=0.1)
+        assert report.skipped == [stale] and report.signalled == []
+        assert bystander.poll() is None and real.alive()
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+async def test_abort_of_a_finished_process_is_a_no_op(tmp_path: Path) -> None:
+    proc = await start_process("true", cwd=tmp_path)
+    await proc.wait()
+    report = await abort(proc, grace=0.1)
+    assert report.signalled == [] and report.survivors == []
+
+
+async def test_process_that_exits_on_sigterm_is_not_killed_hard(tmp_path: Path) -> None:
+    proc = await start_process("sleep", "1000", cwd=tmp_path)
+    report = await abort(proc, grace=5.0)
+    assert proc.returncode == -15 and len(report.signalled) == 1

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from foreman.errors import NotARepoRoot
+from foreman.repos.registry import default_base_branch, repo_status, resolve_repo_root
+
+from .conftest import out, sh, write
+
+
+async def test_root_resolves_to_itself(repo: Path) -> None:
+    assert await resolve_repo_root(repo) == repo
+
+
+async def test_nested_folder_is_refused_naming_the_root(repo: Path) -> None:
+    with pytest.raises(NotARepoRoot) as info:
+        await resolve_repo_root(repo / "src")
+    assert f"add {repo} instead" in info.value.message
+    assert info.value.code == "not_repo_root"
+
+
+async def test_plain_folder_and_missing_folder_are_refused(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(NotARepoRoot, match="not a git repository"):
+        await resolve_repo_root(plain)
+    with pytest.raises(NotARepoRoot, match="not a folder"):
+        await resolve_repo_root(tmp_path / "missing")
+
+
+async def test_linked_worktree_is_refused_naming_the_main_checkout(repo: Path, tmp_path: Path) -> None:
+    sh(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    with pytest.raises(NotARepoRoot, match=f"add {repo} instead"):
+        await resolve_repo_root(tmp_path / "side")
+
+
+async def test_status_reports_base_head_and_dirty(repo: Path) -> None:
+    status = await repo_status(repo)
+    assert (status.base_branch, status.head, status.dirty, status.checkout) == ("main", out(repo, "rev-parse", "HEAD"), False, repo)
+    write(repo / "untracked.txt", "x")
+    assert not (await repo_status(repo)).dirty  # untracked files do not count
+    write(repo / "README.md", "changed\n")
+    assert (await repo_status(repo)).dirty
+    sh(repo, "add", "README.md")
+    assert (await repo_status(repo)).dirty  # staged counts too
+
+
+async def test_status_follows_the_checkout_that_has_the_base(repo: Path, tmp_path: Path) -> None:
+    sh(repo, "checkout", "-q", "-b", "feature")
+    write(repo / "README.md", "dirty on feature\n")
+    status = await repo_status(repo, "main")
+    assert status.checkout is None and not status.dirty  # nobody has main checked out
+    sh(repo, "worktree", "add", "-q", str(tmp_path / "mainwt"), "main")
+    write(tmp_path / "mainwt" / "src" / "app.py", "changed\n")
+    status = await repo_status(repo, "main")
+    assert status.checkout == (tmp_path / "mainwt").resolve() and status.dirty
+
+
+async def test_status_does_not_rewrite_the_users_index(repo: Path) -> None:
+    write(repo / "README.md", "# demo\n")  # same content, new mtime: a refresh would rewrite the index
+    index = repo / ".git" / "index"
+    before = (index.stat().st_mtime_ns, index.read_bytes())
+    await repo_status(repo)
+    assert (index.stat().st_mtime_ns, index.read_bytes()) == before
+
+
+async def test_default_base_branch_when_detached(repo: Path) -> None:
+    assert await default_base_branch(repo) == "main"
+    sh(repo, "checkout", "-q", "--detach")
+    assert await default_base_branch(repo) == "main"

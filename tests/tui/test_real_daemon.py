@@ -1,0 +1,86 @@
+"""The client against a real daemon (sim backend): Pilot, the demo script, a broken script."""
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+from textual.widgets import DataTable, RichLog
+
+from foreman.tui.app import ForemanApp
+from foreman.tui.screens import AnswerScreen, TextScreen
+from tests.tui.real_daemon import ROOT, start_daemon
+from tests.tui.test_app import cells, console, until
+
+pytestmark = pytest.mark.timeout(120)
+
+GOAL = "Add tags to pocket-notes: tag notes, list and search by tag, export, and ship it"
+
+
+@pytest.fixture
+def real(tmp_path):
+    daemon = start_daemon(tmp_path)
+    yield daemon
+    daemon.stop()
+
+
+async def test_pilot_against_the_real_daemon(real):
+    app = ForemanApp(lambda: real.url, reconnect_interval=0.05)
+    async with app.run_test(size=(180, 50)) as pilot:
+        await until(pilot, lambda: app.mirror.synced and len(cells(app, "agents")) == len(app.mirror.agents) > 0, 15)
+        agents = cells(app, "agents")
+        assert "marlow" in agents and agents["marlow"][0] == "marlow"
+        for name, agent in app.mirror.agents.items():
+            assert agents[name][1].startswith(f"{agent.state}@{agent.station}")
+        assert cells(app, "tasks") == {}
+
+        await pilot.press(*GOAL, "enter")
+        await until(pilot, lambda: "ok: new goal" in console(app), 15)
+        # Task upserts fill the table; juniper's row follows the agent upsert that gives it t1.
+        await until(pilot, lambda: {"t1", "t9"} <= set(cells(app, "tasks")), 15)
+        await until(pilot, lambda: cells(app, "agents")["juniper"][2] == "t1", 15)
+        assert cells(app, "tasks")["t1"][4] == "juniper"
+
+        await until(pilot, lambda: "d1" in cells(app, "decisions"), 30)
+        assert "YOU ARE NEEDED: d1 permission" in str(app.query_one("#banner").render())
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, AnswerScreen))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.mirror.decisions["d1"].status == "answered", 15)
+        assert app.mirror.decisions["d1"].answer.label == "Allow"
+        assert "d1" not in cells(app, "decisions")
+
+        await until(pilot, lambda: "d2" in cells(app, "decisions"), 30)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen), 15)
+        text = [line.text for line in app.screen.query_one(RichLog).lines]
+        assert text[0].startswith("# d2: sim-demo")
+        assert any(line.startswith("+") for line in text) and any(line.startswith("@@") for line in text)
+
+
+def run_tui(real, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "foreman", "tui", "--home", str(real.home), "--profile", "sim", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def test_the_demo_script_replays_to_goal_done(real, tmp_path):
+    transcript = tmp_path / "out.txt"
+    done = run_tui(real, "--script", str(ROOT / "scripts" / "sim-demo.script"), "--transcript", str(transcript), "--timeout", "60")
+    assert done.returncode == 0, done.stderr + done.stdout[-3000:]
+    text = transcript.read_text()
+    for n in range(1, 11):
+        assert f"DECISION d{n} " in text and f"DECIDED d{n} answered: " in text
+    assert 'DECIDED d4 answered: 1 List tags with counts (by user) "counts are more useful"' in text
+    assert "goal g1 done 100%" in text
+    assert text.splitlines()[-1].endswith("10 decisions opened, 10 answered")
+
+
+def test_a_broken_script_exits_non_zero_naming_the_line(real, tmp_path):
+    script = tmp_path / "broken.script"
+    script.write_text(f"{GOAL}\n# a decision that never comes\n/wait d99\n")
+    done = run_tui(real, "--script", str(script), "--timeout", "2")
+    assert done.returncode == 1
+    assert "broken.script:3: '/wait d99' did not happen within 2 s" in done.stderr
+    script.write_text("/pause @nobody\n")
+    done = run_tui(real, "--script", str(script))
+    assert done.returncode == 1 and "broken.script:1: '/pause @nobody' was refused: not_found" in done.stderr

@@ -1,0 +1,67 @@
+"""The real ``foreman tui`` in a real terminal (tmux) against a real daemon."""
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from tests.tui.real_daemon import ROOT, start_daemon
+
+pytestmark = [
+    pytest.mark.timeout(120),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+SOCKET = f"foreman-tui-test-{uuid.uuid4().hex[:8]}"
+"""A tmux server of our own (``-L``): other tmux users' options do not apply."""
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], capture_output=True, text=True, check=True, timeout=10).stdout
+
+
+def screen_until(session: str, predicate, timeout: float = 30.0) -> str:
+    """Capture the pane until ``predicate(text)`` holds; return the text (or fail showing it)."""
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        text = tmux("capture-pane", "-p", "-t", session)
+        if predicate(text):
+            return text
+        time.sleep(0.2)
+    size = tmux("display", "-p", "-t", session, "#{window_width}x#{window_height}")
+    pytest.fail(f"the screen ({size.strip()}) never showed what was expected:\n{text}")
+
+
+def test_foreman_tui_in_tmux(tmp_path):
+    daemon = start_daemon(tmp_path)
+    session = f"foreman-tui-{uuid.uuid4().hex[:8]}"
+    cmd = f"{sys.executable} -m foreman tui --home {daemon.home} --profile sim"
+    try:
+        tmux("new-session", "-d", "-s", session, "-x", "170", "-y", "45", "-c", str(ROOT), cmd)
+        tmux("resize-window", "-t", session, "-x", "170", "-y", "45")
+        screen = screen_until(session, lambda t: "marlow" in t and "nothing needs you" in t)
+        assert "Agents" in screen and "Tasks" in screen and "Open decisions" in screen
+        tmux("send-keys", "-t", session, "-l", "/agents")
+        tmux("send-keys", "-t", session, "Enter")
+        screen_until(session, lambda t: "marlow lead" in t and "worker idle@lounge" in t)
+        tmux("send-keys", "-t", session, "-l", "Add tags to pocket-notes")
+        tmux("send-keys", "-t", session, "Enter")
+        screen = screen_until(session, lambda t: "ok: new goal" in t and "YOU ARE NEEDED: d1" in t, 60)
+        assert "juniper" in screen and "t1" in screen
+        tmux("send-keys", "-t", session, "C-q")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            alive = subprocess.run(["tmux", "-L", SOCKET, "has-session", "-t", session], capture_output=True, timeout=10)
+            if alive.returncode != 0:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("ctrl+q did not end foreman tui")
+    finally:
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True, timeout=10)
+        daemon.stop()
