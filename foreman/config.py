@@ -197,6 +197,8 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
     else:
         profile, sources["profile"] = str(backend_hint), "default"
     file_values, sections = _read_file(home / profile / "config.json")
+    if env.get("FOREMAN_URL") and not env.get("AGENTCRAFT_URL"):
+        env = {**env, "AGENTCRAFT_URL": env["FOREMAN_URL"]}  # the local backend's documented alias
     values: dict[str, Any] = {}
     for opt in OPTIONS:
         for source, raw, where in (

@@ -32,11 +32,15 @@ class DaemonTools:
         goal: the goal the turn plans.
         is_current: returns False once this turn is no longer the agent's current turn.
         on_merge_request: called with a task id when the lead requests a merge.
+        on_session: called with the backend session id as soon as the runner knows it.
+        on_process: called with the pid of each process the runner starts for the turn.
     """
 
     def __init__(self, daemon: Any, agent: str, turn_id: str, *, lead: bool, cwd: Path, task: str | None = None,
                  goal: str | None = None, is_current: Callable[[], bool] = lambda: True,
-                 on_merge_request: Callable[[str, str], Any] | None = None) -> None:
+                 on_merge_request: Callable[[str, str], Any] | None = None,
+                 on_session: Callable[[str], None] | None = None,
+                 on_process: Callable[[int], None] | None = None) -> None:
         self.d = daemon
         self.agent = agent
         self.turn_id = turn_id
@@ -46,6 +50,8 @@ class DaemonTools:
         self.goal = goal
         self.is_current = is_current
         self.on_merge_request = on_merge_request
+        self.on_session = on_session
+        self.on_process = on_process
         self.merge_requested = False
         self.changes_requested = False
 
@@ -66,6 +72,20 @@ class DaemonTools:
             return []
         msgs = self.d.act(lambda c, now: c.take_unread(self.agent))
         return [f"{m.sender}: {m.text}" for m in msgs]
+
+    def session_started(self, session_id: str) -> None:
+        """Record the backend session id as soon as the runner learns it (e.g. the CLI's init
+        message), so a turn aborted midway (pause, restart) resumes that same session.
+        Ignored for a stale turn or an empty id."""
+        if session_id and self.on_session is not None and self.is_current():
+            self.on_session(session_id)
+
+    def track_process(self, pid: int) -> None:
+        """Register a process the runner started for this turn (e.g. the agent CLI). The
+        runner still kills it when the turn ends; this record lets a Foreman restarted after a
+        crash kill it if it survived."""
+        if self.on_process is not None:
+            self.on_process(pid)
 
     def activity(self, state: str, activity: str, *, station: str | None = None) -> None:
         """Show what the agent does; ignored for a stale turn."""
@@ -117,8 +137,19 @@ class DaemonTools:
         return True, "the user allowed it"
 
     async def call(self, name: str, args: dict[str, Any]) -> str:
-        """Run a Foreman tool; see :data:`LEAD_TOOLS`. Raises ForemanError for a refused call."""
+        """Run a Foreman tool; see :data:`LEAD_TOOLS`. Raises ForemanError for a refused call.
+
+        Argument names have aliases models commonly use: ``task_id`` for ``task``, ``content``
+        for ``text``, ``depends_on`` for ``deps``, ``name`` for ``note``, ``scope: agent`` for
+        ``shared: false``.
+        """
         self._live()
+        args = dict(args)
+        for alias, canonical in (("task_id", "task"), ("content", "text"), ("depends_on", "deps"), ("message", "text")):
+            if alias in args and canonical not in args:
+                args[canonical] = args.pop(alias)
+        if args.get("scope") in ("agent", "private", "own"):
+            args["shared"] = False
         allowed = LEAD_TOOLS if self.lead else WORKER_TOOLS
         if name not in allowed:
             raise PolicyError(f"{name} is not a tool {self.agent} may use ({', '.join(allowed)})")

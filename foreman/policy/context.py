@@ -129,7 +129,8 @@ class Ctx:
         """Whether every possible working directory is inside the worktree."""
         return cwds is not None and all(self.inside(c) for c in cwds)
 
-    def access(self, arg: Arg, mode: str, cwds: Cwds, what: str, *, directory: bool = False) -> str:
+    def access(self, arg: Arg, mode: str, cwds: Cwds, what: str, *, directory: bool = False,
+               delete: bool = False) -> str:
         """Check one path a command touches and record what it needs.
 
         Args:
@@ -139,9 +140,12 @@ class Ctx:
             what: a few words for the reason (``"cat reads"``).
             directory: the path is a directory whose entries are used (``ls``, ``cd``), so an
                 outside key names the path itself, not its parent.
+            delete: the path is deleted or moved away (deleting the worktree itself also
+                deletes its ``.git`` link).
 
         Returns:
-            ``"in"``, ``"tmp"``, ``"dev"``, ``"out"`` or ``"unknown"`` (the worst location seen).
+            ``"in"``, ``"gitlink"``, ``"tmp"``, ``"dev"``, ``"out"`` or ``"unknown"`` (the worst
+            location seen).
         """
         writes = mode in ("w", "wtree")
         if arg.kind == FD:
@@ -156,6 +160,8 @@ class Ctx:
         text = arg.text
         if text == "":
             return "in"
+        if text.endswith("/") and len(text) > 1:
+            directory = True
         if arg.glob:
             split = split_glob(text)
             if split is None:
@@ -176,24 +182,24 @@ class Ctx:
                 worst = worst if worst != "in" else "dev"
                 continue
             real = self.realpath(lex)
-            where = self._check(real, mode, what, directory)
-            if where == "out" or (where == "tmp" and worst in ("in", "dev")):
+            where = self._check(real, mode, what, directory, delete)
+            if where == "out" or (where in ("tmp", "gitlink") and worst in ("in", "dev")):
                 worst = where
         return worst
 
-    def _check(self, real: str, mode: str, what: str, directory: bool) -> str:
+    def _check(self, real: str, mode: str, what: str, directory: bool, delete: bool) -> str:
         writes = mode in ("w", "wtree")
         if self.inside(real):
             if real == self.gitlink or real.startswith(self.gitlink + "/"):
                 if writes:
                     self.ask(f"Bash:.git:{self.gitlink}", f"{what} the worktree's .git link to the repository")
-                return "in"
-            if mode == "wtree" and real == self.worktree:
+                return "gitlink"
+            if delete and mode == "wtree" and real == self.worktree:
                 self.ask(f"Bash:.git:{self.gitlink}", f"{what} the whole worktree, including its .git link")
             if writes:
                 self.mutate(f"{what} {real}")
             return "in"
-        if self.in_tmp(real):
+        if self.in_tmp(real) or (real == self.tmpdir and not writes and mode != "rtree"):
             return "tmp"
         if mode in ("rtree", "wtree") or directory:
             target = real

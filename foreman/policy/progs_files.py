@@ -12,13 +12,11 @@ _NO_PATHS = ("true", "false", ":", "seq", "sleep", "yes", "whoami", "id", "uname
              "expr", "basename", "dirname", "printenv", "which", "type", "getconf", "locale", "tput", "clear",
              "wait", "jobs", "shift", "shopt", "umask", "ulimit", "history", "break", "continue", "return",
              "exit", "let", "getopts", "cal", "df", "free", "uptime", "ps", "pgrep", "w", "who", "groups",
-             "nice_value", "logname", "users", "hash_list", "dirs", "times", "caller", "help", "compgen", "bind")
+             "logname", "users", "dirs", "times", "caller", "help", "compgen", "bind")
 
 
 @handles(*_NO_PATHS)
 def _no_paths(c: Call):
-    if c.name == "hash_list":
-        return None
     return None
 
 
@@ -147,6 +145,8 @@ def _reader(short_value: str = "", long_value=(), *, tree_flags=(), always_tree=
             elif f in output_opts and v is not None:
                 c.write(v)
         operands = p.operands[1:] if skip_first else p.operands
+        if not operands and c.name in ("cat", "tac") and c.stdin is not None and c.stdin[0] in ("text", "dyntext"):
+            return Result(c.cwds, c.stdin)
         tree = always_tree or p.has(*tree_flags)
         if not operands and default_cwd:
             operands = [Arg(LIT, ".", False, ".")]
@@ -189,7 +189,6 @@ handles("diff")(_reader("CUFIXxL", {"--context", "--unified", "--label", "--excl
                         tree_flags=("-r", "--recursive", "-N")))
 handles("jq", "yq", "gojq")(_reader("fL", {"--arg", "--argjson", "--indent", "--tab", "--from-file"}, skip_first=True))
 handles("tr")(lambda c: None)
-handles("uniq")(_reader("fsw", {"--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"}))
 
 
 @handles("uniq", "xxd")
@@ -319,7 +318,7 @@ def _tee(c: Call):
     p = parse_opts(c.args, "", {"--output-error"})
     for a in p.operands:
         c.write(a)
-    return None
+    return Result(c.cwds, c.stdin if c.stdin is not None and c.stdin[0] in ("text", "dyntext") else None)
 
 
 @handles("rm")
@@ -328,7 +327,7 @@ def _rm(c: Call):
     recursive = p.has("-r", "-R", "--recursive")
     inside = False
     for a in p.operands:
-        if c.write(a, tree=recursive) in ("in",):
+        if c.write(a, tree=recursive, delete=True) in ("in",):
             inside = True
     if recursive and inside:
         c.action("rm -r", "rm -r deletes a directory tree")
@@ -353,10 +352,10 @@ def _copy(c: Call):
         else:
             targets = [ops.pop()]
     for t in targets:
-        c.write(t, tree=recursive and c.name != "ln")
+        c.write(t, tree=recursive and c.name not in ("ln", "mv"))
     for src in ops:
         if c.name == "mv":
-            c.write(src, tree=True)
+            c.write(src, tree=True, delete=True)
         elif c.name == "ln":
             if p.has("-s", "--symbolic") and src.kind == LIT and not src.text.startswith("/"):
                 # A relative link target is resolved from the link's directory.

@@ -55,9 +55,9 @@ class Call:
         """Check a path the program reads (``tree``: recursively)."""
         return self.ctx.access(arg, "rtree" if tree else "r", self.cwds, f"{self.name} reads", directory=directory)
 
-    def write(self, arg: Arg, *, tree: bool = False) -> str:
+    def write(self, arg: Arg, *, tree: bool = False, delete: bool = False) -> str:
         """Check a path the program writes, creates or deletes (``tree``: recursively)."""
-        return self.ctx.access(arg, "wtree" if tree else "w", self.cwds, f"{self.name} writes")
+        return self.ctx.access(arg, "wtree" if tree else "w", self.cwds, f"{self.name} writes", delete=delete)
 
     def run(self, arg: Arg) -> str:
         """Check a program or script file the program runs."""

@@ -104,7 +104,7 @@ def is_valid_key(key: str) -> bool:
             return False
         head, _, mode = rest[:-1].rpartition(":")
         return mode in OUTSIDE_MODES and head.startswith("/")
-    return len(key.split(":", 1)[1]) > 0 or key == "WebSearch"
+    return key == "WebSearch" or (":" in key and len(key.split(":", 1)[1]) > 0)
 
 
 def outside_key(directory: str, mode: str) -> str:

@@ -270,7 +270,7 @@ def _run_for(ctx: Ctx, node, cwds: Cwds) -> Cwds:
     body = node.child_by_field_name("body")
     var = node.child_by_field_name("variable")
     if var is not None:
-        envvars.check_name(ctx, _text(var), "prefix", "a for loop sets")
+        envvars.check_name(ctx, _text(var), "statement", "a for loop sets")
     for c in node.children:
         if c is body or c is var or not c.is_named:
             continue
@@ -473,9 +473,8 @@ def _heredoc(ctx: Ctx, node, cwds: Cwds):
         elif c.type in ("simple_expansion", "expansion", "arithmetic_expansion"):
             scan_substitutions(ctx, c, cwds)
             dynamic = True
-        elif c.type == "heredoc_content":
-            _backticks(ctx, _text(c), cwds)
     if "`" in text:
+        _backticks(ctx, text, cwds)
         dynamic = True
     return ("text", text) if not dynamic else ("dyntext", text)
 

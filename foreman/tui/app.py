@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -67,7 +68,7 @@ def sync_table(table: DataTable, rows: Sequence[tuple[str, Sequence[str]]]) -> N
             old = table.get_row(key)
             for column, value, before in zip(columns, cells, old):
                 if str(before) != value:
-                    table.update_cell(key, column, Text(value))
+                    table.update_cell(key, column, Text(value), update_width=True)
         return
     selected = current[table.cursor_row] if table.row_count and 0 <= table.cursor_row < len(current) else None
     table.clear()
@@ -103,7 +104,7 @@ class ForemanApp(App[int]):
     #messages { height: 2fr; }
     #console { height: 7; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[Binding]] = [
         Binding("f2", "answer", "Answer decision", priority=True),
         Binding("f3", "diff", "Diff of decision", priority=True),
         Binding("f4", "focus_command", "Command line", priority=True),
@@ -130,9 +131,9 @@ class ForemanApp(App[int]):
                 yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
             with Vertical(id="right"):
                 yield DataTable(id="decisions", cursor_type="row")
-                yield RichLog(id="feed", wrap=True, markup=False, max_lines=2000)
-                yield RichLog(id="messages", wrap=True, markup=False, max_lines=1000)
-        yield RichLog(id="console", wrap=True, markup=False, max_lines=2000)
+                yield RichLog(id="feed", wrap=True, markup=False, max_lines=2000, min_width=20)
+                yield RichLog(id="messages", wrap=True, markup=False, max_lines=1000, min_width=20)
+        yield RichLog(id="console", wrap=True, markup=False, max_lines=2000, min_width=20)
         yield Input(placeholder="a goal, @kit <message>, or /help", id="command", suggester=CommandSuggester(self.mirror))
         yield Footer()
 

@@ -141,7 +141,7 @@ Resolved = Send | Show | Wait | Help | Quit | Empty | Invalid
 
 
 def _agent(word: str, usage: str) -> str | Invalid:
-    name = word[1:] if word.startswith("@") else word
+    name = word.removeprefix("@")
     name = name.lower()
     if not NAME.match(name):
         return Invalid(f"{word!r} is not an agent name; usage: {usage}")

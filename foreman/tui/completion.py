@@ -67,9 +67,9 @@ def complete(value: str, mirror: Mirror) -> str | None:
     words = value.split(" ")
     if len(words) == 1 and not value.startswith(("/", "@")):
         return None
-    if words[0].lower().lstrip("/") in VIEWS or words[0].lower() in ("/help", "/quit"):
-        if len(words) > 1:
-            return None
+    takes_no_words = words[0].lower().lstrip("/") in VIEWS or words[0].lower() in ("/help", "/quit")
+    if takes_no_words and len(words) > 1:
+        return None
     last = words[-1]
     for candidate in candidates(words, mirror):
         if candidate.casefold().startswith(last.casefold()) and len(candidate) > len(last):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -78,7 +80,7 @@ class TextScreen(Screen[None]):
         diff: colour lines as a diff.
     """
 
-    BINDINGS = [Binding("escape", "close", "Back"), Binding("q", "close", "Back", show=False)]
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "close", "Back"), Binding("q", "close", "Back", show=False)]
     DEFAULT_CSS = """
     TextScreen #title { background: $primary; color: $text; padding: 0 1; text-style: bold; }
     TextScreen RichLog { height: 1fr; }

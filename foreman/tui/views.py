@@ -157,10 +157,8 @@ def diff_lines(target: str, diff: p.Diff) -> list[str]:
     The first character of each line tells its kind: ``+``/``-``/`` `` hunk lines, ``@`` hunk
     headers, ``#`` file headers and the summary (the app colours by it).
     """
-    lines = [
-        f"# {target}: {diff.repo} {diff.base[:8]}..{diff.head[:8]} — "
-        f"{diff.files_changed} files, +{diff.additions} -{diff.deletions}"
-    ]
+    summary = f"{diff.files_changed} files, +{diff.additions} -{diff.deletions}"
+    lines = [f"# {target}: {diff.repo} {diff.base[:8]}..{diff.head[:8]} — {summary}"]
     if not diff.files:
         lines.append("# no changes")
     for f in diff.files:

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from foreman.backends.local import registry
 from foreman.backends.local.registry import (
     TOOLS,
     openai_tools,
@@ -154,7 +153,14 @@ def test_a_rendered_turn_decodes_back(turn) -> None:
     assert list(result.actions) == deduped
 
 
-def test_registry_module_has_no_heavy_imports() -> None:
-    import foreman.backends.local as package
+def test_package_init_stays_light() -> None:
+    """Importing the package (as the daemon does lazily) loads none of its modules."""
+    import subprocess
+    import sys
 
-    assert "registry" not in vars(package) or package.registry is registry
+    code = (
+        "import sys, foreman.backends; before = set(sys.modules); import foreman.backends.local; "
+        "print(sorted(set(sys.modules) - before))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['foreman.backends.local']"

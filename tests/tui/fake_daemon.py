@@ -6,7 +6,6 @@ It keeps a history of state messages with seqs, answers ``hello`` with a snapsho
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 
@@ -125,7 +124,7 @@ class FakeDaemon:
 
     async def _handle(self, ws: ServerConnection) -> None:
         try:
-            async for frame in ws:  # noqa: SIM117
+            async for frame in ws:
                 msg = p.decode_client(frame)
                 if isinstance(msg, p.Hello):
                     self.hellos.append(msg)

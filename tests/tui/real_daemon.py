@@ -38,16 +38,16 @@ class RealDaemon:
                 self.proc.wait(5)
 
 
-def start_daemon(tmp: Path, *extra: str, speed: float = 10.0, timeout: float = 30.0) -> RealDaemon:
+def start_daemon(tmp: Path, *extra: str, speed: float = 10.0, timeout: float = 30.0, reset: bool = True) -> RealDaemon:
     """Start ``foreman start --backend sim --reset --port 0`` under ``tmp`` and wait for its record.
 
     Raises:
         RuntimeError: the daemon exited or wrote no ``foreman.json`` within ``timeout`` seconds
             (the message holds its log).
     """
-    home, log = tmp / "home", tmp / "daemon.log"
+    home, log = tmp / "home", tmp / f"daemon-{time.monotonic_ns()}.log"
     cmd = [
-        sys.executable, "-m", "foreman", "start", "--backend", "sim", "--reset", "--port", "0", "--home", str(home),
+        sys.executable, "-m", "foreman", "start", "--backend", "sim", "--reset" if reset else "--no-reset", "--port", "0", "--home", str(home),
         "--sandbox", str(tmp / "sandbox"), "--no-autostart", "--no-notify", "--speed", str(speed), *extra,
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCRAFT_")}

@@ -1,13 +1,17 @@
-"""The client against a real daemon (sim backend): Pilot, the demo script, a broken script."""
+"""The client against a real daemon (sim backend): Pilot, the demo script, a broken script, a restart."""
 
 import asyncio
 import subprocess
 import sys
 
 import pytest
-from textual.widgets import DataTable, RichLog
+from textual.widgets import RichLog
 
+import protocol as p
 from foreman.tui.app import ForemanApp
+from foreman.tui.client import Connection
+from foreman.tui.discovery import Locator
+from foreman.tui.mirror import Mirror
 from foreman.tui.screens import AnswerScreen, TextScreen
 from tests.tui.real_daemon import ROOT, start_daemon
 from tests.tui.test_app import cells, console, until
@@ -60,7 +64,7 @@ async def test_pilot_against_the_real_daemon(real):
 
 def run_tui(real, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "foreman", "tui", "--home", str(real.home), "--profile", "sim", *args]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(cmd, cwd=ROOT, check=False, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def test_the_demo_script_replays_to_goal_done(real, tmp_path):
@@ -84,3 +88,33 @@ def test_a_broken_script_exits_non_zero_naming_the_line(real, tmp_path):
     script.write_text("/pause @nobody\n")
     done = run_tui(real, "--script", str(script))
     assert done.returncode == 1 and "broken.script:1: '/pause @nobody' was refused: not_found" in done.stderr
+
+
+@pytest.mark.slow
+async def test_the_client_follows_a_restarted_daemon_to_its_new_port(tmp_path):
+    first = start_daemon(tmp_path)
+    second = None
+    conn = Connection(Locator(first.home, "sim"), Mirror(), client_name="test", reconnect_interval=0.05, max_reconnect_interval=0.2)
+    task = None
+    try:
+        task = asyncio.create_task(conn.run())
+        await conn.wait_ready(15)
+        ack = await conn.request(p.GoalSubmit(text=GOAL), 15)
+        await conn.wait_for(lambda m: "t1" in m.tasks and "d1" in m.decisions, 30)
+        before = conn.mirror.seq
+        first.stop()
+        await conn.wait_for(lambda m: not conn.ready, 10)
+        second = await asyncio.to_thread(start_daemon, tmp_path, reset=False)
+        assert second.port != first.port
+        await conn.wait_for(lambda m: conn.ready and conn.connections == 2, 20)
+        assert conn.mirror.goals[ack.result].text == GOAL and conn.mirror.seq >= before
+        # The resumed session is live: an answer goes through and comes back as state.
+        await conn.request(p.DecisionAnswerIntent(decision="d1", option=0), 15)
+        await conn.wait_for(lambda m: m.decisions["d1"].status == "answered", 15)
+    finally:
+        await conn.close()
+        if task is not None:
+            await task
+        first.stop()
+        if second is not None:
+            second.stop()

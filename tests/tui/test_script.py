@@ -87,7 +87,7 @@ async def test_script_sends_waits_answers_and_records(session, daemon):
 
 
 async def test_wait_timeout_names_the_line(session):
-    runner, out = session
+    runner, _ = session
     runner.wait_timeout = 0.2
     with pytest.raises(ScriptFailed, match=r"^demo.script:7: '/wait d9' did not happen within 0.2 s \(decisions so far: d1\)$"):
         await runner.run_lines([("demo.script:7", "/wait d9")])

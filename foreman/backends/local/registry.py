@@ -1,7 +1,8 @@
 """The one tool registry of the local backend.
 
-Every action an agent can take is defined here once, as a frozen pydantic model whose
-``kind`` is also the tool's name. Everything else is generated from :data:`TOOLS`:
+Every action an agent can take is a frozen pydantic model (:mod:`.actions`) whose ``kind``
+is also the tool's name, listed here once with its spelling. Everything else is generated
+from :data:`TOOLS`:
 
 - :func:`render_instructions`: the text protocol a prompt teaches, for one role;
 - :func:`openai_tools`: the native OpenAI ``tools`` list (JSON schema from the models);

@@ -89,17 +89,64 @@ def loads_lenient(text: str) -> tuple[Any, list[str]]:
     return value, repairs + ["python_literal"]
 
 
+class BraceScanner:
+    """Find where a ``{...}`` closes, fed piece by piece (linear in the text fed).
+
+    Braces inside double-quoted strings, and inside single-quoted strings where a Python
+    literal would open one, do not count.
+    """
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self._quote = ""
+        self._escaped = False
+        self._last = ""  # last non-space character outside strings
+
+    def feed(self, text: str) -> int | None:
+        """Scan ``text``; return the index just past the closing brace, or None if still open."""
+        for index, char in enumerate(text):
+            if self._quote:
+                if self._escaped:
+                    self._escaped = False
+                elif char == "\\":
+                    self._escaped = True
+                elif char == self._quote:
+                    self._quote = ""
+                continue
+            if char == '"' or (char == "'" and self.depth > 0 and self._last in "{[,:"):
+                self._quote = char
+            elif char == "{":
+                self.depth += 1
+            elif char == "}" and self.depth > 0:
+                self.depth -= 1
+                if self.depth == 0:
+                    return index + 1
+            if not char.isspace():
+                self._last = char
+        return None
+
+
 def object_end(text: str, start: int) -> int | None:
     """Return the index just past the ``{...}`` that opens at ``text[start]``, or None.
 
-    Braces inside double- or single-quoted strings do not count. None means the object is not
-    closed within ``text`` (its terminator has not arrived).
+    None means the object is not closed within ``text`` (its terminator has not arrived).
     """
-    depth = 0
+    end = BraceScanner().feed(text[start:])
+    return None if end is None else start + end
+
+
+def json_objects(text: str) -> list[tuple[int, int]]:
+    """Return the ``(start, end)`` spans of the complete outermost ``{...}`` objects in text.
+
+    One pass: quotes only count inside braces (prose quotes are not strings), and an
+    unclosed brace does not hide the complete objects after or inside it.
+    """
+    spans: list[tuple[int, int]] = []
+    stack: list[int] = []
     quote = ""
     escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
+    last = ""
+    for index, char in enumerate(text):
         if quote:
             if escaped:
                 escaped = False
@@ -108,35 +155,19 @@ def object_end(text: str, start: int) -> int | None:
             elif char == quote:
                 quote = ""
             continue
-        if char == '"' or (char == "'" and depth > 0 and _opens_single_quote(text, index)):
+        if stack and (char == '"' or (char == "'" and last in "{[,:")):
             quote = char
         elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return None
-
-
-def _opens_single_quote(text: str, index: int) -> bool:
-    """A ' starts a string only where a Python literal would put one (after {[,: or space)."""
-    before = text[:index].rstrip()
-    return bool(before) and before[-1] in "{[,:"
-
-
-def json_objects(text: str) -> list[tuple[int, int]]:
-    """Return the ``(start, end)`` spans of the complete top-level ``{...}`` objects in text."""
-    spans: list[tuple[int, int]] = []
-    index = text.find("{")
-    while index != -1:
-        end = object_end(text, index)
-        if end is None:
-            index = text.find("{", index + 1)
-            continue
-        spans.append((index, end))
-        index = text.find("{", end)
-    return spans
+            stack.append(index)
+        elif char == "}" and stack:
+            spans.append((stack.pop(), index + 1))
+        if not char.isspace():
+            last = char
+    outermost: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if not outermost or start >= outermost[-1][1]:
+            outermost.append((start, end))
+    return outermost
 
 
 # -- repetition loops ---------------------------------------------------------------------

@@ -34,6 +34,7 @@ from . import textlines as tl
 from .calls import build_action, call_from_object
 from .registry import BY_NAME, ActionBase
 from .repairs import (
+    BraceScanner,
     LoopDetector,
     is_degenerate_line,
     json_objects,
@@ -79,6 +80,8 @@ class TextDecoder:
         self._path: tuple[str, list[str]] | None = None
         self._last_edit_path: str | None = None
         self._block: dict[str, Any] = {}
+        self._scanner = BraceScanner()
+        self._json_seen = 0
         self._loop = LoopDetector()
         self._looping = False
         self._crlf = False
@@ -97,12 +100,12 @@ class TextDecoder:
         if self._finished is not None:
             raise RuntimeError("feed() after finish()")
         before = len(self._actions)
-        self._buffer += chunk
-        while True:
-            cut = self._buffer.find("\n")
-            if cut < 0:
-                break
-            line, self._buffer = self._buffer[:cut], self._buffer[cut + 1:]
+        if "\n" not in chunk:
+            self._buffer += chunk
+            return []
+        lines = (self._buffer + chunk).split("\n")
+        self._buffer = lines.pop()
+        for line in lines:
             self._line(self._chomp(line))
         return self._actions[before:]
 
@@ -271,16 +274,20 @@ class TextDecoder:
     def _tool_line(self, name: str, rest: str) -> None:
         if rest.startswith("{"):
             self._state, self._pending = _JSON, [name]
+            self._scanner, self._json_seen = BraceScanner(), 0
             self._in_json(rest)
         else:
             self._call(name, rest, [])
 
     def _in_json(self, line: str) -> None:
+        piece = line if len(self._pending) == 1 else "\n" + line
         self._pending.append(line)
-        body = "\n".join(self._pending[1:])
-        end = object_end(body, 0)
+        self._json_seen += len(piece)
+        end = self._scanner.feed(piece)
         if end is None:
             return
+        end += self._json_seen - len(piece)
+        body = "\n".join(self._pending[1:])
         self._state = _OUTSIDE
         try:
             args, repairs = loads_lenient(body[:end])

@@ -1,0 +1,47 @@
+"""``foreman policy``: show what the policy would answer for a command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from .api import classify_command
+
+
+def policy_main(argv: list[str]) -> int:
+    """Run ``foreman policy [--worktree DIR] [--lead] [--json] [--grant KEY]... -- '<command>'``.
+
+    Prints the outcome, the rule keys an ask would need and the reason (with ``--json``, one
+    object ``{"outcome": ..., "keys": [...], "reason": ...}``). The daemon uses the same
+    :func:`classify_command`.
+
+    Args:
+        argv: the arguments after ``policy``.
+
+    Returns:
+        0 (the outcome is in the output, not the exit code); 2 for a usage error.
+    """
+    parser = argparse.ArgumentParser(prog="foreman policy", description="Classify a shell command as allow, ask or deny.")
+    parser.add_argument("--worktree", default=os.getcwd(), help="the agent's worktree (default: current directory)")
+    parser.add_argument("--lead", action="store_true", help="classify as the lead (read-only in your checkout)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--grant", action="append", default=[], metavar="KEY", help="a stored rule key (repeatable)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    args = parser.parse_args(argv)
+    words = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not words:
+        parser.print_usage()
+        return 2
+    command = " ".join(words)
+    verdict = classify_command(command, worktree=args.worktree, lead=args.lead, granted=args.grant)
+    if args.json:
+        print(json.dumps({"outcome": verdict.outcome, "keys": list(verdict.keys), "reason": verdict.reason}))
+        return 0
+    print(verdict.outcome)
+    for key in verdict.keys:
+        print(f"  key: {key}")
+    print(f"  reason: {verdict.reason}")
+    if verdict.scope:
+        print(f"  {verdict.scope}")
+    return 0

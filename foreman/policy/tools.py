@@ -1,0 +1,114 @@
+"""Non-shell tools (Read, Write, Edit, Glob, Grep, WebFetch, ...) through the same path rules."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from typing import Callable, Iterable
+from urllib.parse import urlsplit
+
+from .api import classify_command, finish
+from .context import Ctx, default_tmpdir
+from .verdict import Verdict
+from .words import split_glob
+
+_READ_TOOLS = {"Read": "file_path", "NotebookRead": "notebook_path", "LS": "path"}
+_WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+_ALWAYS = frozenset({"TodoWrite", "TodoRead", "BashOutput", "KillShell", "KillBash", "ExitPlanMode", "ListMcpResourcesTool"})
+_SUBAGENTS = frozenset({"Task", "Agent"})
+
+
+def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, granted: Iterable[str] = (),
+                  tmpdir: str | None = None, realpath: Callable[[str], str] = os.path.realpath) -> Verdict:
+    """Classify one tool call a backend wants to make.
+
+    Args:
+        tool: the tool name (``Read``, ``Write``, ``Edit``, ``MultiEdit``, ``NotebookEdit``,
+            ``Glob``, ``Grep``, ``LS``, ``WebFetch``, ``WebSearch``, ``Bash``, ``Task``, ``mcp__...``).
+        args: the tool's input (``file_path``, ``path``, ``pattern``, ``url``, ``command``...).
+        worktree: the agent's worktree.
+        lead: the caller is the lead (never edits files).
+        granted: rule keys stored for this agent.
+        tmpdir: the scratch directory (default ``/tmp``).
+        realpath: resolves symbolic links.
+
+    Returns:
+        The :class:`Verdict`. Paths are confined to the worktree (links that lead out are
+        outside; ``<wt>-evil/x`` is outside); outside paths ask with ``Read:``, ``Write:``,
+        ``Grep:tree:`` or ``Glob:tree:`` keys; edits of the worktree's ``.git`` link ask
+        ``Write:.git:``; the lead's edits and subagents are refused.
+    """
+    if tool == "Bash":
+        cmd = args.get("command")
+        if not isinstance(cmd, str):
+            return Verdict("deny", (), "Refused: the Bash call has no command.", "")
+        return classify_command(cmd, worktree=worktree, lead=lead, granted=granted, tmpdir=tmpdir, realpath=realpath)
+    wt = realpath(posixpath.abspath(worktree))
+    ctx = Ctx(f"{tool} {args!r}", wt, realpath(tmpdir or default_tmpdir()), lead, realpath)
+    if tool in _ALWAYS or tool.startswith("mcp__agentcraft__"):
+        return finish(ctx, granted)
+    if tool in _SUBAGENTS:
+        return Verdict("deny", (), "Refused: agents may not start subagents.", "")
+    if tool in _WRITE_TOOLS:
+        if lead:
+            return Verdict("deny", (), "Refused: the lead works in your checkout and never edits files.", "")
+        path = _path_arg(args, _WRITE_TOOLS[tool])
+        if path is None:
+            return Verdict("deny", (), f"Refused: the {tool} call has no file path.", "")
+        real = _resolve(ctx, path)
+        if real == ctx.gitlink or real.startswith(ctx.gitlink + "/"):
+            ctx.ask(f"Write:.git:{real}", "it edits the worktree's .git link to the repository")
+        elif not ctx.inside(real) and not ctx.in_tmp(real):
+            ctx.ask(f"Write:{real}", f"it edits {real}, outside the worktree")
+        return finish(ctx, granted)
+    if tool in _READ_TOOLS:
+        path = _path_arg(args, _READ_TOOLS[tool]) or (wt if tool == "LS" else None)
+        if path is None:
+            return Verdict("deny", (), f"Refused: the {tool} call has no path.", "")
+        real = _resolve(ctx, path)
+        if not ctx.inside(real) and not ctx.in_tmp(real):
+            ctx.ask(f"Read:{real}", f"it reads {real}, outside the worktree")
+        return finish(ctx, granted)
+    if tool in ("Grep", "Glob"):
+        base = _path_arg(args, "path") or wt
+        pattern = args.get("pattern") if tool == "Glob" else args.get("glob")
+        target = _resolve(ctx, base)
+        if tool == "Glob" and isinstance(pattern, str) and pattern:
+            joined = pattern if pattern.startswith("/") else posixpath.join(base if base.startswith("/") else posixpath.join(wt, base), pattern)
+            split = split_glob(joined)
+            if split is None:
+                ctx.ask(f"Glob:tree:{target}", "the pattern climbs with .. after a wildcard")
+                return finish(ctx, granted)
+            target = realpath(split[0])
+        if not ctx.inside(target) and not ctx.in_tmp(target):
+            ctx.ask(f"{tool}:tree:{target}", f"it searches {target}, outside the worktree")
+        return finish(ctx, granted)
+    if tool == "WebFetch":
+        url = args.get("url")
+        host = None
+        if isinstance(url, str):
+            try:
+                host = urlsplit(url).hostname
+            except ValueError:
+                host = None
+        if not host:
+            return Verdict("deny", (), "Refused: WebFetch needs a URL with a host.", "")
+        ctx.ask(f"WebFetch:{host}", f"it fetches a page from {host}")
+        return finish(ctx, granted)
+    if tool == "WebSearch":
+        ctx.ask("WebSearch", "it searches the web")
+        return finish(ctx, granted)
+    ctx.ask(f"Tool:{tool}", f"{tool} is a tool the policy does not know")
+    return finish(ctx, granted)
+
+
+def _path_arg(args: dict, name: str) -> str | None:
+    value = args.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+def _resolve(ctx: Ctx, path: str) -> str:
+    if path.startswith("~"):
+        return path  # a home path: never inside the worktree
+    joined = path if path.startswith("/") else posixpath.join(ctx.worktree, path)
+    return ctx.realpath(joined)

@@ -1,0 +1,50 @@
+"""The table-driven suite: every case in cases.py, worker and lead."""
+
+from __future__ import annotations
+
+import pytest
+
+from foreman.policy import classify_command
+
+from .cases import CASES, LEAD_CASES, WT, X, fake_realpath
+
+
+def _expected_keys(command: str, keys: list[str]) -> set[str]:
+    return {f"Bash:exact:{command.strip()}" if k == X else k for k in keys}
+
+
+def _check(command: str, outcome: str, keys: list[str], lead: bool) -> None:
+    v = classify_command(command, worktree=WT, lead=lead, tmpdir="/tmp", realpath=fake_realpath)
+    assert (v.outcome, set(v.keys)) == (outcome, _expected_keys(command, keys)), v.reason
+    assert v.reason.endswith(".")
+    if outcome == "ask":
+        assert v.scope.startswith('"Always allow for this agent" covers:')
+    else:
+        assert v.keys == ()
+
+
+def test_table_is_large_and_unique() -> None:
+    commands = [c[0] for c in CASES]
+    assert len(CASES) + len(LEAD_CASES) >= 400
+    assert len(set(commands)) == len(commands), [c for c in commands if commands.count(c) > 1]
+
+
+@pytest.mark.parametrize(("command", "outcome", "keys"), CASES, ids=[c[0][:60] for c in CASES])
+def test_worker(command: str, outcome: str, keys: list[str]) -> None:
+    _check(command, outcome, keys, lead=False)
+
+
+@pytest.mark.parametrize(("command", "outcome", "keys"), LEAD_CASES, ids=[c[0][:60] for c in LEAD_CASES])
+def test_lead(command: str, outcome: str, keys: list[str]) -> None:
+    _check(command, outcome, keys, lead=True)
+
+
+@pytest.mark.parametrize(("command", "outcome", "keys"), [c for c in CASES if c[1] == "ask"][:400],
+                         ids=[c[0][:60] for c in CASES if c[1] == "ask"][:400])
+def test_granting_the_keys_allows_exactly_that_command(command: str, outcome: str, keys: list[str]) -> None:
+    first = classify_command(command, worktree=WT, tmpdir="/tmp", realpath=fake_realpath)
+    again = classify_command(command, worktree=WT, tmpdir="/tmp", realpath=fake_realpath, granted=first.keys)
+    assert again.outcome == "allow"
+    if len(first.keys) > 1:
+        partial = classify_command(command, worktree=WT, tmpdir="/tmp", realpath=fake_realpath, granted=first.keys[1:])
+        assert partial.outcome == "ask" and partial.keys == first.keys[:1]

@@ -1,0 +1,112 @@
+"""File tools and real symlinks on disk; the `foreman policy` entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from foreman.policy import classify_command, classify_tool, policy_main
+
+from .cases import WT, fake_realpath
+
+
+def _t(tool: str, lead: bool = False, granted=(), **args):
+    return classify_tool(tool, args, worktree=WT, lead=lead, granted=granted, tmpdir="/tmp", realpath=fake_realpath)
+
+
+@pytest.mark.parametrize(("tool", "args", "outcome", "keys"), [
+    ("Read", {"file_path": "/home/u/wt/src/a.py"}, "allow", []),
+    ("Read", {"file_path": "src/a.py"}, "allow", []),
+    ("Read", {"file_path": "/etc/passwd"}, "ask", ["Read:/etc/passwd"]),
+    ("Read", {"file_path": "/home/u/wt/../secret"}, "ask", ["Read:/home/u/secret"]),
+    ("Read", {"file_path": "/home/u/wt-evil/x"}, "ask", ["Read:/home/u/wt-evil/x"]),
+    ("Read", {"file_path": "/home/u/wt/link/passwd"}, "ask", ["Read:/etc/passwd"]),
+    ("Read", {"file_path": "/tmp/scratch"}, "allow", []),
+    ("Read", {"file_path": "~/.ssh/id_rsa"}, "ask", ["Read:~/.ssh/id_rsa"]),
+    ("Write", {"file_path": "/home/u/wt/src/new.py"}, "allow", []),
+    ("Write", {"file_path": "/home/u/other.py"}, "ask", ["Write:/home/u/other.py"]),
+    ("Edit", {"file_path": "/home/u/wt/docs/out/n.md"}, "ask", ["Write:/home/u/secret/n.md"]),
+    ("Edit", {"file_path": "/home/u/wt/.git"}, "ask", ["Write:.git:/home/u/wt/.git"]),
+    ("MultiEdit", {"file_path": "src/../.git"}, "ask", ["Write:.git:/home/u/wt/.git"]),
+    ("NotebookEdit", {"notebook_path": "/home/u/wt/nb.ipynb"}, "allow", []),
+    ("Glob", {"pattern": "**/*.py"}, "allow", []),
+    ("Glob", {"pattern": "../../x/*"}, "ask", ["Glob:tree:/home/x"]),
+    ("Glob", {"pattern": "src/*/../../../*"}, "ask", ["Glob:tree:/home/u/wt"]),
+    ("Glob", {"pattern": "*.md", "path": "/etc"}, "ask", ["Glob:tree:/etc"]),
+    ("Grep", {"pattern": "x"}, "allow", []),
+    ("Grep", {"pattern": "x", "path": "/etc"}, "ask", ["Grep:tree:/etc"]),
+    ("Grep", {"pattern": "x", "path": "link"}, "ask", ["Grep:tree:/etc"]),
+    ("LS", {"path": "/home/u"}, "ask", ["Read:/home/u"]),
+    ("WebFetch", {"url": "https://docs.python.org/3/"}, "ask", ["WebFetch:docs.python.org"]),
+    ("WebFetch", {"url": "not a url"}, "deny", []),
+    ("WebSearch", {"query": "x"}, "ask", ["WebSearch"]),
+    ("Bash", {"command": "git push"}, "deny", []),
+    ("Bash", {"command": "cat /etc/x"}, "ask", ["Bash:outside:/etc:r:"]),
+    ("Task", {"prompt": "x"}, "deny", []),
+    ("TodoWrite", {"todos": []}, "allow", []),
+    ("mcp__agentcraft__send_message", {"to": "x"}, "allow", []),
+    ("mcp__other__thing", {}, "ask", ["Tool:mcp__other__thing"]),
+])
+def test_tools(tool: str, args: dict, outcome: str, keys: list[str]) -> None:
+    v = _t(tool, **args)
+    assert (v.outcome, list(v.keys)) == (outcome, keys), v.reason
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit"])
+def test_lead_never_edits(tool: str) -> None:
+    assert _t(tool, lead=True, file_path="/home/u/wt/a.py").outcome == "deny"
+    assert _t("Read", lead=True, file_path="/home/u/wt/a.py").outcome == "allow"
+
+
+def test_granted_tool_keys_are_exact() -> None:
+    assert _t("Read", granted=["Read:/etc/passwd"], file_path="/etc/passwd").outcome == "allow"
+    assert _t("Read", granted=["Read:/etc/passwd"], file_path="/etc/shadow").outcome == "ask"
+    assert _t("Write", granted=["Read:/etc/passwd"], file_path="/etc/passwd").outcome == "ask"
+
+
+def test_real_symlinks_on_disk(tmp_path) -> None:
+    wt = tmp_path / "wt"
+    (wt / "src").mkdir(parents=True)
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (wt / "escape").symlink_to(outside)
+    (wt / "loop").symlink_to(wt / "src")
+    (tmp_path / "wt-evil").mkdir()
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    kw = dict(worktree=str(wt), tmpdir=str(scratch))
+    assert classify_command("cat src/a.py loop/b.py", **kw).outcome == "allow"
+    v = classify_command("cat escape/key", **kw)
+    assert v.keys == (f"Bash:outside:{outside}:r:",)
+    assert classify_command("cat escape/../../wt-evil/x", **kw).outcome == "ask"
+    assert classify_command(f"cat {tmp_path}/wt-evil/x", **kw).keys == (f"Bash:outside:{tmp_path}/wt-evil:r:",)
+    assert classify_tool("Read", {"file_path": str(wt / "escape" / "k")}, **kw).keys == (f"Read:{outside}/k",)
+    assert classify_command("echo x > escape/f", **kw).outcome == "ask"
+    assert classify_command(f"echo x > {scratch}/f", **kw).outcome == "allow"
+
+
+def test_npx_uses_the_worktree_install_on_disk(tmp_path) -> None:
+    wt = tmp_path / "wt"
+    target = wt / "node_modules" / "eslint" / "bin"
+    target.mkdir(parents=True)
+    (target / "eslint.js").write_text("")
+    (wt / "node_modules" / ".bin").mkdir()
+    os.symlink("../eslint/bin/eslint.js", wt / "node_modules" / ".bin" / "eslint")
+    kw = dict(worktree=str(wt), tmpdir=str(tmp_path / "t"))
+    assert classify_command("npx eslint .", **kw).outcome == "allow"
+    assert classify_command("npx prettier .", **kw).keys == ("Bash:net:npx:prettier",)
+
+
+def test_policy_main_prints_outcome_keys_and_reason(capsys) -> None:
+    assert policy_main(["--worktree", WT, "--", "cat /etc/passwd"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ask\n") and "key: Bash:outside:/etc:r:" in out and "reason:" in out
+    assert policy_main(["--worktree", WT, "--json", "--", "git push"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data == {"outcome": "deny", "keys": [], "reason": data["reason"]} and "push" in data["reason"]
+    assert policy_main(["--worktree", WT, "--lead", "--json", "--", "git", "log", ">", "x"]) == 0
+    assert json.loads(capsys.readouterr().out)["outcome"] == "ask"
+    assert policy_main(["--worktree", WT, "--grant", "Bash:outside:/etc:r:", "--json", "--", "cat /etc/hosts"]) == 0
+    assert json.loads(capsys.readouterr().out)["outcome"] == "allow"
