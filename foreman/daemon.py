@@ -36,6 +36,9 @@ T = TypeVar("T")
 RING_SIZE = 20_000
 """State frames kept for clients that reconnect with ``since``; older gaps get a snapshot."""
 
+CHECKPOINT_INTERVAL = 1.0
+"""Seconds between WAL checkpoints (run off the loop)."""
+
 _APPEND_TYPES = {"feed": ("feed.append", "item"), "message": ("message.append", "message"), "log": ("log.append", "line")}
 _SNAPSHOT_FIELDS = (("agent", "agents"), ("goal", "goals"), ("task", "tasks"), ("decision", "decisions"), ("repo", "repos"))
 
@@ -334,6 +337,11 @@ class Daemon:
                 except ForemanError as exc:
                     logger.warning("repository %s: %s", rid, exc)
 
+    async def _checkpoints(self) -> None:
+        while True:
+            await asyncio.sleep(CHECKPOINT_INTERVAL)
+            await asyncio.to_thread(self.store.checkpoint)
+
     def worktree_info(self, worktree_id: str) -> dict[str, Any]:
         """Return ``{repo, path, branch, agent, task, base}`` of a worktree id (``kit-t2``). Raises NotFound."""
         info = self.core.world.meta.get("worktrees", {}).get(worktree_id)
@@ -405,6 +413,7 @@ class Daemon:
         if self.settings.goal:
             self.act(lambda c, now: c.submit_goal(self.settings.goal, now))
         self.spawn(self._poll_repos(), "repo-poll")
+        self.spawn(self._checkpoints(), "wal-checkpoint")
         logger.info("Foreman %s (%s) listening on ws://127.0.0.1:%d", profile, self.settings.backend, self.port)
         return self.port
 

@@ -66,6 +66,7 @@ class Store:
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "logs").mkdir(exist_ok=True)
         self._db: sqlite3.Connection | None = None
+        self._ckpt: sqlite3.Connection | None = None
         self._log_fds: dict[str, int] = {}
         self.encoded: dict[tuple[str, str], str] = {}
         """The wire JSON of every entity as loaded, keyed by (kind, id): seeds the snapshot cache."""
@@ -84,6 +85,8 @@ class Store:
             db = sqlite3.connect(self.dir / "state.db", isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            # checkpoints run from checkpoint() off the loop, not inside whichever commit fills the WAL
+            db.execute("PRAGMA wal_autocheckpoint=0")
             db.executescript(_DDL)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.dir / 'state.db'}: {exc}") from None
@@ -101,7 +104,7 @@ class Store:
     def _load(self) -> tuple[World, int]:
         assert self._db is not None
         world = World()
-        for kind, key, text in self._db.execute("SELECT kind, id, json FROM entities"):
+        for kind, key, text in self._db.execute("SELECT kind, id, json FROM entities ORDER BY rowid"):
             model = ENTITY_MODELS.get(kind)
             if model is None:
                 continue
@@ -160,7 +163,10 @@ class Store:
                     ent = change.value
                     key = ent.name if change.kind == "agent" else ent.id
                     text = text or ent.model_dump_json(by_alias=True)
-                    db.execute("INSERT OR REPLACE INTO entities (kind, id, json) VALUES (?, ?, ?)", (change.kind, key, text))
+                    db.execute(
+                        "INSERT INTO entities (kind, id, json) VALUES (?, ?, ?) "
+                        "ON CONFLICT(kind, id) DO UPDATE SET json=excluded.json",  # keeps rowid: creation order
+                        (change.kind, key, text))
                     self.encoded[(change.kind, key)] = text
                 elif change.op == "append":
                     if change.kind == "log":
@@ -219,8 +225,27 @@ class Store:
             lines = got[-want:] + lines
         return lines[-count:]
 
+    def checkpoint(self) -> None:
+        """Copy the WAL back into the database (``PRAGMA wal_checkpoint(PASSIVE)``).
+
+        Runs on its own connection, so the daemon calls it from a worker thread about once a
+        second; commits on the loop never pay for a checkpoint. Durability is unchanged: a
+        committed transaction is in the WAL either way.
+        """
+        if self._db is None:
+            return
+        if self._ckpt is None:
+            self._ckpt = sqlite3.connect(self.dir / "state.db", isolation_level=None, check_same_thread=False)
+        try:
+            self._ckpt.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            logger.warning("WAL checkpoint failed: %s", exc)
+
     def close(self) -> None:
         """Close the database and log files."""
+        if self._ckpt is not None:
+            self._ckpt.close()
+            self._ckpt = None
         for fd in self._log_fds.values():
             os.close(fd)
         self._log_fds.clear()

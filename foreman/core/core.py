@@ -18,6 +18,11 @@ from ..errors import Conflict, NotFound, StateError
 from .rules import AGENT_STATIONS, DECISION_TRANSITIONS, DEFAULT_STATIONS, GOAL_TRANSITIONS, MERGE_OPTIONS, TASK_TRANSITIONS
 from .world import Change, Effect, World
 
+HISTORY_MAX = 100
+"""A task keeps its last 100 history events (older ones are dropped)."""
+UNREAD_MAX = 200
+"""An agent keeps its last 200 unread messages (older ones are dropped)."""
+
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
@@ -349,7 +354,8 @@ class Core:
         return task
 
     def _put_task(self, task: Task, now: float, who: str, what: str, **update: Any) -> Task:
-        new = task.model_copy(update={**update, "history": [*task.history, TaskEvent(at=now, who=who, what=what)]})
+        history = [*task.history, TaskEvent(at=now, who=who, what=what)][-HISTORY_MAX:]
+        new = task.model_copy(update={**update, "history": history})
         self._upsert("task", new)
         if new.status != task.status:
             self._recompute_goal(new.goal, now)
@@ -413,6 +419,11 @@ class Core:
         self._check_transition(task, status)
         if status == "doing" and task.status != "review":
             raise StateError("use start_task to start a task")
+        if status == "doing":
+            busy = [t.id for t in self.world.tasks.values() if t.status == "doing" and t.assignee == task.assignee]
+            if task.assignee is None or busy:
+                raise Conflict(f"task {task_id} cannot go back to doing: "
+                               + (f"{task.assignee} is working on {busy[0]}" if busy else "it has no assignee"))
         update: dict[str, Any] = {"status": status, "blocked_reason": reason if status == "blocked" else None}
         new = self._put_task(task, now, who, f"{task.status} -> {status}" + (f": {reason}" if reason else ""), **update)
         if status in ("todo", "blocked") and task.assignee and self.world.agents.get(task.assignee, None) is not None:
@@ -631,7 +642,7 @@ class Core:
         if recipients:
             unread = {k: list(v) for k, v in self.world.meta.get("unread", {}).items()}
             for r in recipients:
-                unread.setdefault(r, []).append(msg.wire())
+                unread[r] = [*unread.get(r, []), msg.wire()][-UNREAD_MAX:]
                 self._effect("deliver", r)
             self.set_meta("unread", unread)
         return msg

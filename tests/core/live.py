@@ -65,7 +65,8 @@ class LiveDaemon:
                 raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self.stderr()}")
             try:
                 info = json.loads(self.run_file.read_text())
-                if info.get("pid") == self.proc.pid:
+                # the run file is written when the port is bound; "connect with" once start() finished
+                if info.get("pid") == self.proc.pid and "connect with" in self.stderr():
                     self.port = int(info["port"])
                     return self.port
             except (OSError, ValueError):

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, event, settings
+from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from foreman.core.core import Core
@@ -32,6 +33,14 @@ STATUSES = st.sampled_from(["todo", "doing", "review", "done", "blocked", "cance
 STATES = st.sampled_from(["idle", "thinking", "reading", "editing", "testing", "running", "waiting_user",
                           "blocked", "error", "done", "dancing"])
 STATIONS = st.sampled_from([None, "lounge", "meeting", "desk", "library", "testbench", "terminal", "user", "roof"])
+
+
+def _event(text: str) -> None:
+    """Record a hypothesis event (for --hypothesis-show-statistics); a no-op outside a test run."""
+    try:
+        event(text)
+    except InvalidArgument:
+        pass
 
 
 class CoreMachine(RuleBasedStateMachine):
@@ -52,6 +61,10 @@ class CoreMachine(RuleBasedStateMachine):
         for title, deps in (("parse", []), ("store", ["t1"]), ("export", ["t1", "t2"]), ("docs", [])):
             self.attempt(lambda c, now: c.create_task(title, now, deps=deps, goal="g1"))
 
+    def _pick_task(self, index: int, status: str) -> str:
+        ids = [t.id for t in self.core.world.tasks.values() if t.status == status]
+        return ids[index % len(ids)] if ids else "t404"
+
     def _pick(self, kind: str, index: int) -> str:
         ids = sorted(self.core.world.entities(kind), key=lambda i: int(i[1:]))
         return ids[index] if index < len(ids) else f"{kind[0]}{99 + index}"
@@ -65,7 +78,7 @@ class CoreMachine(RuleBasedStateMachine):
         try:
             result = fn(self.core, self.now)
         except StateError as exc:
-            event(f"refused: {type(exc).__name__}")
+            _event(f"refused: {type(exc).__name__}")
             self.refused += 1
             assert dump(self.core.world) == before
             assert self.core.take() == ([], [])
@@ -77,7 +90,7 @@ class CoreMachine(RuleBasedStateMachine):
         self.check_starts(statuses)
         for t in self.core.world.tasks.values():
             if statuses.get(t.id) != t.status:
-                event(f"task -> {t.status}")
+                _event(f"task -> {t.status}")
         return result
 
     def check_starts(self, before: dict[str, str]) -> None:
@@ -126,19 +139,43 @@ class CoreMachine(RuleBasedStateMachine):
         newly = self.done_ids() - done
         assert newly <= {tid}
         if newly:
-            event("task done via " + ("merge" if did else "no changes"))
+            _event("task done via " + ("merge" if did else "no changes"))
             assert legal_merge or (did is None and no_changes), f"{tid} done without an answered Merge"
 
-    @rule(task=TASK_IDS, agent=AGENTS, option=st.sampled_from([0, 0, 1, 2]))
-    def happy_path(self, task: int, agent: str, option: int) -> None:
-        """Drive one task along start -> review -> merge decision -> answer -> complete."""
+    @rule(task=TASK_IDS, agent=AGENTS, option=st.sampled_from([0, 0, 1, 2]), to_review=st.booleans())
+    def happy_path(self, task: int, agent: str, option: int, to_review: bool) -> None:
+        """Drive one task along start -> review [-> merge decision -> answer -> complete]."""
         tid = self._pick("task", task)
         self.attempt(lambda c, now: c.start_task(tid, agent, now))
         self.attempt(lambda c, now: c.set_task_status(tid, "review", now))
+        if to_review:
+            return
         d = self.attempt(lambda c, now: c.open_merge_decision(tid, now, asked_by="marlow", worktree=f"{agent}-{tid}"))
         if d is not None:
             self.attempt(lambda c, now: c.answer_decision(d.id, option, now))
             self._complete(tid, d.id, False)
+
+    @rule(task=TASK_IDS)
+    def changes_requested(self, task: int) -> None:
+        """The user asked for changes: a task in review goes back to doing under its assignee."""
+        tid = self._pick_task(task, "review")
+        self.attempt(lambda c, now: c.set_task_status(tid, "doing", now))
+
+    @rule(task=TASK_IDS, agent=st.integers(0, 3))
+    def start_ready(self, task: int, agent: int) -> None:
+        """Start a ready task with an agent that is on shift and not working (the scheduler's move)."""
+        w = self.core.world
+        ready = [t.id for t in self.core.ready_tasks()]
+        doing = {t.assignee for t in w.tasks.values() if t.status == "doing"}
+        free = [a.name for a in w.agents.values() if a.active and not a.paused and a.name not in doing]
+        tid = ready[task % len(ready)] if ready else "t404"
+        name = free[agent % len(free)] if free else "ghost"
+        self.attempt(lambda c, now: c.start_task(tid, name, now))
+
+    @rule(task=TASK_IDS)
+    def to_review(self, task: int) -> None:
+        tid = self._pick_task(task, "doing")
+        self.attempt(lambda c, now: c.set_task_status(tid, "review", now))
 
     @rule(task=TASK_IDS)
     def cancel(self, task: int) -> None:

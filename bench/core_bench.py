@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Issue 2 (core) benchmarks: the daemon beside a bare ``websockets`` server, in one run.
+
+Subcommands (default ``all``)::
+
+    ack        intent-to-ack latency at 1,000 intents/s (daemon vs bare echo server)
+    fanout     upsert delivery to 10 and 100 clients at 100 upserts/s (daemon vs bare relay)
+    snapshot   snapshot encode time and size with 10,000 entities (Daemon.snapshot_frame)
+    coldstart  process start to accepting connections with 10,000 entities in the store
+
+Latencies use ``time.monotonic`` (CLOCK_MONOTONIC, shared by all processes on Linux). The
+daemon runs as a real ``foreman start --backend sim --no-autostart`` child; the clients of the
+fan-out run in one child process so the driver, the server and the readers do not share a loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from websockets.asyncio.client import connect  # noqa: E402
+from websockets.asyncio.server import serve  # noqa: E402
+
+SEED_TASKS = 50
+"""Tasks seeded into the store for the ack and fan-out runs (``task.prioritize`` targets)."""
+
+
+# ----------------------------------------------------------------------------- helpers
+def pct(values: list[float], p: float) -> float:
+    """Return the ``p``-th percentile (0..100) of ``values`` in milliseconds (values in seconds)."""
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[k] * 1000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def seed_store(home: Path, tasks: int) -> None:
+    """Write ``tasks`` tasks (and the task counter) into the ``sim`` profile's store."""
+    from foreman.core.world import Change
+    from foreman.store import Store
+    from protocol import Agent, Task
+
+    store = Store(home / "sim")
+    world, seq = store.open()
+    have = len(world.tasks)
+    team = [(Change("upsert", "agent", Agent(name=n, role="lead" if n == "marlow" else "worker", title=n.capitalize())), None)
+            for n in ("marlow", "juniper", "kit", "wren", "rowan", "tove") if n not in world.agents]
+    rows = [(Change("upsert", "task", Task(id=f"t{i}", title=f"bench task {i}", description="x" * 40, deps=[f"t{i - 1}"] if i > 1 else [],
+                                           priority=i % 7, goal=None)), None) for i in range(have + 1, tasks + 1)]
+    counters = dict(world.meta.get("counters", {}), task=max(tasks, have))
+    rows.append((Change("meta", "meta", counters, key="counters"), None))
+    rows.extend(team)
+    store.commit(rows, seq)
+    store.close()
+
+
+class Daemon:
+    """A ``foreman start`` child on a fixed port."""
+
+    def __init__(self, home: Path, port: int) -> None:
+        self.home, self.port = home, port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60.0) -> float:
+        """Start; return seconds from spawn to the first accepted WebSocket handshake."""
+        cmd = [sys.executable, "-m", "foreman", "start", "--backend", "sim", "--no-autostart", "--no-ambient", "--home",
+               str(self.home), "--port", str(self.port), "--sandbox", str(self.home / "sandbox"), "--repo-poll-ms", "600000",
+               "--log-level", "WARNING"]
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=open(self.home / "bench-daemon.err", "ab"), env={**os.environ, "PYTHONPATH": str(ROOT)})
+        while time.monotonic() - t0 < timeout:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"daemon exited: {(self.home / 'bench-daemon.err').read_text()[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                    s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                              b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                    if s.recv(64).startswith(b"HTTP/1.1 101"):
+                        return time.monotonic() - t0
+            except OSError:
+                time.sleep(0.002)
+        raise SystemExit("daemon did not accept connections")
+
+    def ready(self, timeout: float = 60.0) -> None:
+        """Wait until start-up finished (the team and the repository are in place)."""
+        run = self.home / "sim" / "foreman.json"
+        err = self.home / "bench-daemon.err"
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            if run.exists() and "connect with" in err.read_text(errors="replace"):
+                return
+            time.sleep(0.02)
+        raise SystemExit("daemon did not finish starting")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+
+
+async def hello(ws: Any) -> None:
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "bench"}))
+    await ws.recv()
+
+
+# ----------------------------------------------------------------------------- bare servers
+async def _echo_server(port: int) -> None:
+    async def handler(ws: Any) -> None:
+        async for msg in ws:
+            await ws.send(msg)
+
+    async with serve(handler, "127.0.0.1", port, compression=None):
+        await asyncio.Future()
+
+
+async def _relay_server(port: int) -> None:
+    """Bare fan-out: a ``drive`` frame is acked to its sender and sent to every reader."""
+    readers: set[Any] = set()
+
+    async def handler(ws: Any) -> None:
+        async for msg in ws:
+            if msg == "reader":
+                readers.add(ws)
+                continue
+            for r in list(readers):
+                try:
+                    await r.send(msg)
+                except Exception:  # noqa: BLE001 - a closed reader
+                    readers.discard(r)
+            await ws.send(msg)
+
+    async with serve(handler, "127.0.0.1", port, compression=None):
+        await asyncio.Future()
+
+
+def spawn_self(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, __file__, *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def wait_port(port: int, timeout: float = 10.0) -> None:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.01)
+    raise SystemExit(f"nothing listens on {port}")
+
+
+# ----------------------------------------------------------------------------- ack latency
+async def paced_acks(port: int, rate: float, count: int, daemon: bool) -> list[float]:
+    """Send ``count`` frames at ``rate``/s without waiting; return send-to-reply latencies (s)."""
+    async with connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) as ws:
+        if daemon:
+            await hello(ws)
+        sent: dict[int, float] = {}
+        lat: list[float] = []
+        done = asyncio.Event()
+
+        async def reader() -> None:
+            async for raw in ws:
+                now = time.monotonic()
+                data = json.loads(raw)
+                if data.get("type") in ("ack", "echo", "error"):
+                    if data.get("type") == "error":
+                        raise SystemExit(f"intent refused: {data}")
+                    lat.append(now - sent[data["id"]])
+                    if len(lat) == count:
+                        done.set()
+                        return
+
+        task = asyncio.create_task(reader())
+        t0 = time.monotonic()
+        for i in range(count):
+            delay = t0 + i / rate - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            frame = ({"type": "task.prioritize", "task": f"t{i % SEED_TASKS + 1}", "priority": i, "id": i} if daemon
+                     else {"type": "echo", "id": i, "task": f"t{i % SEED_TASKS + 1}", "priority": i})
+            sent[i] = time.monotonic()
+            await ws.send(json.dumps(frame))
+        await asyncio.wait_for(done.wait(), 60)
+        task.cancel()
+        return lat
+
+
+# ----------------------------------------------------------------------------- fan-out
+async def _readers(port: int, n: int, count: int, daemon: bool) -> None:
+    """Child process: ``n`` readers; prints ``{key: [recv times]}`` once each got ``count`` frames."""
+    got: dict[str, list[float]] = {}
+    conns = [await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) for _ in range(n)]
+    for ws in conns:
+        if daemon:
+            await hello(ws)
+        else:
+            await ws.send("reader")
+    print("ready", flush=True)
+
+    async def read(ws: Any) -> None:
+        seen = 0
+        async for raw in ws:
+            now = time.monotonic()
+            data = json.loads(raw)
+            key = data.get("seq") if daemon else data.get("id")
+            if daemon and data.get("type") != "task.upsert":
+                continue
+            got.setdefault(str(key), []).append(now)
+            seen += 1
+            if seen == count:
+                return
+
+    await asyncio.wait_for(asyncio.gather(*(read(ws) for ws in conns)), 120)
+    print(json.dumps(got), flush=True)
+    for ws in conns:
+        await ws.close()
+
+
+async def fanout(port: int, n: int, rate: float, count: int, daemon: bool) -> list[float]:
+    """Drive ``count`` upserts at ``rate``/s; return send-to-receive latencies over all readers (s)."""
+    child = spawn_self("_readers", str(port), str(n), str(count), "1" if daemon else "0")
+    assert child.stdout is not None
+    line = await asyncio.to_thread(child.stdout.readline)
+    assert line.strip() == b"ready", line
+    sent: dict[str, float] = {}
+    async with connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) as ws:
+        if daemon:
+            await hello(ws)
+        t0 = time.monotonic()
+        for i in range(count):
+            delay = t0 + i / rate - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            t = time.monotonic()
+            if daemon:
+                await ws.send(json.dumps({"type": "task.prioritize", "task": f"t{i % SEED_TASKS + 1}", "priority": 1000 + i, "id": i}))
+                while True:
+                    reply = json.loads(await ws.recv())
+                    if reply.get("type") == "ack":
+                        sent[str(reply["seq"])] = t
+                        break
+            else:
+                await ws.send(json.dumps({"type": "relay", "id": i}))
+                await ws.recv()
+                sent[str(i)] = t
+    out, _ = await asyncio.to_thread(child.communicate)
+    got = json.loads(out.decode().strip().splitlines()[-1])
+    return [r - sent[k] for k, times in got.items() if k in sent for r in times]
+
+
+# ----------------------------------------------------------------------------- snapshot, cold start
+def snapshot_bench(home: Path, entities: int) -> dict[str, float]:
+    """Load a daemon with ``entities`` entities in-process; time ``snapshot_frame``."""
+    from foreman.config import resolve
+    from foreman.daemon import Daemon as RealDaemon
+
+    seed_store(home, entities - 6)
+    settings = resolve({"home": str(home), "backend": "sim"}, {})
+    d = RealDaemon(settings)
+    t = time.perf_counter()
+    d.load()
+    load = time.perf_counter() - t
+    n = len(d.core.world.tasks) + len(d.core.world.agents)
+    times = []
+    for _ in range(50):
+        t = time.perf_counter()
+        frame = d.snapshot_frame()
+        times.append(time.perf_counter() - t)
+    d.store.close()
+    return {"entities": n, "encode_p50_ms": pct(times, 50), "encode_p99_ms": pct(times, 99),
+            "size_mb": len(frame.encode()) / 1e6, "load_s": load}
+
+
+def main() -> int:
+    """Run the chosen benchmarks and print a table."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", nargs="?", default="all", choices=["all", "ack", "fanout", "snapshot", "coldstart"])
+    p.add_argument("--ack-count", type=int, default=5000)
+    p.add_argument("--fanout-count", type=int, default=500)
+    p.add_argument("--entities", type=int, default=10_000)
+    args = p.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="foreman-bench-"))
+    results: list[str] = []
+    try:
+        if args.what in ("all", "ack", "fanout"):
+            home = base / "live"
+            home.mkdir()
+            d = Daemon(home, free_port())
+            d.start()
+            d.ready()
+            d.stop()
+            seed_store(home, SEED_TASKS)
+            d.start()
+            d.ready()
+            echo_port = free_port()
+            echo = spawn_self("_echo", str(echo_port))
+            relay_port = free_port()
+            relay = spawn_self("_relay", str(relay_port))
+            wait_port(echo_port), wait_port(relay_port)
+            try:
+                if args.what in ("all", "ack"):
+                    bare = asyncio.run(paced_acks(echo_port, 1000, args.ack_count, daemon=False))
+                    lat = asyncio.run(paced_acks(d.port, 1000, args.ack_count, daemon=True))
+                    results.append(f"ack latency @1000/s  n={len(lat)}  daemon p50 {pct(lat, 50):.2f} ms  p99 {pct(lat, 99):.2f} ms"
+                                   f"   | bare echo p50 {pct(bare, 50):.2f} ms  p99 {pct(bare, 99):.2f} ms   (target p99 <= 5 ms)")
+                if args.what in ("all", "fanout"):
+                    for n, target in ((10, 10), (100, 20)):
+                        bare = asyncio.run(fanout(relay_port, n, 100, args.fanout_count, daemon=False))
+                        lat = asyncio.run(fanout(d.port, n, 100, args.fanout_count, daemon=True))
+                        results.append(f"delivery @100/s to {n:3} clients  n={len(lat)}  daemon p50 {pct(lat, 50):.2f} ms  "
+                                       f"p99 {pct(lat, 99):.2f} ms   | bare relay p50 {pct(bare, 50):.2f} ms  p99 {pct(bare, 99):.2f} ms"
+                                       f"   (target p99 <= {target} ms)")
+            finally:
+                echo.kill(), relay.kill()
+                d.stop()
+        if args.what in ("all", "snapshot"):
+            home = base / "snap"
+            r = snapshot_bench(home, args.entities)
+            results.append(f"snapshot with {r['entities']} entities: encode p50 {r['encode_p50_ms']:.2f} ms  p99 {r['encode_p99_ms']:.2f} ms, "
+                           f"{r['size_mb']:.2f} MB (store load {r['load_s'] * 1000:.0f} ms)   (target <= 5 ms)")
+        if args.what in ("all", "coldstart"):
+            home = base / "cold"
+            home.mkdir()
+            d = Daemon(home, free_port())
+            d.start()
+            d.ready()
+            d.stop()  # creates the demo repository once, like any second start
+            seed_store(home, args.entities - 6)
+            times = []
+            for _ in range(5):
+                d = Daemon(home, free_port())
+                times.append(d.start())
+                d.ready()
+                d.stop()
+            results.append(f"cold start to accepting connections with {args.entities} entities: median {statistics.median(times) * 1000:.0f} ms, "
+                           f"min {min(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms   (target < 500 ms)")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"Foreman core bench  (python {sys.version.split()[0]}, {os.cpu_count()} cores)")
+    for line in results:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "_echo":
+        asyncio.run(_echo_server(int(sys.argv[2])))
+    elif len(sys.argv) > 1 and sys.argv[1] == "_relay":
+        asyncio.run(_relay_server(int(sys.argv[2])))
+    elif len(sys.argv) > 1 and sys.argv[1] == "_readers":
+        asyncio.run(_readers(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"))
+    else:
+        sys.exit(main())
