@@ -86,7 +86,15 @@ def _passthrough(name: str) -> Callable[[list[str]], int] | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the ``foreman`` command; return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("tui", "policy", "decode", "replay"):
+    if argv and argv[0] == "replay":
+        from .backends.local.cli import replay_main
+
+        try:
+            traces = resolve({"backend": "local"}).profile_dir / "traces"
+        except ForemanError:
+            traces = None
+        return replay_main(argv[1:], default_dir=traces)
+    if argv and argv[0] in ("tui", "policy", "decode"):
         fn = _passthrough(argv[0])
         assert fn is not None
         return fn(argv[1:])

@@ -213,7 +213,8 @@ class Daemon:
             goal = self.act(lambda c, now: c.submit_goal(intent.text, now, repo=intent.repo))
             return self._ack(intent, goal.id)
         if kind == "decision.answer":
-            self.act(lambda c, now: c.answer_decision(intent.decision, intent.option, now, text=intent.text))
+            self.act(lambda c, now: c.answer_decision(intent.decision, intent.option, now, text=intent.text,
+                                                      by=intent.by or "user"))
             return self._ack(intent)
         if kind == "message.send":
             msg = self.act(lambda c, now: c.send_message("user", intent.to, intent.text, now))

@@ -48,7 +48,9 @@ class DecisionAnswerIntent(Intent):
     option: int = Field(ge=0)
     """0-based option index."""
     text: str | None = None
-    """Optional free text (``always`` on a permission stores an always-allow rule)."""
+    """Optional free text for the agent (a note with Request changes, a detail with an answer)."""
+    by: Literal["user", "auto"] | None = None
+    """Who answers: ``auto`` when a client answers for the user (``--auto-answer``); default ``user``."""
 
 
 class MessageSend(Intent):

@@ -108,7 +108,7 @@ class LineRunner:
     async def _auto(self, d: p.Decision) -> None:
         self.transcript.write(f"auto-answer {d.id} ({d.kind}): 1 {d.options[0]}")
         try:
-            await self.conn.request(p.DecisionAnswerIntent(decision=d.id, option=0), self.wait_timeout)
+            await self.conn.request(p.DecisionAnswerIntent(decision=d.id, option=0, by="auto"), self.wait_timeout)
         except (RequestError, ConnectionLost, TimeoutError) as exc:
             self.transcript.write(f"auto-answer {d.id} failed: {exc or 'no reply'}", 2)
 
