@@ -264,7 +264,13 @@ class Daemon:
     async def ask(self, kind: str, prompt: str, options: list[str], *, asked_by: str, **kw: Any) -> Decision:
         """Open a decision and wait for the user's answer (or its withdrawal)."""
         d = self.act(lambda c, now: c.open_decision(kind, prompt, options, now, asked_by=asked_by, **kw))
-        return await self.wait_decision(d.id)
+        try:
+            return await self.wait_decision(d.id)
+        except asyncio.CancelledError:
+            # the asking turn was aborted: nobody waits for this decision any more
+            if self.core.world.decisions[d.id].status == "open":
+                self.act(lambda c, now: c.cancel_decision(d.id, now, reason="the asking turn ended"))
+            raise
 
     def _run_effect(self, effect: Effect) -> None:
         if effect.kind == "wake":

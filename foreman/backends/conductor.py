@@ -116,9 +116,10 @@ class Conductor:
             self._start_plan(effect.ref)
         elif effect.kind == "abort":
             self.abort(effect.ref, str(effect.data or "abort"))
+            if effect.data == "cancel":
+                self._commit_cancelled(effect.ref)
         elif effect.kind == "handoff":
-            self._held.add(effect.ref)
-            self.d.spawn(self._handoff(effect.ref, str(effect.data)), f"handoff {effect.ref}")
+            self._begin_handoff(effect.ref, str(effect.data))
         elif effect.kind == "deliver":
             self._maybe_followup(effect.ref)
         self._kick.set()
@@ -159,6 +160,15 @@ class Conductor:
     def reconcile(self) -> None:
         """Resume interrupted turns and repair open states after a restart (see module doc)."""
         w = self.d.core.world
+        self._reap_leftover_processes()
+        for d in list(w.decisions.values()):
+            if d.status == "open" and d.kind in ("question", "permission"):
+                # its waiter was a turn of the previous daemon; the resumed turn asks again if it must
+                self.d.act(lambda c, now, i=d.id: c.cancel_decision(i, now, reason="the Foreman restarted; asked again if still needed"))
+        for task_id, h in self.d.core.world.meta.get("handoffs", {}).items():
+            if h.get("pending"):
+                self._held.add(task_id)
+                self.d.spawn(self._handoff(task_id, h["from"]), f"handoff {task_id}")
         resumed: set[str] = set()
         for key, s in sorted(self._sessions().items()):
             if s.get("state") != "running":
@@ -169,6 +179,9 @@ class Conductor:
                 continue
             if s.get("task") and w.tasks.get(s["task"]) is not None and w.tasks[s["task"]].status in ("done", "cancelled"):
                 self._set_session(key, state="done")
+                continue
+            if not self._session_holds(s):
+                self._set_session(key, state="aborted")
                 continue
             resumed.add(agent)
             if a.paused:
@@ -194,6 +207,18 @@ class Conductor:
                 self._watch_merge(d.id)
             elif d.kind == "merge" and d.status == "answered" and d.task and w.tasks[d.task].status == "review":
                 self._watch_merge(d.id)
+
+    def _session_holds(self, s: dict[str, Any]) -> bool:
+        """True while a session's task is still its agent's: a worker's own doing task, or a
+        task in review for the lead's review. A session without a task always holds."""
+        task = self.d.core.world.tasks.get(s.get("task") or "")
+        if not s.get("task"):
+            return True
+        if task is None:
+            return False
+        if s.get("job") == "review":
+            return task.status == "review"
+        return task.assignee == s.get("agent") and task.status == "doing"
 
     # ------------------------------------------------------------------ turns
     def _next_turn_id(self, agent: str) -> str:
@@ -236,7 +261,9 @@ class Conductor:
         session = self._sessions().get(key, {}).get("session")
         tools = DaemonTools(self.d, agent, turn_id, lead=lead, cwd=cwd, task=task_id, goal=goal_id,
                             is_current=lambda: self.running.get(agent) is not None and self.running[agent].turn_id == turn_id,
-                            on_merge_request=self._merge_request)
+                            on_merge_request=self._merge_request,
+                            on_session=lambda sid: self._set_session(key, session=sid),
+                            on_process=lambda pid: self._track(agent, turn_id, pid))
         unread = tools.unread()
         if unread:
             prompt += "\n\nUnread messages:\n" + "\n".join(unread)
@@ -255,10 +282,10 @@ class Conductor:
             result = await asyncio.wait_for(self.runners[agent].run_turn(req, tools), timeout=self.settings.turn_timeout)
         except asyncio.TimeoutError:
             result = TurnResult(ok=False, session_id=session, error=f"the turn timed out after {self.settings.turn_timeout:.0f} s")
-        except asyncio.CancelledError:
-            raise
         except ForemanError as exc:
             result = TurnResult(ok=False, session_id=session, error=exc.message)
+        finally:
+            self._untrack(turn_id)  # the runner killed what it started (the TurnRunner contract)
         current = self.running.get(agent)
         if current is None or current.turn_id != turn_id:
             return  # aborted: steering decides what happens next
@@ -269,6 +296,50 @@ class Conductor:
             self._record_cost(agent, task_id, goal_id, result.cost_usd)
         self._set_session(key, state="done" if result.ok else "failed")
         await self._turn_ended(agent, job, key, result, task_id, goal_id, tools)
+
+    # ------------------------------------------------------------------ processes of turns
+    def _track(self, agent: str, turn_id: str, pid: int) -> None:
+        """Remember a process a turn started (pid + creation time, durably), so a Foreman
+        restarted after a crash kills it if it still runs."""
+        from ..procs import ProcRef
+
+        ref = ProcRef.of(pid)
+        if ref is None:
+            return
+        data = {k: [list(r) for r in v] for k, v in self.d.core.world.meta.get("procs", {}).items()}
+        data.setdefault(turn_id, []).append([agent, ref.pid, ref.create_time])
+        self.d.act(lambda c, now: c.set_meta("procs", data))
+
+    def _untrack(self, turn_id: str) -> None:
+        data = dict(self.d.core.world.meta.get("procs", {}))
+        if data.pop(turn_id, None) is not None:
+            self.d.act(lambda c, now: c.set_meta("procs", data))
+
+    def _reap_leftover_processes(self) -> None:
+        """Kill the process trees of turns that died with a previous daemon (never a reused pid);
+        each agent's next turn and hand-off wait for it."""
+        from .. import procs
+
+        by_agent: dict[str, list[procs.ProcRef]] = {}
+        for entries in self.d.core.world.meta.get("procs", {}).values():
+            for agent, pid, created in entries:
+                by_agent.setdefault(agent, []).append(procs.ProcRef(int(pid), float(created)))
+        if not by_agent:
+            return
+        self.d.act(lambda c, now: c.set_meta("procs", {}))
+
+        async def reap(agent: str, refs: list[procs.ProcRef]) -> None:
+            try:
+                for ref in refs:
+                    report = await procs.abort(ref, grace=CLEANUP_GRACE)
+                    if report.signalled:
+                        logger.info("killed %d leftover process(es) of %s", len(report.signalled), agent)
+            finally:
+                self.cleaning.pop(agent, None)
+                self._kick.set()
+
+        for agent, refs in by_agent.items():
+            self.cleaning[agent] = asyncio.ensure_future(reap(agent, refs))
 
     def _record_cost(self, agent: str, task_id: str | None, goal_id: str | None, cost: float) -> None:
         costs = {k: dict(v) for k, v in self.d.core.world.meta.get("costs", {}).items()}
@@ -287,6 +358,9 @@ class Conductor:
     async def _turn_ended(self, agent: str, job: JobKind, key: str, result: TurnResult, task_id: str | None,
                           goal_id: str | None, tools: DaemonTools) -> None:
         d = self.d
+        if not result.ok and (result.error or "").startswith("could not resume session"):
+            d.spawn(self._resume_failed(agent, job, key, task_id, goal_id, result.error or ""), f"resume-failed {agent}")
+            return
         if not result.ok:
             reason = result.error or "the turn failed"
             d.act(lambda c, now: c.set_activity(agent, "error", now, activity=reason[:200]))
@@ -302,6 +376,8 @@ class Conductor:
                 d.act(lambda c, now: c.set_goal_status(goal_id, "active" if has_tasks else "done", now))
         elif job in ("work", "followup") and task_id and agent != LEAD:
             task = d.core.task(task_id)
+            if task.status in ("done", "cancelled") and (info := self._worktree_of(agent, task_id)) is not None:
+                d.spawn(self._commit_after_turn(info), f"commit {task_id}")  # edits made after the merge/cancel
             if task.status == "doing":
                 if not self._flagged("nudged", task_id):
                     self._flag("nudged", task_id)
@@ -324,6 +400,23 @@ class Conductor:
         if self._unread_count(agent):
             self._maybe_followup(agent)
         self._kick.set()
+
+    async def _resume_failed(self, agent: str, job: JobKind, key: str, task_id: str | None, goal_id: str | None,
+                             error: str) -> None:
+        """A session could not be resumed: ask the user instead of silently starting over."""
+        d = self.d
+        d.act(lambda c, now: c.set_activity(agent, "error", now, activity="session could not be resumed"))
+        dec = await d.ask("question", f"{TITLES.get(agent, agent)}'s session for {task_id or goal_id} could not be resumed "
+                          f"({error[:200]}). Start a fresh session?", ["Start a fresh session", "Leave it blocked"],
+                          asked_by="foreman", task=task_id, goal=goal_id if not task_id else None)
+        if dec.answer is not None and dec.answer.option == 0:
+            sessions = self._sessions()
+            sessions.get(key, {}).pop("session", None)
+            d.act(lambda c, now: c.set_meta("sessions", sessions))
+            self._launch(agent, job, key, prompt="Your previous session was lost; start this job again from the current state.",
+                         task_id=task_id, goal_id=goal_id)
+        elif task_id and d.core.task(task_id).status in ("todo", "doing", "review"):
+            d.act(lambda c, now: c.set_task_status(task_id, "blocked", now, who="foreman", reason="session could not be resumed"))
 
     def _unread_count(self, agent: str) -> int:
         return self.d.core.peek_unread(agent)
@@ -350,17 +443,24 @@ class Conductor:
     # ------------------------------------------------------------------ scheduling
     async def _schedule_loop(self) -> None:
         while True:
+            self._kick.clear()  # before the pass: a kick during it (a new task ...) means another pass
             try:
                 await self._schedule_once()
             except ForemanError as exc:
                 logger.warning("scheduler: %s", exc)
             due = self.backoff.next_due()
-            timeout = None if due is None else max(0.05, due - self.d.now())
-            self._kick.clear()
-            try:
-                await asyncio.wait_for(self._kick.wait(), timeout=timeout)
-            except asyncio.TimeoutError:
-                pass
+            await self._wait_kick(None if due is None else max(0.05, due - self.d.now()))
+
+    async def _wait_kick(self, timeout: float | None) -> None:
+        """Wait for a kick, or ``timeout`` seconds on the injected sleep (a fake clock in tests)."""
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._kick.wait())]
+        if timeout is not None:
+            waits.append(asyncio.ensure_future(self.sleep(timeout)))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
 
     def _free_workers(self) -> list[str]:
         w = self.d.core.world
@@ -381,6 +481,9 @@ class Conductor:
                     continue
                 if task is not None and task.status == "todo" and task.assignee == a.name:
                     continue  # picked up below as a fresh start of the same session
+                if not self._session_holds(s):
+                    self._set_session(key, state="aborted")  # the task moved on (reassigned, stopped)
+                    continue
                 self._launch(a.name, s["job"], key, prompt="Continue where you were.", task_id=s.get("task"),
                              goal_id=s.get("goal"))
         if LEAD not in self.running and getattr(self, "_pending_goals", None):
@@ -414,6 +517,17 @@ class Conductor:
         path = worktrees.worktree_path(d.profile_dir, repo.id, agent, task.id)
         branch = worktrees.branch_name(agent, task.id, task.title)
         start_point = handoff["branch"] if handoff and handoff.get("branch") else None
+        for info in list(d.core.world.meta.get("worktrees", {}).values()):
+            if info["task"] != task.id or info["agent"] == agent or not Path(info["path"]).exists():
+                continue
+            # a previous worker's worktree (a hand-off a crash or a todo reassign skipped): commit
+            # what it left, and start from the task's latest branch
+            await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                                             f"Hand-off of {task.id}: work in progress by {info['agent']}",
+                                             f"AgentCraft {TITLES.get(info['agent'], info['agent'])} <{info['agent']}@agentcraft.invalid>")
+            if info["branch"] == task.branch and start_point is None:
+                start_point = info["branch"]
+                handoff = {"from": info["agent"], "branch": info["branch"]}
         await worktrees.ensure_worktree(Path(repo.path), path, branch, repo.base_branch, start_point=start_point)
         wt_id = f"{agent}-{task.id}"
         meta = dict(d.core.world.meta.get("worktrees", {}))
@@ -446,6 +560,43 @@ class Conductor:
             self.cleaning.pop(agent, None)
             self._kick.set()
 
+    def _begin_handoff(self, task_id: str, old_agent: str) -> None:
+        """Hold ``task_id`` and record, durably at once, where its next worker starts (the old
+        branch) and that leftovers are still to be committed; :meth:`_handoff` finishes it, also
+        after a crash (:meth:`reconcile`)."""
+        self._held.add(task_id)
+        info = self._worktree_of(old_agent, task_id)
+        if info is not None:
+            self._flag("handoffs", task_id, {"from": old_agent, "branch": info["branch"], "pending": True})
+        self.d.spawn(self._handoff(task_id, old_agent), f"handoff {task_id}")
+
+    def _worktree_of(self, agent: str, task_id: str) -> dict[str, Any] | None:
+        return next((v for v in self.d.core.world.meta.get("worktrees", {}).values()
+                     if v["agent"] == agent and v["task"] == task_id), None)
+
+    def _commit_cancelled(self, agent: str) -> None:
+        """Commit the leftovers of ``agent``'s cancelled tasks once its turn is over (a retry
+        continues from them; nothing stays only in a worktree)."""
+        for info in list(self.d.core.world.meta.get("worktrees", {}).values()):
+            task = self.d.core.world.tasks.get(info["task"])
+            if info["agent"] == agent and task is not None and task.status == "cancelled":
+                self.d.spawn(self._commit_after_turn(info), f"commit {info['task']}")
+
+    async def _commit_after_turn(self, info: dict[str, Any]) -> None:
+        """Commit a finished task's leftovers on its branch (kept there, never merged)."""
+        from ..repos import worktrees
+
+        cleanup = self.cleaning.get(info["agent"])
+        if cleanup is not None:
+            await asyncio.gather(cleanup, return_exceptions=True)
+        repo = self.d.core.repo(info["repo"])
+        try:
+            await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                                             f"{info['task']} closed: work left by {info['agent']}",
+                                             f"AgentCraft {TITLES.get(info['agent'], info['agent'])} <{info['agent']}@agentcraft.invalid>")
+        except ForemanError as exc:
+            logger.warning("committing the leftovers of closed %s: %s", info["task"], exc)
+
     async def _handoff(self, task_id: str, old_agent: str) -> None:
         """Hold a task until its old turn is over, commit the old worktree's work on its branch,
         and record where the next worker starts from."""
@@ -465,9 +616,7 @@ class Conductor:
                                                      f"AgentCraft {TITLES.get(old_agent, old_agent)} <{old_agent}@agentcraft.invalid>")
                 except ForemanError as exc:
                     logger.warning("hand-off of %s: %s", task_id, exc)
-                handoffs = dict(self.d.core.world.meta.get("handoffs", {}))
-                handoffs[task_id] = {"from": old_agent, "branch": info["branch"]}
-                self.d.act(lambda c, now: c.set_meta("handoffs", handoffs))
+                self._flag("handoffs", task_id, {"from": old_agent, "branch": info["branch"]})
         finally:
             self._held.discard(task_id)
             self._kick.set()
@@ -574,6 +723,8 @@ class Conductor:
                     continue
                 await d.refresh_repo(repo.id)
                 d.act(lambda c, now: c.complete_task(task_id, now, decision=decision_id))
+                if agent not in self.running:  # a running turn commits its leftovers when it ends
+                    await self._commit_after_turn(info)
                 return
             if dec.answer.option == 1:
                 d.act(lambda c, now: c.set_task_status(task_id, "doing", now, who="user", reason=None))

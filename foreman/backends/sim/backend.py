@@ -94,7 +94,20 @@ class SimBackend:
         if effect.kind == "goal" and self.state().get("goal") is None and self.d is not None:
             self.set_state(goal=effect.ref)
             self._launch()
+        if effect.kind == "deliver" and self.d is not None:
+            asyncio.get_running_loop().call_soon(self._answer_messages, effect.ref)
         self.wake.set()
+
+    def _answer_messages(self, agent: str) -> None:
+        """A sim agent reads its messages and acknowledges the user's (off-shift agents wait)."""
+        a = self.d.core.world.agents.get(agent)
+        if a is None or not a.active or a.paused or not self.d.core.peek_unread(agent):
+            return
+        msgs = self.d.act(lambda c, now: c.take_unread(agent))
+        for m in msgs:
+            if m.sender == "user":
+                reply = f"Got it, {self.settings.user_name}: I'll keep \"{m.text[:80]}\" in mind."
+                self.d.act(lambda c, now: c.send_message(agent, "user", reply, now))
 
     async def stop(self) -> None:
         """Cancel the scenario (its progress is already durable) and wait for it."""

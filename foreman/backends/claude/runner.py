@@ -1,0 +1,421 @@
+"""The claude backend's turn runner: one turn = one claude CLI process driven by claude-agent-sdk.
+
+A turn spawns the CLI through :class:`claude_agent_sdk.ClaudeSDKClient` (resuming the agent's
+session when it has one), sends the prompt, maps the message stream onto the world (activity,
+log lines) until the turn's ``result``, then closes the CLI: end of input, a grace period, and a
+sweep of the CLI's process session for anything left behind.
+
+Abort (the ``run_turn`` task is cancelled: pause, stop, cancel, timeout, shutdown): the turn is
+interrupted, the interrupted turn's result is awaited for ``abort_grace`` seconds, input is
+closed, and ``eof_grace`` seconds later the whole process tree is killed (SIGTERM, then SIGKILL
+after ``kill_grace``). The clean-up runs shielded from further cancellation, and the agent's
+next turn waits for it (:meth:`ClaudeRunner.wait_clean`), so two CLIs never share a session.
+
+``claude_agent_sdk`` is imported lazily: a daemon that never runs claude turns never loads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ... import procs
+from ...errors import BackendError, ForemanError
+from ...procs import ProcRef
+from ..turns import AgentTools, TurnRequest, TurnResult
+from . import cliproc
+from .agent_mcp import build_server
+from .auth import auth_status
+from .mapping import SERVER_NAME, activity_for, describe_call
+from .permissions import PermissionGate, disallowed_tools
+
+logger = logging.getLogger(__name__)
+
+RESUME_FAILED = "could not resume session"
+"""Start of :attr:`TurnResult.error` when the CLI does not know the session to resume."""
+
+_MAX_BUFFER = 16 * 1024 * 1024  # bytes per stdout line (the SDK's default 1 MiB kills big tool outputs)
+
+
+class ClaudeRunner:
+    """Runs turns with Claude through claude-agent-sdk (implements :class:`~..turns.TurnRunner`).
+
+    Args:
+        cli_path: the claude executable (``--claude-cli``); None: the one bundled with the SDK.
+        use_claude_login: allow the local CLI login when no API key or cloud switch is set.
+        effort: reasoning effort (``low`` ... ``max``) or None for the model's default.
+        max_budget_usd: cap in USD per turn (``--max-budget-usd``) or None.
+        env: the daemon's environment (auth is read from it; the CLI inherits it, with the
+            turn's own ``TurnRequest.env`` on top).
+        abort_grace: seconds an aborted turn gets to end after the interrupt.
+        eof_grace: seconds the CLI gets to exit after its input is closed.
+        kill_grace: seconds between SIGTERM and SIGKILL for what is left of its process tree.
+        on_spawn: called with ``(agent, ProcRef)`` as soon as a turn's CLI process exists, e.g.
+            to persist it so a restarted daemon can sweep the session of a CLI it lost
+            (``foreman.procs.abort(ref)``; the CLI itself dies with the daemon).
+    """
+
+    name = "claude"
+
+    def __init__(self, *, cli_path: str | None, use_claude_login: bool, effort: str | None,
+                 max_budget_usd: float | None, env: Mapping[str, str], abort_grace: float = 3.0,
+                 eof_grace: float = 3.0, kill_grace: float = 2.0,
+                 on_spawn: Callable[[str, ProcRef], None] | None = None) -> None:
+        self.cli_path = cli_path
+        self.use_claude_login = use_claude_login
+        self.effort = effort or None
+        self.max_budget_usd = max_budget_usd
+        self.env = dict(env)
+        self.abort_grace = abort_grace
+        self.eof_grace = eof_grace
+        self.kill_grace = kill_grace
+        self.on_spawn = on_spawn
+        self._scratch: Path | None = None
+        self._wrapper: Path | None = None
+        self._gates: dict[str, asyncio.Future[None]] = {}
+        self._turns: dict[str, _Turn] = {}
+        self._last_cost: dict[tuple[str, ProcRef | None], float] = {}
+
+    # ------------------------------------------------------------------ banner and checks
+    def status(self) -> tuple[str, str]:
+        """Return ``(auth, detail)``: which credentials the CLI will use, or what is missing."""
+        return auth_status({**os.environ, **self.env}, use_claude_login=self.use_claude_login)
+
+    async def preflight(self) -> None:
+        """Check the SDK imports, the CLI exists and credentials are configured.
+
+        Raises:
+            BackendError: naming the fix (install the extra, ``--claude-cli``, set a key).
+        """
+        self._ensure_wrapper()
+        auth, detail = self.status()
+        if auth == "missing":
+            raise BackendError(f"no Claude credentials: {detail}")
+
+    def _ensure_wrapper(self) -> Path:
+        if self._wrapper is None or not self._wrapper.exists():
+            cliproc.require_sdk()
+            real = cliproc.find_cli(self.cli_path)
+            if self._scratch is None:
+                self._scratch = Path(tempfile.mkdtemp(prefix="foreman-claude-"))
+            self._wrapper = cliproc.write_wrapper(real, self._scratch)
+        return self._wrapper
+
+    # ------------------------------------------------------------------ process control
+    def cli_process(self, agent: str) -> ProcRef | None:
+        """The CLI process of ``agent``'s running turn (its pid is also its process group and session id)."""
+        turn = self._turns.get(agent)
+        return turn.ref if turn is not None else None
+
+    async def wait_clean(self, agent: str) -> None:
+        """Return once ``agent``'s previous turn, clean-up included, is over (no CLI left)."""
+        gate = self._gates.get(agent)
+        while gate is not None and not gate.done():
+            await asyncio.shield(gate)
+            gate = self._gates.get(agent)
+
+    async def _claim(self, agent: str) -> asyncio.Future[None]:
+        await self.wait_clean(agent)
+        gate: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._gates[agent] = gate
+        return gate
+
+    # ------------------------------------------------------------------ turns
+    async def run_turn(self, request: TurnRequest, tools: AgentTools) -> TurnResult:
+        """Run one turn to its end; see the module docstring.
+
+        Returns:
+            The :class:`TurnResult`; model and CLI failures give ``ok=False`` with the reason.
+
+        Raises:
+            asyncio.CancelledError: the turn was aborted; the CLI's process tree is gone first
+                (unless cancelled again during the clean-up, which then goes on in the background
+                and the agent's next turn waits for it).
+            BackendError: the claude CLI cannot be found or the SDK is not installed.
+        """
+        wrapper = self._ensure_wrapper()
+        gate = await self._claim(request.agent)
+        turn = _Turn(self, request, tools, wrapper)
+        self._turns[request.agent] = turn
+        body = asyncio.ensure_future(turn.converse())
+        try:
+            result = await asyncio.shield(body)
+        except asyncio.CancelledError:
+            logger.info("aborting %s's turn %s", request.agent, request.turn_id)
+            finish = asyncio.ensure_future(self._finish(turn, body, gate, abort=True))
+            try:
+                await asyncio.shield(finish)
+            except asyncio.CancelledError:
+                pass  # cancelled again: the clean-up goes on; the next turn waits for it
+            raise
+        except BaseException:
+            await asyncio.shield(asyncio.ensure_future(self._finish(turn, body, gate, abort=False)))
+            raise
+        await asyncio.shield(asyncio.ensure_future(self._finish(turn, body, gate, abort=False)))
+        return result
+
+    async def _finish(self, turn: _Turn, body: asyncio.Future[TurnResult], gate: asyncio.Future[None],
+                      *, abort: bool) -> None:
+        try:
+            if abort:
+                turn.aborted = True
+                await turn.interrupt(body, self.abort_grace)
+            await turn.close(body, self.eof_grace, self.kill_grace)
+            if not body.done():  # the stream is closed now: the body ends by itself
+                await asyncio.wait({body}, timeout=self.eof_grace + 1.0)
+            if not body.done():
+                body.cancel()
+                await asyncio.wait({body}, timeout=1.0)
+            if body.done() and not body.cancelled() and body.exception() is not None and abort:
+                logger.debug("aborted turn ended with %r", body.exception())
+        except Exception:
+            logger.exception("clean-up of %s's turn failed", turn.request.agent)
+        finally:
+            if self._turns.get(turn.request.agent) is turn:
+                del self._turns[turn.request.agent]
+            for key in [k for k in self._last_cost if k[1] == turn.ref]:
+                del self._last_cost[key]  # that CLI process is gone: its cumulative cost is final
+            if not gate.done():
+                gate.set_result(None)
+
+    def turn_cost(self, session_id: str | None, ref: ProcRef | None, cumulative: float | None) -> float | None:
+        """The cost of one turn from the CLI's cumulative ``total_cost_usd``.
+
+        ``total_cost_usd`` adds up per CLI process (a resumed session starts a new process at
+        zero), so the difference is taken against the previous result of the same session in
+        the same process (none: the whole figure).
+        """
+        if cumulative is None:
+            return None
+        key = (session_id or "", ref)
+        previous = self._last_cost.get(key, 0.0)
+        self._last_cost[key] = cumulative
+        return max(cumulative - previous, 0.0)
+
+    async def close(self) -> None:
+        """Wait for every turn's clean-up, then remove the wrapper's scratch directory."""
+        for agent in list(self._gates):
+            await self.wait_clean(agent)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+            self._wrapper = None
+
+
+class _Turn:
+    """The state of one running turn (the SDK client, the CLI process, what the stream said)."""
+
+    def __init__(self, runner: ClaudeRunner, request: TurnRequest, tools: AgentTools, wrapper: Path) -> None:
+        self.runner = runner
+        self.request = request
+        self.tools = tools
+        self.wrapper = wrapper
+        self.gate = PermissionGate(tools, lead=request.lead)
+        self.client: Any = None
+        self.ref: ProcRef | None = None
+        self.connected = False
+        self.aborted = False
+        self.session_id: str | None = request.session_id
+        self.texts: list[str] = []
+        self.api_error: str | None = None
+        self.result: Any = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
+
+    # ------------------------------------------------------------------ options
+    def options(self, sdk: Any) -> Any:
+        req, runner = self.request, self.runner
+        env = {**runner.env, **req.env}
+        return sdk.ClaudeAgentOptions(
+            cwd=str(req.cwd),
+            resume=req.session_id,
+            model=req.model,
+            max_turns=req.max_turns,
+            system_prompt={"type": "preset", "preset": "claude_code", "append": req.system},
+            setting_sources=[],
+            strict_mcp_config=True,
+            env=env,
+            cli_path=str(self.wrapper),
+            can_use_tool=self.gate.can_use_tool,
+            hooks=self.gate.hooks(),
+            mcp_servers={SERVER_NAME: build_server(self.tools, lead=req.lead)},
+            disallowed_tools=disallowed_tools(lead=req.lead),
+            effort=runner.effort,
+            max_budget_usd=runner.max_budget_usd,
+            max_buffer_size=_MAX_BUFFER,
+            stderr=self._stderr,
+        )
+
+    def _stderr(self, line: str) -> None:
+        self.stderr_tail.append(line)
+        logger.debug("claude[%s] %s", self.request.agent, line)
+
+    def _with_stderr(self, text: str) -> str:
+        return f"{text}: {self.stderr_tail[-1][:300]}" if self.stderr_tail else text
+
+    # ------------------------------------------------------------------ the conversation
+    async def converse(self) -> TurnResult:
+        """Connect, send the prompt, map messages until the turn's result; never raises for CLI failures."""
+        import claude_agent_sdk as sdk
+
+        error: str | None = None
+        try:
+            self.client = sdk.ClaudeSDKClient(self.options(sdk))
+            await self._connect()
+            await self.client.query(self.request.prompt)
+            async for message in self.client.receive_response():
+                if not self.aborted:
+                    self._on_message(sdk, message)
+                elif isinstance(message, sdk.ResultMessage):
+                    self.result = message
+        except sdk.ResultError as exc:
+            error = self._result_error(exc)
+        except sdk.ProcessError as exc:
+            error = self._with_stderr(f"the claude CLI exited with code {exc.exit_code} in the middle of the turn")
+        except sdk.CLIJSONDecodeError:
+            error = "the claude CLI wrote a line that is not JSON; the session ended"
+        except sdk.ClaudeSDKError as exc:
+            error = self._with_stderr(f"the claude CLI failed: {exc}")
+        except Exception as exc:  # control requests raise plain Exception (timeouts, CLI errors)
+            logger.debug("turn %s failed", self.request.turn_id, exc_info=True)
+            error = f"the claude turn failed: {exc}"
+        return self._turn_result(error)
+
+    async def _connect(self) -> None:
+        connect = asyncio.ensure_future(self.client.connect())
+        try:
+            while not connect.done() and self.ref is None:
+                self.ref = cliproc.spawned_ref(self.client)
+                if self.ref is not None:
+                    self._spawned()
+                await asyncio.wait({connect}, timeout=0.005)
+            await connect
+        finally:
+            if not connect.done():
+                connect.cancel()
+        self.connected = True
+        if self.ref is None:
+            self.ref = cliproc.spawned_ref(self.client)
+            self._spawned()
+        logger.info("%s: claude CLI pid %s (turn %s)", self.request.agent,
+                    self.ref.pid if self.ref else "?", self.request.turn_id)
+
+    def _spawned(self) -> None:
+        callback = self.runner.on_spawn
+        if callback is not None and self.ref is not None:
+            try:
+                callback(self.request.agent, self.ref)
+            except Exception:
+                logger.exception("on_spawn failed")
+
+    def _result_error(self, exc: Any) -> str:
+        text = " ".join([*(exc.errors or []), exc.result or ""]).strip() or str(exc)
+        if "No conversation found" in text and self.request.session_id:
+            return f"{RESUME_FAILED} {self.request.session_id}: {text}"
+        return text
+
+    def _on_message(self, sdk: Any, message: Any) -> None:
+        try:
+            self._map(sdk, message)
+        except ForemanError as exc:  # the world refused a log line or an activity: the turn goes on
+            logger.debug("%s: %s", self.request.agent, exc)
+
+    def _map(self, sdk: Any, message: Any) -> None:
+        tools = self.tools
+        if isinstance(message, sdk.SystemMessage):
+            if message.subtype == "init" and isinstance(message.data.get("session_id"), str):
+                self.session_id = message.data["session_id"]
+        elif isinstance(message, sdk.AssistantMessage):
+            if message.error:
+                self.api_error = message.error
+            if message.parent_tool_use_id:
+                return  # inside a subagent (refused, but never map one)
+            for block in message.content:
+                if isinstance(block, sdk.TextBlock) and block.text.strip():
+                    self.texts.append(block.text)
+                    tools.log(block.text)
+                elif isinstance(block, sdk.ToolUseBlock):
+                    args = block.input if isinstance(block.input, dict) else {}
+                    mapped = activity_for(block.name, args)
+                    if mapped is not None:
+                        tools.activity(*mapped)
+                    tools.log(describe_call(block.name, args), kind="tool")
+        elif isinstance(message, sdk.ResultMessage):
+            self.result = message
+            if message.session_id:
+                self.session_id = message.session_id
+
+    def _turn_result(self, error: str | None) -> TurnResult:
+        res = self.result
+        text = (res.result if res is not None and isinstance(res.result, str) else None) or (
+            self.texts[-1] if self.texts else "")
+        cost = None
+        if res is not None:
+            cost = self.runner.turn_cost(self.session_id, self.ref, res.total_cost_usd)
+        if error is None and res is None:
+            error = "the claude CLI ended the turn without a result"
+        if error is None and res is not None and res.is_error:
+            error = _describe_failure(res, self.request.max_turns, self.api_error)
+        if self.aborted:
+            return TurnResult(ok=False, session_id=self.session_id, error="the turn was aborted", cost_usd=cost,
+                              text=text, aborted=True)
+        return TurnResult(ok=error is None, session_id=self.session_id, error=error, cost_usd=cost, text=text)
+
+    # ------------------------------------------------------------------ ending
+    async def interrupt(self, body: asyncio.Future[TurnResult], grace: float) -> None:
+        """Interrupt the running turn and wait up to ``grace`` seconds for it to end."""
+        deadline = time.monotonic() + grace
+        if not self.connected:
+            return  # still starting: nothing to interrupt, nothing to wait for
+        if not body.done():
+            try:
+                await asyncio.wait_for(self.client.interrupt(), timeout=grace)
+            except Exception as exc:  # noqa: BLE001 - control calls raise plain Exception (and TimeoutError)
+                logger.info("%s: interrupt was not acknowledged (%s)", self.request.agent, exc or "timeout")
+        left = deadline - time.monotonic()
+        if left > 0 and not body.done():
+            await asyncio.wait({body}, timeout=left)
+
+    async def close(self, body: asyncio.Future[TurnResult], eof_grace: float, kill_grace: float) -> None:
+        """Close the CLI's input, wait ``eof_grace`` s, then kill what is left of its process tree."""
+        deadline = time.monotonic() + eof_grace
+        while self.ref is None and self.client is not None and not body.done() and time.monotonic() < deadline:
+            self.ref = cliproc.spawned_ref(self.client)  # aborted while the SDK was still spawning the CLI
+            if self.ref is None:
+                await asyncio.sleep(0.01)
+        if self.ref is None and self.client is not None:
+            self.ref = cliproc.spawned_ref(self.client)
+        closing = None
+        if self.connected and self.client is not None:
+            closing = asyncio.ensure_future(self.client.disconnect())
+            await asyncio.wait({closing}, timeout=eof_grace)
+        if self.ref is not None:
+            report = await procs.abort(self.ref, grace=kill_grace)
+            if report.signalled:
+                logger.info("%s: killed %d leftover process(es) of the claude CLI", self.request.agent,
+                            len(report.signalled))
+        if closing is not None:
+            await asyncio.wait({closing}, timeout=eof_grace + kill_grace + 5.0)
+            if closing.done() and not closing.cancelled() and closing.exception() is not None:
+                logger.debug("disconnect failed: %r", closing.exception())
+
+
+def _describe_failure(res: Any, max_turns: int, api_error: str | None) -> str:
+    """A person-readable reason for an ``is_error`` result."""
+    subtype = res.subtype
+    if subtype == "error_max_turns" or res.terminal_reason == "max_turns":
+        return f"the turn reached its limit of {max_turns} model round trips (max turns)"
+    if subtype == "error_max_budget_usd" or res.terminal_reason == "budget_exhausted":
+        return "the turn reached its budget (--max-budget)"
+    detail = res.result if isinstance(res.result, str) and res.result.strip() else "; ".join(res.errors or [])
+    if res.api_error_status or res.terminal_reason == "api_error" or api_error:
+        status = f" {res.api_error_status}" if res.api_error_status else ""
+        return f"Claude API error{status}: {detail or api_error or 'unknown'}"
+    return detail or f"the turn failed ({subtype})"

@@ -1,0 +1,152 @@
+"""Pure parts of the claude backend: world mapping, permission gate, auth status, preflight."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from foreman.backends.claude import ClaudeRunner
+from foreman.backends.claude.auth import MISSING_HINT, auth_status
+from foreman.backends.claude.mapping import activity_for, is_test_command
+from foreman.backends.claude.permissions import (
+    LEAD_EDIT_REFUSAL,
+    SUBAGENT_REFUSAL,
+    PermissionGate,
+)
+from foreman.errors import BackendError, PolicyError
+
+from .conftest import RecordingTools
+
+
+@pytest.mark.parametrize("command", [
+    "pytest", "pytest -q tests/test_app.py", "python -m pytest -x", "python3 -m unittest discover",
+    "cd pkg && pytest -q", "uv run pytest", "poetry run python -m pytest", "npm test", "npm run test:unit",
+    "yarn test", "pnpm test", "cargo test --all", "go test ./...", "make test", "make -j4 check",
+    "PYTHONPATH=src pytest", "timeout 60 pytest -q", "tox -e py311", "npx jest --ci", "bundle exec rspec",
+    "dotnet test", "mvn -q test", "./gradlew test", "git stash && pytest; git stash pop",
+    "python tests/test_x.py",
+])
+def test_test_commands_are_recognised(command):
+    assert is_test_command(command)
+
+
+@pytest.mark.parametrize("command", [
+    "ls -la", "git status", "python app.py", "npm install", "cargo build", "go build ./...", "make",
+    "echo pytest", "cat pytest.ini", "grep -r 'def test' .", "pip install pytest", "uv sync",
+    "npm run build", "make install", "'unbalanced",
+])
+def test_other_commands_are_not_tests(command):
+    assert not is_test_command(command)
+
+
+def test_activity_mapping():
+    assert activity_for("Read", {"file_path": "a.py"}) == ("reading", "Read a.py")
+    assert activity_for("Grep", {"pattern": "TODO"}) == ("reading", "Grep TODO")
+    assert activity_for("Glob", {"pattern": "**/*.py"})[0] == "reading"
+    assert activity_for("Write", {"file_path": "b.py", "content": "x"}) == ("editing", "Write b.py")
+    assert activity_for("MultiEdit", {"file_path": "b.py"})[0] == "editing"
+    assert activity_for("Bash", {"command": "go test ./..."}) == ("testing", "go test ./...")
+    assert activity_for("Bash", {"command": "ls"}) == ("running", "ls")
+    assert activity_for("mcp__agentcraft__ask_user", {"question": "Why?"}) == ("waiting_user", "asking: Why?")
+    assert activity_for("mcp__agentcraft__send_message", {"to": "lead", "text": "hi"}) is None
+    assert activity_for("WebFetch", {"url": "https://x"}) is None
+
+
+async def test_gate_asks_the_policy_once_per_tool_use():
+    tools = RecordingTools()
+    gate = PermissionGate(tools, lead=False)
+    hook = await gate.read_hook({"tool_name": "Read", "tool_input": {"file_path": "a"}}, "toolu_1", None)
+    assert hook["hookSpecificOutput"]["permissionDecision"] == "allow"
+    again = await gate.can_use_tool("Read", {"file_path": "a"}, SimpleNamespace(tool_use_id="toolu_1"))
+    assert again.behavior == "allow"
+    assert tools.permits == [("Read", {"file_path": "a"})]
+
+
+async def test_gate_shares_a_pending_decision():
+    release = asyncio.Event()
+
+    class Slow(RecordingTools):
+        async def permit(self, tool, args):
+            self.permits.append((tool, args))
+            await release.wait()
+            return False, "no"
+
+    tools = Slow()
+    gate = PermissionGate(tools, lead=False)
+    first = asyncio.ensure_future(gate.decide("Bash", {"command": "x"}, "toolu_9"))
+    second = asyncio.ensure_future(gate.decide("Bash", {"command": "x"}, "toolu_9"))
+    await asyncio.sleep(0.01)
+    release.set()
+    assert await first == await second == (False, "no")
+    assert len(tools.permits) == 1
+
+
+async def test_gate_fixed_refusals_and_policy_errors():
+    class Raising(RecordingTools):
+        async def permit(self, tool, args):
+            raise PolicyError("kit's turn is over")
+
+    lead = PermissionGate(RecordingTools("lead"), lead=True)
+    assert await lead.decide("Edit", {}, "a") == (False, LEAD_EDIT_REFUSAL)
+    assert await lead.decide("Agent", {}, "b") == (False, SUBAGENT_REFUSAL)
+    assert await lead.decide("mcp__agentcraft__create_task", {}, "c") == (True, "a Foreman tool")
+    worker = PermissionGate(Raising(), lead=False)
+    assert await worker.decide("Edit", {}, "d") == (False, "kit's turn is over")
+    deny = await worker.can_use_tool("Bash", {"command": "ls"}, SimpleNamespace(tool_use_id="e"))
+    assert (deny.behavior, deny.message) == ("deny", "kit's turn is over")
+
+
+@pytest.mark.parametrize(("env", "login", "expected"), [
+    ({"ANTHROPIC_API_KEY": "k"}, False, "api-key"),
+    ({"ANTHROPIC_API_KEY": "k"}, True, "api-key"),
+    ({"CLAUDE_CODE_USE_BEDROCK": "1"}, False, "bedrock"),
+    ({"CLAUDE_CODE_USE_VERTEX": "true"}, False, "vertex"),
+    ({"CLAUDE_CODE_USE_FOUNDRY": "1"}, False, "foundry"),
+    ({"CLAUDE_CODE_USE_BEDROCK": "0"}, False, "missing"),
+    ({"ANTHROPIC_API_KEY": " "}, True, "claude-login"),
+    ({}, False, "missing"),
+])
+def test_auth_status(env, login, expected):
+    auth, detail = auth_status(env, use_claude_login=login)
+    assert auth == expected
+    if expected == "missing":
+        assert detail == MISSING_HINT
+
+
+def _runner(tmp_path: Path, monkeypatch, cli: str | None, **env: str) -> ClaudeRunner:
+    for var in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"):
+        monkeypatch.delenv(var, raising=False)
+    return ClaudeRunner(cli_path=cli, use_claude_login=False, effort=None, max_budget_usd=None, env=env)
+
+
+async def test_preflight_checks_cli_and_credentials(tmp_path, monkeypatch, fake):
+    with pytest.raises(BackendError, match="no such file"):
+        await _runner(tmp_path, monkeypatch, str(tmp_path / "nope"), ANTHROPIC_API_KEY="k").preflight()
+    plain = tmp_path / "claude-plain"
+    plain.write_text("#!/bin/sh\n")
+    plain.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    with pytest.raises(BackendError, match="not executable"):
+        await _runner(tmp_path, monkeypatch, str(plain), ANTHROPIC_API_KEY="k").preflight()
+    missing = _runner(tmp_path, monkeypatch, str(fake.cli))
+    assert missing.status() == ("missing", MISSING_HINT)
+    with pytest.raises(BackendError, match="ANTHROPIC_API_KEY"):
+        await missing.preflight()
+    good = _runner(tmp_path, monkeypatch, str(fake.cli), ANTHROPIC_API_KEY="k")
+    await good.preflight()
+    assert good.status() == ("api-key", "ANTHROPIC_API_KEY")
+    await good.close()
+
+
+async def test_preflight_finds_the_bundled_cli(tmp_path, monkeypatch):
+    runner = _runner(tmp_path, monkeypatch, None, ANTHROPIC_API_KEY="k")
+    await runner.preflight()
+    wrapper = runner._wrapper
+    assert wrapper is not None and os.access(wrapper, os.X_OK)
+    assert "_bundled" in wrapper.read_text()
+    await runner.close()
+    assert not wrapper.exists()
