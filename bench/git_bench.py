@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foreman.repos.diffs import diff_commits  # noqa: E402
-from foreman.repos.merge import merge_branch  # noqa: E402
-from foreman.repos.registry import repo_status  # noqa: E402
-from foreman.repos.worktrees import ensure_worktree, remove_worktree  # noqa: E402
+from foreman.repos.diffs import diff_commits
+from foreman.repos.merge import merge_branch
+from foreman.repos.registry import repo_status
+from foreman.repos.worktrees import ensure_worktree, remove_worktree
 
 
-def _git(cwd: Path, *args: str, env: dict[str, str] | None = None, input: bytes | None = None) -> str:  # noqa: A002
+def _git(cwd: Path, *args: str, env: dict[str, str] | None = None, input: bytes | None = None) -> str:
     res = subprocess.run(["git", *args], cwd=cwd, env=env, input=input, capture_output=True, check=True)
     return res.stdout.decode().strip()
 

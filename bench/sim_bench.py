@@ -31,13 +31,14 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from websockets.asyncio.client import connect  # noqa: E402
+from websockets.asyncio.client import connect
 
 DONE_TEXT = "The sim scenario is complete"
 SPEED = "1000000"
@@ -119,9 +120,9 @@ class Timers:
 
 def install(timers: Timers) -> Callable[[], None]:
     """Wrap git, CI runs, demo creation and store commits everywhere they were imported; return an undo."""
-    import foreman.backends.sim.demo_repo as demo_repo
     import foreman.repos._git as gitmod
-    import foreman.repos.ci as ci
+    from foreman.backends.sim import demo_repo
+    from foreman.repos import ci
     from foreman.store import Store
 
     undo: list[tuple[Any, str, Any]] = []
@@ -164,10 +165,10 @@ async def _in_process(tmp: Path) -> float:
 def run_split(tmp: Path) -> dict[str, Any]:
     """One in-process run; returns ``{total, buckets{name: (seconds, calls)}}``."""
     # import the daemon's modules first, so every module that imported git gets the wrapper
-    import foreman.backends.sim.backend  # noqa: F401
-    import foreman.backends.sim.scenario  # noqa: F401
-    import foreman.backends.sim.work  # noqa: F401
-    import foreman.daemon  # noqa: F401
+    import foreman.backends.sim.backend
+    import foreman.backends.sim.scenario
+    import foreman.backends.sim.work
+    import foreman.daemon
     import foreman.repos.registry  # noqa: F401
 
     timers = Timers()

@@ -13,12 +13,13 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import __version__
 from .config import OPTIONS, Settings, resolve
-from .errors import ConfigError, ForemanError
+from .errors import ForemanError
 
 
 def _add_start_options(p: argparse.ArgumentParser) -> None:

@@ -305,7 +305,7 @@ def build_markdown(schema: dict[str, Any]) -> str:
         "3. State messages (`snapshot`, the `*.upsert`s, the `*.append`s and `foreman.status`) carry `seq`: one",
         "   counter of the daemon, increasing by one per state message and the same for every client. A",
         "   `snapshot` carries the `seq` of the last state message it includes. The counter survives restarts.",
-        f"4. `hello.since` names the last `seq` the client saw. If the daemon still holds every state message after",
+        "4. `hello.since` names the last `seq` the client saw. If the daemon still holds every state message after",
         f"   it (it keeps the last {RING_SIZE} in memory; none after a restart), it sends exactly those, in order; if",
         "   `since` equals the current `seq` it sends nothing; otherwise it sends a fresh `snapshot`. A client therefore",
         "   never has to guess whether it missed something: after a `snapshot` it replaces its state, after",

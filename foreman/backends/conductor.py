@@ -81,6 +81,7 @@ class Conductor:
         self._loop_task: asyncio.Task[Any] | None = None
         self._waiters: dict[str, asyncio.Task[Any]] = {}
         self._held: set[str] = set()
+        self._deferred: dict[str, list[tuple[Any, ...]]] = {}  # agent -> turns to start after its current one
         self.workers = team_from(settings.workers)
 
     # ------------------------------------------------------------------ Backend contract
@@ -161,14 +162,19 @@ class Conductor:
         """Resume interrupted turns and repair open states after a restart (see module doc)."""
         w = self.d.core.world
         self._reap_leftover_processes()
+        asked = self._open_questions_of_sessions()
         for d in list(w.decisions.values()):
-            if d.status == "open" and d.kind in ("question", "permission"):
+            if d.status == "open" and d.kind in ("question", "permission") and d.id not in asked.values():
                 # its waiter was a turn of the previous daemon; the resumed turn asks again if it must
                 self.d.act(lambda c, now, i=d.id: c.cancel_decision(i, now, reason="the Foreman restarted; asked again if still needed"))
         for task_id, h in self.d.core.world.meta.get("handoffs", {}).items():
             if h.get("pending"):
                 self._held.add(task_id)
                 self.d.spawn(self._handoff(task_id, h["from"]), f"handoff {task_id}")
+        for info in list(w.meta.get("worktrees", {}).values()):
+            t = w.tasks.get(info["task"])
+            if t is not None and t.status in ("done", "cancelled") and Path(info["path"]).exists():
+                self.d.spawn(self._commit_after_turn(info), f"commit {info['task']}")  # a crash skipped it
         resumed: set[str] = set()
         for key, s in sorted(self._sessions().items()):
             if s.get("state") != "running":
@@ -188,7 +194,11 @@ class Conductor:
                 self._set_session(key, state="interrupted")
                 continue
             self._launch(agent, s["job"], key, prompt="The Foreman restarted; continue where you were.",
-                         task_id=s.get("task"), goal_id=s.get("goal"), session_id=s.get("session"))
+                         task_id=s.get("task"), goal_id=s.get("goal"), session_id=s.get("session"),
+                         question=asked.pop(key, None))
+        for question in asked.values():  # its session does not resume now: nobody would wait for it
+            self.d.act(lambda c, now, i=question: c.cancel_decision(
+                i, now, reason="the Foreman restarted; asked again if still needed"))
         for goal in w.goals.values():
             if goal.status == "planning" and LEAD not in self.running:
                 if any(t.goal == goal.id for t in w.tasks.values()):
@@ -199,14 +209,44 @@ class Conductor:
             if task.status == "doing" and task.assignee not in self.running:
                 self.d.act(lambda c, now, t=task.id: c.set_task_status(t, "todo", now, who="foreman",
                                                                         reason=None))
-            elif task.status == "review" and not any(
-                    d.task == task.id and d.kind == "merge" and d.status == "open" for d in w.decisions.values()):
+            elif task.status == "review" and not (LEAD in self.running and self.running[LEAD].task_id == task.id) \
+                    and not any(d.task == task.id and d.kind == "merge" and d.status == "open"
+                                for d in w.decisions.values()):  # (a resumed review of it ends in a decision)
                 self.d.spawn(self._after_work(task.id, task.assignee or ""), f"review {task.id}")
         for d in w.decisions.values():
             if d.kind == "merge" and d.status == "open":
                 self._watch_merge(d.id)
             elif d.kind == "merge" and d.status == "answered" and d.task and w.tasks[d.task].status == "review":
                 self._watch_merge(d.id)
+
+    def _open_questions_of_sessions(self) -> dict[str, str]:
+        """Session key -> the open question its interrupted turn was waiting for (asked by the
+        session's agent about the session's task, or goal for a plan)."""
+        w = self.d.core.world
+        out: dict[str, str] = {}
+        for key, s in self._sessions().items():
+            if s.get("state") != "running":
+                continue
+            for d in w.decisions.values():
+                if d.status == "open" and d.kind == "question" and d.asked_by == s.get("agent") and (
+                        (s.get("task") and d.task == s["task"]) or (not s.get("task") and s.get("goal")
+                                                                    and d.goal == s["goal"])):
+                    out[key] = d.id
+        return out
+
+    async def _answer_for_resume(self, agent: str, decision_id: str) -> str:
+        """Wait for a question a turn of the previous daemon asked; return how it ended, for the
+        resumed session's prompt. An aborted wait withdraws the question."""
+        try:
+            dec = await self.d.wait_decision(decision_id)
+        except asyncio.CancelledError:
+            if self.d.core.world.decisions[decision_id].status == "open":
+                self.d.act(lambda c, now: c.cancel_decision(decision_id, now, reason="the asking turn ended"))
+            raise
+        head = f'While you waited for the user\'s answer to "{dec.prompt}", the Foreman restarted.'
+        if dec.status == "answered" and dec.answer is not None:
+            return f"{head} The user answered: {dec.answer.label}" + (f" ({dec.answer.text})" if dec.answer.text else "")
+        return f"{head} The question was withdrawn; carry on with your best judgement."
 
     def _session_holds(self, s: dict[str, Any]) -> bool:
         """True while a session's task is still its agent's: a worker's own doing task, or a
@@ -242,20 +282,28 @@ class Conductor:
         return Path(repo.path) if repo else Path.cwd()
 
     def _launch(self, agent: str, job: JobKind, key: str, *, prompt: str, task_id: str | None = None,
-                goal_id: str | None = None, session_id: str | None = None) -> None:
-        """Start a turn in the background (after the agent's previous clean-up)."""
+                goal_id: str | None = None, session_id: str | None = None, question: str | None = None) -> None:
+        """Start a turn in the background (after the agent's previous clean-up). An agent runs one
+        turn at a time: while it runs one, the new turn waits its turn (:meth:`_start_deferred`).
+        With ``question`` (a decision id) the turn first waits for its answer and starts with it."""
+        if agent in self.running:
+            self._deferred.setdefault(agent, []).append((job, key, prompt, task_id, goal_id, session_id, question))
+            self._kick.set()
+            return
         turn_id = self._next_turn_id(agent)
         self._set_session(key, agent=agent, job=job, task=task_id, goal=goal_id, state="running",
                           **({"session": session_id} if session_id else {}))
-        coro = self._turn(agent, job, key, turn_id, prompt, task_id, goal_id)
+        coro = self._turn(agent, job, key, turn_id, prompt, task_id, goal_id, question)
         t = self.d.spawn(coro, f"turn {turn_id} {job}")
         self.running[agent] = Running(turn_id, job, key, t, task_id, goal_id)
 
     async def _turn(self, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
-                    goal_id: str | None) -> None:
+                    goal_id: str | None, question: str | None = None) -> None:
         cleanup = self.cleaning.get(agent)
         if cleanup is not None:
             await asyncio.gather(cleanup, return_exceptions=True)
+        if question is not None:
+            prompt = await self._answer_for_resume(agent, question) + "\n\n" + prompt
         lead = agent == LEAD
         cwd = self._cwd(agent, task_id, goal_id)
         session = self._sessions().get(key, {}).get("session")
@@ -469,6 +517,21 @@ class Conductor:
                 if (a := w.agents.get(n)) is not None and a.active and not a.paused and n not in self.running
                 and n not in busy and n not in self.cleaning and a.role == "worker"]
 
+    def _start_deferred(self) -> None:
+        """Start the turns that waited for their agent's previous turn (a second review for the
+        lead, a follow-up for a worker busy elsewhere); drop those whose task closed meanwhile."""
+        w = self.d.core.world
+        for agent, queue in list(self._deferred.items()):
+            a = w.agents.get(agent)
+            while queue and agent not in self.running and agent not in self.cleaning and a is not None \
+                    and a.active and not a.paused:
+                job, key, prompt, task_id, goal_id, session_id, question = queue.pop(0)
+                task = w.tasks.get(task_id or "")
+                if task is not None and task.status in ("done", "cancelled"):
+                    continue
+                self._launch(agent, job, key, prompt=prompt, task_id=task_id, goal_id=goal_id, session_id=session_id,
+                             question=question)
+
     async def _schedule_once(self) -> None:
         """Start ready tasks while workers and concurrency allow (resuming interrupted sessions first)."""
         d = self.d
@@ -486,6 +549,7 @@ class Conductor:
                     continue
                 self._launch(a.name, s["job"], key, prompt="Continue where you were.", task_id=s.get("task"),
                              goal_id=s.get("goal"))
+        self._start_deferred()
         if LEAD not in self.running and getattr(self, "_pending_goals", None):
             self._start_plan(self._pending_goals.pop(0))
         working = sum(1 for n, r in self.running.items() if n != LEAD and r.job in ("work", "followup"))
@@ -719,7 +783,8 @@ class Conductor:
                                      prompt=f"The base branch moved and {task_id} conflicts in: {', '.join(exc.files)}. "
                                             f"Merge {repo.base_branch} into your branch, resolve, test, commit, then update_task review.")
                         return
-                    d.act(lambda c, now: c.reopen_decision(decision_id, now, reason=f"merge refused: {exc.message}"))
+                    reason = f"merge refused: {exc.message}"
+                    d.act(lambda c, now: c.reopen_decision(decision_id, now, reason=reason))
                     continue
                 await d.refresh_repo(repo.id)
                 d.act(lambda c, now: c.complete_task(task_id, now, decision=decision_id))

@@ -470,6 +470,7 @@ class Core:
         new = self._put_task(task, now, who, "cancelled" + (f": {reason}" if reason else ""), status="cancelled")
         if task.status == "doing" and task.assignee:
             self._effect("abort", task.assignee, "cancel")
+        if task.assignee and (a := self.world.agents.get(task.assignee)) is not None and a.task == task_id:
             self.set_agent_work(task.assignee, task=None, worktree=None)
         self.feed(f"{task_id} cancelled" + (f": {reason}" if reason else ""), now, kind="task", task=task_id)
         self._effect("schedule")

@@ -20,9 +20,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import websockets
 
@@ -37,7 +38,7 @@ Answerer = Callable[[dict[str, Any], "SimClient"], "int | None"]
 """Returns the 0-based option to answer a decision with, or None to leave it open."""
 
 
-def first_option(decision: dict[str, Any], client: "SimClient") -> int:
+def first_option(decision: dict[str, Any], client: SimClient) -> int:
     """The answerer that moves the goal forward: option 0 everywhere."""
     return 0
 
@@ -58,10 +59,18 @@ class SimDaemon:
         """The profile's demo repository."""
         return self.sandbox / ("sim-demo" if self.profile == "sim" else f"sim-demo-{self.profile}")
 
-    def kill(self) -> None:
-        """SIGKILL the daemon (no cleanup runs) and reap it."""
+    def kill(self, group: bool = False) -> None:
+        """SIGKILL the daemon (no cleanup runs) and reap it.
+
+        Args:
+            group: kill its whole process group too (the git and test runs it started), as a
+                service manager or a closed terminal does.
+        """
         if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
+            if group:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            else:
+                os.kill(self.proc.pid, signal.SIGKILL)
         self.proc.wait(10)
 
     def stop(self) -> None:
@@ -98,7 +107,8 @@ def start_daemon(home: Path, *extra: str, speed: float = 1000.0, reset: bool = T
         cmd.append("--reset")
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCRAFT_")}
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
     record = home / profile / "foreman.json"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
@@ -147,7 +157,7 @@ class SimClient:
         self.closed = False
 
     # ------------------------------------------------------------------ connection
-    async def connect(self, port: int, since: int | None = None) -> "SimClient":
+    async def connect(self, port: int, since: int | None = None) -> SimClient:
         """Connect, say hello, apply the snapshot and start reading.
 
         Args:
@@ -177,12 +187,6 @@ class SimClient:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._reader
-
-    async def __aenter__(self) -> "SimClient":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     async def _read(self) -> None:
         try:
@@ -280,7 +284,7 @@ class SimClient:
             with contextlib.suppress(websockets.ConnectionClosed):
                 await self._ws.send(json.dumps({"type": "decision.answer", "id": rid, "decision": d["id"], "option": option}))
 
-    async def wait_for(self, predicate: Callable[["SimClient"], bool], timeout: float, what: str = "") -> None:
+    async def wait_for(self, predicate: Callable[[SimClient], bool], timeout: float, what: str = "") -> None:
         """Wait until ``predicate(self)`` holds.
 
         Raises:

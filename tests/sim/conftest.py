@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Coroutine, TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -40,4 +41,26 @@ class Run:
 def first_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """The whole scenario, a protocol client answering every decision with option 0."""
     daemon, client = run_async(run_to_end(tmp_path_factory.mktemp("first"), "--seed", SEED))
+    return Run(daemon, client, tree_hash(daemon.repo))
+
+
+def contrary(decision: dict[str, Any], client: SimClient) -> int:
+    """Deny the permission, Request changes on t4's first review, Reject t6, option 2 on both questions."""
+    kind, task = decision["kind"], decision.get("task")
+    if kind == "permission":
+        return 1  # Deny
+    if kind == "question":
+        return 1  # t2: alphabetical; final: keep t7 open
+    if kind == "merge" and task == "t4":
+        first = client.decisions_of("merge", "t4")[0]
+        return 1 if decision["id"] == first["id"] else 0  # Request changes, then Merge the revision
+    if kind == "merge" and task == "t6":
+        return 2  # Reject
+    return 0
+
+
+@pytest.fixture(scope="session")
+def contrary_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The whole scenario answered with :func:`contrary`."""
+    daemon, client = run_async(run_to_end(tmp_path_factory.mktemp("contrary"), "--seed", SEED, answer=contrary))
     return Run(daemon, client, tree_hash(daemon.repo))

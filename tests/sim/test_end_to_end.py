@@ -28,7 +28,8 @@ def run_tests_on(repo: Path, rev: str, dest: Path) -> subprocess.CompletedProces
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(dest, filter="data")
     return subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests"], cwd=dest,
-                          capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})
 
 
 def test_goal_reaches_done_through_protocol_answers(first_run: Run) -> None:
@@ -45,6 +46,9 @@ def test_goal_reaches_done_through_protocol_answers(first_run: Run) -> None:
     assert [d["task"] for d in c.decisions_of("merge")] == list(MERGED_TASKS)
     statuses = {t: c.tasks[t]["status"] for t in c.tasks}
     assert statuses == {**{t: "done" for t in MERGED_TASKS}, "t7": "cancelled", "t8": "cancelled"}
+    # the team wraps up: everyone done, in the lounge
+    assert {n: (a["state"], a["station"]) for n, a in c.agents.items()} == {
+        n: ("done", "lounge") for n in ("marlow", "juniper", "kit", "wren", "rowan", "tove")}
     texts = [f["text"] for f in c.feed]
     assert texts.index("CI failed on t3") < texts.index("CI passed on t3")
     assert "Tove reproduced the bug on real data" in texts
@@ -56,7 +60,7 @@ def test_main_has_one_approved_merge_commit_per_merged_task(first_run: Run) -> N
     assert len(merges) == len(MERGED_TASKS)
     for line, pid in zip(merges, MERGED_TASKS):
         shas, subject = line.split("|", 1)
-        _, first_parent, second_parent = shas.split()
+        _, _first_parent, second_parent = shas.split()
         branch = c.tasks[pid]["branch"]
         assert branch.startswith(f"agentcraft/{ASSIGN[pid]}/{pid}-")
         assert subject == f"Merge {branch}: {c.tasks[pid]['title']}"
@@ -64,7 +68,8 @@ def test_main_has_one_approved_merge_commit_per_merged_task(first_run: Run) -> N
     # main is exactly the base plus every merged task's work, and the checkout is clean
     assert blobs(repo) == expected_main(repo, first_option_steps())
     assert git(repo, "status", "--porcelain") == ""
-    assert git(repo, "rev-parse", "main") == c.messages[-1:] and True or True  # placeholder removed below
+    heads = [m["repo"]["head"] for m in c.messages if m["type"] == "repo.upsert"]
+    assert heads[-1] == git(repo, "rev-parse", "main")  # the daemon told clients about the last merge
 
 
 def test_tests_pass_on_main_and_agent_branches_are_kept(first_run: Run, tmp_path: Path) -> None:
@@ -75,9 +80,6 @@ def test_tests_pass_on_main_and_agent_branches_are_kept(first_run: Run, tmp_path
     branches = set(git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/agentcraft/").splitlines())
     assert branches == {c.tasks[t]["branch"] for t in c.tasks}
     assert len(branches) == len(patches.TASKS)
-    # the stretch task's branch has work that never reached main
-    t8 = c.tasks["t8"]["branch"]
-    assert git(repo, "merge-base", "--is-ancestor", t8, "main", ) == "" or True
 
 
 def test_every_agent_state_and_station_appears(first_run: Run) -> None:

@@ -87,7 +87,8 @@ class SimBackend:
             raise
         except ForemanError as exc:
             logger.error("sim scenario stopped: %s", exc)
-            self.d.act(lambda c, now: c.feed(f"The sim scenario stopped: {exc.message}", now, kind="error"))
+            text = f"The sim scenario stopped: {exc.message}"
+            self.d.act(lambda c, now: c.feed(text, now, kind="error"))
 
     def on_effect(self, effect: Effect) -> None:
         """Start the scenario on the first goal (without ``--autostart``); wake waits on steering."""

@@ -141,8 +141,14 @@ class Scenario:
         self.wts[plan_id] = wt
         return wt
 
-    async def start(self, plan_id: str) -> work.WorkTree:
-        """The assigned worker starts a task in its own worktree."""
+    def dropped(self, plan_id: str) -> bool:
+        """True when the task was cancelled (rejected, or dropped because it builds on rejected work)."""
+        return self.d.core.task(self.tid(plan_id)).status == "cancelled"
+
+    async def start(self, plan_id: str) -> work.WorkTree | None:
+        """The assigned worker starts a task in its own worktree (not a dropped one: None)."""
+        if self.dropped(plan_id):
+            return None
         agent = ASSIGN[plan_id]
         await self.available(agent)
         wt = await self.worktree(plan_id)
@@ -179,6 +185,8 @@ class Scenario:
 
     async def work_steps(self, plan_id: str, steps: list[patches.Step], first: int = 0) -> None:
         """Apply steps, running CI after each; a failing CI is fixed by the next (ci_fix) step."""
+        if self.dropped(plan_id):
+            return
         for i, step in enumerate(steps, start=first):
             await self.edit(plan_id, step, i)
             await self.pause(0.5)
@@ -219,7 +227,8 @@ class Scenario:
                                                    agent, self.sim.settings.merge_style)
                 except MergeRefused as exc:
                     await self.d.refresh_repo(self.sim.repo_id)
-                    self.d.act(lambda c, now: c.reopen_decision(decision_id, now, reason=str(exc)))
+                    reason = str(exc)
+                    self.d.act(lambda c, now: c.reopen_decision(decision_id, now, reason=reason))
                     continue
                 await self.d.refresh_repo(self.sim.repo_id)
                 if result.commit is None and not await work.is_merged(self.sim.repo_path, wt, repo.base_branch):
@@ -243,14 +252,29 @@ class Scenario:
                 continue
             reason = content.rejection_reason or "rejected by the user"
             self.sim.once(f"reject:{plan_id}", lambda c, now: c.cancel_task(tid, now, who="user", reason=f"rejected: {reason}").id)
+            self.sim.once(f"drop:{plan_id}", lambda c, now: self._drop_dependents(c, now, plan_id))
             await self.show(f"rejected:{plan_id}", agent, "idle", f"{tid} was rejected; branch kept")
             return "rejected"
 
     def variant(self, plan_id: str) -> str | None:
         return self.sim.marks().get(f"variant:{plan_id}")
 
+    def _drop_dependents(self, c: Any, now: float, plan_id: str) -> list[str]:
+        """The lead cancels the open tasks that build on a rejected one (transitively)."""
+        gone, dropped = {plan_id}, []
+        for pid, content in patches.TASKS.items():  # plan order: deps come first
+            if gone & set(content.deps) and c.task(self.tid(pid)).status not in ("done", "cancelled"):
+                gone.add(pid)
+                dropped.append(self.tid(pid))
+                c.cancel_task(self.tid(pid), now, who=LEAD, reason=f"builds on the rejected {self.tid(plan_id)}")
+        if dropped:
+            c.send_message(LEAD, "all", f"{self.tid(plan_id)} was rejected; dropping {', '.join(dropped)}, which build on it.", now)
+        return dropped
+
     async def ship(self, plan_id: str) -> str:
-        """Review and settle a task that is ready."""
+        """Review and settle a task that is ready (a dropped task is not offered)."""
+        if self.dropped(plan_id):
+            return "dropped"
         rnd = int(self.sim.marks().get(f"round:{plan_id}", 0))
         did = await self.review(plan_id, rnd)
         return await self.settle(plan_id, did, rnd)
@@ -272,7 +296,8 @@ class Scenario:
                 self.sim.once(key, lambda c, now: True)
                 await self.pause(0.5)
         except Hold as point:
-            self.sim.once(f"held:{point}", lambda c, now: c.feed(f"Showcase: holding the {point} state", now).id)
+            held = f"Showcase: holding the {point} state"
+            self.sim.once(f"held:{point}", lambda c, now: c.feed(held, now).id)
             return
         self.sim.set_state(finished=True)
         self.sim.finished.set()
@@ -349,7 +374,8 @@ class Scenario:
         merge_id = await self.review("t5", 0)
         q = patches.task("t2").question
         assert q is not None
-        qid = await self.decide("q:t2", "question", q.prompt, q.options, asked_by=LEAD, task=self.tid("t2"))
+        qid = None if self.dropped("t2") else await self.decide(
+            "q:t2", "question", q.prompt, q.options, asked_by=LEAD, task=self.tid("t2"))
         await self.show("busy:marlow", LEAD, "waiting_user", "waiting for your answer about notes tags")
         await self.show("busy:juniper", "juniper", "editing", "sketching the tags command")
         await self.show("busy:kit", "kit", "testing", "running the search tests")
@@ -358,6 +384,8 @@ class Scenario:
         await self.show("busy:tove", "tove", "thinking", "waiting for the merge of t5", station="desk")
         self.hold("busy")
         outcome = await self.settle("t5", merge_id, 0)
+        if qid is None:
+            return
         d = await self.answer(qid)
         option = d.answer.option + 1 if d.answer is not None else 1
         self.sim.once("variant:t2", lambda c, now: patches.variant_for_answer("t2", option))
@@ -365,6 +393,8 @@ class Scenario:
         logger.info("t5 %s", outcome)
 
     async def b06_ci_fails(self) -> None:
+        if self.dropped("t3"):
+            return
         steps = patches.steps_for("t3")
         await self.edit("t3", steps[0], 0)
         ok = await self.ci("t3", 0)
@@ -398,7 +428,8 @@ class Scenario:
         await self.show("t8:read", "kit", "reading", "reading about markdown import")
         tid = self.tid("t8")
         self.say("t8:msg", LEAD, "kit", f"Let's drop {tid}: the stretch import is out of scope for this goal.")
-        self.sim.once("t8:cancel", lambda c, now: c.cancel_task(tid, now, who=LEAD, reason="stretch goal, out of scope").id)
+        if not self.dropped("t8"):
+            self.sim.once("t8:cancel", lambda c, now: c.cancel_task(tid, now, who=LEAD, reason="stretch goal, out of scope").id)
         await self.show("t8:done", "kit", "done", "done for today")
 
     async def b11_late(self) -> None:
@@ -438,6 +469,8 @@ class Scenario:
             self.say("final:msg", LEAD, "all", f"Keeping {tid} open for later; the goal stays open.")
 
     async def b16_wrap(self) -> None:
-        for name in ("marlow", "juniper", "kit", "rowan", "tove"):
+        # wren stays blocked while t7 (which only the user can unblock) is kept open
+        wren = () if self.d.core.task(self.tid("t7")).status == "blocked" else ("wren",)
+        for name in ("marlow", "juniper", "kit", "rowan", "tove", *wren):
             await self.show(f"wrap:{name}", name, "done", "done for today")
         self.feed("wrap", "The sim scenario is complete")

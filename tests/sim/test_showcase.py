@@ -1,0 +1,89 @@
+"""Showcase states: fast-forward through the real script to a hold point and stay there."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from ._sim import SimClient, git, start_daemon
+
+BUSY = {
+    "marlow": ("waiting_user", "user"), "juniper": ("editing", "desk"), "kit": ("testing", "testbench"),
+    "wren": ("idle", "lounge"), "rowan": ("reading", "library"), "tove": ("thinking", "desk"),
+}
+LATE = {
+    "marlow": ("thinking", "meeting"), "juniper": ("running", "terminal"), "kit": ("done", "lounge"),
+    "wren": ("blocked", "desk"), "rowan": ("error", "library"), "tove": ("editing", "desk"),
+}
+HOLD_WAIT = 30.0
+
+
+async def held(port: int, point: str) -> SimClient:
+    """Connect (answering nothing) and wait for the hold point's feed line."""
+    client = SimClient(answer=None)
+    await client.connect(port)
+    await client.wait_for(lambda c: any(f["text"] == f"Showcase: holding the {point} state" for f in c.feed),
+                          HOLD_WAIT, f"the {point} hold")
+    return client
+
+
+def states(client: SimClient) -> dict[str, tuple[str, str]]:
+    return {n: (a["state"], a["station"]) for n, a in client.agents.items()}
+
+
+def open_decisions(client: SimClient) -> list[tuple[str, str | None]]:
+    return sorted((d["kind"], d.get("task")) for d in client.decisions.values() if d["status"] == "open")
+
+
+async def test_busy_showcase_holds_its_state_across_a_restart(tmp_path: Path) -> None:
+    daemon = start_daemon(tmp_path, "--showcase", profile="showcase")
+    assert daemon.repo.name == "sim-demo-showcase"
+    try:
+        client = await held(daemon.port, "busy")
+        assert states(client) == BUSY
+        assert open_decisions(client) == [("merge", "t5"), ("question", "t2")]
+        merge = client.decisions_of("merge", "t5")[0]
+        assert merge["worktree"] == "tove-t5" and merge["options"] == ["Merge", "Request changes", "Reject"]
+        # decisions before the hold were answered for the user while fast-forwarding
+        (perm,) = client.decisions_of("permission")
+        assert perm["answer"]["by"] == "showcase" and perm["answer"]["option"] == 0
+        assert client.goal()["status"] == "active" and client.goal()["progress"] == 11  # t1 merged, 1 of 9
+        assert [t for t, v in sorted(client.tasks.items()) if v["status"] == "done"] == ["t1"]
+        # held: nothing more happens
+        seen = len(client.messages)
+        await asyncio.sleep(0.5)
+        assert len(client.messages) == seen
+        await client.close()
+    finally:
+        daemon.kill()
+    # a restarted showcase daemon (no --reset) comes back to the same held state
+    head = git(daemon.repo, "rev-parse", "main")
+    daemon = start_daemon(tmp_path, "--showcase", profile="showcase", reset=False)
+    try:
+        client = await held(daemon.port, "busy")
+        await asyncio.sleep(0.3)
+        assert states(client) == BUSY
+        assert open_decisions(client) == [("merge", "t5"), ("question", "t2")]
+        assert git(daemon.repo, "rev-parse", "main") == head
+        await client.close()
+    finally:
+        daemon.stop()
+
+
+async def test_late_showcase(tmp_path: Path) -> None:
+    daemon = start_daemon(tmp_path, "--showcase", "late", profile="showcase-late")
+    assert daemon.repo.name == "sim-demo-showcase-late"
+    try:
+        client = await held(daemon.port, "late")
+        assert states(client) == LATE
+        assert open_decisions(client) == []
+        statuses = {t: v["status"] for t, v in client.tasks.items()}
+        assert statuses == {"t1": "done", "t2": "done", "t3": "done", "t4": "done", "t5": "done",
+                            "t6": "doing", "t7": "blocked", "t8": "cancelled", "t9": "doing"}
+        assert client.agents["rowan"]["activity"].startswith("API overloaded")
+        seen = len(client.messages)
+        await asyncio.sleep(0.5)
+        assert len(client.messages) == seen
+        await client.close()
+    finally:
+        daemon.stop()
