@@ -474,6 +474,9 @@ class Conductor:
         if a is None or not a.active or a.paused or agent in self.running or not self._unread_count(agent):
             return
         task_id = a.task
+        t = self.d.core.world.tasks.get(task_id or "")
+        if t is None or t.status != "doing" or t.assignee != agent:
+            task_id = None  # answer in a chat turn, never in a finished or foreign task's worktree
         key = f"{agent}:{task_id or 'chat'}"
         self._launch(agent, "followup", key, task_id=task_id, prompt="You have new messages; answer or act on them.")
 

@@ -68,7 +68,7 @@ def sync_table(table: DataTable, rows: Sequence[tuple[str, Sequence[str]]]) -> N
             old = table.get_row(key)
             for column, value, before in zip(columns, cells, old):
                 if str(before) != value:
-                    table.update_cell(key, column, Text(value), update_width=True)
+                    table.update_cell(key, column, Text(value))
         return
     selected = current[table.cursor_row] if table.row_count and 0 <= table.cursor_row < len(current) else None
     table.clear()
@@ -139,14 +139,14 @@ class ForemanApp(App[int]):
 
     def on_mount(self) -> None:
         for table_id, title, columns in (
-            ("agents", "Agents", ("agent", "state", "task", "activity")),
-            ("tasks", "Tasks", ("task", "status", "title", "deps", "assignee")),
-            ("decisions", "Open decisions", ("id", "kind", "from", "prompt", "options")),
+            ("agents", "Agents", (("agent", 8), ("state", 22), ("task", 5), ("activity", 60))),
+            ("tasks", "Tasks", (("task", 5), ("status", 9), ("title", 44), ("deps", 12), ("assignee", 9))),
+            ("decisions", "Open decisions", (("id", 4), ("kind", 10), ("from", 8), ("prompt", 48), ("options", 40))),
         ):
             table = self.query_one(f"#{table_id}", DataTable)
             table.border_title = title
-            for column in columns:
-                table.add_column(column, key=column)
+            for column, width in columns:  # fixed widths: auto widths shrank to the labels
+                table.add_column(column, key=column, width=width)
         self.query_one("#feed", RichLog).border_title = "Feed"
         self.query_one("#messages", RichLog).border_title = "Messages"
         self.query_one("#console", RichLog).border_title = "Console"
@@ -211,6 +211,9 @@ class ForemanApp(App[int]):
             (t.id, (t.id, t.status, t.title, ",".join(t.deps), t.assignee or "")) for t in tasks
         ])
         open_ = m.open_decisions()
+        if isinstance(self.screen, AnswerScreen) and self.screen.decision.id not in {d.id for d in open_}:
+            self.say(f"{self.screen.decision.id} is no longer open (answered or withdrawn elsewhere)")
+            self.screen.dismiss(None)
         sync_table(self.query_one("#decisions", DataTable), [
             (d.id, (d.id, d.kind, d.asked_by, d.prompt, views.options_text(d))) for d in open_
         ])
@@ -305,7 +308,9 @@ class ForemanApp(App[int]):
         return self.mirror.oldest_open_decision()
 
     def action_answer(self) -> None:
-        """Answer the selected (else oldest) decision in a dialog."""
+        """Answer the selected (else oldest) decision in a dialog (one dialog at a time)."""
+        if isinstance(self.screen, AnswerScreen):
+            return
         decision = self.selected_decision()
         if decision is None:
             self.say("no decision is open")
