@@ -114,6 +114,16 @@ class AgentTools(Protocol):
         """Return and clear the agent's unread messages, formatted for the model."""
         ...
 
+    def session_started(self, session_id: str) -> None:
+        """Record the backend session id as soon as the runner learns it, so a turn aborted
+        midway (pause, crash) resumes that same session."""
+        ...
+
+    def track_process(self, pid: int) -> None:
+        """Record a process the runner started (its CLI, a command), so a Foreman restarted
+        after a crash can kill it if it survived (checked by creation time)."""
+        ...
+
 
 class TurnRunner(Protocol):
     """Runs turns with one kind of model (the claude SDK, an OpenAI-compatible endpoint)."""

@@ -308,12 +308,17 @@ class _Turn:
                     self.ref.pid if self.ref else "?", self.request.turn_id)
 
     def _spawned(self) -> None:
-        callback = self.runner.on_spawn
-        if callback is not None and self.ref is not None:
+        if self.ref is None:
+            return
+        track = getattr(self.tools, "track_process", None)  # optional AgentTools hook (DaemonTools has it)
+        callbacks = [lambda: self.runner.on_spawn(self.request.agent, self.ref)] if self.runner.on_spawn else []
+        if track is not None:
+            callbacks.append(lambda: track(self.ref.pid))
+        for callback in callbacks:
             try:
-                callback(self.request.agent, self.ref)
+                callback()
             except Exception:
-                logger.exception("on_spawn failed")
+                logger.exception("recording the CLI process failed")
 
     def _result_error(self, exc: Any) -> str:
         text = " ".join([*(exc.errors or []), exc.result or ""]).strip() or str(exc)
@@ -332,6 +337,9 @@ class _Turn:
         if isinstance(message, sdk.SystemMessage):
             if message.subtype == "init" and isinstance(message.data.get("session_id"), str):
                 self.session_id = message.data["session_id"]
+                started = getattr(tools, "session_started", None)  # optional AgentTools hook
+                if started is not None:
+                    started(self.session_id)  # durable now: a turn killed midway resumes this session
         elif isinstance(message, sdk.AssistantMessage):
             if message.error:
                 self.api_error = message.error

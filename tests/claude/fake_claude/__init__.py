@@ -16,7 +16,15 @@ Scenario file (JSON, named by the ``FAKE_CLAUDE_SCENARIO`` environment variable)
       "state": "/tmp/x/state.json",   # invocation counter + known sessions (shared by all CLI runs)
       "sessions": ["s-old"],          # sessions known from the start (resumable)
       "repeat_last": false,           # more CLI runs than "runs": reuse the last one
-      "runs": [RUN, ...]              # the n-th CLI process started plays runs[n]
+      "runs": [RUN, ...],             # the n-th CLI process started plays runs[n]
+      "queues": {"kit": [RUN, ...]},  # per-agent runs instead: a process whose env names that agent
+                                      #   plays the next run of its queue (others fall back to "runs")
+      "queue_env": "GIT_AUTHOR_EMAIL",# the variable naming the agent (its part before "@")
+      "real_tools": false,            # default of the RUN key below
+      "prompt_vars": {"task": "Review task (t\\d+)"}
+                                      # each prompt sets ${task} (the regex's first group) for the tool
+                                      #   inputs of its turn and later ones of the session, also after a
+                                      #   --resume (also a RUN key)
     }
 
 RUN (all keys optional)::
@@ -37,6 +45,9 @@ RUN (all keys optional)::
       "crash_at_start": null,         # exit with this code before the handshake
       "spawn_at_start": [SPAWN, ...], # start processes before the handshake (see the spawn step)
       "hang_at_start": false,         # never answer the handshake
+      "real_tools": false,            # allowed Write/Edit/Bash calls really happen, like the real CLI:
+                                      #   Write/Edit change the file (relative to the CLI's cwd), Bash runs
+                                      #   `bash -c` there (its output and exit code are the tool result)
       "turns": [[STEP, ...], ...]     # the i-th prompt plays turns[i]; then "nothing scripted"
     }
 

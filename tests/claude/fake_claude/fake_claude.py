@@ -23,6 +23,7 @@ READ_TOOLS = {"Read", "Grep", "Glob", "LS", "NotebookRead"}
 BUILTIN_TOOLS = ["Task", "Bash", "Glob", "Grep", "LS", "Read", "Edit", "MultiEdit", "Write", "NotebookEdit",
                  "WebFetch", "WebSearch", "TodoWrite", "AskUserQuestion"]
 VERSION = "2.1.332"
+REAL_TOOLS = {"Bash", "Write", "Edit"}
 
 
 class Interrupted(Exception):
@@ -52,6 +53,7 @@ class Fake:
         self.mcp_ready = False
         self.mcp_id = 0
         self.max_turns = int(self.options.get("--max-turns") or 0)
+        self.vars: dict[str, str] = {}
 
     # ------------------------------------------------------------------ plumbing
     def log(self, kind: str, data) -> None:
@@ -68,8 +70,19 @@ class Fake:
             sys.stdout.write(data)
             sys.stdout.flush()
 
+    def _queue(self) -> str | None:
+        """The queue this process plays from (``queues``): the local part of ``queue_env``."""
+        queues = self.scenario.get("queues")
+        if not queues:
+            return None
+        value = os.environ.get(self.scenario.get("queue_env", "GIT_AUTHOR_EMAIL"), "")
+        name = value.split("@", 1)[0]
+        return name if name in queues else None
+
     def _pick_run(self) -> dict:
-        runs = self.scenario.get("runs") or [{}]
+        self.queue = self._queue()
+        runs = (self.scenario["queues"][self.queue] if self.queue else self.scenario.get("runs")) or [{}]
+        counter = f"count:{self.queue}" if self.queue else "count"
         state_path = self.scenario.get("state")
         index = 0
         if state_path:
@@ -80,8 +93,8 @@ class Fake:
                 fh.seek(0)
                 text = fh.read()
                 state = json.loads(text) if text.strip() else {}
-                index = state.get("count", 0)
-                state["count"] = index + 1
+                index = state.get(counter, 0)
+                state[counter] = index + 1
                 fh.seek(0)
                 fh.truncate()
                 fh.write(json.dumps(state))
@@ -296,9 +309,56 @@ class Fake:
             listed = self.mcp(server, "tools/list", {})
             self.log("event", {"mcp_tools": server, "tools": listed.get("result", {}).get("tools", [])})
 
+    def prompt_vars(self, frame: dict) -> None:
+        """Fill ``self.vars`` from the prompt with the ``prompt_vars`` regexes (their first group)."""
+        import re
+
+        content = (frame.get("message") or {}).get("content", "")
+        text = content if isinstance(content, str) else "".join(c.get("text", "") for c in content
+                                                                 if isinstance(c, dict))
+        patterns = {**self.scenario.get("prompt_vars", {}), **self.run.get("prompt_vars", {})}
+        for name, pattern in patterns.items():
+            found = re.search(pattern, text)
+            if found:
+                self.vars[name] = found.group(1)
+        if self.vars:
+            self._session_vars(self.vars)
+
+    def _session_vars(self, update: dict | None = None) -> dict:
+        """The prompt variables of this session (kept in the state file, so a resume knows them)."""
+        state_path = self.scenario.get("state")
+        if not state_path:
+            return dict(update or {})
+        import fcntl
+
+        with open(state_path, "a+", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            fh.seek(0)
+            text = fh.read()
+            state = json.loads(text) if text.strip() else {}
+            known = state.setdefault("vars", {}).setdefault(self.session_id, {})
+            if update:
+                known.update(update)
+                fh.seek(0)
+                fh.truncate()
+                fh.write(json.dumps(state))
+        return dict(known)
+
+    def substitute(self, value):
+        """Replace ``${name}`` in the strings of a tool input by the prompt's variables."""
+        if isinstance(value, str):
+            for name, found in self.vars.items():
+                value = value.replace("${" + name + "}", found)
+            return value
+        if isinstance(value, dict):
+            return {k: self.substitute(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.substitute(v) for v in value]
+        return value
+
     def tool_step(self, step: dict, turn: dict) -> None:
         name = step["tool"] if "tool" in step else f"mcp__{step.get('server', 'agentcraft')}__{step['mcp']}"
-        tool_input = step.get("input", step.get("args", {}))
+        tool_input = self.substitute(step.get("input", step.get("args", {})))
         if self.max_turns and turn["num_turns"] >= self.max_turns:
             raise MaxTurns()
         turn["num_turns"] += 1
@@ -321,8 +381,45 @@ class Fake:
             text = "".join(c.get("text", "") for c in res.get("content", []) if isinstance(c, dict))
             self.log("event", {"mcp_result": tool, "text": text, "is_error": bool(res.get("isError"))})
             self.tool_result(tool_use_id, text, is_error=bool(res.get("isError")))
+        elif self.run.get("real_tools", self.scenario.get("real_tools", False)) and name in REAL_TOOLS:
+            text, is_error = self.real_tool(name, tool_input, step)
+            self.tool_result(tool_use_id, text, is_error=is_error)
         else:
             self.tool_result(tool_use_id, step.get("output", "ok"))
+
+    def real_tool(self, name: str, tool_input: dict, step: dict) -> tuple[str, bool]:
+        """Do what the real CLI does for an allowed Write/Edit/Bash call; return (result text, is_error)."""
+        if name == "Bash":
+            command = tool_input.get("command", "")
+            try:
+                done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False,
+                                      timeout=float(step.get("timeout", 120)))
+                code, text = done.returncode, (done.stdout + done.stderr).strip()
+            except subprocess.TimeoutExpired:
+                code, text = 124, "Command timed out"
+            self.log("event", {"ran": command, "exit": code, "output": text[-2000:]})
+            return (text or "(no output)") if code == 0 else f"Exit code {code}\n{text}", code != 0
+        path = tool_input.get("file_path", "")
+        path = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+        if name == "Write":
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(tool_input.get("content", ""))
+            self.log("event", {"wrote": path})
+            return f"File created successfully at: {path}", False
+        try:  # Edit
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            return f"<tool_use_error>{exc}</tool_use_error>", True
+        old, new = tool_input.get("old_string", ""), tool_input.get("new_string", "")
+        if old not in text:
+            return "<tool_use_error>String to replace not found in file.</tool_use_error>", True
+        text = text.replace(old, new) if tool_input.get("replace_all") else text.replace(old, new, 1)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        self.log("event", {"edited": path})
+        return f"The file {path} has been updated.", False
 
     # ------------------------------------------------------------------ processes
     def spawn(self, spec: dict) -> None:
@@ -357,7 +454,7 @@ class Fake:
     # ------------------------------------------------------------------ main flow
     def startup(self) -> None:
         self.log("start", {"argv": self.argv, "pid": os.getpid(), "ppid": os.getppid(), "sid": os.getsid(0),
-                           "pgid": os.getpgid(0), "cwd": os.getcwd(), "run": self.run_index,
+                           "pgid": os.getpgid(0), "cwd": os.getcwd(), "run": self.run_index, "queue": self.queue,
                            "env": {k: ("<set>" if "KEY" in k or "TOKEN" in k else v) for k, v in os.environ.items()
                                    if k.startswith(("CLAUDE", "ANTHROPIC", "GIT_", "FOREMAN", "FAKE_"))}})
         check = self.run.get("check_dead")
@@ -397,6 +494,7 @@ class Fake:
                 sys.stderr.write(f"fake claude: expected --resume={expect}, got {resume}\n")
                 return 7
             self.session_id = resume
+            self.vars = self._session_vars()
         else:
             self.session_id = self.run.get("session_id") or str(uuid.uuid4())
         threading.Thread(target=self.reader, daemon=True).start()
@@ -407,6 +505,7 @@ class Fake:
             prompt = self.prompts.get()
             if prompt is None:
                 return self.after_eof()
+            self.prompt_vars(prompt)
             code = self.run_turn(turn_steps)
             if code is not None:
                 return code
