@@ -95,7 +95,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("speed", float, 1.0, "sim: time multiplier (higher is faster)"),
     Option("seed", int, 7, "sim: random seed for the ambient chatter"),
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
-    Option("ambient", _bool, True, "sim: idle chatter between beats", kind="bool"),
+    Option("ambient", _bool, True, "sim: idle chatter between beats and replies to your messages", kind="bool"),
     Option("auto_answer", _list, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
     Option("sandbox", str, None, "sim: folder for the demo repositories (default: the checkout's sandbox/, else <home>/sandbox)"),
     Option("showcase", _choice("", "busy", "late"), "", "sim: hold a static showcase state (busy, or late)", kind="optional", const="busy"),

@@ -52,7 +52,8 @@ async def test_two_clients_see_the_same_upserts_in_the_same_seq_order(daemon: Li
         assert seqs == list(range(snap_a["seq"] + 1, acks[-1] + 1))
         kinds = {f["type"] for f in a.states}
         assert {"message.append", "agent.upsert", "feed.append"} <= kinds
-        assert [m["message"]["text"] for m in a.states if m["type"] == "message.append"] == [
+        assert [m["message"]["text"] for m in a.states
+                if m["type"] == "message.append" and m["message"]["from"] == "user"] == [
             i["text"] for i in STEERING if i["type"] == "message.send"]
     finally:
         await a.close(), await b.close()

@@ -21,7 +21,7 @@ async def daemon():
     await d.stop()
 
 
-async def until(pilot, predicate, timeout: float = 5.0) -> None:
+async def until(pilot, predicate, timeout: float = 20.0) -> None:
     """Let the app run until ``predicate()`` holds."""
     async with asyncio.timeout(timeout):
         while not predicate():

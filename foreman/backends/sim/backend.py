@@ -95,12 +95,14 @@ class SimBackend:
         if effect.kind == "goal" and self.state().get("goal") is None and self.d is not None:
             self.set_state(goal=effect.ref)
             self._launch()
-        if effect.kind == "deliver" and self.d is not None:
+        if effect.kind == "deliver" and self.d is not None and self.settings.ambient:
             asyncio.get_running_loop().call_soon(self._answer_messages, effect.ref)
         self.wake.set()
 
     def _answer_messages(self, agent: str) -> None:
-        """A sim agent reads its messages and acknowledges the user's (off-shift agents wait)."""
+        """A sim agent reads its messages and acknowledges the user's (off-shift agents wait).
+
+        Part of the ambient life of the team: ``--no-ambient`` turns it off."""
         a = self.d.core.world.agents.get(agent)
         if a is None or not a.active or a.paused or not self.d.core.peek_unread(agent):
             return
