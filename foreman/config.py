@@ -113,6 +113,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("turn_timeout", float, 1800.0, "seconds before a turn is aborted and its task blocked"),
     Option("claude_cli", str, None, "claude: the CLI executable to use instead of the SDK's bundled one"),
     Option("use_claude_login", _bool, False, "claude: use your local CLI login instead of an API key (personal use)", kind="bool"),
+    Option("local_profile", str, None, "local: the named profile of the config section 'local' to use"),
     Option("url", str, "http://127.0.0.1:8790/v1", "local: the OpenAI-compatible endpoint (env FOREMAN_URL also works)"),
     Option("log_level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "daemon log level"),
 )

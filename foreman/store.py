@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
@@ -67,6 +68,7 @@ class Store:
         (self.dir / "logs").mkdir(exist_ok=True)
         self._db: sqlite3.Connection | None = None
         self._ckpt: sqlite3.Connection | None = None
+        self._ckpt_lock = threading.Lock()  # checkpoint() runs in a worker thread; close() must not race it
         self._log_fds: dict[str, int] = {}
         self.encoded: dict[tuple[str, str], str] = {}
         """The wire JSON of every entity as loaded, keyed by (kind, id): seeds the snapshot cache."""
@@ -232,23 +234,26 @@ class Store:
         second; commits on the loop never pay for a checkpoint. Durability is unchanged: a
         committed transaction is in the WAL either way.
         """
-        if self._db is None:
-            return
-        if self._ckpt is None:
-            self._ckpt = sqlite3.connect(self.dir / "state.db", isolation_level=None, check_same_thread=False)
-        try:
-            self._ckpt.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error as exc:
-            logger.warning("WAL checkpoint failed: %s", exc)
+        with self._ckpt_lock:
+            if self._db is None:
+                return
+            if self._ckpt is None:
+                self._ckpt = sqlite3.connect(self.dir / "state.db", isolation_level=None, check_same_thread=False)
+            try:
+                self._ckpt.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error as exc:
+                logger.warning("WAL checkpoint failed: %s", exc)
 
     def close(self) -> None:
-        """Close the database and log files."""
-        if self._ckpt is not None:
-            self._ckpt.close()
-            self._ckpt = None
+        """Close the database and log files (waits for a running checkpoint)."""
+        with self._ckpt_lock:
+            if self._ckpt is not None:
+                self._ckpt.close()
+                self._ckpt = None
         for fd in self._log_fds.values():
             os.close(fd)
         self._log_fds.clear()
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        with self._ckpt_lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

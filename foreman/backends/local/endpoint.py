@@ -1,0 +1,208 @@
+"""The OpenAI-compatible endpoint: model discovery, the preflight and streamed replies.
+
+This is the only module that talks HTTP (through the ``openai`` client, imported lazily so
+the rest of the backend loads without it). Library exceptions stop here: a service failure
+becomes :class:`~foreman.errors.BackendError`, and a server that refused the model's own
+output (llama.cpp's HTTP 500 "peg-native" message, see ``repairs.classify_server_error``)
+becomes :class:`BadTurnError`, which the agent loop treats as a bad model turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import BackendError
+from .repairs import classify_server_error
+
+logger = logging.getLogger(__name__)
+
+
+class BadTurnError(BackendError):
+    """The server refused the model's own output (unparseable tool call): a bad model turn."""
+
+
+@dataclass
+class Reply:
+    """One streamed reply, as received.
+
+    Attributes:
+        content: the text content, byte for byte as streamed.
+        finish_reason: the endpoint's finish_reason (None if the stream ended without one).
+        chunks: how many SSE chunks carried something.
+        prompt_tokens / completion_tokens: from the usage chunk (0 when not reported).
+        first_token_s: seconds from the request to the first content or tool-call piece.
+        duration_s: seconds from the request to the end of the stream.
+    """
+
+    content: str = ""
+    finish_reason: str | None = None
+    chunks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    first_token_s: float | None = None
+    duration_s: float = 0.0
+    pieces: list[str] = field(default_factory=list, repr=False)
+
+
+def _status_body(exc: Any) -> tuple[int, Any]:
+    response = getattr(exc, "response", None)
+    status = int(getattr(exc, "status_code", 0) or getattr(response, "status_code", 0) or 0)
+    body = getattr(exc, "body", None)
+    if body is None and response is not None:
+        try:
+            body = response.text
+        except Exception:  # noqa: BLE001 - the body is only for the message
+            body = None
+    return status, body
+
+
+class Endpoint:
+    """An OpenAI-compatible chat endpoint.
+
+    Args:
+        url: the base URL (``http://127.0.0.1:8790/v1``).
+        api_key: the bearer token (local servers ignore it; the client requires one).
+        request_timeout: seconds per HTTP request.
+        client: an ``AsyncOpenAI``-like client to use instead of building one (tests).
+
+    Raises:
+        BackendError: the ``openai`` package is not installed.
+    """
+
+    def __init__(self, url: str, *, api_key: str = "local", request_timeout: float = 300.0,
+                 client: Any = None) -> None:
+        self.url = url
+        if client is None:
+            try:
+                from openai import AsyncOpenAI
+            except ImportError as exc:
+                raise BackendError(f"the local backend needs the openai package: pip install openai ({exc})") from None
+            client = AsyncOpenAI(base_url=url, api_key=api_key or "local", max_retries=0, timeout=request_timeout)
+        self.client = client
+
+    async def close(self) -> None:
+        """Close the HTTP client."""
+        close = getattr(self.client, "close", None)
+        if close is not None:
+            await close()
+
+    def _translate(self, exc: BaseException, model: str | None) -> BackendError:
+        import openai
+
+        what = f"model {model!r} at {self.url}" if model else self.url
+        if isinstance(exc, openai.APIStatusError):
+            status, body = _status_body(exc)
+            bad = classify_server_error(status, body)
+            if bad is not None:
+                return BadTurnError(f"the server could not parse the reply of {what}: {bad.detail}")
+            return BackendError(f"{what} answered HTTP {status}: {getattr(exc, 'message', exc)}")
+        if isinstance(exc, openai.APITimeoutError):
+            return BackendError(f"{what} did not answer in time")
+        if isinstance(exc, openai.APIConnectionError):
+            return BackendError(f"cannot reach the endpoint {self.url} ({exc.__cause__ or exc}); "
+                                "is the model server running? Set --url or FOREMAN_URL")
+        return BackendError(f"{what} failed: {exc}")
+
+    async def models(self) -> list[str]:
+        """Return the model ids the endpoint serves (``GET /models``).
+
+        Raises:
+            BackendError: the endpoint cannot be reached or refused.
+        """
+        import openai
+
+        try:
+            page = await self.client.models.list()
+        except openai.OpenAIError as exc:
+            raise self._translate(exc, None) from None
+        return [m.id for m in getattr(page, "data", page)]
+
+    async def preflight(self, wanted: list[str | None]) -> str:
+        """Check the endpoint before any agent starts; return the default model id.
+
+        Asks what the endpoint serves, checks that every wanted model is among them, and
+        makes a minimal completion with each, so a wrong or inactive model fails here.
+
+        Args:
+            wanted: model ids to check; None entries mean "whatever the endpoint serves".
+
+        Raises:
+            BackendError: unreachable endpoint, no model served, a wanted model not served,
+                or a completion that fails (the message names the model and the URL).
+        """
+        import openai
+
+        served = await self.models()
+        if not served:
+            raise BackendError(f"the endpoint {self.url} serves no model")
+        default = served[0]
+        for model in dict.fromkeys(m or default for m in wanted or [None]):
+            if model not in served:
+                raise BackendError(f"the endpoint {self.url} does not serve model {model!r} "
+                                   f"(it serves: {', '.join(served)}); set --model or the profile's model")
+            try:
+                await self.client.chat.completions.create(
+                    model=model, messages=[{"role": "user", "content": "Say OK."}], max_tokens=1, temperature=0)
+            except openai.OpenAIError as exc:
+                raise BackendError(f"model {model!r} at {self.url} failed a minimal completion: "
+                                   f"{self._translate(exc, model).message}") from None
+        return default
+
+    async def stream(self, *, model: str, messages: list[dict[str, Any]], max_tokens: int, temperature: float,
+                     tools: list[dict[str, Any]] | None = None, tool_choice: str = "auto",
+                     on_content: Callable[[str], None] | None = None,
+                     on_tool_delta: Callable[[Any], None] | None = None,
+                     clock: Callable[[], float] = time.monotonic) -> Reply:
+        """Stream one chat completion, calling back for each content piece and tool-call delta.
+
+        Returns:
+            The :class:`Reply` (content exactly as streamed, finish_reason, usage).
+
+        Raises:
+            BadTurnError: the server refused the model's output (a bad model turn).
+            BackendError: any other failure of the endpoint.
+        """
+        import openai
+
+        started = clock()
+        reply = Reply()
+        kwargs: dict[str, Any] = dict(model=model, messages=messages, max_tokens=max_tokens,
+                                      temperature=temperature, stream=True, stream_options={"include_usage": True})
+        if tools:
+            kwargs.update(tools=tools, tool_choice=tool_choice)
+        try:
+            stream = await self.client.chat.completions.create(**kwargs)
+            async for chunk in stream:
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    reply.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+                    reply.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+                for choice in getattr(chunk, "choices", None) or []:
+                    delta = getattr(choice, "delta", None)
+                    text = getattr(delta, "content", None) if delta is not None else None
+                    calls = (getattr(delta, "tool_calls", None) or []) if delta is not None else []
+                    if text or calls:
+                        reply.chunks += 1
+                        if reply.first_token_s is None:
+                            reply.first_token_s = clock() - started
+                    if text:
+                        reply.pieces.append(text)
+                        if on_content is not None:
+                            on_content(text)
+                    for call in calls:
+                        if on_tool_delta is not None:
+                            on_tool_delta(call)
+                    if getattr(choice, "finish_reason", None):
+                        reply.finish_reason = choice.finish_reason
+        except openai.OpenAIError as exc:
+            raise self._translate(exc, model) from None
+        reply.content = "".join(reply.pieces)
+        reply.duration_s = clock() - started
+        return reply
+
+
+StreamFn = Callable[..., Awaitable[Reply]]

@@ -1,0 +1,173 @@
+"""Named local-model profiles: the ``local`` section of ``<home>/<profile>/config.json``.
+
+Shape (keys in camelCase as in the rest of config.json; snake_case is accepted too)::
+
+    "local": {
+      "profile": "qwen",                      the profile used when none is chosen
+      "profiles": {
+        "qwen": {"url": "http://127.0.0.1:18081/v1", "model": "qwen-coder-0.5b",
+                 "contextWindow": 4096, "maxTokens": 512, "temperature": 0.1,
+                 "protocol": "text", "maxTurns": 12}
+      }
+    }
+
+Precedence for the endpoint and the model: ``--url``/``FOREMAN_URL`` and ``--model`` (or
+``--lead-model``/``--worker-model``) > the profile > the defaults. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Mapping
+
+from ...errors import ConfigError
+
+DEFAULT_URL = "http://127.0.0.1:8790/v1"
+
+
+@dataclass(frozen=True)
+class LocalProfile:
+    """Everything the local backend needs to talk to one endpoint.
+
+    Attributes:
+        name: the profile's name ("default" when none is configured).
+        url: the OpenAI-compatible base URL (ends in ``/v1``).
+        model: the model id to request; None: the first one the endpoint serves.
+        context_window: the model's context in tokens (the transcript is trimmed to fit).
+        max_tokens: the cap on tokens per reply.
+        temperature: sampling temperature.
+        protocol: "text" (actions written in the reply) or "native" (OpenAI tool calls).
+        max_turns: cap on model round trips per turn; None: the conductor's cap.
+        tool_choice: native only: "auto" or "required".
+        api_key: sent as the bearer token (local servers ignore it).
+        request_timeout: seconds before one HTTP request is abandoned.
+        run_timeout: seconds before a RUN command is killed with its process tree.
+        max_output: characters of a RUN command's output shown to the model (head and tail).
+        wall_timeout: seconds a turn may take in total; None: the conductor's turn timeout.
+        repeat_limit: identical calls (without a change in between) refused after this many.
+        loop_limit: identical calls that end the turn as a loop.
+        idle_limit: replies in a row without any action that end the turn.
+    """
+
+    name: str = "default"
+    url: str = DEFAULT_URL
+    model: str | None = None
+    context_window: int = 8192
+    max_tokens: int = 1024
+    temperature: float = 0.2
+    protocol: str = "text"
+    max_turns: int | None = None
+    tool_choice: str = "auto"
+    api_key: str = "local"
+    request_timeout: float = 300.0
+    run_timeout: float = 120.0
+    max_output: int = 6000
+    wall_timeout: float | None = None
+    repeat_limit: int = 2
+    loop_limit: int = 4
+    idle_limit: int = 3
+
+
+_FILE_KEYS = {f.name: f.name for f in fields(LocalProfile) if f.name != "name"}
+_FILE_KEYS.update({"".join([k.split("_")[0], *(p.capitalize() for p in k.split("_")[1:])]): k
+                   for k in list(_FILE_KEYS)})
+_CHOICES = {"protocol": ("text", "native"), "tool_choice": ("auto", "required")}
+
+
+def _convert(key: str, value: Any, where: str) -> Any:
+    default = getattr(LocalProfile(), key)
+    try:
+        if key in _CHOICES:
+            if value not in _CHOICES[key]:
+                raise ValueError(f"expected one of {', '.join(_CHOICES[key])}, got {value!r}")
+            return str(value)
+        if value is None and key in ("model", "max_turns", "wall_timeout"):
+            return None
+        if isinstance(default, bool) or isinstance(value, bool):
+            raise ValueError(f"expected a number or text, got {value!r}")
+        if isinstance(default, int) or key == "max_turns":
+            number = int(value)
+            if number < 1:
+                raise ValueError(f"must be at least 1, got {value!r}")
+            return number
+        if isinstance(default, float) or key == "wall_timeout":
+            number = float(value)
+            if number < 0:
+                raise ValueError(f"must not be negative, got {value!r}")
+            return number
+        text = str(value)
+        if not text:
+            raise ValueError("must not be empty")
+        return text
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}.{key}: {exc}. Fix the value or remove it.") from None
+
+
+def parse_profile(name: str, data: Mapping[str, Any], *, where: str = "local.profiles") -> LocalProfile:
+    """Build a profile from its config-file object.
+
+    Raises:
+        ConfigError: not an object, an unknown key, or a bad value (naming the key).
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}.{name}: a profile must be a JSON object")
+    values: dict[str, Any] = {"name": name}
+    for raw_key, value in data.items():
+        key = _FILE_KEYS.get(raw_key)
+        if key is None:
+            known = ", ".join(sorted(k for k in _FILE_KEYS if "_" not in k))
+            raise ConfigError(f"{where}.{name}: unknown key {raw_key!r}. Use one of: {known}")
+        values[key] = _convert(key, value, f"{where}.{name}")
+    return LocalProfile(**values)
+
+
+def profiles_from(section: Any) -> tuple[dict[str, LocalProfile], str | None]:
+    """Read the ``local`` config section: ``(profiles by name, the default profile's name)``.
+
+    Raises:
+        ConfigError: the section is malformed or names a profile it does not define.
+    """
+    if section in (None, {}):
+        return {}, None
+    if not isinstance(section, Mapping):
+        raise ConfigError("config.json: the 'local' section must be a JSON object")
+    unknown = set(section) - {"profile", "profiles"}
+    if unknown:
+        raise ConfigError(f"config.json: local: unknown key {sorted(unknown)[0]!r}. Use 'profile' and 'profiles'.")
+    raw = section.get("profiles") or {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError("config.json: local.profiles must map profile names to objects")
+    profiles = {name: parse_profile(name, data) for name, data in raw.items()}
+    chosen = section.get("profile")
+    if chosen is not None and chosen not in profiles:
+        raise ConfigError(f"config.json: local.profile names {chosen!r}, which local.profiles does not define "
+                          f"(defined: {', '.join(sorted(profiles)) or 'none'})")
+    return profiles, chosen
+
+
+def resolve_profile(settings: Any, name: str | None = None) -> LocalProfile:
+    """Return the profile a run uses, with flags and environment applied on top.
+
+    Args:
+        settings: the resolved :class:`~foreman.config.Settings` (its ``local`` section,
+            ``url`` and ``model`` with their sources).
+        name: a profile chosen explicitly (else ``settings.local_profile`` if the option
+            exists, else the section's ``profile``, else the built-in defaults).
+
+    Raises:
+        ConfigError: a malformed section, or a profile name that is not defined.
+    """
+    profiles, default = profiles_from(getattr(settings, "sections", {}).get("local"))
+    chosen = name or getattr(settings, "local_profile", None) or default
+    if chosen and chosen not in profiles:
+        raise ConfigError(f"no local profile named {chosen!r} (defined: {', '.join(sorted(profiles)) or 'none'}); "
+                          "add it under local.profiles in config.json")
+    profile = profiles[chosen] if chosen else LocalProfile()
+    sources = getattr(settings, "sources", {})
+    url = getattr(settings, "url", None)
+    if url and (sources.get("url") in ("flag", "env") or not chosen):
+        profile = replace(profile, url=url)
+    model = getattr(settings, "model", None)
+    if model:
+        profile = replace(profile, model=model)
+    return profile

@@ -1,0 +1,93 @@
+"""Shared pieces of the local backend's tests: an AgentTools double, settings, a git worktree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from foreman.backends.turns import TurnRequest
+from foreman.config import resolve
+from foreman.errors import PolicyError
+from foreman.policy import classify_tool
+
+
+class FakeTools:
+    """AgentTools for direct runner tests: the real permission policy (ask -> ``answer``),
+    recorded Foreman calls, activities and log lines."""
+
+    def __init__(self, cwd: Path, *, agent: str = "kit", lead: bool = False, answer: bool = False) -> None:
+        self.agent = agent
+        self.turn_id = f"{agent}:1"
+        self.cwd = cwd
+        self.lead = lead
+        self.answer = answer
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.permits: list[tuple[str, dict[str, Any], str]] = []
+        self.activities: list[tuple[str, str]] = []
+        self.logs: list[tuple[str, str]] = []
+        self.inbox: list[str] = []
+        self.pids: list[int] = []
+        self.sessions: list[str] = []
+
+    async def call(self, name: str, args: dict[str, Any]) -> str:
+        self.calls.append((name, args))
+        if name == "request_merge" and not self.lead:
+            raise PolicyError("request_merge is not a tool kit may use")
+        return f"{name} ok"
+
+    async def permit(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        verdict = classify_tool(tool, args, worktree=str(self.cwd), lead=self.lead)
+        self.permits.append((tool, args, verdict.outcome))
+        if verdict.outcome == "allow":
+            return True, verdict.reason
+        if verdict.outcome == "ask" and self.answer:
+            return True, "the user allowed it"
+        return False, verdict.reason if verdict.outcome == "deny" else "the user denied it"
+
+    def activity(self, state: str, activity: str, *, station: str | None = None) -> None:
+        self.activities.append((state, activity))
+
+    def log(self, text: str, *, kind: str = "text") -> None:
+        self.logs.append((kind, text))
+
+    def unread(self) -> list[str]:
+        out, self.inbox = self.inbox, []
+        return out
+
+    def track_process(self, pid: int) -> None:
+        self.pids.append(pid)
+
+    def session_started(self, session_id: str) -> None:
+        self.sessions.append(session_id)
+
+
+def settings_for(tmp: Path, url: str, **flags: Any):
+    """Resolved settings with the local backend on ``url`` and a home under ``tmp``."""
+    return resolve({"home": str(tmp / "home"), "backend": "local", "url": url, "port": 0, **flags}, env={})
+
+
+def git_repo(root: Path, files: dict[str, str]) -> Path:
+    """A git repository with ``files`` committed on main."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, body in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "config", "user.name", "T"],
+                ["git", "config", "user.email", "t@example.com"], ["git", "add", "-A"], ["git", "commit", "-qm", "init"]):
+        subprocess.run(cmd, cwd=root, check=True)
+    return root
+
+
+def venv_env() -> dict[str, str]:
+    """The environment with this interpreter's folder first on PATH (``python`` = the venv's)."""
+    return {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+
+
+def request(cwd: Path, prompt: str = "Do the task.", *, agent: str = "kit", lead: bool = False, job: str = "work",
+            task: str | None = "t1", max_turns: int = 12, session_id: str | None = None) -> TurnRequest:
+    return TurnRequest(turn_id=f"{agent}:1", agent=agent, lead=lead, job=job, prompt=prompt,  # type: ignore[arg-type]
+                       system=f"You are {agent}.", cwd=cwd, task=task, max_turns=max_turns, session_id=session_id,
+                       env=venv_env())
