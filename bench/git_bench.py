@@ -82,8 +82,8 @@ def report(label: str, times: list[float], target: float | None = None) -> None:
     print(f"{label:<44} median {med * 1000:8.1f} ms  min {min(times) * 1000:8.1f}  max {max(times) * 1000:8.1f}{goal}{verdict}")
 
 
-async def bench(files: int, runs: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="agentcraft-bench-") as tmp:
+async def bench(files: int, runs: int, where: str | None = None) -> None:
+    with tempfile.TemporaryDirectory(prefix="agentcraft-bench-", dir=where) as tmp:
         base = Path(tmp).resolve()
         t0 = time.perf_counter()
         repo = make_repo(base / "repo", files)
@@ -129,8 +129,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--dir", default=None, help="where to generate the repository (default: the temp folder)")
     args = parser.parse_args()
-    asyncio.run(bench(args.files, args.runs))
+    asyncio.run(bench(args.files, args.runs, args.dir))
 
 
 if __name__ == "__main__":

@@ -371,7 +371,8 @@ class Daemon:
         assert worktree is not None
         info = self.worktree_info(worktree)
         repo = self.core.repo(info["repo"])
-        return await diff_worktree(Path(repo.path), Path(info["path"]), info.get("base") or repo.base_branch)
+        return await diff_worktree(Path(repo.path), Path(info["path"]), info.get("base") or repo.base_branch,
+                                   repo_id=repo.id)
 
     # ------------------------------------------------------------------ lifecycle
     def spawn(self, coro: Any, name: str) -> "asyncio.Task[Any]":

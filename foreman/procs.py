@@ -27,14 +27,17 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import psutil
 
 logger = logging.getLogger(__name__)
+
+StrPath = str | os.PathLike[str]
 
 _CREATE_TIME_TOLERANCE = 0.01  # seconds; psutil's create_time is derived from clock ticks
 
@@ -84,8 +87,8 @@ class AbortReport:
 
 
 async def start_process(
-    *args: str | os.PathLike,
-    cwd: str | os.PathLike,
+    *args: StrPath,
+    cwd: StrPath,
     env: Mapping[str, str] | None = None,
     stdin: Any = asyncio.subprocess.DEVNULL,
     stdout: Any = asyncio.subprocess.PIPE,
@@ -96,6 +99,10 @@ async def start_process(
     Returns:
         The asyncio process; ``ProcRef.of(proc.pid)`` right away records its identity.
 
+    Note: on CPython 3.11 a task cancelled while asyncio connects the child's pipes can hang in
+    asyncio itself (python/cpython#125502, #133536); :func:`spawn` + :func:`wait_exit` avoid
+    asyncio's subprocess transports entirely.
+
     Raises:
         OSError: the program could not be started.
     """
@@ -103,6 +110,56 @@ async def start_process(
         *args, cwd=os.fspath(cwd), env=dict(env) if env is not None else None,
         stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
     )
+
+
+def spawn(
+    *args: StrPath,
+    cwd: StrPath,
+    env: Mapping[str, str] | None = None,
+    stdin: Any = subprocess.DEVNULL,
+    stdout: Any = subprocess.PIPE,
+    stderr: Any = subprocess.PIPE,
+) -> subprocess.Popen[bytes]:
+    """Start ``args`` in a new session and process group as a plain :class:`subprocess.Popen`.
+
+    Unlike :func:`start_process` this never touches asyncio's subprocess transports (which can
+    hang on CPython 3.11 when cancelled while connecting pipes, python/cpython#125502); wait for
+    it with :func:`wait_exit` and read its pipes from a thread.
+
+    Raises:
+        OSError: the program could not be started.
+    """
+    return subprocess.Popen(
+        [os.fspath(a) for a in args], cwd=os.fspath(cwd), env=dict(env) if env is not None else None,
+        stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
+    )
+
+
+async def wait_exit(popen: subprocess.Popen[bytes]) -> int:
+    """Wait until ``popen`` exits without blocking the loop, reap it and return its exit code.
+
+    Uses a pidfd watched by the event loop where the OS has them (Linux >= 5.3), else a thread.
+    """
+    if popen.poll() is not None:
+        return popen.returncode
+    loop = asyncio.get_running_loop()
+    try:
+        fd = os.pidfd_open(popen.pid)
+    except (AttributeError, OSError):
+        return await loop.run_in_executor(None, popen.wait)
+    exited: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not exited.done():
+            exited.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await exited
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+    return popen.wait()
 
 
 def _sid(pid: int) -> int | None:
@@ -120,9 +177,8 @@ def session_members(leader: ProcRef) -> list[ProcRef]:
     count.
     """
     owner = ProcRef.of(leader.pid)
-    if owner is not None:
-        if not leader.alive() or _sid(leader.pid) != leader.pid:
-            return []
+    if owner is not None and (not leader.alive() or _sid(leader.pid) != leader.pid):
+        return []
     found = []
     for pid in psutil.pids():
         if _sid(pid) != leader.pid:
@@ -223,30 +279,33 @@ async def kill_tree(refs: Iterable[ProcRef], *, grace: float = 3.0, report: Abor
     return await _wait_gone(left, 1.0)
 
 
-ProcTarget = Union[asyncio.subprocess.Process, int, ProcRef]
+ProcTarget = asyncio.subprocess.Process | subprocess.Popen[bytes] | int | ProcRef
 
 
 async def abort(target: ProcTarget, *, grace: float = 3.0, rounds: int = 4) -> AbortReport:
     """Kill a process and everything it started, orphans included.
 
     Args:
-        target: an asyncio process, a pid (its creation time is read now), or a
-            :class:`ProcRef` recorded at start (safe even if the pid was reused since).
+        target: an asyncio process, a :class:`subprocess.Popen`, a pid (its creation time is
+            read now), or a :class:`ProcRef` recorded at start (safe even if the pid was reused
+            since).
         grace: seconds between SIGTERM and SIGKILL.
         rounds: how many times to look again for processes that appeared meanwhile.
 
     Returns:
-        The :class:`AbortReport`. An asyncio process is also reaped.
+        The :class:`AbortReport`. An asyncio process or a Popen is also reaped.
     """
     report = AbortReport()
-    proc = target if isinstance(target, asyncio.subprocess.Process) else None
+    proc = target if isinstance(target, (asyncio.subprocess.Process, subprocess.Popen)) else None
     if isinstance(target, ProcRef):
         leader: ProcRef | None = target
+    elif proc is not None:
+        leader = ProcRef.of(proc.pid)
     else:
-        leader = ProcRef.of(target.pid if proc is not None else int(target))  # type: ignore[union-attr]
+        assert isinstance(target, int)
+        leader = ProcRef.of(target)
     if leader is None:
-        if proc is not None:
-            await proc.wait()
+        await _reap(proc, 1.0)
         return report
     known = [leader, *_descendants(leader), *session_members(leader)]
     if not leader.alive() and ProcRef.of(leader.pid) is not None:
@@ -262,9 +321,15 @@ async def abort(target: ProcTarget, *, grace: float = 3.0, rounds: int = 4) -> A
         known = _merge(known, fresh)
         survivors = await kill_tree(fresh, grace=0.0, report=report)
     report.survivors = [r for r in survivors if r.alive()]
-    if proc is not None:
-        with contextlib.suppress(ProcessLookupError, asyncio.TimeoutError):
-            await asyncio.wait_for(proc.wait(), timeout=max(grace, 1.0))
+    await _reap(proc, max(grace, 1.0))
     if report.survivors:
         logger.warning("processes survived abort: %s", report.survivors)
     return report
+
+
+async def _reap(proc: asyncio.subprocess.Process | subprocess.Popen[bytes] | None, timeout: float) -> None:
+    if proc is None:
+        return
+    waiter = wait_exit(proc) if isinstance(proc, subprocess.Popen) else proc.wait()
+    with contextlib.suppress(ProcessLookupError, TimeoutError):
+        await asyncio.wait_for(waiter, timeout)

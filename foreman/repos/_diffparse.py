@@ -20,7 +20,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from protocol.diff import Diff, DiffFile, DiffHunk, DiffLine
+from protocol.diff import Diff, DiffFile, DiffHunk, DiffLine, FileStatus
 
 GITLINK = "160000"
 SYMLINK = "120000"
@@ -185,7 +185,7 @@ class PatchParser:
             self._left_new -= 1
 
 
-def _status(entry: RawEntry, binary: bool) -> str:
+def _status(entry: RawEntry, binary: bool) -> FileStatus:
     modes = (entry.old_mode, entry.new_mode)
     if entry.status in ("R", "C"):
         return "renamed" if entry.status == "R" else "added"

@@ -1,4 +1,10 @@
-"""The one place the daemon runs git: async subprocesses from argument lists, never a shell.
+"""The one place the daemon runs git: subprocesses from argument lists, never a shell.
+
+:func:`git` is a coroutine, but each git process is started and collected on a small thread
+pool (``subprocess.Popen``), not through asyncio's subprocess transports: on CPython 3.11 a
+task cancelled while asyncio connects a child's pipes can hang forever
+(python/cpython#125502, #133536 - a failing ``gather``/``TaskGroup`` sibling is enough). A
+cancelled :func:`git` kills its process and the cancellation propagates at once.
 
 Every call runs ``git`` with a *clean* environment: variables a parent process may have left
 behind that point git at another repository or inject configuration (``GIT_DIR``,
@@ -17,18 +23,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+import subprocess
+import threading
+import weakref
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Any, TypeVar
 
 from foreman.errors import RepoError
 
 logger = logging.getLogger(__name__)
 
-Arg = Union[str, bytes, os.PathLike]
+StrPath = str | os.PathLike[str]
+Arg = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 
 ZERO_OID = "0" * 40
+
+T = TypeVar("T")
+
+GIT_THREADS = 8
+"""git processes the daemon runs at once; more calls wait their turn (the machine has few cores)."""
+
+_executor = ThreadPoolExecutor(max_workers=GIT_THREADS, thread_name_prefix="git")
 
 # Variables that make git look at another repository, index or object store, or that carry
 # configuration from a parent git process (git sets them when it runs hooks and aliases).
@@ -126,7 +144,7 @@ async def git(
     cwd: Arg,
     env: Mapping[str, str] | None = None,
     check: bool = True,
-    input: bytes | None = None,  # noqa: A002 - mirrors subprocess.run
+    input: bytes | None = None,
 ) -> GitResult:
     """Run ``git <args>`` in ``cwd`` and collect its output.
 
@@ -142,36 +160,85 @@ async def git(
 
     Raises:
         GitFailed: git exited non-zero (with ``check``) or could not be started (missing
-            ``cwd`` or git binary). If the calling task is cancelled, git is killed and reaped
-            before the cancellation propagates.
+            ``cwd`` or git binary). If the calling task is cancelled, git is killed and the
+            cancellation propagates at once.
     """
-    argv = [os.fsdecode(a) if not isinstance(a, str) else a for a in args]
-    full_env = clean_env()
-    if env:
-        full_env.update(env)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            *argv,
-            cwd=os.fspath(cwd),
-            env=full_env,
-            stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-    except OSError as exc:
-        raise GitFailed(argv, -1, f"cannot run git in {os.fspath(cwd)}: {exc}") from exc
-    try:
-        out, err = await proc.communicate(input)
-    except BaseException:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        raise
-    rc = proc.returncode if proc.returncode is not None else -1
-    if check and rc != 0:
-        raise GitFailed(argv, rc, err.decode("utf-8", "replace"))
-    return GitResult(rc, out, err)
+    argv = [a if isinstance(a, str) else os.fsdecode(a) for a in args]
+    run = GitProcess(argv, cwd, env)
+    out, err = await run.call(lambda proc: proc.communicate(input), stdin=input is not None)
+    if check and run.returncode != 0:
+        raise GitFailed(argv, run.returncode, err.decode("utf-8", "replace"))
+    return GitResult(run.returncode, out, err)
+
+
+class GitProcess:
+    """One git process driven from a worker thread and killed if the awaiting task is cancelled.
+
+    Args:
+        argv: git arguments (after ``git``).
+        cwd: the directory git runs in.
+        env: extra variables layered over :func:`clean_env`.
+
+    Attributes:
+        returncode: git's exit code once :meth:`call` returned (``-1`` before).
+    """
+
+    def __init__(self, argv: list[str], cwd: Arg, env: Mapping[str, str] | None = None) -> None:
+        self.argv = argv
+        self.cwd = os.fsdecode(cwd)
+        self.env = clean_env()
+        if env:
+            self.env.update(env)
+        self.returncode = -1
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+
+    async def call(self, body: Callable[[subprocess.Popen[bytes]], T], *, stdin: bool = False, stderr: Any = None) -> T:
+        """Start git in a worker thread, run ``body(popen)`` there, reap git, return the body's result.
+
+        Args:
+            body: reads git's output (e.g. ``popen.communicate()``); runs off the event loop.
+            stdin: give git a pipe for standard input (else ``/dev/null``).
+            stderr: where git's standard error goes (default: a pipe).
+
+        Raises:
+            GitFailed: git could not be started.
+        """
+        future = asyncio.get_running_loop().run_in_executor(_executor, self._run, body, stdin, stderr)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self.kill()
+            raise
+
+    def kill(self) -> None:
+        """Kill git if it runs, and keep it from starting if it has not yet."""
+        with self._lock:
+            self._cancelled = True
+            if self._proc is not None and self._proc.poll() is None:
+                self._proc.kill()
+
+    def _run(self, body: Callable[[subprocess.Popen[bytes]], T], stdin: bool, stderr: Any) -> T:
+        with self._lock:
+            if self._cancelled:
+                raise GitFailed(self.argv, -1, "cancelled before start")
+            try:
+                proc = subprocess.Popen(
+                    ["git", *self.argv], cwd=self.cwd, env=self.env,
+                    stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr is None else stderr,
+                )
+            except OSError as exc:
+                raise GitFailed(self.argv, -1, f"cannot run git in {self.cwd}: {exc}") from exc
+            self._proc = proc
+        with proc:
+            try:
+                return body(proc)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                self.returncode = proc.wait()
 
 
 async def rev_parse(cwd: Arg, rev: str) -> str | None:
@@ -184,6 +251,19 @@ async def common_dir(repo_root: Arg) -> Path:
     """Return the absolute, resolved common git directory of the repository at ``repo_root``."""
     res = await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo_root)
     return Path(res.text).resolve()
+
+
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = weakref.WeakKeyDictionary()
+
+
+def repo_lock(root: Path) -> asyncio.Lock:
+    """Return the running loop's lock for the repository at ``root`` (a resolved path).
+
+    Worktree creation and merges of one repository take it, so two of them never race on
+    git's own lock files or on the base ref.
+    """
+    per_loop = _locks.setdefault(asyncio.get_running_loop(), {})
+    return per_loop.setdefault(root, asyncio.Lock())
 
 
 @dataclass(frozen=True)

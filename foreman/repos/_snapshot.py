@@ -22,14 +22,14 @@ from pathlib import Path
 
 from foreman.errors import WorktreeUnsafe
 
-from ._git import common_dir, git
+from ._git import StrPath, common_dir, git
 
 
-def _realpath(path: str | os.PathLike) -> Path:
+def _realpath(path: StrPath) -> Path:
     return Path(os.path.realpath(os.fspath(path)))
 
 
-async def linked_admin_dir(repo_root: str | os.PathLike, wt_path: str | os.PathLike) -> Path:
+async def linked_admin_dir(repo_root: StrPath, wt_path: StrPath) -> Path:
     """Return the repository's administrative entry for the worktree, after checking both links.
 
     Args:
@@ -65,7 +65,7 @@ async def linked_admin_dir(repo_root: str | os.PathLike, wt_path: str | os.PathL
     return admin
 
 
-async def check_link(repo_root: str | os.PathLike, wt_path: str | os.PathLike) -> bool:
+async def check_link(repo_root: StrPath, wt_path: StrPath) -> bool:
     """Return True when the worktree's ``.git`` link still leads to this repository's entry for it.
 
     See :func:`linked_admin_dir` for what is checked. Never raises for a broken link; a
@@ -100,7 +100,7 @@ class Snapshot:
     tree: str
 
 
-async def snapshot(repo_root: str | os.PathLike, wt_path: str | os.PathLike) -> Snapshot:
+async def snapshot(repo_root: StrPath, wt_path: StrPath) -> Snapshot:
     """Capture the worktree's full state as a tree through a temporary index.
 
     Raises:

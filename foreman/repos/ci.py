@@ -25,18 +25,23 @@ after it exits are killed too.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
-import os
 import re
 import shutil
+import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from foreman import procs
+
+from ._git import StrPath
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +97,11 @@ def _read(path: Path) -> str:
         return ""
 
 
+def _imports(path: Path, module: str) -> bool:
+    pattern = rf"^\s*(import\s[^#\n]*\b{module}\b|from\s+{module}\b)"
+    return re.search(pattern, _read(path), re.MULTILINE) is not None
+
+
 def _uses_pytest(root: Path) -> bool:
     if (root / "pytest.ini").is_file() or (root / "conftest.py").is_file():
         return True
@@ -99,14 +109,14 @@ def _uses_pytest(root: Path) -> bool:
         return True
     tests = root / "tests"
     files = sorted(tests.rglob("test*.py"))[:50] if tests.is_dir() else sorted(root.glob("test_*.py"))[:50]
-    return any(re.search(r"^\s*(import pytest|from pytest\b)", _read(f), re.M) for f in files)
+    return any(_imports(f, "pytest") for f in files)
 
 
 def _unittest_command(root: Path) -> list[str] | None:
     tests = root / "tests"
     if not tests.is_dir():
         return None
-    if not any(re.search(r"^\s*(import unittest|from unittest\b)", _read(f), re.M) for f in sorted(tests.rglob("test*.py"))[:50]):
+    if not any(_imports(f, "unittest") for f in sorted(tests.rglob("test*.py"))[:50]):
         return None
     cmd = [_python(), "-m", "unittest", "discover"]
     return cmd if (tests / "__init__.py").is_file() else cmd + ["-s", "tests", "-t", "."]
@@ -114,12 +124,12 @@ def _unittest_command(root: Path) -> list[str] | None:
 
 def _has_make_test(root: Path) -> bool:
     for name in ("GNUmakefile", "makefile", "Makefile"):
-        if re.search(r"^test\s*:", _read(root / name), re.M):
+        if re.search(r"^test\s*:", _read(root / name), re.MULTILINE):
             return True
     return False
 
 
-def detect_ci_command(path: str | os.PathLike) -> list[str] | str | None:
+def detect_ci_command(path: StrPath) -> list[str] | str | None:
     """Return the test command for the project at ``path``, or None when none is recognised.
 
     Args:
@@ -148,39 +158,48 @@ def detect_ci_command(path: str | os.PathLike) -> list[str] | str | None:
 
 
 class _HeadTail:
-    """Keeps the first and last ``limit // 2`` bytes of a stream and counts the rest."""
+    """Keeps the first and last ``limit // 2`` bytes of a stream and counts the rest (thread-safe)."""
 
     def __init__(self, limit: int) -> None:
         self.head = bytearray()
         self.tail = bytearray()
         self.cut = 0
         self._half = max(limit // 2, 1)
+        self._lock = threading.Lock()
 
     def add(self, data: bytes) -> None:
-        room = self._half - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        self.tail += data
-        if len(self.tail) > self._half:
-            drop = len(self.tail) - self._half
-            self.cut += drop
-            del self.tail[:drop]
+        with self._lock:
+            room = self._half - len(self.head)
+            if room > 0:
+                self.head += data[:room]
+                data = data[room:]
+            self.tail += data
+            if len(self.tail) > self._half:
+                drop = len(self.tail) - self._half
+                self.cut += drop
+                del self.tail[:drop]
 
     def text(self) -> str:
-        middle = f"\n[... {self.cut} bytes of output cut ...]\n".encode() if self.cut else b""
-        return bytes(self.head + middle + self.tail).decode("utf-8", "replace")
+        with self._lock:
+            middle = f"\n[... {self.cut} bytes of output cut ...]\n".encode() if self.cut else b""
+            return bytes(self.head + middle + self.tail).decode("utf-8", "replace")
 
 
-async def _pump(stream: asyncio.StreamReader, sink: _HeadTail) -> None:
-    while chunk := await stream.read(65536):
-        sink.add(chunk)
+def _pump(stream: io.BufferedIOBase, sink: _HeadTail, done: Callable[[], None]) -> None:
+    """Copy ``stream`` into ``sink`` until EOF (runs on its own thread), then call ``done``."""
+    try:
+        while chunk := stream.read1(65536):
+            sink.add(chunk)
+    except (OSError, ValueError):
+        pass
+    finally:
+        done()
 
 
 async def run_ci(
     command: list[str] | str,
     *,
-    cwd: str | os.PathLike,
+    cwd: StrPath,
     env: Mapping[str, str],
     timeout: float,
     max_output_bytes: int = 64_000,
@@ -198,34 +217,40 @@ async def run_ci(
 
     Returns:
         The :class:`CIResult`. A command that cannot start gives ``ok=False``,
-        ``exit_code=None`` and the reason as output.
+        ``exit_code=None`` and the reason as output. If the calling task is cancelled, the
+        tree is killed before the cancellation propagates.
     """
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     sink = _HeadTail(max_output_bytes)
     started = time.monotonic()
     try:
-        proc = await procs.start_process(*argv, cwd=cwd, env=env, stderr=asyncio.subprocess.STDOUT)
+        popen = procs.spawn(*argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
         return CIResult(False, None, f"cannot start {argv[0]}: {exc}", 0.0, False)
-    leader = procs.ProcRef.of(proc.pid) or procs.ProcRef(proc.pid, 0.0)
-    assert proc.stdout is not None
-    pump = asyncio.ensure_future(_pump(proc.stdout, sink))
+    leader = procs.ProcRef.of(popen.pid) or procs.ProcRef(popen.pid, 0.0)
+    loop = asyncio.get_running_loop()
+    drained = asyncio.Event()
+    assert popen.stdout is not None
+    pump = threading.Thread(target=_pump, args=(cast(io.BufferedIOBase, popen.stdout), sink, lambda: loop.call_soon_threadsafe(drained.set)),
+                            name=f"ci-output-{popen.pid}", daemon=True)
+    pump.start()
     timed_out = False
     try:
-        await asyncio.wait_for(proc.wait(), timeout)
-    except asyncio.TimeoutError:
+        await asyncio.wait_for(procs.wait_exit(popen), timeout)
+    except TimeoutError:
         timed_out = True
-        await procs.abort(leader, grace=kill_grace)
+        await procs.abort(popen, grace=kill_grace)
     except BaseException:
-        await procs.abort(leader, grace=kill_grace)
-        pump.cancel()
+        await asyncio.shield(procs.abort(popen, grace=kill_grace))
         raise
     duration = time.monotonic() - started
-    await procs.abort(leader, grace=0.0)  # processes it left behind, still in its session
+    await procs.abort(leader, grace=0.0)  # what it left behind in its session
     try:
-        await asyncio.wait_for(pump, 2.0)
-    except asyncio.TimeoutError:
-        logger.warning("output of %s still open after the run (a process left the session)", argv[0])
-    code = await proc.wait()
+        await asyncio.wait_for(drained.wait(), 2.0)
+    except TimeoutError:
+        logger.warning("output of %s still open after the run (a process left its session)", argv[0])
+    else:
+        popen.stdout.close()
+    code = await procs.wait_exit(popen)
     logger.info("ci %s exited %s after %.1fs%s", argv, code, duration, " (timeout)" if timed_out else "")
     return CIResult(code == 0 and not timed_out, code, sink.text(), duration, timed_out)

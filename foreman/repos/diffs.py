@@ -9,23 +9,23 @@ result does not depend on stat data and nothing in the worktree is written:
 * :func:`diff_commits`: ``base...head`` - what merging ``head`` into ``base`` would bring.
 
 git is run twice with the same options (``--raw --numstat -z`` and ``-p``), see
-:mod:`foreman.repos._diffparse`. The patch is streamed: a file whose patch passes
+:mod:`foreman.repos._diffparse`. The patch is streamed and parsed on a worker thread: a file whose patch passes
 ``max_file_bytes`` (or any file after ``max_total_bytes``) is summarised with
 ``truncated=True`` and stats only, so a file of many megabytes costs no memory.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
+import subprocess
+import tempfile
 from pathlib import Path
 
 from foreman.errors import RepoError
 from protocol.diff import Diff
 
 from ._diffparse import PatchParser, build_diff, parse_raw_numstat
-from ._git import GitFailed, clean_env, git, rev_parse
+from ._git import GitFailed, GitProcess, StrPath, git, rev_parse
 from ._snapshot import snapshot
 
 logger = logging.getLogger(__name__)
@@ -43,8 +43,8 @@ _OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-relative", "-M
 
 
 async def diff_worktree(
-    repo_root: str | os.PathLike,
-    wt_path: str | os.PathLike,
+    repo_root: StrPath,
+    wt_path: StrPath,
     base: str,
     *,
     repo_id: str | None = None,
@@ -83,7 +83,7 @@ async def diff_worktree(
 
 
 async def diff_commits(
-    repo_root: str | os.PathLike,
+    repo_root: StrPath,
     base: str,
     head: str,
     *,
@@ -107,20 +107,20 @@ async def diff_commits(
                        head_label=head_commit, max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes)
 
 
-async def _commit(repo_root: str | os.PathLike, rev: str) -> str:
+async def _commit(repo_root: StrPath, rev: str) -> str:
     commit = await rev_parse(repo_root, rev)
     if commit is None:
         raise RepoError(f"{rev!r} names no commit in {repo_root}")
     return commit
 
 
-async def _merge_base(repo_root: str | os.PathLike, a: str, b: str) -> str:
+async def _merge_base(repo_root: StrPath, a: str, b: str) -> str:
     res = await git("merge-base", a, b, cwd=repo_root, check=False)
     return res.text if res.ok and res.text else a  # unrelated histories: diff against the base itself
 
 
 async def _diff(
-    repo_root: str | os.PathLike, old: str, new: str, *, repo: str, head_label: str,
+    repo_root: StrPath, old: str, new: str, *, repo: str, head_label: str,
     max_file_bytes: int, max_total_bytes: int,
 ) -> Diff:
     meta = await git(*_CONFIG, "diff", *_OPTIONS, "--raw", "--numstat", "-z", old, new, "--", cwd=repo_root)
@@ -135,18 +135,15 @@ async def _diff(
     return build_diff(repo=repo, base=old, head=head_label, entries=entries, sections=parser.sections)
 
 
-async def _stream_patch(repo_root: str | os.PathLike, args: tuple[str, ...], parser: PatchParser, *, max_line: int) -> None:
-    """Run git and feed its output to ``parser`` line by line, never holding a line over ``max_line``."""
-    proc = await asyncio.create_subprocess_exec(
-        "git", *_CONFIG, *args, cwd=os.fspath(repo_root), env=clean_env(),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    err_task = asyncio.ensure_future(proc.stderr.read())
-    try:
+async def _stream_patch(repo_root: StrPath, args: tuple[str, ...], parser: PatchParser, *, max_line: int) -> None:
+    """Run git and feed its output to ``parser`` line by line (in a worker thread), never holding
+    a line over ``max_line`` bytes."""
+
+    def feed(proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
         pending = b""
         overflow = False
-        while chunk := await proc.stdout.read(256 * 1024):
+        while chunk := proc.stdout.read(256 * 1024):
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
             for line in lines:
@@ -156,13 +153,11 @@ async def _stream_patch(repo_root: str | os.PathLike, args: tuple[str, ...], par
                 pending, overflow = b"", True
         if pending:
             parser.feed(pending, overflow=overflow)
-        rc = await proc.wait()
-        err = await err_task
-    except BaseException:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        err_task.cancel()
-        raise
-    if rc != 0:
-        raise GitFailed(list(args), rc, err.decode("utf-8", "replace"))
+
+    argv = [*_CONFIG, *args]
+    with tempfile.TemporaryFile() as err:
+        run = GitProcess(argv, repo_root)
+        await run.call(feed, stderr=err)
+        if run.returncode != 0:
+            err.seek(0)
+            raise GitFailed(argv, run.returncode, err.read(64 * 1024).decode("utf-8", "replace"))

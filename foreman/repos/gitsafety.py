@@ -77,7 +77,7 @@ def agent_identity(agent: str) -> tuple[str, str]:
     return f"AgentCraft {agent[:1].upper()}{agent[1:]}", f"{local}@agentcraft.invalid"
 
 
-def safety_env(base_env: Mapping[str, str], *, agent: str, worktree: str | os.PathLike) -> dict[str, str]:
+def safety_env(base_env: Mapping[str, str], *, agent: str, worktree: str | os.PathLike[str]) -> dict[str, str]:
     """Build the environment for a process an agent can influence.
 
     Args:

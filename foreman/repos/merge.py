@@ -30,7 +30,15 @@ from typing import Literal
 
 from foreman.errors import MergeRefused, RepoError
 
-from ._git import GitFailed, checkout_of, git, has_tracked_changes, rev_parse
+from ._git import (
+    GitFailed,
+    StrPath,
+    checkout_of,
+    git,
+    has_tracked_changes,
+    repo_lock,
+    rev_parse,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +88,7 @@ async def _merged_tree(root: Path, base: str, tip: str) -> str:
 
 
 async def merge_branch(
-    repo_root: str | os.PathLike,
+    repo_root: StrPath,
     *,
     branch: str,
     base_branch: str,
@@ -112,16 +120,25 @@ async def merge_branch(
         RepoError: a branch does not exist, or git failed.
     """
     root = Path(repo_root).resolve()
+    async with repo_lock(root):
+        return await _merge(root, branch, base_branch, style, message, sign, co_authors)
+
+
+async def _merge(
+    root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str]
+) -> MergeResult:
     base_ref = f"refs/heads/{base_branch}"
-    base_before = await rev_parse(root, base_ref)
-    tip = await rev_parse(root, f"refs/heads/{branch}")
-    if base_before is None or tip is None:
-        raise RepoError(f"cannot merge: branch {base_branch if base_before is None else branch!r} does not exist")
+    revs = await git("rev-parse", f"{base_ref}^{{commit}}", f"refs/heads/{branch}^{{commit}}", f"{base_ref}^{{tree}}",
+                     cwd=root, check=False)
+    if not revs.ok:
+        missing = base_branch if await rev_parse(root, base_ref) is None else branch
+        raise RepoError(f"cannot merge: branch {missing!r} does not exist")
+    base_before, tip, base_tree = revs.text.splitlines()
     checkout = await checkout_of(root, base_branch)
     if checkout is not None and await has_tracked_changes(checkout.path):
         raise MergeRefused(f"{checkout.path} has uncommitted changes to tracked files", reason="dirty")
     tree = await _merged_tree(root, base_before, tip)
-    if tree == (await git("rev-parse", f"{base_before}^{{tree}}", cwd=root)).text:
+    if tree == base_tree:
         logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
         return MergeResult(None, base_before, base_before)
     signed = sign and await _wants_signing(root)
@@ -137,7 +154,7 @@ async def merge_branch(
         raise GitFailed(["commit-tree", tree], res.rc, err)
     commit = res.text
     await _fast_forward(root, base_branch, base_before, commit)
-    base_after = await rev_parse(root, base_ref) or commit
+    base_after = commit  # a fast-forward (or compare-and-swap) to it succeeded
     logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, commit[:12], style, ", signed" if signed else "")
     return MergeResult(commit, base_before, base_after, signed)
 
@@ -152,8 +169,7 @@ async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> Non
         if not res.ok:
             raise MergeRefused(f"{base_branch} moved during the merge; try again", reason="base_moved")
         return
-    if await rev_parse(root, base_ref) != old:
-        raise MergeRefused(f"{base_branch} moved during the merge; try again", reason="base_moved")
+    # --ff-only itself refuses if the base moved on since ``old`` (``new`` would not descend from it)
     res = await git("merge", "--ff-only", "--no-verify-signatures", "--no-autostash", "-q", new, cwd=checkout.path,
                     env={"GIT_REFLOG_ACTION": f"agentcraft: merge into {base_branch}"}, check=False)
     if not res.ok:

@@ -9,13 +9,20 @@ worktrees are linked worktrees and must never become merge targets.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from foreman.errors import NotARepoRoot, RepoError
 
-from ._git import GitFailed, checkout_of, git, has_tracked_changes, list_worktrees, rev_parse
+from ._git import (
+    GitFailed,
+    StrPath,
+    checkout_of,
+    git,
+    has_tracked_changes,
+    list_worktrees,
+    rev_parse,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +45,7 @@ class RepoStatus:
     checkout: Path | None
 
 
-async def resolve_repo_root(path: str | os.PathLike) -> Path:
+async def resolve_repo_root(path: StrPath) -> Path:
     """Check that ``path`` is a repository's top-level folder and return it resolved.
 
     Args:
@@ -71,7 +78,7 @@ async def resolve_repo_root(path: str | os.PathLike) -> Path:
     return top
 
 
-async def default_base_branch(root: str | os.PathLike) -> str:
+async def default_base_branch(root: StrPath) -> str:
     """Return the branch checked out in the main checkout, else ``main``, else ``master``.
 
     Call it once at registration and remember the answer: the base must not follow the user
@@ -90,7 +97,7 @@ async def default_base_branch(root: str | os.PathLike) -> str:
     raise RepoError(f"{root}: HEAD is detached and there is no main or master branch; name the base branch")
 
 
-async def repo_status(root: str | os.PathLike, base_branch: str | None = None) -> RepoStatus:
+async def repo_status(root: StrPath, base_branch: str | None = None) -> RepoStatus:
     """Report the base branch, its head and whether its checkout is dirty.
 
     Args:

@@ -18,13 +18,11 @@ Rules (and the failures they prevent):
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import re
 import shutil
 import unicodedata
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +30,15 @@ import psutil
 
 from foreman.errors import RepoError, WorktreeUnsafe
 
-from ._git import ZERO_OID, GitFailed, git, list_worktrees, rev_parse
+from ._git import (
+    ZERO_OID,
+    GitFailed,
+    StrPath,
+    git,
+    list_worktrees,
+    repo_lock,
+    rev_parse,
+)
 from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
 
 logger = logging.getLogger(__name__)
@@ -90,7 +96,7 @@ def slugify(title: str, *, max_len: int = 40) -> str:
     return slug[:max_len].rstrip("-")
 
 
-def worktree_path(home_profile_dir: str | os.PathLike, repo_id: str, agent: str, task: str) -> Path:
+def worktree_path(home_profile_dir: StrPath, repo_id: str, agent: str, task: str) -> Path:
     """Return ``<home>/<profile>/worktrees/<repo>/<agent>-<task>``.
 
     Raises:
@@ -114,17 +120,9 @@ def branch_name(agent: str, task: str, title: str) -> str:
     return f"agentcraft/{_check_name('agent', agent)}/{leaf}"
 
 
-_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = weakref.WeakKeyDictionary()
-
-
-def _repo_lock(root: Path) -> asyncio.Lock:
-    per_loop = _locks.setdefault(asyncio.get_running_loop(), {})
-    return per_loop.setdefault(root, asyncio.Lock())
-
-
 async def ensure_worktree(
-    repo_root: str | os.PathLike,
-    path: str | os.PathLike,
+    repo_root: StrPath,
+    path: StrPath,
     branch: str,
     base: str,
     start_point: str | None = None,
@@ -152,7 +150,7 @@ async def ensure_worktree(
     """
     root = Path(repo_root).resolve()
     wt = Path(os.path.realpath(path))
-    async with _repo_lock(root):
+    async with repo_lock(root):
         return await _ensure(root, wt, branch, base, start_point)
 
 
@@ -168,7 +166,7 @@ async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str
     elif entry is not None:
         if not await check_link(root, wt):
             raise WorktreeUnsafe(f"{wt} is registered but its .git link is broken; left for inspection")
-        return Worktree(wt, branch, entry.head, created=False)
+        return Worktree(wt, branch, entry.head or "", created=False)
     _clear_leftover_dir(wt, root)
     start = await rev_parse(root, start_point or base)
     if start is None:
@@ -215,7 +213,7 @@ def _parse_author(author: str) -> tuple[str, str]:
 
 
 async def commit_leftovers(
-    repo_root: str | os.PathLike, wt_path: str | os.PathLike, branch: str, message: str, author: str
+    repo_root: StrPath, wt_path: StrPath, branch: str, message: str, author: str
 ) -> str | None:
     """Commit whatever the agent left uncommitted onto its own branch.
 
@@ -273,8 +271,8 @@ async def commit_leftovers(
 
 
 async def remove_worktree(
-    repo_root: str | os.PathLike,
-    wt_path: str | os.PathLike,
+    repo_root: StrPath,
+    wt_path: StrPath,
     *,
     branch: str | None = None,
     base: str | None = None,

@@ -17,6 +17,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.suggester import Suggester
 from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
 
@@ -137,20 +138,26 @@ class ForemanApp(App[int]):
         yield Input(placeholder="a goal, @kit <message>, or /help", id="command", suggester=CommandSuggester(self.mirror))
         yield Footer()
 
+    @property
+    def _main(self) -> Screen:
+        """The main screen: its panes are updated even while a dialog or the diff viewer is open
+        (``App.query_one`` would search whichever screen is on top)."""
+        return self.screen_stack[0]
+
     def on_mount(self) -> None:
         for table_id, title, columns in (
             ("agents", "Agents", (("agent", 8), ("state", 22), ("task", 5), ("activity", 60))),
             ("tasks", "Tasks", (("task", 5), ("status", 9), ("title", 44), ("deps", 12), ("assignee", 9))),
             ("decisions", "Open decisions", (("id", 4), ("kind", 10), ("from", 8), ("prompt", 48), ("options", 40))),
         ):
-            table = self.query_one(f"#{table_id}", DataTable)
+            table = self._main.query_one(f"#{table_id}", DataTable)
             table.border_title = title
             for column, width in columns:  # fixed widths: auto widths shrank to the labels
                 table.add_column(column, key=column, width=width)
-        self.query_one("#feed", RichLog).border_title = "Feed"
-        self.query_one("#messages", RichLog).border_title = "Messages"
-        self.query_one("#console", RichLog).border_title = "Console"
-        self.query_one("#command", Input).focus()
+        self._main.query_one("#feed", RichLog).border_title = "Feed"
+        self._main.query_one("#messages", RichLog).border_title = "Messages"
+        self._main.query_one("#console", RichLog).border_title = "Console"
+        self._main.query_one("#command", Input).focus()
         self.set_interval(REFRESH_INTERVAL, self._flush)
         self.run_worker(self.conn.run(), name="connection", exit_on_error=False)
 
@@ -185,7 +192,7 @@ class ForemanApp(App[int]):
                 self.sub_title = self._banner_title()
 
     def _load_logs(self) -> None:
-        feed, messages = self.query_one("#feed", RichLog), self.query_one("#messages", RichLog)
+        feed, messages = self._main.query_one("#feed", RichLog), self._main.query_one("#messages", RichLog)
         feed.clear()
         messages.clear()
         for item in self.mirror.feed:
@@ -195,32 +202,32 @@ class ForemanApp(App[int]):
 
     def _write(self, selector: str, line: str, kind: str = "") -> None:
         style = {"error": "red", "decision": "yellow", "merge": "green", "ci": "cyan"}.get(kind, "")
-        self.query_one(selector, RichLog).write(Text(line, style=style))
+        self._main.query_one(selector, RichLog).write(Text(line, style=style))
 
     def _flush(self) -> None:
         if not self._dirty:
             return
         self._dirty = False
         m = self.mirror
-        sync_table(self.query_one("#agents", DataTable), [
+        sync_table(self._main.query_one("#agents", DataTable), [
             (a.name, (a.name, views.agent_state(a), a.task or "", a.activity)) for a in m.agents.values()
         ])
         order = {status: i for i, status in enumerate(views.TASK_STATUS_ORDER)}
         tasks = sorted(m.tasks.values(), key=lambda t: (order[t.status], id_order(t.id)))
-        sync_table(self.query_one("#tasks", DataTable), [
+        sync_table(self._main.query_one("#tasks", DataTable), [
             (t.id, (t.id, t.status, t.title, ",".join(t.deps), t.assignee or "")) for t in tasks
         ])
         open_ = m.open_decisions()
         if isinstance(self.screen, AnswerScreen) and self.screen.decision.id not in {d.id for d in open_}:
             self.say(f"{self.screen.decision.id} is no longer open (answered or withdrawn elsewhere)")
             self.screen.dismiss(None)
-        sync_table(self.query_one("#decisions", DataTable), [
+        sync_table(self._main.query_one("#decisions", DataTable), [
             (d.id, (d.id, d.kind, d.asked_by, d.prompt, views.options_text(d))) for d in open_
         ])
         self._update_banner(open_)
 
     def _update_banner(self, open_: list[p.Decision]) -> None:
-        banner = self.query_one("#banner", Static)
+        banner = self._main.query_one("#banner", Static)
         ids = {d.id for d in open_}
         new = [d for d in open_ if self._seen_open is not None and d.id not in self._seen_open]
         if self.mirror.synced:
@@ -246,7 +253,7 @@ class ForemanApp(App[int]):
 
     def say(self, lines: list[str] | str, style: str = "") -> None:
         """Write lines to the console pane."""
-        log = self.query_one("#console", RichLog)
+        log = self._main.query_one("#console", RichLog)
         for line in [lines] if isinstance(lines, str) else lines:
             log.write(Text(line, style=style))
 
@@ -299,7 +306,7 @@ class ForemanApp(App[int]):
 
     def selected_decision(self) -> p.Decision | None:
         """The decision under the cursor when the decisions pane has focus, else the oldest open one."""
-        table = self.query_one("#decisions", DataTable)
+        table = self._main.query_one("#decisions", DataTable)
         if table.has_focus and table.row_count and 0 <= table.cursor_row < table.row_count:
             key = table.ordered_rows[table.cursor_row].key.value
             d = self.mirror.decisions.get(key)
@@ -336,4 +343,4 @@ class ForemanApp(App[int]):
         self.run_command(f"/diff {decision.id}")
 
     def action_focus_command(self) -> None:
-        self.query_one("#command", Input).focus()
+        self._main.query_one("#command", Input).focus()

@@ -33,7 +33,7 @@ def remote_state(bare: Path) -> tuple[str, str]:
 
 
 def run(cwd: Path, env: dict, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_env_shape(tmp_path: Path) -> None:
@@ -98,10 +98,16 @@ async def test_local_git_works_with_the_agent_identity_unsigned(setup: dict, rep
     assert out(repo, "rev-parse", "agentcraft/kit/t1") == out(wt, "rev-parse", "HEAD")  # GIT_DIR etc. were dropped
 
 
-async def test_explicit_signing_fails(setup: dict, repo: Path, tmp_path: Path) -> None:
-    wt, env = setup["wt"], setup["env"]
+@pytest.fixture
+def ssh_key(tmp_path: Path) -> Path:
     key = tmp_path / "k"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    return key
+
+
+async def test_explicit_signing_fails(setup: dict, repo: Path, ssh_key: Path) -> None:
+    wt, env = setup["wt"], setup["env"]
+    key = ssh_key
     sh(repo, "config", "gpg.format", "ssh")
     sh(repo, "config", "user.signingkey", str(key))
     write(wt / "b.txt", "b\n")

@@ -163,3 +163,13 @@ async def test_compare_and_swap_refuses_a_moved_base(repo: Path) -> None:
     with pytest.raises(MergeRefused) as info:
         await _fast_forward(repo, "main", "0" * 39 + "1", main)
     assert info.value.reason == "base_moved" and out(repo, "rev-parse", "main") == main
+
+
+async def test_fast_forward_in_the_checkout_refuses_a_moved_base(repo: Path) -> None:
+    old = out(repo, "rev-parse", "main")
+    ours = out(repo, "commit-tree", "-p", old, "-m", "prepared merge", f"{old}^{{tree}}")
+    write(repo / "user.txt", "the user committed meanwhile\n")
+    moved = commit_all(repo, "user")
+    with pytest.raises(MergeRefused) as info:
+        await _fast_forward(repo, "main", old, ours)
+    assert info.value.reason == "base_moved" and out(repo, "rev-parse", "main") == moved

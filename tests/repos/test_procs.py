@@ -7,8 +7,20 @@ import subprocess
 from pathlib import Path
 
 import psutil
+import pytest
 
-from foreman.procs import ProcRef, abort, kill_tree, session_members, snapshot_tree, start_process
+from foreman.procs import (
+    ProcRef,
+    abort,
+    kill_tree,
+    session_members,
+    snapshot_tree,
+    spawn,
+    start_process,
+    wait_exit,
+)
+
+pytestmark = pytest.mark.timeout(60)
 
 # The leader ignores SIGTERM, starts a child and a grandchild that ignore it too, and an orphan:
 # a process whose parent exits at once, so it is re-parented away from the tree.
@@ -31,6 +43,13 @@ def gone(pid: int) -> bool:
 
 async def test_abort_kills_a_stubborn_tree_with_orphans(tmp_path: Path) -> None:
     proc = await start_process("sh", "-c", STUBBORN, cwd=tmp_path)
+    try:
+        await _stubborn(proc, tmp_path)
+    finally:
+        await abort(proc, grace=0.1)
+
+
+async def _stubborn(proc: asyncio.subprocess.Process, tmp_path: Path) -> None:
     assert proc.stdout is not None
     assert await asyncio.wait_for(proc.stdout.readline(), 10) == b"ready\n"
     grandchild = int((tmp_path / "grandchild.pid").read_text())
@@ -46,20 +65,26 @@ async def test_abort_kills_a_stubborn_tree_with_orphans(tmp_path: Path) -> None:
 
 
 async def test_orphans_are_found_after_the_leader_exited(tmp_path: Path) -> None:
-    proc = await start_process("sh", "-c", "read go; sleep 1000 & echo $! > bg.pid", cwd=tmp_path,
-                               stdin=asyncio.subprocess.PIPE)
-    leader = ProcRef.of(proc.pid)  # recorded at start, as the daemon does
+    popen = spawn("sh", "-c", "read go; sleep 1000 & echo $! > bg.pid", cwd=tmp_path, stdin=subprocess.PIPE,
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    leader = ProcRef.of(popen.pid)  # recorded at start, as the daemon does
     assert leader is not None
-    await proc.communicate(b"go\n")
-    background = int((tmp_path / "bg.pid").read_text())
-    assert not gone(background)
-    assert [r.pid for r in session_members(leader)] == [background]
-    report = await abort(leader, grace=1.0)
-    assert gone(background) and [r.pid for r in report.signalled] == [background]
+    try:
+        assert popen.stdin is not None
+        popen.stdin.write(b"go\n")
+        popen.stdin.close()
+        assert await asyncio.wait_for(wait_exit(popen), 10) == 0
+        background = int((tmp_path / "bg.pid").read_text())
+        assert not gone(background)
+        assert [r.pid for r in session_members(leader)] == [background]
+        report = await abort(leader, grace=1.0)
+        assert gone(background) and [r.pid for r in report.signalled] == [background]
+    finally:
+        await abort(leader, grace=0.1)
 
 
 async def test_a_reused_pid_is_never_signalled() -> None:
-    bystander = subprocess.Popen(["sleep", "30"])
+    bystander = await asyncio.create_subprocess_exec("sleep", "30")  # same session as the tests: not ours
     try:
         real = ProcRef.of(bystander.pid)
         assert real is not None
@@ -68,10 +93,10 @@ async def test_a_reused_pid_is_never_signalled() -> None:
         assert await kill_tree([stale], grace=0.1) == []
         report = await abort(stale, grace=0.1)
         assert report.skipped == [stale] and report.signalled == []
-        assert bystander.poll() is None and real.alive()
+        assert bystander.returncode is None and real.alive()
     finally:
         bystander.kill()
-        bystander.wait()
+        await bystander.wait()
 
 
 async def test_abort_of_a_finished_process_is_a_no_op(tmp_path: Path) -> None:
@@ -85,3 +110,11 @@ async def test_process_that_exits_on_sigterm_is_not_killed_hard(tmp_path: Path) 
     proc = await start_process("sleep", "1000", cwd=tmp_path)
     report = await abort(proc, grace=5.0)
     assert proc.returncode == -15 and len(report.signalled) == 1
+
+
+async def test_spawn_wait_exit_and_abort_a_popen(tmp_path: Path) -> None:
+    quick = spawn("sh", "-c", "exit 7", cwd=tmp_path)
+    assert await asyncio.wait_for(wait_exit(quick), 10) == 7
+    slow = spawn("sh", "-c", "trap '' TERM; sleep 1000", cwd=tmp_path)
+    report = await abort(slow, grace=0.2)
+    assert slow.returncode == -9 and report.survivors == []

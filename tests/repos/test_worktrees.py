@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -73,7 +74,7 @@ async def test_half_created_worktree_is_recreated(repo: Path, home_profile: Path
 async def test_stale_entry_and_leftover_folder_are_cleaned(repo: Path, home_profile: Path) -> None:
     path = worktree_path(home_profile, "repo", "kit", "t1")
     await ensure_worktree(repo, path, "agentcraft/kit/t1", "main")
-    subprocess.run(["rm", "-rf", str(path)], check=True)  # folder gone, entry stale
+    shutil.rmtree(path)  # folder gone, entry stale
     assert (await ensure_worktree(repo, path, "agentcraft/kit/t1", "main")).created
     other = worktree_path(home_profile, "repo", "kit", "t2")
     write(other / ".git", "gitdir: /nonexistent/worktrees/t2\n")  # a crash left only the link file
@@ -166,13 +167,13 @@ async def test_remove_guards(repo: Path, home_profile: Path) -> None:
     await commit_leftovers(repo, wt.path, "agentcraft/kit/t1", "work", AUTHOR)
     with pytest.raises(WorktreeHasWork, match="not in main"):
         await remove_worktree(repo, wt.path, branch="agentcraft/kit/t1", base="main")
-    sleeper = subprocess.Popen(["sleep", "30"], cwd=wt.path)
+    sleeper = await asyncio.create_subprocess_exec("sleep", "30", cwd=wt.path)
     try:
         with pytest.raises(WorktreeBusy, match=str(sleeper.pid)):
             await remove_worktree(repo, wt.path, branch="agentcraft/kit/t1", base="main", force=True)
     finally:
         sleeper.kill()
-        sleeper.wait()
+        await sleeper.wait()
     await remove_worktree(repo, wt.path, branch="agentcraft/kit/t1", base="main", force=True)
     assert not wt.path.exists()
     assert out(repo, "rev-parse", "--verify", "agentcraft/kit/t1")  # branch kept

@@ -1,0 +1,78 @@
+"""The git helper: clean environment, error translation, cancellation that never hangs or leaks."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import psutil
+import pytest
+
+from foreman.errors import RepoError
+from foreman.repos._git import GitFailed, clean_env, git
+from foreman.repos.diffs import diff_commits
+from foreman.repos.registry import repo_status
+
+from .conftest import commit_all, sh, write
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_clean_env_drops_redirecting_variables() -> None:
+    env = clean_env({"GIT_DIR": "/x", "GIT_INDEX_FILE": "/i", "GIT_CONFIG_PARAMETERS": "'a.b'='c'", "GIT_CONFIG_KEY_0": "k",
+                     "GIT_CONFIG_GLOBAL": "/g", "GIT_AUTHOR_NAME": "Ada", "PATH": "/bin"})
+    assert env == {"GIT_CONFIG_GLOBAL": "/g", "GIT_AUTHOR_NAME": "Ada", "PATH": "/bin",
+                   "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+async def test_inherited_git_dir_is_ignored(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    sh(other, "init", "-q")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    assert (await git("rev-parse", "--show-toplevel", cwd=repo)).text == str(repo)
+
+
+async def test_failures_become_repo_errors(repo: Path, tmp_path: Path) -> None:
+    with pytest.raises(GitFailed) as info:
+        await git("rev-parse", "--verify", "no-such-ref", cwd=repo)
+    assert isinstance(info.value, RepoError) and info.value.rc == 128 and "no-such-ref" in info.value.message
+    assert (await git("rev-parse", "--verify", "-q", "nope", cwd=repo, check=False)).rc == 1
+    with pytest.raises(GitFailed, match="cannot run git"):
+        await git("status", cwd=tmp_path / "missing")
+    assert (await git("hash-object", "--stdin", cwd=repo, input=b"x\n")).text == "587be6b4c3f93f93c489c0111bba5596147a26cb"
+
+
+def git_children() -> list[psutil.Process]:
+    return [c for c in psutil.Process().children(recursive=True) if c.name() == "git"]
+
+
+async def test_cancelled_calls_neither_hang_nor_leak(repo: Path) -> None:
+    sh(repo, "checkout", "-q", "-b", "work")
+    write(repo / "big.txt", "line\n" * 200_000)
+    commit_all(repo, "big")
+    sh(repo, "checkout", "-q", "main")
+    rnd = random.Random(7)
+    for _ in range(25):
+        tasks = [asyncio.ensure_future(repo_status(repo)), asyncio.ensure_future(diff_commits(repo, "main", "work"))]
+        await asyncio.sleep(rnd.uniform(0, 0.02))
+        for task in tasks:
+            task.cancel()
+        _, pending = await asyncio.wait(tasks, timeout=5)
+        assert not pending
+    await asyncio.sleep(0.2)
+    assert git_children() == []
+
+
+async def test_a_failing_sibling_does_not_hang_the_group(repo: Path) -> None:
+    async def boom() -> None:
+        await asyncio.sleep(0.001)
+        raise ValueError("sibling failed")
+
+    for _ in range(10):
+        with pytest.raises(ExceptionGroup):
+            async with asyncio.TaskGroup() as group:
+                for _ in range(4):
+                    group.create_task(repo_status(repo))
+                group.create_task(boom())
