@@ -34,8 +34,11 @@ def _add_start_options(p: argparse.ArgumentParser) -> None:
             p.add_argument(opt.cli, dest=opt.key, nargs="?", const=opt.const, default=argparse.SUPPRESS,
                            help=f"{opt.help} {env}")
         else:
+            shown = "" if opt.default is None or "default" in opt.help else (
+                f" (default {','.join(opt.default) if isinstance(opt.default, list) else opt.default})"
+                if opt.default not in ([], "") else "")
             p.add_argument(opt.cli, dest=opt.key, default=argparse.SUPPRESS, metavar=opt.key.upper(),
-                           help=f"{opt.help} (default {opt.default!r}) {env}")
+                           help=f"{opt.help}{shown} {env}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,15 +163,15 @@ def _doctor(settings: Settings) -> int:
             s.bind(("127.0.0.1", settings.port))
             check(True, f"port {settings.port} is free")
         except OSError:
-            check(False, f"port {settings.port} is free", "stop the other Foreman (see <home>/foreman.json) or use --port")
+            check(False, f"port {settings.port} is in use", f"stop what holds it (a Foreman records itself in {settings.home / 'foreman.json'}) or use --port N")
     import importlib.util
 
     if settings.backend == "claude":
         check(importlib.util.find_spec("claude_agent_sdk") is not None, "claude-agent-sdk installed",
-              "pip install 'agentcraft-foreman[claude]'")
+              "install the claude extra: pip install '.[claude]' in the Foreman checkout")
         check(bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY set", "export ANTHROPIC_API_KEY=... (or a cloud provider switch)")
     if settings.backend == "local":
-        check(importlib.util.find_spec("openai") is not None, "openai installed", "pip install 'agentcraft-foreman[local]'")
+        check(importlib.util.find_spec("openai") is not None, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
     print("all good" if not problems else f"{problems} problem(s)")
     return 0 if not problems else 1
 
@@ -191,17 +194,24 @@ async def _serve(daemon: Any) -> None:
     loop = asyncio.get_running_loop()
     presses = 0
 
+    def say(text: str) -> None:
+        try:  # the terminal or a pipe (| tee) may be gone: stopping must not depend on printing
+            print(text, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+
     def interrupt() -> None:
         nonlocal presses
         presses += 1
         if presses > 1:
-            print("\nforced exit", file=sys.stderr)
+            say("\nforced exit")
             os._exit(130)
-        print("\nstopping (Ctrl+C again to force)", file=sys.stderr)
+        say("\nstopping (Ctrl+C again to force)")
         daemon.stopping.set()
 
     loop.add_signal_handler(signal.SIGINT, interrupt)
     loop.add_signal_handler(signal.SIGTERM, daemon.stopping.set)
+    loop.add_signal_handler(signal.SIGHUP, daemon.stopping.set)  # the terminal closed: stop cleanly
     if sys.stdin is not None and sys.stdin.isatty():
         def on_stdin() -> None:
             line = sys.stdin.readline()
@@ -211,8 +221,8 @@ async def _serve(daemon: Any) -> None:
         loop.add_reader(sys.stdin.fileno(), on_stdin)
     try:
         await daemon.start()
-        print(f"Foreman {daemon.settings.profile} ({daemon.settings.backend}) on ws://127.0.0.1:{daemon.port}  "
-              f"- connect with: foreman tui --port {daemon.port}   (q + Enter or Ctrl+C to stop)", file=sys.stderr, flush=True)
+        say(f"Foreman {daemon.settings.profile} ({daemon.settings.backend}) on ws://127.0.0.1:{daemon.port}  "
+            f"- connect with: foreman tui --port {daemon.port}   (q + Enter or Ctrl+C to stop)")
         await daemon.stopping.wait()
     finally:
         await daemon.stop()

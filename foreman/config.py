@@ -44,6 +44,49 @@ def _choice(*allowed: str) -> Callable[[Any], str]:
     return check
 
 
+def _port(value: Any) -> int:
+    port = int(value)
+    if not 0 <= port <= 65535:
+        raise ValueError(f"a port is 0..65535 (0 picks a free one), got {port}")
+    return port
+
+
+def _positive(kind: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        number = kind(value)
+        if number <= 0:
+            raise ValueError(f"must be greater than 0, got {value!r}")
+        return number
+    return check
+
+
+def _workers(value: Any) -> list[str]:
+    names = _list(value)
+    known = ("juniper", "kit", "wren", "rowan", "tove")
+    if len(names) == 1 and names[0].isdigit():
+        if not 1 <= int(names[0]) <= len(known):
+            raise ValueError(f"a team size is 1..{len(known)}, got {names[0]}")
+        return names
+    bad = [n for n in names if n.lower() not in known]
+    if bad or not names:
+        raise ValueError(f"workers are a number or names from {', '.join(known)}; unknown: {', '.join(bad) or 'none given'}")
+    return [n.lower() for n in names]
+
+
+def _url(value: Any) -> str:
+    from urllib.parse import urlsplit
+
+    text = str(value)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise ValueError(f"not a valid URL ({exc}): {text!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected an http(s) URL such as http://127.0.0.1:8790/v1, got {text!r}")
+    return text
+
+
 def _opt_float(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
@@ -78,43 +121,43 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("backend", _choice("sim", "claude", "local"), "sim", "which backend runs the agents"),
-    Option("port", int, 7878, "WebSocket port on 127.0.0.1 (0 picks a free one)"),
+    Option("port", _port, 7878, "WebSocket port on 127.0.0.1 (0 picks a free one)"),
     Option("user_name", str, None, "how the agents address you (default: your OS user name)"),
     Option("repo", _list, [], "repositories to register at start, comma-separated (sim: a fresh sandbox/sim-demo)"),
     Option("goal", str, None, "submit this goal right away"),
     Option("reset", _bool, False, "wipe this profile's state first", kind="bool"),
     Option("allow_browser_origins", _bool, False, "accept WebSocket requests from browsers (development only)", kind="bool"),
-    Option("repo_poll_ms", int, 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
+    Option("repo_poll_ms", _positive(int), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
     Option("merge_style", _choice("merge", "squash"), "merge", "approved merges: a merge commit, or one squashed commit"),
     Option("sign_merges", _bool, True, "sign approved merge commits when your git config signs", kind="bool"),
     Option("notify", _bool, None, "desktop notification when you are needed (default: on for real backends, off for sim)", kind="bool"),
     Option("toast_silent", _bool, False, "desktop notifications without sound", kind="bool"),
-    Option("max_concurrent", int, 3, "workers running at once"),
+    Option("max_concurrent", _positive(int), 3, "workers running at once"),
     Option("ci", str, None, "test command run after each task (default: detected)"),
-    Option("ci_timeout", float, 600.0, "seconds before a CI run is killed with its whole process tree"),
-    Option("speed", float, 1.0, "sim: time multiplier (higher is faster)"),
+    Option("ci_timeout", _positive(float), 600.0, "seconds before a CI run is killed with its whole process tree"),
+    Option("speed", _positive(float), 1.0, "sim: time multiplier (higher is faster)"),
     Option("seed", int, 7, "sim: random seed for the ambient chatter"),
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
     Option("ambient", _bool, True, "sim: idle chatter between beats and replies to your messages", kind="bool"),
     Option("auto_answer", _list, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
     Option("sandbox", str, None, "sim: folder for the demo repositories (default: the checkout's sandbox/, else <home>/sandbox)"),
     Option("showcase", _choice("", "busy", "late"), "", "sim: hold a static showcase state (busy, or late)", kind="optional", const="busy"),
-    Option("workers", _list, ["3"], "team: a number (first N of juniper,kit,wren,rowan,tove) or names; others stay off shift"),
+    Option("workers", _workers, ["3"], "team: a number (first N of juniper,kit,wren,rowan,tove) or names; others stay off shift"),
     Option("model", str, None, "model for every agent (overrides --lead-model/--worker-model)"),
     Option("lead_model", str, None, "the lead's model (claude default: opus)"),
     Option("worker_model", str, None, "the workers' model (claude default: sonnet)"),
     Option("lead_backend", _choice("", "claude", "local"), "", "the lead's backend in a mixed team (default: --backend)"),
     Option("worker_backend", _choice("", "claude", "local"), "", "the workers' backend in a mixed team (default: --backend)"),
     Option("effort", _choice("", "low", "medium", "high", "max"), "", "claude: reasoning effort"),
-    Option("max_turns_lead", int, 40, "cap on model round trips per lead turn"),
-    Option("max_turns_worker", int, 80, "cap on model round trips per worker turn"),
+    Option("max_turns_lead", _positive(int), 40, "cap on model round trips per lead turn"),
+    Option("max_turns_worker", _positive(int), 80, "cap on model round trips per worker turn"),
     Option("max_budget", _opt_float, None, "claude: cap in USD per turn"),
     Option("lead_review", _bool, True, "the lead reviews each task before the merge decision", kind="bool"),
-    Option("turn_timeout", float, 1800.0, "seconds before a turn is aborted and its task blocked"),
+    Option("turn_timeout", _positive(float), 1800.0, "seconds before a turn is aborted and its task blocked"),
     Option("claude_cli", str, None, "claude: the CLI executable to use instead of the SDK's bundled one"),
     Option("use_claude_login", _bool, False, "claude: use your local CLI login instead of an API key (personal use)", kind="bool"),
     Option("local_profile", str, None, "local: the named profile of the config section 'local' to use"),
-    Option("url", str, "http://127.0.0.1:8790/v1", "local: the OpenAI-compatible endpoint (env FOREMAN_URL also works)"),
+    Option("url", _url, "http://127.0.0.1:8790/v1", "local: the OpenAI-compatible endpoint (env FOREMAN_URL also works)"),
     Option("log_level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "daemon log level"),
 )
 """Every setting of ``foreman start``."""

@@ -26,8 +26,16 @@ from protocol.server import SERVER_ADAPTER
 
 from . import errors
 
-DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
-"""The repository's ``docs/`` folder (the default output)."""
+def _default_docs_dir() -> Path:
+    source = Path(__file__).resolve().parent.parent
+    if (source / "pyproject.toml").exists():
+        return source / "docs"  # running from a checkout (editable install)
+    return Path.cwd() / "docs"  # an installed package: the checkout you run it in
+
+
+DOCS_DIR = _default_docs_dir()
+"""The repository's ``docs/`` folder (the default output): the source checkout's, or ``./docs``
+when the Foreman is installed as a package."""
 MD_NAME = "protocol.md"
 SCHEMA_NAME = "protocol.schema.json"
 

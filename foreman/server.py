@@ -130,7 +130,8 @@ class WebSocketServer:
             return None
         if "Origin" in request.headers:
             return connection.respond(HTTPStatus.UNAUTHORIZED, "browser origins are refused (start with --allow-browser-origins)\n")
-        host = request.headers.get("Host", "")
+        hosts = request.headers.get_all("Host")
+        host = hosts[0].strip().lower() if len(hosts) == 1 else ""  # none or several Host headers: refused
         hostname = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
         if hostname not in ALLOWED_HOSTS:
             return connection.respond(HTTPStatus.UNAUTHORIZED, "only 127.0.0.1, localhost or [::1] may connect\n")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, TypeAdapter, model_validator
+from pydantic import Field, StrictInt, StrictStr, TypeAdapter, model_validator
 
 from .base import WireModel
 
@@ -15,19 +15,19 @@ from .base import WireModel
 class Intent(WireModel):
     """Fields shared by every client intent."""
 
-    id: str | int | None = None
-    """Request id echoed by the ``ack`` or ``error`` reply."""
+    id: StrictStr | StrictInt | None = None
+    """Request id (a string or an integer) echoed by the ``ack`` or ``error`` reply."""
 
 
 class Hello(Intent):
     """Start (or resume) a session; the reply is a snapshot or the missed messages."""
 
     type: Literal["hello"] = "hello"
-    protocol: int
+    protocol: StrictInt
     """The protocol version the client speaks (1)."""
     client: str
     """Free-form client name and version (``minecraft-mod/1.2``, ``foreman-tui``)."""
-    since: int | None = None
+    since: StrictInt | None = None
     """The last ``seq`` this client saw; the daemon then sends only what was missed when it can."""
 
 
@@ -35,7 +35,7 @@ class GoalSubmit(Intent):
     """Give the lead a new goal."""
 
     type: Literal["goal.submit"] = "goal.submit"
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=10_000)
     repo: str | None = None
     """Repository id; defaults to the only (or first) registered repository."""
 
@@ -45,7 +45,7 @@ class DecisionAnswerIntent(Intent):
 
     type: Literal["decision.answer"] = "decision.answer"
     decision: str
-    option: int = Field(ge=0)
+    option: StrictInt = Field(ge=0)
     """0-based option index."""
     text: str | None = None
     """Optional free text for the agent (a note with Request changes, a detail with an answer)."""
@@ -58,7 +58,7 @@ class MessageSend(Intent):
 
     type: Literal["message.send"] = "message.send"
     to: str
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=10_000)
 
 
 class AgentPause(Intent):
@@ -109,7 +109,7 @@ class TaskPrioritize(Intent):
 
     type: Literal["task.prioritize"] = "task.prioritize"
     task: str
-    priority: int | None = None
+    priority: StrictInt | None = None
 
 
 class TaskReassign(Intent):

@@ -48,6 +48,8 @@ def decode_client(frame: str | bytes) -> ClientMessage:
         data = json.loads(frame)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DecodeError("bad_json", f"frame is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise DecodeError("bad_json", "frame is nested too deeply") from None
     if not isinstance(data, dict):
         raise DecodeError("bad_request", "frame must be a JSON object with a 'type' field")
     rid = data.get("id")

@@ -21,13 +21,13 @@ def _runner(kind: str, settings: Settings) -> Any:
         try:
             from .claude.runner import ClaudeRunner
         except ImportError as exc:
-            raise ConfigError(f"the claude backend needs its extra: pip install 'agentcraft-foreman[claude]' ({exc})") from None
+            raise ConfigError(f"the claude backend needs its extra: pip install '.[claude]' in the Foreman checkout ({exc})") from None
         return ClaudeRunner(cli_path=settings.claude_cli, use_claude_login=settings.use_claude_login,
                             effort=settings.effort or None, max_budget_usd=settings.max_budget, env=dict(os.environ))
     try:
         from .local.runner import LocalRunner
     except ImportError as exc:
-        raise ConfigError(f"the local backend needs its extra: pip install 'agentcraft-foreman[local]' ({exc})") from None
+        raise ConfigError(f"the local backend needs its extra: pip install '.[local]' in the Foreman checkout ({exc})") from None
     return LocalRunner(settings)
 
 

@@ -8,7 +8,9 @@ and hands tasks over without losing work; sessions are persisted per (agent, tas
 The conductor never runs a model itself: a :class:`~foreman.backends.turns.TurnRunner` per
 agent does. Durable records live in the core's meta: ``sessions`` (key ``agent:task`` or
 ``agent:goal`` -> session id, job, state), ``handoffs`` (task -> previous agent and branch),
-``nudged``/``ci_retried`` (task -> True), ``worktrees`` (id -> repo, path, branch, agent, task).
+``nudged``/``ci_retried`` (task -> True), ``worktrees`` (id -> repo, path, branch, agent, task),
+``removals`` (worktree id -> when it was retired: a hand-off's old worktree whose directory is
+still to be removed; the branch is kept).
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from protocol import Decision, Task
 
 from ..core.backoff import Backoff
 from ..core.world import Effect
-from ..errors import ForemanError, MergeRefused
-from . import prompts
+from ..errors import ForemanError, MergeRefused, WorktreeUnsafe
+from . import prompts, retiring
 from .tools import DaemonTools
 from .turns import JobKind, TurnRequest, TurnResult, TurnRunner
 
@@ -47,6 +49,11 @@ class Running:
     task: "asyncio.Task[Any]"
     task_id: str | None = None
     goal_id: str | None = None
+
+
+def _author(agent: str) -> str:
+    """The git identity of ``agent``'s leftover commits (``"AgentCraft Kit <kit@agentcraft.invalid>"``)."""
+    return f"AgentCraft {TITLES.get(agent, agent)} <{agent}@agentcraft.invalid>"
 
 
 def team_from(workers: list[str]) -> list[str]:
@@ -76,7 +83,11 @@ class Conductor:
         self.running: dict[str, Running] = {}
         self.cleaning: dict[str, asyncio.Task[Any]] = {}
         self.backoff = Backoff()
+        self.removal_backoff = Backoff()
+        """Retries of busy retired worktrees (2 s doubling up to 60 s; tests shorten it)."""
         self.sleep = sleep
+        self._wt_locks: dict[str, asyncio.Lock] = {}
+        self._removing: dict[str, asyncio.Task[Any]] = {}
         self._kick = asyncio.Event()
         self._loop_task: asyncio.Task[Any] | None = None
         self._waiters: dict[str, asyncio.Task[Any]] = {}
@@ -175,6 +186,8 @@ class Conductor:
             t = w.tasks.get(info["task"])
             if t is not None and t.status in ("done", "cancelled") and Path(info["path"]).exists():
                 self.d.spawn(self._commit_after_turn(info), f"commit {info['task']}")  # a crash skipped it
+        for wt_id in self._removals():
+            self._spawn_removal(wt_id)
         resumed: set[str] = set()
         for key, s in sorted(self._sessions().items()):
             if s.get("state") != "running":
@@ -413,6 +426,8 @@ class Conductor:
             reason = result.error or "the turn failed"
             d.act(lambda c, now: c.set_activity(agent, "error", now, activity=reason[:200]))
             d.act(lambda c, now: c.log(agent, f"turn failed: {reason}", now, kind="error"))
+            d.act(lambda c, now: c.feed(f"{TITLES.get(agent, agent)}'s {job} turn failed: {reason[:300]}", now,
+                                        kind="error", agent=agent, task=task_id))
             if task_id and d.core.task(task_id).status in ("todo", "doing", "review"):
                 d.act(lambda c, now: c.set_task_status(task_id, "blocked", now, who="foreman", reason=reason[:300]))
             self._kick.set()
@@ -532,6 +547,8 @@ class Conductor:
                 task = w.tasks.get(task_id or "")
                 if task is not None and task.status in ("done", "cancelled"):
                     continue
+                if task is not None and job in ("work", "followup") and task.assignee != agent:
+                    continue  # the task changed hands meanwhile (its old worktree is retired)
                 self._launch(agent, job, key, prompt=prompt, task_id=task_id, goal_id=goal_id, session_id=session_id,
                              question=question)
 
@@ -576,38 +593,128 @@ class Conductor:
                                                            kind="error", task=t))
 
     async def _start_work(self, task: Task, agent: str) -> None:
+        """Create ``agent``'s worktree for ``task`` from the task's latest work and start its turn.
+
+        The latest work is on the branch of the task's last worker (``task.branch``; a hand-off
+        records the same). A previous worker's worktree a hand-off did not retire (a crash, a
+        task reassigned from review) has its leftovers committed and is retired once the start
+        succeeded. A task coming back to an earlier owner (kit -> wren -> kit) does not resume
+        the owner's stale worktree: it is removed and its branch caught up with the latest work
+        (:func:`.retiring.catch_up`; commits only it has are kept on a side branch).
+
+        Raises:
+            ForemanError: git failed or a directory is busy (the scheduler retries with backoff).
+        """
         from ..repos import worktrees
 
         d = self.d
         repo = d.core.repo(task.repo) if task.repo else next(iter(d.core.world.repos.values()))
-        handoff = self.d.core.world.meta.get("handoffs", {}).get(task.id)
+        handoff = dict(self.d.core.world.meta.get("handoffs", {}).get(task.id) or {})
         path = worktrees.worktree_path(d.profile_dir, repo.id, agent, task.id)
         branch = worktrees.branch_name(agent, task.id, task.title)
-        start_point = handoff["branch"] if handoff and handoff.get("branch") else None
-        for info in list(d.core.world.meta.get("worktrees", {}).values()):
-            if info["task"] != task.id or info["agent"] == agent or not Path(info["path"]).exists():
-                continue
-            # a previous worker's worktree (a hand-off a crash or a todo reassign skipped): commit
-            # what it left, and start from the task's latest branch
-            await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
-                                             f"Hand-off of {task.id}: work in progress by {info['agent']}",
-                                             f"AgentCraft {TITLES.get(info['agent'], info['agent'])} <{info['agent']}@agentcraft.invalid>")
-            if info["branch"] == task.branch and start_point is None:
-                start_point = info["branch"]
-                handoff = {"from": info["agent"], "branch": info["branch"]}
-        await worktrees.ensure_worktree(Path(repo.path), path, branch, repo.base_branch, start_point=start_point)
         wt_id = f"{agent}-{task.id}"
+        latest = task.branch or handoff.get("branch") or None
+        superseded: list[str] = []
+        pending = self._removals()
+        for other_id, info in list(d.core.world.meta.get("worktrees", {}).items()):
+            if info["task"] != task.id or info["agent"] == agent or other_id in pending:
+                continue
+            async with self._wt_lock(other_id):
+                if not Path(info["path"]).exists():
+                    continue
+                try:
+                    await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                                                     f"Hand-off of {task.id}: work in progress by {info['agent']}",
+                                                     _author(info["agent"]))
+                except WorktreeUnsafe as exc:  # left for the user; the task goes on from its branch
+                    logger.warning("%s's worktree of %s is left as it is: %s", info["agent"], task.id, exc)
+                    continue
+            superseded.append(other_id)
+            latest = latest or info["branch"]
+            if info["branch"] == latest and not handoff.get("from"):
+                handoff = {"from": info["agent"], "branch": info["branch"]}
+        start_point = latest if latest and latest != branch else None
+        async with self._wt_lock(wt_id):
+            own = d.core.world.meta.get("worktrees", {}).get(wt_id)
+            if start_point is not None:
+                if own is not None:  # back to an earlier owner: its worktree is stale
+                    await retiring.remove_retired(repo.path, own["path"], own["branch"], author=_author(agent),
+                                                  message=f"{task.id}: work left by {agent} before the task came back")
+                kept = await retiring.catch_up(repo.path, branch, start_point)
+                if kept:
+                    text = f"{task.id}: {TITLES.get(agent, agent)}'s earlier commits that {start_point} lacks are kept on {kept}"
+                    d.act(lambda c, now: c.feed(text, now, kind="task", task=task.id, agent=agent))
+            self._forget_removal(wt_id)  # (a worktree still waiting for removal is this worker's again)
+            await worktrees.ensure_worktree(Path(repo.path), path, branch, repo.base_branch, start_point=start_point)
         meta = dict(d.core.world.meta.get("worktrees", {}))
         meta[wt_id] = {"repo": repo.id, "path": str(path), "branch": branch, "agent": agent, "task": task.id,
                        "base": repo.base_branch}
-        d.act(lambda c, now: c.set_meta("worktrees", meta))
+        removals = {**self._removals(), **{o: d.now() for o in superseded}}
+        d.act(lambda c, now: (c.set_meta("worktrees", meta), c.set_meta("removals", removals)))
+        for other_id in superseded:
+            self._spawn_removal(other_id)
         d.act(lambda c, now: c.start_task(task.id, agent, now, branch=branch, worktree=wt_id))
         answered = [x for x in d.core.world.decisions.values() if x.task == task.id and x.kind == "question"
                     and x.status == "answered"]
         key = f"{agent}:{task.id}"
-        prompt = prompts.work_prompt(d.core.task(task.id), takeover_from=handoff.get("from") if handoff else None,
-                                     answered=answered, unread=[])
+        takeover = handoff.get("from") if handoff.get("from") != agent else None
+        prompt = prompts.work_prompt(d.core.task(task.id), takeover_from=takeover, answered=answered, unread=[])
         self._launch(agent, "work", key, prompt=prompt, task_id=task.id)
+
+    # ------------------------------------------------------------------ retired worktrees
+    def _removals(self) -> dict[str, Any]:
+        """Worktree id -> when it was retired, for the retired worktrees still to be removed."""
+        return dict(self.d.core.world.meta.get("removals", {}))
+
+    def _wt_lock(self, wt_id: str) -> asyncio.Lock:
+        """The lock of one worktree: commits, removal and reuse of it never interleave."""
+        return self._wt_locks.setdefault(wt_id, asyncio.Lock())
+
+    def _forget_removal(self, wt_id: str) -> None:
+        removals = self._removals()
+        if removals.pop(wt_id, None) is not None:
+            self.d.act(lambda c, now: c.set_meta("removals", removals))
+        self.removal_backoff.succeeded(wt_id)
+
+    def _spawn_removal(self, wt_id: str) -> None:
+        running = self._removing.get(wt_id)
+        if running is None or running.done():
+            self._removing[wt_id] = self.d.spawn(self._remove_retired(wt_id), f"retire {wt_id}")
+
+    async def _remove_retired(self, wt_id: str) -> None:
+        """Remove a retired worktree's directory (its branch stays). While it is busy (a process
+        works in it, git refuses) retry with :attr:`removal_backoff`, in the background: nothing
+        waits for this. A restart continues it (meta ``removals``)."""
+        while wt_id in self._removals():
+            info = self.d.core.world.meta.get("worktrees", {}).get(wt_id)
+            try:
+                async with self._wt_lock(wt_id):
+                    if wt_id not in self._removals():
+                        return
+                    if info is None:
+                        self._forget_removal(wt_id)
+                        return
+                    repo = self.d.core.repo(info["repo"])
+                    late = await retiring.remove_retired(
+                        repo.path, info["path"], info["branch"], author=_author(info["agent"]),
+                        message=f"{info['task']}: late work left in {info['agent']}'s worktree after the hand-off")
+                    self._forget_removal(wt_id)
+            except WorktreeUnsafe as exc:
+                logger.warning("retired worktree %s is left for inspection: %s", wt_id, exc)
+                text = f"{info['task'] if info else wt_id}: the old worktree {info['path'] if info else wt_id} is left for inspection ({exc.message})"
+                self.d.act(lambda c, now, text=text: c.feed(text, now, kind="error"))
+                self._forget_removal(wt_id)
+                return
+            except ForemanError as exc:
+                at = self.removal_backoff.failed(wt_id, self.d.now())
+                logger.info("retired worktree %s not removed yet (%s); retrying in %.0f s", wt_id, exc, at - self.d.now())
+                await self.sleep(max(0.0, at - self.d.now()))
+                continue
+            if late and info is not None:
+                text = f"{info['task']}: late work found in {info['agent']}'s old worktree was committed on {info['branch']}"
+                self.d.act(lambda c, now, text=text, task=info["task"]: c.feed(text, now, kind="task", task=task))
+            logger.info("removed retired worktree %s", wt_id)
+            return
 
     # ------------------------------------------------------------------ steering
     def abort(self, agent: str, reason: str, *, keep_running: bool = False) -> None:
@@ -657,36 +764,49 @@ class Conductor:
         if cleanup is not None:
             await asyncio.gather(cleanup, return_exceptions=True)
         repo = self.d.core.repo(info["repo"])
-        try:
-            await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
-                                             f"{info['task']} closed: work left by {info['agent']}",
-                                             f"AgentCraft {TITLES.get(info['agent'], info['agent'])} <{info['agent']}@agentcraft.invalid>")
-        except ForemanError as exc:
-            logger.warning("committing the leftovers of closed %s: %s", info["task"], exc)
+        async with self._wt_lock(f"{info['agent']}-{info['task']}"):
+            if not Path(info["path"]).exists():
+                return  # retired and removed: its work is on its branch
+            try:
+                await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                                                 f"{info['task']} closed: work left by {info['agent']}",
+                                                 _author(info["agent"]))
+            except ForemanError as exc:
+                logger.warning("committing the leftovers of closed %s: %s", info["task"], exc)
 
     async def _handoff(self, task_id: str, old_agent: str) -> None:
         """Hold a task until its old turn is over, commit the old worktree's work on its branch,
-        and record where the next worker starts from."""
+        record where the next worker starts from, and retire the old worktree: its directory is
+        removed in the background (:meth:`_remove_retired`), never holding the task."""
         from ..repos import worktrees
 
+        wt_id = f"{old_agent}-{task_id}"
+        retired = False
         try:
             cleanup = self.cleaning.get(old_agent)
             if cleanup is not None:
                 await asyncio.gather(cleanup, return_exceptions=True)
-            info = next((v for v in self.d.core.world.meta.get("worktrees", {}).values()
-                         if v["agent"] == old_agent and v["task"] == task_id), None)
+            info = self._worktree_of(old_agent, task_id)
             if info is not None:
                 repo = self.d.core.repo(info["repo"])
-                try:
-                    await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
-                                                     f"Hand-off of {task_id}: work in progress by {old_agent}",
-                                                     f"AgentCraft {TITLES.get(old_agent, old_agent)} <{old_agent}@agentcraft.invalid>")
-                except ForemanError as exc:
-                    logger.warning("hand-off of %s: %s", task_id, exc)
-                self._flag("handoffs", task_id, {"from": old_agent, "branch": info["branch"]})
+                async with self._wt_lock(wt_id):
+                    try:
+                        if Path(info["path"]).exists():
+                            await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                                                             f"Hand-off of {task_id}: work in progress by {old_agent}",
+                                                             _author(old_agent))
+                    except ForemanError as exc:
+                        logger.warning("hand-off of %s: %s", task_id, exc)
+                handoffs = dict(self.d.core.world.meta.get("handoffs", {}))
+                handoffs[task_id] = {"from": old_agent, "branch": info["branch"]}
+                removals = {**self._removals(), wt_id: self.d.now()}
+                self.d.act(lambda c, now: (c.set_meta("handoffs", handoffs), c.set_meta("removals", removals)))
+                retired = True
         finally:
             self._held.discard(task_id)
             self._kick.set()
+        if retired:
+            self._spawn_removal(wt_id)
 
     # ------------------------------------------------------------------ CI, review, merge
     async def _after_work(self, task_id: str, agent: str, claims: str = "") -> None:

@@ -574,7 +574,8 @@ class Core:
         if d.status != "open":
             raise Conflict(f"decision {decision_id} is {d.status}, not open")
         if not 0 <= option < len(d.options):
-            raise StateError(f"decision {decision_id} has options 1..{len(d.options)}; got {option + 1}")
+            raise StateError(f"decision {decision_id} has {len(d.options)} options: option 0..{len(d.options) - 1} "
+                             f"on the wire (1..{len(d.options)} when typed); got {option}")
         answer = DecisionAnswer(option=option, label=d.options[option], text=text or None, by=by)
         new = d.model_copy(update={"status": "answered", "answer": answer})
         self._upsert("decision", new)

@@ -66,6 +66,12 @@ class Ctx:
         self.gitlink = posixpath.join(worktree, ".git")
         self.tmpdir = tmpdir
         self.tmp_prefix = tmpdir.rstrip("/") + "/"
+        # A worktree that itself lives in the scratch directory (a home under /tmp, as in tests)
+        # must not make its neighbours scratch: the folder of the scratch dir holding it (the
+        # Foreman's home, other worktrees, the state database) is never scratch space.
+        self.tmp_exclude: str | None = None
+        if worktree.startswith(self.tmp_prefix):
+            self.tmp_exclude = self.tmp_prefix + worktree[len(self.tmp_prefix):].split("/", 1)[0]
         self.lead = lead
         self._realpath = realpath
         self._rp_cache: dict[str, str] = {}
@@ -117,8 +123,12 @@ class Ctx:
         return real == self.worktree or real.startswith(self.wt_prefix)
 
     def in_tmp(self, real: str) -> bool:
-        """Whether a resolved path is strictly below the scratch directory."""
-        return real.startswith(self.tmp_prefix)
+        """Whether a resolved path is strictly below the scratch directory (and not beside a
+        worktree that lives there)."""
+        if not real.startswith(self.tmp_prefix):
+            return False
+        ex = self.tmp_exclude
+        return ex is None or not (real == ex or real.startswith(ex + "/"))
 
     def resolve(self, cwd: str, text: str) -> str:
         """The resolved absolute path of ``text`` seen from ``cwd``."""

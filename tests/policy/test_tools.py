@@ -110,3 +110,16 @@ def test_policy_main_prints_outcome_keys_and_reason(capsys) -> None:
     assert json.loads(capsys.readouterr().out)["outcome"] == "ask"
     assert policy_main(["--worktree", WT, "--grant", "Bash:outside:/etc:r:", "--json", "--", "cat /etc/hosts"]) == 0
     assert json.loads(capsys.readouterr().out)["outcome"] == "allow"
+
+
+def test_a_worktree_under_the_scratch_dir_does_not_make_its_neighbours_scratch() -> None:
+    import posixpath
+
+    from foreman.policy import classify_command
+
+    wt = "/tmp/fh-home/sim/worktrees/demo/kit-t1"
+    for cmd in ("rm ../juniper-t1/README.md", "cat ../../../state.db", "cp x /tmp/fh-home/sim/state.db"):
+        v = classify_command(cmd, worktree=wt, tmpdir="/tmp", realpath=posixpath.normpath)
+        assert v.outcome == "ask", (cmd, v)
+    assert classify_command("echo hi > /tmp/scratch.txt", worktree=wt, tmpdir="/tmp",
+                            realpath=posixpath.normpath).outcome == "allow"

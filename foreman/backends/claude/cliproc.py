@@ -24,7 +24,7 @@ from ...procs import ProcRef
 
 logger = logging.getLogger(__name__)
 
-SDK_HINT = "the claude backend needs claude-agent-sdk: pip install 'agentcraft-foreman[claude]'"
+SDK_HINT = "the claude backend needs claude-agent-sdk: pip install '.[claude]' in the Foreman checkout"
 
 _WRAPPER = '''#!{python} -I
 """Run the claude CLI in a session of its own; written by the Foreman (foreman.backends.claude)."""

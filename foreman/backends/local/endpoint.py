@@ -80,7 +80,7 @@ class Endpoint:
             try:
                 from openai import AsyncOpenAI
             except ImportError as exc:
-                raise BackendError(f"the local backend needs the openai package: pip install openai ({exc})") from None
+                raise BackendError(f"the local backend needs the openai package: pip install '.[local]' in the Foreman checkout ({exc})") from None
             client = AsyncOpenAI(base_url=url, api_key=api_key or "local", max_retries=0, timeout=request_timeout)
         self.client = client
 
