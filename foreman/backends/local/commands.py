@@ -10,9 +10,10 @@ command leaves behind after it exits are killed too.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
+import subprocess
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,8 +94,9 @@ async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None,
     loop = asyncio.get_running_loop()
     started = loop.time()
     try:
-        proc = await procs.start_process("/bin/sh", "-c", command, cwd=cwd, env=env,
-                                         stderr=asyncio.subprocess.STDOUT)
+        # plain Popen + a pidfd wait, not asyncio's subprocess transports, which can hang on
+        # CPython 3.11 when cancelled while connecting pipes (python/cpython#125502)
+        proc = procs.spawn("/bin/sh", "-c", command, cwd=cwd, env=env, stderr=subprocess.STDOUT)
     except OSError as exc:
         return RunOutcome(None, f"cannot start the command: {exc}", False, 0.0)
     leader = procs.ProcRef.of(proc.pid) or procs.ProcRef(proc.pid, 0.0)
@@ -102,28 +104,27 @@ async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None,
         on_start(proc.pid)
     sink = _HeadTail(max_output)
 
-    async def pump() -> None:
+    def pump() -> None:
         assert proc.stdout is not None
-        while chunk := await proc.stdout.read(65536):
+        while chunk := proc.stdout.read1(65536):
             sink.add(chunk)
 
-    reader = asyncio.ensure_future(pump())
+    reader = threading.Thread(target=pump, name=f"run-output {proc.pid}", daemon=True)
+    reader.start()
     timed_out = False
     try:
-        await asyncio.wait_for(proc.wait(), timeout)
+        await asyncio.wait_for(procs.wait_exit(proc), timeout)
     except asyncio.TimeoutError:
         timed_out = True
         await procs.abort(leader, grace=kill_grace)
     except BaseException:
         await asyncio.shield(procs.abort(leader, grace=kill_grace))
-        reader.cancel()
         raise
     duration = loop.time() - started
     await procs.abort(leader, grace=0.0)  # whatever it left behind in its session
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(reader, 2.0)
-    if not reader.done():
-        reader.cancel()
-    code = await proc.wait()
+    await asyncio.to_thread(reader.join, 2.0)
+    code = await procs.wait_exit(proc)
+    if proc.stdout is not None and not reader.is_alive():
+        proc.stdout.close()
     logger.debug("run %r exited %s after %.2fs", command, code, duration)
     return RunOutcome(code, sink.text(), timed_out, duration)
