@@ -61,7 +61,8 @@ class Daemon:
         self.core = Core()
         self.seq = 0
         self.ring: deque[tuple[int, str]] = deque(maxlen=RING_SIZE)
-        self.encoded: dict[tuple[str, str], str] = {}
+        self.encoded: dict[str, dict[str, str]] = {kind: {} for kind, _ in _SNAPSHOT_FIELDS}
+        """The wire JSON of every entity by kind and id, in creation order (the snapshot joins them)."""
         self._recent: dict[str, deque[str]] = {}
         self._waiters: dict[str, list[asyncio.Future[Decision]]] = {}
         self.server = WebSocketServer(
@@ -86,7 +87,9 @@ class Daemon:
             self.wipe_profile()
         world, self.seq = self.store.open()
         self.core = Core(world)
-        self.encoded = dict(self.store.encoded)
+        self.encoded = {kind: {} for kind, _ in _SNAPSHOT_FIELDS}
+        for (kind, key), text in self.store.encoded.items():
+            self.encoded.setdefault(kind, {})[key] = text
         for kind, items in (("feed", world.feed), ("message", world.messages)):
             self._recent[kind] = deque((i.model_dump_json(by_alias=True) for i in items), maxlen=items.maxlen)
         for agent, lines in world.logs.items():
@@ -141,7 +144,7 @@ class Daemon:
             seq += 1
             if ch.op == "upsert":
                 key = ch.value.name if ch.kind == "agent" else ch.value.id
-                self.encoded[(ch.kind, key)] = text
+                self.encoded[ch.kind][key] = text
                 frames.append((seq, f'{{"type":"{ch.kind}.upsert","seq":{seq},"{ch.kind}":{text}}}'))
             else:
                 tag, field = _APPEND_TYPES[ch.kind]
@@ -178,8 +181,8 @@ class Daemon:
         w = self.core.world
         parts = [f'{{"type":"snapshot","seq":{self.seq},"status":{self.status().model_dump_json(by_alias=True)}']
         for kind, field in _SNAPSHOT_FIELDS:
-            enc = self.encoded
-            parts.append(f',"{field}":[' + ",".join(enc[(kind, k)] for k in w.entities(kind)) + "]")
+            # encoded[kind] holds exactly the world's entities of that kind, in the same order
+            parts.append(f',"{field}":[' + ",".join(self.encoded[kind].values()) + "]")
         parts.append(',"messages":[' + ",".join(self._recent.get("message", ())) + "]")
         parts.append(',"feed":[' + ",".join(self._recent.get("feed", ())) + "]")
         logs = ",".join(
