@@ -33,6 +33,13 @@ AMBIENT = (
 FINAL_OPTIONS = ("Close t7 and finish the goal", "Keep t7 open for later")
 
 
+def _withdrawn_by_steering(d: Decision) -> bool:
+    """True for a question/permission withdrawn by ``/pause`` or ``/stop`` of its asker (the
+    reasons :meth:`~foreman.core.core.Core.pause_agent` and ``stop_agent`` give)."""
+    return d.status == "cancelled" and d.kind in ("question", "permission") and d.detail in (
+        f"{d.asked_by} was paused", f"{d.asked_by} went off shift")
+
+
 class Hold(Exception):
     """Raised inside the scenario at a showcase hold point."""
 
@@ -47,6 +54,7 @@ class Scenario:
         self.goal: str = sim.state()["goal"]
         self.tasks: dict[str, str] = dict(sim.marks().get("tasks", {}) or {})
         self.wts: dict[str, work.WorkTree] = {}
+        self._asked: dict[str, tuple[str, str, str, tuple[str, ...], dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ helpers
     async def pause(self, seconds: float) -> None:
@@ -74,7 +82,11 @@ class Scenario:
 
         self.sim.once(key, fn)
 
-    def say(self, key: str, sender: str, to: str, text: str) -> None:
+    async def say(self, key: str, sender: str, to: str, text: str) -> None:
+        """Send a message once; an agent sender waits until it is on shift and not paused (the
+        Foreman refuses messages of an off-shift agent)."""
+        if key not in self.sim.marks():
+            await self.available(sender)
         self.sim.once(key, lambda c, now: c.send_message(sender, to, text, now).id)
 
     def feed(self, key: str, text: str, **kw: Any) -> None:
@@ -103,20 +115,30 @@ class Scenario:
         """Open a decision once; return its id (wait with :meth:`answer`)."""
         if asked_by != "foreman":
             await self.available(asked_by)
-        return self.sim.once(key, lambda c, now: c.open_decision(
+        did = self.sim.once(key, lambda c, now: c.open_decision(
             kind, prompt, list(options), now, asked_by=asked_by, task=task, goal=self.goal, worktree=worktree,
             detail=detail).id)
+        self._asked[did] = (key, kind, prompt, tuple(options),
+                            {"asked_by": asked_by, "task": task, "worktree": worktree, "detail": detail})
+        return did
 
     async def answer(self, decision_id: str) -> Decision:
         """Wait for the user's answer (or the decision's withdrawal).
 
         While fast-forwarding to a showcase hold point the scenario answers for the user with
-        the first option.
+        the first option. A question or permission withdrawn because its asker was paused or
+        went off shift is asked again once the asker is back, as a resumed turn would.
         """
-        d = self.d.core.decision(decision_id)
-        if self.sim.settings.showcase and d.status == "open":
-            self.d.act(lambda c, now: c.answer_decision(decision_id, 0, now, by="showcase"))
-        return await self.d.wait_decision(decision_id)
+        while True:
+            d = self.d.core.decision(decision_id)
+            if self.sim.settings.showcase and d.status == "open":
+                self.d.act(lambda c, now, i=decision_id: c.answer_decision(i, 0, now, by="showcase"))
+            d = await self.d.wait_decision(decision_id)
+            asked = self._asked.get(decision_id)
+            if asked is None or not _withdrawn_by_steering(d):
+                return d
+            key, kind, prompt, options, kw = asked
+            decision_id = await self.decide(f"{key}:again:{d.id}", kind, prompt, options, **kw)
 
     async def ensure_doing(self, plan_id: str) -> None:
         """Put a task that steering sent back to the board (``/stop``) back in its worker's hands."""
@@ -125,7 +147,10 @@ class Scenario:
         t = self.d.core.task(self.tid(plan_id))
         if t.status == "todo" and t.assignee in (None, agent):
             wt = self.wts.get(plan_id) or await self.worktree(plan_id)
-            self.d.act(lambda c, now: c.start_task(t.id, agent, now, branch=wt.branch, worktree=wt.id))
+            await self.available(agent)  # (steering may have come during the git work)
+            t = self.d.core.task(t.id)
+            if t.status == "todo" and t.assignee in (None, agent):
+                self.d.act(lambda c, now: c.start_task(t.id, agent, now, branch=wt.branch, worktree=wt.id))
 
     # ------------------------------------------------------------------ git work
     async def worktree(self, plan_id: str) -> work.WorkTree:
@@ -152,6 +177,7 @@ class Scenario:
         agent = ASSIGN[plan_id]
         await self.available(agent)
         wt = await self.worktree(plan_id)
+        await self.available(agent)  # (steering may have come during the git work)
         tid = self.tid(plan_id)
         self.sim.once(f"start:{plan_id}", lambda c, now: c.start_task(tid, agent, now, branch=wt.branch, worktree=wt.id).id)
         return wt
@@ -239,7 +265,7 @@ class Scenario:
                 return "merged"
             if d.answer.option == 1:
                 note = content.changes_requested or "tighten it up and add a test"
-                self.say(f"changes:{plan_id}:{rnd}", LEAD, agent, f"Changes requested on {tid}: {note}")
+                await self.say(f"changes:{plan_id}:{rnd}", LEAD, agent, f"Changes requested on {tid}: {note}")
                 self.sim.once(f"revise:{plan_id}:{rnd}", lambda c, now: c.set_task_status(tid, "doing", now, who="user").id)
                 revisions = [s for s in patches.steps_for(plan_id, self.variant(plan_id)) if s.trigger == "revision"]
                 if revisions and rnd == 0:
@@ -252,6 +278,7 @@ class Scenario:
                 continue
             reason = content.rejection_reason or "rejected by the user"
             self.sim.once(f"reject:{plan_id}", lambda c, now: c.cancel_task(tid, now, who="user", reason=f"rejected: {reason}").id)
+            await self.available(LEAD)  # the lead's message about dropped work
             self.sim.once(f"drop:{plan_id}", lambda c, now: self._drop_dependents(c, now, plan_id))
             await self.show(f"rejected:{plan_id}", agent, "idle", f"{tid} was rejected; branch kept")
             return "rejected"
@@ -328,7 +355,7 @@ class Scenario:
             tasks[pid] = self.d.act(make)
         self.tasks = tasks
         self.sim.once("plan:active", lambda c, now: c.set_goal_status(self.goal, "active", now).id)
-        self.say("plan:msg", LEAD, "all", "Plan is in shared memory (shared/plan). Juniper takes tags first; Tove the date bug.")
+        await self.say("plan:msg", LEAD, "all", "Plan is in shared memory (shared/plan). Juniper takes tags first; Tove the date bug.")
 
     async def b01_kickoff(self) -> None:
         await self.start("t1")
@@ -364,9 +391,9 @@ class Scenario:
         for pid in ("t3", "t6", "t2"):
             await self.start(pid)
         await self.show("t3:read", "kit", "reading", "reading the new tag model")
-        self.say("fan:kit", "kit", "juniper", "Does the tag model normalise case, or should search do it?")
+        await self.say("fan:kit", "kit", "juniper", "Does the tag model normalise case, or should search do it?")
         await self.pause(0.5)
-        self.say("fan:jun", "juniper", "kit", "The model stores tags as typed; normalise in search for now.")
+        await self.say("fan:jun", "juniper", "kit", "The model stores tags as typed; normalise in search for now.")
         await self.show("t6:read", "rowan", "reading", "reading tests/test_store.py")
         await self.show("t2:read", "juniper", "reading", "reading pocket_notes/commands/")
 
@@ -389,7 +416,7 @@ class Scenario:
         d = await self.answer(qid)
         option = d.answer.option + 1 if d.answer is not None else 1
         self.sim.once("variant:t2", lambda c, now: patches.variant_for_answer("t2", option))
-        self.say("q:reply", LEAD, "juniper", f"The user chose: {q.options[option - 1]}. Build that variant.")
+        await self.say("q:reply", LEAD, "juniper", f"The user chose: {q.options[option - 1]}. Build that variant.")
         logger.info("t5 %s", outcome)
 
     async def b06_ci_fails(self) -> None:
@@ -400,7 +427,7 @@ class Scenario:
         ok = await self.ci("t3", 0)
         if not ok:
             await self.show("t3:fix", "kit", "thinking", "CI failed: tag search is case-sensitive; fixing it")
-            self.say("t3:msg", "kit", LEAD, "CI caught a bug in my search (tags not normalised). Fixing now.")
+            await self.say("t3:msg", "kit", LEAD, "CI caught a bug in my search (tags not normalised). Fixing now.")
         await self.work_steps("t3", steps[1:], first=1)
         await self.ship("t3")
 
@@ -421,13 +448,13 @@ class Scenario:
         reason = patches.task("t7").blocked_on_user or "needs the user"
         self.sim.once("t7:block", lambda c, now: c.set_task_status(tid, "blocked", now, who="wren", reason=reason).id)
         await self.show("t7:blocked", "wren", "blocked", f"blocked on {tid}: {reason}")
-        self.say("t7:msg", "wren", "user", f"I can't publish without you: {reason}")
+        await self.say("t7:msg", "wren", "user", f"I can't publish without you: {reason}")
 
     async def b10_stretch(self) -> None:
         await self.start("t8")
         await self.show("t8:read", "kit", "reading", "reading about markdown import")
         tid = self.tid("t8")
-        self.say("t8:msg", LEAD, "kit", f"Let's drop {tid}: the stretch import is out of scope for this goal.")
+        await self.say("t8:msg", LEAD, "kit", f"Let's drop {tid}: the stretch import is out of scope for this goal.")
         if not self.dropped("t8"):
             self.sim.once("t8:cancel", lambda c, now: c.cancel_task(tid, now, who=LEAD, reason="stretch goal, out of scope").id)
         await self.show("t8:done", "kit", "done", "done for today")
@@ -464,9 +491,9 @@ class Scenario:
         if d.answer is not None and d.answer.option == 0:
             if self.d.core.task(tid).status not in ("cancelled", "done"):
                 self.sim.once("final:cancel", lambda c, now: c.cancel_task(tid, now, who=LEAD, reason="closed by the user").id)
-            self.say("final:msg", LEAD, "all", "Goal finished. Thanks, team!")
+            await self.say("final:msg", LEAD, "all", "Goal finished. Thanks, team!")
         else:
-            self.say("final:msg", LEAD, "all", f"Keeping {tid} open for later; the goal stays open.")
+            await self.say("final:msg", LEAD, "all", f"Keeping {tid} open for later; the goal stays open.")
 
     async def b16_wrap(self) -> None:
         # wren stays blocked while t7 (which only the user can unblock) is kept open
