@@ -374,6 +374,12 @@ class Daemon:
         assert worktree is not None
         info = self.worktree_info(worktree)
         repo = self.core.repo(info["repo"])
+        if not Path(info["path"]).is_dir():  # retired after a hand-off or merge: its branch is kept
+            from .repos.diffs import diff_commits
+
+            base = info.get("base") or repo.base_branch
+            return await diff_commits(Path(repo.path), f"refs/heads/{base}", f"refs/heads/{info['branch']}",
+                                      repo_id=repo.id)
         return await diff_worktree(Path(repo.path), Path(info["path"]), info.get("base") or repo.base_branch,
                                    repo_id=repo.id)
 
@@ -421,6 +427,9 @@ class Daemon:
         for path in self.settings.repo:
             await self.add_repo(path)
         await self.backend.start(self)
+        for d in list(self.core.world.decisions.values()):  # auto-answers missed by a crash
+            if d.status == "open" and d.kind in self.settings.auto_answer:
+                asyncio.get_running_loop().call_soon(self._auto_answer, d.id)
         if self.settings.goal:
             self.act(lambda c, now: c.submit_goal(self.settings.goal, now))
         self.spawn(self._poll_repos(), "repo-poll")
