@@ -149,6 +149,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("lead_backend", _choice("", "claude", "local"), "", "the lead's backend in a mixed team (default: --backend)"),
     Option("worker_backend", _choice("", "claude", "local"), "", "the workers' backend in a mixed team (default: --backend)"),
     Option("effort", _choice("", "low", "medium", "high", "max"), "", "claude: reasoning effort"),
+    Option("max_turns", _positive(int), None, "cap on model round trips per turn for every agent (overrides the two below)"),
     Option("max_turns_lead", _positive(int), 40, "cap on model round trips per lead turn"),
     Option("max_turns_worker", _positive(int), 80, "cap on model round trips per worker turn"),
     Option("max_budget", _opt_float, None, "claude: cap in USD per turn"),

@@ -337,7 +337,7 @@ class Conductor:
             workers=", ".join(a for a in self.workers))
         req = TurnRequest(turn_id=turn_id, agent=agent, lead=lead, job=job, prompt=prompt, system=system, cwd=cwd,
                           session_id=session, task=task_id, goal=goal_id, model=self.models.get(agent),
-                          max_turns=self.settings.max_turns_lead if lead else self.settings.max_turns_worker, env=env)
+                          max_turns=self.settings.max_turns or (self.settings.max_turns_lead if lead else self.settings.max_turns_worker), env=env)
         tools.activity("thinking", f"{job}: {prompt.splitlines()[0][:120]}", station="meeting" if job == "plan" else "desk")
         try:
             result = await asyncio.wait_for(self.runners[agent].run_turn(req, tools), timeout=self.settings.turn_timeout)
