@@ -231,7 +231,13 @@ async def run_ci(
     loop = asyncio.get_running_loop()
     drained = asyncio.Event()
     assert popen.stdout is not None
-    pump = threading.Thread(target=_pump, args=(cast(io.BufferedIOBase, popen.stdout), sink, lambda: loop.call_soon_threadsafe(drained.set)),
+    def drained_soon() -> None:
+        try:
+            loop.call_soon_threadsafe(drained.set)
+        except RuntimeError:  # the loop closed first (the run was cancelled): nobody waits any more
+            pass
+
+    pump = threading.Thread(target=_pump, args=(cast(io.BufferedIOBase, popen.stdout), sink, drained_soon),
                             name=f"ci-output-{popen.pid}", daemon=True)
     pump.start()
     timed_out = False
