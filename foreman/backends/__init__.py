@@ -43,12 +43,41 @@ def make_backend(settings: Settings) -> Any:
         return SimBackend(settings)
     from .conductor import ALL_WORKERS, LEAD, Conductor
 
-    lead_kind = settings.lead_backend or settings.backend
-    worker_kind = settings.worker_backend or settings.backend
-    runners_by_kind = {k: _runner(k, settings) for k in {lead_kind, worker_kind}}
-    runners = {LEAD: runners_by_kind[lead_kind], **{w: runners_by_kind[worker_kind] for w in ALL_WORKERS}}
-    lead_default, worker_default = DEFAULT_MODELS[lead_kind][0], DEFAULT_MODELS[worker_kind][1]
-    models = {LEAD: settings.model or settings.lead_model or lead_default,
-              **{w: settings.model or settings.worker_model or worker_default for w in ALL_WORKERS}}
-    name = settings.backend if lead_kind == worker_kind else "mixed"
+    per_agent = _agent_overrides(settings)
+    kinds = {LEAD: settings.lead_backend or settings.backend,
+             **{w: settings.worker_backend or settings.backend for w in ALL_WORKERS}}
+    for agent, over in per_agent.items():
+        kinds[agent] = over.get("backend", kinds[agent])
+    runners_by_kind = {k: _runner(k, settings) for k in set(kinds.values())}
+    runners = {agent: runners_by_kind[kind] for agent, kind in kinds.items()}
+    models: dict[str, str | None] = {}
+    for agent, kind in kinds.items():
+        default = DEFAULT_MODELS[kind][0 if agent == LEAD else 1]
+        role_model = settings.lead_model if agent == LEAD else settings.worker_model
+        models[agent] = per_agent.get(agent, {}).get("model") or settings.model or role_model or default
+    name = settings.backend if len(set(kinds.values())) == 1 else "mixed"
     return Conductor(settings, runners, backend_name=name, models=models)
+
+
+def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:
+    """Read the config file's ``agents`` section: ``{"kit": {"backend": "local", "model": "..."}}``.
+
+    Raises:
+        ConfigError: an unknown agent, key or backend, naming it and the fix.
+    """
+    from .conductor import ALL_WORKERS, LEAD
+
+    section = settings.sections.get("agents") or {}
+    where = f"{settings.profile_dir / 'config.json'}: agents"
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where} must be an object like {{\"kit\": {{\"backend\": \"local\"}}}}")
+    out: dict[str, dict[str, str]] = {}
+    for agent, over in section.items():
+        if agent not in (LEAD, *ALL_WORKERS):
+            raise ConfigError(f"{where}: unknown agent {agent!r}; use one of {', '.join((LEAD, *ALL_WORKERS))}")
+        if not isinstance(over, dict) or set(over) - {"backend", "model"}:
+            raise ConfigError(f"{where}.{agent}: only 'backend' and 'model' may be set per agent")
+        if over.get("backend") not in (None, "claude", "local"):
+            raise ConfigError(f"{where}.{agent}.backend: use 'claude' or 'local', not {over.get('backend')!r}")
+        out[agent] = {k: str(v) for k, v in over.items()}
+    return out
