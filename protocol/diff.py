@@ -22,6 +22,8 @@ class DiffLine(WireModel):
     """Line number in the old file (None for added lines)."""
     new: int | None = None
     """Line number in the new file (None for removed lines)."""
+    crlf: bool = False
+    """The line ended in CR LF (the CR is not in ``text``), so a CRLF -> LF change is visible."""
 
 
 class DiffHunk(WireModel):
@@ -44,6 +46,11 @@ class DiffFile(WireModel):
     old_path: str | None = None
     """The path before a rename or copy."""
     status: FileStatus
+    old_mode: str | None = None
+    """git's octal mode before the change (``100644`` file, ``100755`` executable, ``120000``
+    symlink, ``160000`` submodule); None when the file did not exist."""
+    new_mode: str | None = None
+    """git's octal mode after the change; None when the file was deleted."""
     additions: int = 0
     deletions: int = 0
     binary: bool = False
@@ -62,6 +69,9 @@ class Diff(WireModel):
     """The base commit the diff starts from."""
     head: str
     """The commit (or worktree state) the diff ends at."""
+    head_kind: Literal["commit", "tree"] = "commit"
+    """``commit`` when ``head`` is a commit id; ``tree`` when it is the tree id of a worktree's
+    uncommitted state."""
     files: list[DiffFile] = Field(default_factory=list)
     additions: int = 0
     deletions: int = 0

@@ -101,6 +101,15 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def _line(raw: bytes) -> tuple[str, bool]:
+    """A hunk line's text without its CR, and whether it had one (CR LF ending)."""
+    return _text(raw), raw.endswith(b"\r")
+
+
+def _mode(mode: str) -> str | None:
+    return None if not mode or set(mode) == {"0"} else mode
+
+
 @dataclass
 class _Section:
     header: bytes
@@ -168,17 +177,17 @@ class PatchParser:
         op = line[:1]
         if op == b"\\":  # "\ No newline at end of file"
             return
-        text = _text(line[1:])
+        text, crlf = _line(line[1:])
         if op == b"+":
-            self._hunk.lines.append(DiffLine(op="+", text=text, new=self._new))
+            self._hunk.lines.append(DiffLine(op="+", text=text, new=self._new, crlf=crlf))
             self._new += 1
             self._left_new -= 1
         elif op == b"-":
-            self._hunk.lines.append(DiffLine(op="-", text=text, old=self._old))
+            self._hunk.lines.append(DiffLine(op="-", text=text, old=self._old, crlf=crlf))
             self._old += 1
             self._left_old -= 1
         else:  # " " or an empty line (diff.suppressBlankEmpty)
-            self._hunk.lines.append(DiffLine(op=" ", text=text, old=self._old, new=self._new))
+            self._hunk.lines.append(DiffLine(op=" ", text=text, old=self._old, new=self._new, crlf=crlf))
             self._old += 1
             self._new += 1
             self._left_old -= 1
@@ -226,6 +235,7 @@ def build_diff(*, repo: str, base: str, head: str, entries: list[RawEntry], sect
         old_path = entry.old_path.decode("utf-8", "replace") if entry.old_path is not None else None
         files.append(DiffFile(
             path=entry.path.decode("utf-8", "replace"), old_path=old_path, status=_status(entry, binary),
+            old_mode=_mode(entry.old_mode), new_mode=_mode(entry.new_mode),
             additions=entry.additions, deletions=entry.deletions, binary=binary, truncated=truncated, hunks=hunks,
         ))
     return Diff(

@@ -78,8 +78,9 @@ async def diff_worktree(
     head = snap.tree
     if snap.head is not None and (await git("rev-parse", f"{snap.head}^{{tree}}", cwd=repo_root)).text == snap.tree:
         head = snap.head
-    return await _diff(repo_root, start, snap.tree, repo=repo_id or Path(repo_root).resolve().name, head_label=head,
-                       max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes)
+    d = await _diff(repo_root, start, snap.tree, repo=repo_id or Path(repo_root).resolve().name, head_label=head,
+                    max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes)
+    return d if head == snap.head else d.model_copy(update={"head_kind": "tree"})
 
 
 async def diff_commits(

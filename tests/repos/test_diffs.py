@@ -222,3 +222,44 @@ async def test_worktree_diff_is_refused_for_a_broken_link(repo: Path, home_profi
 async def test_empty_diff(repo: Path) -> None:
     diff = await diff_commits(repo, "main", "main")
     assert (diff.files, diff.files_changed, diff.additions) == ([], 0, 0)
+
+
+async def test_crlf_modes_and_head_kind_are_reported(tmp_path) -> None:
+    """A CRLF -> LF change is visible per line; modes say what kind of file changed; an
+    uncommitted worktree state is a tree, not a commit."""
+    import subprocess
+
+    from foreman.repos.diffs import diff_commits, diff_worktree
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    run = lambda *a: subprocess.run(a, cwd=repo, check=True, capture_output=True)  # noqa: E731
+    run("git", "init", "-q", "-b", "main")
+    run("git", "config", "user.name", "U")
+    run("git", "config", "user.email", "u@x")
+    run("git", "config", "core.autocrlf", "false")
+    (repo / "a.txt").write_bytes(b"one\r\ntwo\r\n")
+    (repo / "run.sh").write_text("echo hi\n")
+    run("git", "add", "-A")
+    run("git", "commit", "-qm", "base")
+    run("git", "checkout", "-q", "-b", "topic")
+    (repo / "a.txt").write_bytes(b"one\ntwo\n")
+    (repo / "run.sh").chmod(0o755)
+    run("git", "add", "-A")
+    run("git", "commit", "-qm", "lf")
+    d = await diff_commits(repo, "main", "topic")
+    a = next(f for f in d.files if f.path == "a.txt")
+    removed = [ln for h in a.hunks for ln in h.lines if ln.op == "-"]
+    added = [ln for h in a.hunks for ln in h.lines if ln.op == "+"]
+    assert removed and all(ln.crlf for ln in removed) and added and not any(ln.crlf for ln in added)
+    sh = next(f for f in d.files if f.path == "run.sh")
+    assert (sh.old_mode, sh.new_mode) == ("100644", "100755")
+    assert d.head_kind == "commit"
+    run("git", "checkout", "-q", "main")
+    wt = tmp_path / "wt"
+    run("git", "worktree", "add", "-q", str(wt), "topic")
+    (wt / "new.txt").write_text("x\n")
+    w = await diff_worktree(repo, wt, "main")
+    assert w.head_kind == "tree"
+    new = next(f for f in w.files if f.path == "new.txt")
+    assert (new.old_mode, new.new_mode) == (None, "100644")
