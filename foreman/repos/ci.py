@@ -204,6 +204,7 @@ async def run_ci(
     timeout: float,
     max_output_bytes: int = 64_000,
     kill_grace: float = 2.0,
+    on_start: Callable[[int], None] | None = None,
 ) -> CIResult:
     """Run a test command in a worktree and report its result.
 
@@ -214,6 +215,8 @@ async def run_ci(
         timeout: seconds before the whole process tree is killed.
         max_output_bytes: output kept (head and tail halves).
         kill_grace: seconds between SIGTERM and SIGKILL when killing.
+        on_start: called with the leader's pid right after the start (to record it for crash
+            clean-up).
 
     Returns:
         The :class:`CIResult`. A command that cannot start gives ``ok=False``,
@@ -228,6 +231,8 @@ async def run_ci(
     except OSError as exc:
         return CIResult(False, None, f"cannot start {argv[0]}: {exc}", 0.0, False)
     leader = procs.ProcRef.of(popen.pid) or procs.ProcRef(popen.pid, 0.0)
+    if on_start is not None:
+        on_start(popen.pid)
     loop = asyncio.get_running_loop()
     drained = asyncio.Event()
     assert popen.stdout is not None

@@ -69,7 +69,7 @@ def test_test_command_detection() -> None:
 
 async def test_run_output_is_bounded_and_timeout_kills(tmp_path: Path) -> None:
     res = await run_command("yes 0123456789 | head -c 200000", cwd=tmp_path, env=None, timeout=10, max_output=1000)
-    assert res.exit_code == 0 and "bytes cut" in res.output and len(res.output) < 1200
+    assert res.exit_code == 0 and "bytes of output cut" in res.output and len(res.output) < 1200
     slow = await run_command("sleep 30", cwd=tmp_path, env=None, timeout=0.3)
     assert slow.timed_out and slow.duration < 5
 

@@ -1,7 +1,7 @@
 """RUN: a shell command in the worktree, in its own process group, bounded and killable.
 
 The command runs with ``/bin/sh -c`` in the worktree with the turn's environment (the git
-safety environment), in a new session (:func:`foreman.procs.start_process`). Its output
+safety environment), in a new session, through the CI runner (:func:`foreman.repos.ci.run_ci`). Its output
 (stdout and stderr merged) keeps its head and tail when it is longer than the bound. A timeout
 or a cancelled turn kills the whole process tree (:func:`foreman.procs.abort`); processes the
 command leaves behind after it exits are killed too.
@@ -9,16 +9,14 @@ command leaves behind after it exits are killed too.
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import os
 import re
-import subprocess
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ... import procs
+from ...repos import ci
 
 logger = logging.getLogger(__name__)
 
@@ -50,29 +48,6 @@ class RunOutcome:
     duration: float
 
 
-class _HeadTail:
-    def __init__(self, limit: int) -> None:
-        self.limit = max(200, limit)
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def add(self, data: bytes) -> None:
-        room = self.limit // 2 - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        self.tail += data
-        extra = len(self.tail) - self.limit // 2
-        if extra > 0:
-            self.dropped += extra
-            del self.tail[:extra]
-
-    def text(self) -> str:
-        cut = f"\n[... {self.dropped} bytes cut ...]\n" if self.dropped else ""
-        return (bytes(self.head).decode("utf-8", "replace") + cut + bytes(self.tail).decode("utf-8", "replace"))
-
-
 async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None, timeout: float,
                       max_output: int = 6000, on_start: Callable[[int], None] | None = None,
                       kill_grace: float = 2.0) -> RunOutcome:
@@ -91,40 +66,7 @@ async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None,
         asyncio.CancelledError: the turn was cancelled; the process tree is gone when it
             propagates.
     """
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    try:
-        # plain Popen + a pidfd wait, not asyncio's subprocess transports, which can hang on
-        # CPython 3.11 when cancelled while connecting pipes (python/cpython#125502)
-        proc = procs.spawn("/bin/sh", "-c", command, cwd=cwd, env=env, stderr=subprocess.STDOUT)
-    except OSError as exc:
-        return RunOutcome(None, f"cannot start the command: {exc}", False, 0.0)
-    leader = procs.ProcRef.of(proc.pid) or procs.ProcRef(proc.pid, 0.0)
-    if on_start is not None:
-        on_start(proc.pid)
-    sink = _HeadTail(max_output)
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        while chunk := proc.stdout.read1(65536):
-            sink.add(chunk)
-
-    reader = threading.Thread(target=pump, name=f"run-output {proc.pid}", daemon=True)
-    reader.start()
-    timed_out = False
-    try:
-        await asyncio.wait_for(procs.wait_exit(proc), timeout)
-    except asyncio.TimeoutError:
-        timed_out = True
-        await procs.abort(leader, grace=kill_grace)
-    except BaseException:
-        await asyncio.shield(procs.abort(leader, grace=kill_grace))
-        raise
-    duration = loop.time() - started
-    await procs.abort(leader, grace=0.0)  # whatever it left behind in its session
-    await asyncio.to_thread(reader.join, 2.0)
-    code = await procs.wait_exit(proc)
-    if proc.stdout is not None and not reader.is_alive():
-        proc.stdout.close()
-    logger.debug("run %r exited %s after %.2fs", command, code, duration)
-    return RunOutcome(code, sink.text(), timed_out, duration)
+    res = await ci.run_ci(command, cwd=cwd, env=os.environ if env is None else env, timeout=timeout,
+                          max_output_bytes=max_output, kill_grace=kill_grace, on_start=on_start)
+    logger.debug("run %r exited %s after %.2fs", command, res.exit_code, res.duration)
+    return RunOutcome(res.exit_code, res.output, res.timed_out, res.duration)
