@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,7 +74,7 @@ def fake(tmp_path: Path):
     for pid in {*fake.pids(), *fake_processes(fake)}:
         with contextlib.suppress(psutil.Error):
             proc = psutil.Process(pid)
-            if proc.create_time() >= started - 1:
+            if pid != os.getpid() and proc.create_time() >= started - 1:
                 proc.kill()
 
 
