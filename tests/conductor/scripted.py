@@ -59,4 +59,23 @@ def done(session: str = "s") -> TurnResult:
 
 
 Pick = Callable[[TurnRequest], Script]
-Any_ = Any
+
+
+async def start_scripted(tmp_path: Path, pick: Pick, repo: Path) -> tuple[Any, ScriptedRunner]:
+    """Start an in-process daemon whose whole team runs on one ScriptedRunner, with ``repo``
+    registered as ``proj``; return ``(daemon, runner)``. The caller stops the daemon."""
+    from foreman.backends.conductor import ALL_WORKERS, LEAD, Conductor
+    from foreman.config import resolve
+    from foreman.daemon import Daemon
+
+    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "workers": ["3"]}, env={})
+    runner = ScriptedRunner(pick)
+    conductor = Conductor(settings, {n: runner for n in (LEAD, *ALL_WORKERS)}, backend_name="scripted")
+    daemon = Daemon(settings, backend=conductor)
+    await daemon.start()
+    try:
+        await daemon.add_repo(str(repo))
+    except BaseException:
+        await daemon.stop()
+        raise
+    return daemon, runner

@@ -6,14 +6,10 @@ import asyncio
 import subprocess
 from pathlib import Path
 
-import pytest
 
-from foreman.backends.conductor import Conductor
 from foreman.backends.turns import TurnRequest
-from foreman.config import resolve
-from foreman.daemon import Daemon
 
-from .scripted import ScriptedRunner, done, write_and_commit
+from .scripted import done, start_scripted, write_and_commit
 
 
 def make_repo(root: Path) -> Path:
@@ -76,14 +72,8 @@ async def test_plan_work_ci_review_merge_and_requested_changes(tmp_path: Path) -
             return review
         return work
 
-    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "workers": ["3"]}, env={})
-    runner = ScriptedRunner(pick)
-    conductor = Conductor(settings, {n: runner for n in ("marlow", "juniper", "kit", "wren", "rowan", "tove")},
-                          backend_name="scripted")
-    daemon = Daemon(settings, backend=conductor)
-    await daemon.start()
+    daemon, runner = await start_scripted(tmp_path, pick, repo)
     try:
-        await daemon.add_repo(str(repo))
         goal = daemon.act(lambda c, now: c.submit_goal("greet and farewell", now, repo="proj"))
         world = daemon.core.world
 

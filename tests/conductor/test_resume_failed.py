@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foreman.backends.conductor import Conductor
 from foreman.backends.turns import TurnRequest, TurnResult
-from foreman.config import resolve
-from foreman.daemon import Daemon
 
-from .scripted import ScriptedRunner, done
+from .scripted import done, start_scripted
 from .test_flow import make_repo, wait_for
 
 
@@ -27,14 +24,8 @@ async def test_an_unknown_session_asks_the_user_then_starts_fresh(tmp_path: Path
             return done("fresh-session")
         return plan
 
-    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim"}, env={})
-    runner = ScriptedRunner(pick)
-    conductor = Conductor(settings, {n: runner for n in ("marlow", "juniper", "kit", "wren", "rowan", "tove")},
-                          backend_name="scripted")
-    daemon = Daemon(settings, backend=conductor)
-    await daemon.start()
+    daemon, runner = await start_scripted(tmp_path, pick, repo)
     try:
-        await daemon.add_repo(str(repo))
         goal = daemon.act(lambda c, now: c.submit_goal("plan something", now, repo="proj"))
         world = daemon.core.world
 
