@@ -64,9 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-PASSTHROUGH: dict[str, Callable[[], Callable[[list[str]], int]]] = {}
-
-
 def _passthrough(name: str) -> Callable[[list[str]], int] | None:
     if name == "tui":
         from .tui import tui_main
@@ -80,10 +77,6 @@ def _passthrough(name: str) -> Callable[[list[str]], int] | None:
         from .backends.local.cli import decode_main
 
         return decode_main
-    if name == "replay":
-        from .backends.local.cli import replay_main
-
-        return replay_main
     return None
 
 

@@ -15,7 +15,6 @@ daemon) and sends whatever text the daemon broadcasts. Guards:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from http import HTTPStatus
 from typing import Any, Awaitable, Callable
@@ -200,11 +199,3 @@ class WebSocketServer:
             logger.exception("intent %s failed", getattr(intent, "type", "?"))
             return [error_frame("internal", "the Foreman failed to handle this message; see its log", intent.id)]
 
-
-def frame_summary(text: str) -> str:
-    """Return ``type seq`` of a frame, for debug logs."""
-    try:
-        data = json.loads(text)
-        return f"{data.get('type')} {data.get('seq', '')}"
-    except ValueError:
-        return "?"
