@@ -92,6 +92,8 @@ class Conductor:
         self._loop_task: asyncio.Task[Any] | None = None
         self._waiters: dict[str, asyncio.Task[Any]] = {}
         self._held: set[str] = set()
+        self._pending_goals: list[str] = []
+        """Goals waiting for the lead to finish its current turn before they are planned."""
         self._deferred: dict[str, list[tuple[Any, ...]]] = {}  # agent -> turns to start after its current one
         self.workers = team_from(settings.workers)
 
@@ -498,7 +500,7 @@ class Conductor:
     # ------------------------------------------------------------------ plan
     def _start_plan(self, goal_id: str) -> None:
         if LEAD in self.running:
-            self._pending_goals = getattr(self, "_pending_goals", []) + [goal_id]
+            self._pending_goals.append(goal_id)
             return
         g = self.d.core.goal(goal_id)
         lead = self.d.core.agent(LEAD)
@@ -570,7 +572,7 @@ class Conductor:
                 self._launch(a.name, s["job"], key, prompt="Continue where you were.", task_id=s.get("task"),
                              goal_id=s.get("goal"))
         self._start_deferred()
-        if LEAD not in self.running and getattr(self, "_pending_goals", None):
+        if LEAD not in self.running and self._pending_goals:
             self._start_plan(self._pending_goals.pop(0))
         working = sum(1 for n, r in self.running.items() if n != LEAD and r.job in ("work", "followup"))
         for task in d.core.ready_tasks():
