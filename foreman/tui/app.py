@@ -17,6 +17,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.suggester import Suggester
 from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
@@ -158,10 +159,11 @@ class ForemanApp(App[int]):
         self._main.query_one("#messages", RichLog).border_title = "Messages"
         self._main.query_one("#console", RichLog).border_title = "Console"
         self._main.query_one("#command", Input).focus()
-        self.set_interval(REFRESH_INTERVAL, self._flush)
+        self._refresh_timer = self.set_interval(REFRESH_INTERVAL, self._flush)
         self.run_worker(self.conn.run(), name="connection", exit_on_error=False)
 
     async def on_unmount(self) -> None:
+        self._refresh_timer.stop()
         await self.conn.close()
 
     # -- from the daemon -------------------------------------------------------------------
@@ -207,6 +209,12 @@ class ForemanApp(App[int]):
     def _flush(self) -> None:
         if not self._dirty:
             return
+        try:
+            self._update_panes()
+        except NoMatches:  # the app is closing and its panes are already unmounted
+            return
+
+    def _update_panes(self) -> None:
         self._dirty = False
         m = self.mirror
         sync_table(self._main.query_one("#agents", DataTable), [
