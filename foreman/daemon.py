@@ -11,6 +11,7 @@ import asyncio
 import errno
 import logging
 import shutil
+import socket
 import time
 from collections import deque
 from pathlib import Path
@@ -404,6 +405,7 @@ class Daemon:
         """
         home, profile = self.settings.home, self.settings.profile
         runtime.claim_profile(home, profile)
+        await self._preflight()  # before any state is written: a start that cannot run leaves none
         self.load()
         try:
             self.port = await self.server.start(self.settings.port)
@@ -418,10 +420,6 @@ class Daemon:
             "port": self.port, "host": "127.0.0.1", "backend": self.settings.backend,
             "version": __version__, "startedAt": self.now(),
         })
-        from .backends import make_backend
-
-        if self.backend is None:
-            self.backend = make_backend(self.settings)
         self.auth = self.backend.status()
         self.publish_status()
         for path in self.settings.repo:
@@ -436,6 +434,30 @@ class Daemon:
         self.spawn(self._checkpoints(), "wal-checkpoint")
         logger.info("Foreman %s (%s) listening on ws://127.0.0.1:%d", profile, self.settings.backend, self.port)
         return self.port
+
+    async def _preflight(self) -> None:
+        """Check what needs no state: the port is free and the backend can run (its ``preflight``).
+
+        Raises:
+            ConfigError: the port is taken. BackendError: the backend's own check failed.
+        """
+        if self.settings.port:
+            with socket.socket() as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+                try:
+                    probe.bind(("127.0.0.1", self.settings.port))
+                except OSError:
+                    raise ConfigError(
+                        f"port {self.settings.port} is already in use: another Foreman may be running "
+                        f"(see {self.settings.home / 'foreman.json'}); stop it or start with --port N"
+                    ) from None
+        if self.backend is None:
+            from .backends import make_backend
+
+            self.backend = make_backend(self.settings)
+        check = getattr(self.backend, "preflight", None)
+        if check is not None:
+            await check()
 
     async def stop(self) -> None:
         """Shut down: stop accepting, stop the backend, cancel background work, close the store."""

@@ -96,6 +96,7 @@ class Conductor:
         """Goals waiting for the lead to finish its current turn before they are planned."""
         self._deferred: dict[str, list[tuple[Any, ...]]] = {}  # agent -> turns to start after its current one
         self.workers = team_from(settings.workers)
+        self._preflighted = False
 
     # ------------------------------------------------------------------ Backend contract
     def status(self) -> tuple[str, str]:
@@ -112,13 +113,18 @@ class Conductor:
             daemon.act(lambda c, now, name=name: c.add_agent(
                 name, now, title=TITLES[name], backend=self._backend_of(name), model=self.models.get(name),
                 active=name in self.workers))
-        seen: set[int] = set()
-        for runner in self.runners.values():
-            if id(runner) not in seen:
-                seen.add(id(runner))
-                await runner.preflight()
+        await self.preflight()
         self.reconcile()
         self._loop_task = daemon.spawn(self._schedule_loop(), "scheduler")
+
+    async def preflight(self) -> None:
+        """Check each runner's model service once (credentials, endpoint); the daemon calls this
+        before it writes any state, so a start that cannot run leaves none. Raises BackendError."""
+        if self._preflighted:
+            return
+        for runner in {id(r): r for r in self.runners.values()}.values():
+            await runner.preflight()
+        self._preflighted = True
 
     def _backend_of(self, agent: str) -> str:
         runner = self.runners.get(agent)
