@@ -143,6 +143,7 @@ def _doctor(settings: Settings) -> int:
     except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
         check(False, "git on PATH", "install git >= 2.38")
     _doctor_identity(settings, check)
+    _doctor_sandbox(settings, check)
     home = settings.home
     try:
         check_paths(settings)
@@ -214,6 +215,31 @@ def _doctor_identity(settings: Settings, check: Callable[..., None]) -> None:
               if who else f"git knows who you are{where}: {why}", IDENTITY_FIX)
 
 
+def _doctor_sandbox(settings: Settings, check: Callable[..., None]) -> None:
+    from .sandbox import describe
+
+    on, line = describe(settings)
+    if on or settings.os_sandbox == "off":
+        check(True, line)
+    elif settings.os_sandbox == "required":
+        check(False, line, "install bubblewrap (apt-get install bubblewrap) where it can create namespaces, or --os-sandbox auto")
+    else:
+        print(f"[warn] {line}\n       fix: install bubblewrap (apt-get install bubblewrap) to sandbox agents' commands")
+
+
+def _check_sandbox(settings: Settings) -> None:
+    """At start: refuse ``--os-sandbox required`` without a sandbox; say once when ``auto`` finds none."""
+    import logging
+
+    from .sandbox import describe, from_settings
+
+    from_settings(settings)  # raises SandboxUnavailable for "required"
+    on, line = describe(settings)
+    if not on and settings.os_sandbox == "auto":
+        print(f"foreman: {line}", file=sys.stderr)
+    logging.getLogger("foreman.sandbox").info("%s", line)
+
+
 def _warn_identity(settings: Settings) -> None:
     """Say once, at start, when a real backend's merges would fail for want of an identity."""
     if settings.backend == "sim":
@@ -234,6 +260,12 @@ def _start(settings: Settings) -> int:
     _warn_identity(settings)
     fresh = not settings.profile_dir.exists()
     configure(settings.log_level, settings.profile_dir / "foreman.log")
+    try:
+        _check_sandbox(settings)
+    except ForemanError:
+        if fresh:
+            _forget_new_profile(settings.profile_dir)
+        raise
     daemon = Daemon(settings)
     up: list[bool] = []
     try:

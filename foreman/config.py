@@ -165,6 +165,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("use_claude_login", _bool, False, "claude: use your local CLI login instead of an API key (personal use)", kind="bool"),
     Option("local_profile", str, None, "local: the named profile of the config section 'local' to use"),
     Option("url", _url, "http://127.0.0.1:8790/v1", "local: the OpenAI-compatible endpoint (env FOREMAN_URL also works)"),
+    Option("os_sandbox", _choice("auto", "required", "off"), "auto",
+           "run agents' commands (local RUN, CI) in the OS sandbox (bubblewrap): auto (where available), required, off"),
     Option("log_level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "daemon log level"),
 )
 """Every setting of ``foreman start``."""

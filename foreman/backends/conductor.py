@@ -97,6 +97,10 @@ class Conductor:
         self._deferred: dict[str, list[tuple[Any, ...]]] = {}  # agent -> turns to start after its current one
         self.workers = team_from(settings.workers)
         self._preflighted = False
+        from ..sandbox import from_settings
+
+        self.sandbox = from_settings(settings)
+        """The OS sandbox agents' commands and CI run in (None: off or unavailable)."""
 
     # ------------------------------------------------------------------ Backend contract
     def status(self) -> tuple[str, str]:
@@ -839,7 +843,7 @@ class Conductor:
 
             d.act(lambda c, now: c.set_activity(agent, "testing", now, activity=f"CI for {task_id}"))
             res = await ci.run_ci(command, cwd=wt, env=safety_env(os.environ, agent=agent, worktree=wt),
-                                  timeout=self.settings.ci_timeout)
+                                  timeout=self.settings.ci_timeout, sandbox=self.sandbox)
             ci_text = ("passed" if res.ok else f"FAILED (exit {res.exit_code})") + "\n" + res.output[-2000:]
             d.act(lambda c, now: c.feed(f"CI {'passed' if res.ok else 'failed'} on {task_id}", now, kind="ci", task=task_id))
             if not res.ok and not self._flagged("ci_retried", task_id):

@@ -44,4 +44,8 @@ def policy_main(argv: list[str]) -> int:
     print(f"  reason: {verdict.reason}")
     if verdict.scope:
         print(f"  {verdict.scope}")
+    if verdict.outcome != "deny":  # would it run in the OS sandbox (local RUN, CI)?
+        from ..sandbox import policy_note
+
+        print(f"  sandbox: {policy_note()[1]}")
     return 0
