@@ -74,3 +74,33 @@ def test_git_layout_of_a_worktree_never_opens_the_base_branch_folder(tmp_path: P
     assert layout.ref_dirs == (common.resolve() / "refs/heads/agentcraft/kit", common.resolve() / "logs/refs/heads/agentcraft/kit")
     (gitdir / "HEAD").write_text("ref: refs/heads/main\n")
     assert sandbox.git_layout(wt).ref_dirs == ()
+
+
+def _foreman_without_bwrap(tmp_path: Path, *args: str):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    git = shutil.which("git")
+    assert git is not None
+    if not (bin_dir / "git").exists():
+        (bin_dir / "git").symlink_to(git)
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCRAFT_")}
+    env.update(PATH=str(bin_dir), PYTHONPATH=str(root))
+    return subprocess.run([sys.executable, "-m", "foreman", *args], capture_output=True, text=True, env=env, cwd=root, timeout=60)
+
+
+def test_required_refuses_to_start_without_bwrap_and_doctor_says_so(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    out = _foreman_without_bwrap(tmp_path, "start", "--home", str(home), "--port", "0", "--os-sandbox", "required")
+    assert out.returncode == 2
+    assert "--os-sandbox required, but the OS sandbox cannot run: bwrap is not installed" in out.stderr
+    assert not (home / "sim" / "state.db").exists()
+    doctor = _foreman_without_bwrap(tmp_path, "doctor", "--home", str(home), "--port", "0", "--os-sandbox", "required")
+    assert doctor.returncode == 1 and "[FAIL] OS sandbox unavailable" in doctor.stdout
+    auto = _foreman_without_bwrap(tmp_path, "doctor", "--home", str(home), "--port", "0")
+    assert auto.returncode == 0 and "[warn] OS sandbox unavailable" in auto.stdout and "apt-get install bubblewrap" in auto.stdout
