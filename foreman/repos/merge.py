@@ -15,6 +15,10 @@ Steps (nothing in the user's checkout changes before the last one):
    a compare-and-swap ``git update-ref refs/heads/<base> <new> <old>`` when none has it. If the
    base moved meanwhile, the merge is refused (``reason="base_moved"``) and nothing changed.
 
+With ``commit=<sha>`` (the commit a merge decision showed), the merge is of exactly that
+commit: when the branch head is anything else the merge is refused (``reason="moved"``) before
+anything is written, and after the fast-forward the base branch is checked to contain it.
+
 ``style="merge"`` makes a two-parent merge commit that keeps the agent's commits;
 ``style="squash"`` makes one single-parent commit with ``Co-authored-by:`` trailers. The agent's
 branch is never moved or deleted. A branch that brings no change has nothing to merge.
@@ -55,12 +59,14 @@ class MergeResult:
         base_before: the base branch's commit before.
         base_after: the base branch's commit after (== ``base_before`` when nothing merged).
         signed: the commit was signed.
+        merged: the agent's commit that was merged (the branch head, == ``commit=`` when given).
     """
 
     commit: str | None
     base_before: str
     base_after: str
     signed: bool = False
+    merged: str = ""
 
 
 def _message(message: str, style: MergeStyle, co_authors: list[str]) -> bytes:
@@ -96,6 +102,7 @@ async def merge_branch(
     message: str,
     sign: bool,
     co_authors: list[str],
+    commit: str | None = None,
 ) -> MergeResult:
     """Merge ``branch`` into ``base_branch`` off-tree and fast-forward the base to it.
 
@@ -108,6 +115,10 @@ async def merge_branch(
         sign: allow signing; the commit is signed only when this is True *and* the repo's
             config has ``commit.gpgsign=true``.
         co_authors: ``"Name <email>"`` entries for squash trailers (duplicates dropped).
+        commit: the exact commit to merge (full or abbreviated id), e.g. the one a merge
+            decision showed. When given and ``branch`` no longer points at it, the merge is
+            refused with ``reason="moved"`` (the caller re-opens the decision with a new diff).
+            None merges whatever ``branch`` points at.
 
     Returns:
         The :class:`MergeResult`.
@@ -116,16 +127,18 @@ async def merge_branch(
         MergeRefused: ``reason`` is ``"dirty"`` (the base checkout has uncommitted tracked
             changes, or the fast-forward would overwrite files), ``"conflict"`` (``files``
             named), ``"signing"``, ``"identity"`` (git knows no user name/email) or
-            ``"base_moved"``. Nothing changed.
-        RepoError: a branch does not exist, or git failed.
+            ``"base_moved"``, or ``"moved"`` (``branch`` is not at ``commit``). Nothing changed.
+        RepoError: a branch does not exist, ``commit`` names no commit, git failed, or the base
+            does not contain the merged commit after the fast-forward.
     """
     root = Path(repo_root).resolve()
     async with repo_lock(root):
-        return await _merge(root, branch, base_branch, style, message, sign, co_authors)
+        return await _merge(root, branch, base_branch, style, message, sign, co_authors, commit)
 
 
 async def _merge(
-    root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str]
+    root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str],
+    expected: str | None = None,
 ) -> MergeResult:
     base_ref = f"refs/heads/{base_branch}"
     revs = await git("rev-parse", f"{base_ref}^{{commit}}", f"refs/heads/{branch}^{{commit}}", f"{base_ref}^{{tree}}",
@@ -134,13 +147,21 @@ async def _merge(
         missing = base_branch if await rev_parse(root, base_ref) is None else branch
         raise RepoError(f"cannot merge: branch {missing!r} does not exist")
     base_before, tip, base_tree = revs.text.splitlines()
+    if expected is not None:
+        want = await rev_parse(root, expected)
+        if want is None:
+            raise RepoError(f"cannot merge: {expected!r} names no commit in {root}")
+        if want != tip:
+            raise MergeRefused(
+                f"{branch} moved since the decision opened (it showed {want[:12]}, the branch is now at {tip[:12]}); "
+                "review the new diff and decide again", reason="moved")
     checkout = await checkout_of(root, base_branch)
     if checkout is not None and await has_tracked_changes(checkout.path):
         raise MergeRefused(f"{checkout.path} has uncommitted changes to tracked files", reason="dirty")
     tree = await _merged_tree(root, base_before, tip)
     if tree == base_tree:
         logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
-        return MergeResult(None, base_before, base_before)
+        return MergeResult(None, base_before, base_before, merged=tip)
     signed = sign and await _wants_signing(root)
     parents = ["-p", base_before] + (["-p", tip] if style == "merge" else [])
     res = await git("commit-tree", "-S" if signed else "--no-gpg-sign", *parents, "-F", "-", tree, cwd=root,
@@ -155,8 +176,20 @@ async def _merge(
     commit = res.text
     await _fast_forward(root, base_branch, base_before, commit)
     base_after = commit  # a fast-forward (or compare-and-swap) to it succeeded
+    if not await contains(root, base_branch, tip if style == "merge" else commit):
+        raise RepoError(f"{base_branch} does not contain {commit[:12]} after the fast-forward")
     logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, commit[:12], style, ", signed" if signed else "")
-    return MergeResult(commit, base_before, base_after, signed)
+    return MergeResult(commit, base_before, base_after, signed, merged=tip)
+
+
+async def contains(repo_root: StrPath, branch: str, commit: str) -> bool:
+    """Return True when ``refs/heads/<branch>`` contains ``commit`` (``merge-base --is-ancestor``).
+
+    A squash merge does not contain the agent's commit itself, only its content: check the
+    :attr:`MergeResult.commit` then.
+    """
+    res = await git("merge-base", "--is-ancestor", commit, f"refs/heads/{branch}", cwd=repo_root, check=False)
+    return res.rc == 0
 
 
 async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> None:
