@@ -2,8 +2,9 @@
 
 Steps (nothing in the user's checkout changes before the last one):
 
-1. read both tips; refuse (``reason="dirty"``) when the checkout that has the base branch
-   checked out - main or linked - has uncommitted tracked changes;
+1. read both tips; refuse when the base branch is checked out in more than one working tree
+   (``reason="checked_out_twice"``, all named), or when the checkout that has it - main or
+   linked - has uncommitted tracked changes (``reason="dirty"``, the checkout and files named);
 2. ``git merge-tree --write-tree`` (git >= 2.38) computes the merged tree in the object store;
    a conflict refuses (``reason="conflict"``, the files named);
 3. ``git commit-tree`` writes the commit with the user's own identity as git sees it in that
@@ -11,9 +12,13 @@ Steps (nothing in the user's checkout changes before the last one):
    config says ``commit.gpgsign=true`` - ``commit-tree`` never reads that setting itself
    (git-commit-tree(1)); it uses ``gpg.format``/``user.signingkey``. A failure to sign refuses
    (``reason="signing"``);
-4. the base moves by fast-forward only: ``git merge --ff-only`` in the checkout that has it, or
-   a compare-and-swap ``git update-ref refs/heads/<base> <new> <old>`` when none has it. If the
-   base moved meanwhile, the merge is refused (``reason="base_moved"``) and nothing changed.
+4. the base moves by fast-forward only: in the checkout that has it through
+   :func:`~foreman.repos._checkout.fast_forward_checkout` (untracked or ignored files in the
+   way, an ``index.lock``, unwritable folders refuse first; a failure part-way is rolled back),
+   or a compare-and-swap ``git update-ref refs/heads/<base> <new> <old>`` when none has it. If
+   the base moved meanwhile, the merge is refused (``reason="base_moved"``) and nothing changed.
+
+Every refusal message names what is in the way and says what to do.
 
 With ``commit=<sha>`` (the commit a merge decision showed), the merge is of exactly that
 commit: when the branch head is anything else the merge is refused (``reason="moved"``) before
@@ -34,15 +39,8 @@ from typing import Literal
 
 from foreman.errors import MergeRefused, RepoError
 
-from ._git import (
-    GitFailed,
-    StrPath,
-    checkout_of,
-    git,
-    has_tracked_changes,
-    repo_lock,
-    rev_parse,
-)
+from ._checkout import fast_forward_checkout, name_files, tracked_changes
+from ._git import GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
 
 logger = logging.getLogger(__name__)
 
@@ -82,14 +80,17 @@ async def _wants_signing(root: Path) -> bool:
     return res.ok and res.text == "true"
 
 
-async def _merged_tree(root: Path, base: str, tip: str) -> str:
+async def _merged_tree(root: Path, base: str, tip: str, branch: str = "the branch", base_branch: str = "the base") -> str:
     res = await git("merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", base, tip, cwd=root, check=False)
     tokens = res.stdout.split(b"\0")
     if res.rc == 0:
         return tokens[0].decode()
     if res.rc == 1:
         files = list(dict.fromkeys(os.fsdecode(t) for t in tokens[1:] if t))
-        raise MergeRefused(f"merging would conflict in {', '.join(files) or 'some files'}", reason="conflict", files=files)
+        raise MergeRefused(
+            f"merging {branch} into {base_branch} would conflict in {len(files)} file(s): "
+            f"{name_files(files) or 'some files'}. The branch must merge {base_branch} in and resolve them (the "
+            "worker is asked to), then it comes back for review.", reason="conflict", files=files)
     raise GitFailed(["merge-tree", "--write-tree", base, tip], res.rc, res.stderr.decode("utf-8", "replace"))
 
 
@@ -125,9 +126,12 @@ async def merge_branch(
 
     Raises:
         MergeRefused: ``reason`` is ``"dirty"`` (the base checkout has uncommitted tracked
-            changes, or the fast-forward would overwrite files), ``"conflict"`` (``files``
-            named), ``"signing"``, ``"identity"`` (git knows no user name/email) or
-            ``"base_moved"``, or ``"moved"`` (``branch`` is not at ``commit``). Nothing changed.
+            changes), ``"untracked"`` (untracked or ignored files in the way), ``"locked"``
+            (``index.lock``), ``"unwritable"``, ``"lfs"`` (git-lfs needed, not installed),
+            ``"failed"`` (git failed part-way; rolled back), ``"checked_out_twice"``,
+            ``"conflict"``, ``"signing"``, ``"identity"`` (git knows no user name/email),
+            ``"base_moved"`` or ``"moved"`` (``branch`` is not at ``commit``). ``files`` names
+            the paths (or checkouts) concerned. Nothing changed.
         RepoError: a branch does not exist, ``commit`` names no commit, git failed, or the base
             does not contain the merged commit after the fast-forward.
     """
@@ -155,10 +159,15 @@ async def _merge(
             raise MergeRefused(
                 f"{branch} moved since the decision opened (it showed {want[:12]}, the branch is now at {tip[:12]}); "
                 "review the new diff and decide again", reason="moved")
-    checkout = await checkout_of(root, base_branch)
-    if checkout is not None and await has_tracked_changes(checkout.path):
-        raise MergeRefused(f"{checkout.path} has uncommitted changes to tracked files", reason="dirty")
-    tree = await _merged_tree(root, base_before, tip)
+    checkout = await base_checkout(root, base_branch)
+    if checkout is not None:
+        dirty = await tracked_changes(checkout.path)
+        if dirty:
+            raise MergeRefused(
+                f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
+                f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
+                reason="dirty", files=dirty)
+    tree = await _merged_tree(root, base_before, tip, branch, base_branch)
     if tree == base_tree:
         logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
         return MergeResult(None, base_before, base_before, merged=tip)
@@ -193,20 +202,38 @@ async def contains(repo_root: StrPath, branch: str, commit: str) -> bool:
 
 
 async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> None:
-    """Move the base from ``old`` to ``new`` (a descendant) without touching anything else."""
+    """Move the base from ``old`` to ``new`` (a descendant) without touching anything else.
+
+    In the checkout that has the base, :func:`~foreman.repos._checkout.fast_forward_checkout`
+    (checked first, rolled back if git fails part-way); with none, a compare-and-swap ref update.
+    """
     base_ref = f"refs/heads/{base_branch}"
-    checkout = await checkout_of(root, base_branch)
+    checkout = await base_checkout(root, base_branch)
     if checkout is None:
         res = await git("update-ref", "-m", f"agentcraft: merge into {base_branch}", base_ref, new, old, cwd=root,
                         check=False)
         if not res.ok:
-            raise MergeRefused(f"{base_branch} moved during the merge; try again", reason="base_moved")
+            raise MergeRefused(f"{base_branch} moved during the merge; Merge again to merge onto it.",
+                               reason="base_moved")
         return
-    # --ff-only itself refuses if the base moved on since ``old`` (``new`` would not descend from it)
-    res = await git("merge", "--ff-only", "--no-verify-signatures", "--no-autostash", "-q", new, cwd=checkout.path,
-                    env={"GIT_REFLOG_ACTION": f"agentcraft: merge into {base_branch}"}, check=False)
-    if not res.ok:
-        err = res.stderr.decode("utf-8", "replace").strip()
-        if "overwritten" in err or "local changes" in err:
-            raise MergeRefused(f"the fast-forward would overwrite files in {checkout.path}: {err}", reason="dirty")
-        raise MergeRefused(f"could not fast-forward {base_branch}: {err}", reason="base_moved")
+    await fast_forward_checkout(checkout.path, base_branch, old, new)
+
+
+async def base_checkout(repo_root: StrPath, base_branch: str) -> WorktreeEntry | None:
+    """Return the one working tree that has ``base_branch`` checked out, or None.
+
+    Raises:
+        MergeRefused: ``reason="checked_out_twice"`` when several working trees have it (git
+            allows it with ``worktree add -f``): a fast-forward updates the files of only the one
+            it runs in and leaves every other with staged changes that undo the merge
+            (git-worktree(1)), so the merge is refused naming them all.
+    """
+    ref = f"refs/heads/{base_branch}"
+    found = [e for e in await list_worktrees(repo_root) if e.branch == ref and not e.bare and not e.prunable]
+    if len(found) > 1:
+        paths = [str(e.path) for e in found]
+        raise MergeRefused(
+            f"{base_branch} is checked out in {len(found)} working trees: {name_files(paths)}. A fast-forward "
+            f"would update only one of them and leave the others with staged changes; switch all but one to "
+            f"another branch (git switch --detach), then Merge again.", reason="checked_out_twice", files=paths)
+    return found[0] if found else None
