@@ -10,7 +10,7 @@ dataclasses and protocol models.
 from ._git import GitFailed, GitResult, git
 from .ci import CIResult, detect_ci_command, run_ci
 from .diffs import diff_commits, diff_range, diff_worktree
-from .gitsafety import agent_identity, safety_env
+from .gitsafety import UnsafePath, agent_identity, check_ceiling_path, safety_env
 from .merge import MergeResult, merge_branch
 from .registry import RepoStatus, default_base_branch, repo_status, resolve_repo_root
 from .worktrees import (
@@ -27,7 +27,7 @@ from .worktrees import (
 
 __all__ = [
     "CIResult", "GitFailed", "GitResult", "MergeResult", "RepoStatus", "Worktree", "WorktreeBusy", "WorktreeHasWork",
-    "agent_identity", "branch_name", "check_link", "commit_leftovers", "default_base_branch", "detect_ci_command",
+    "UnsafePath", "agent_identity", "branch_name", "check_ceiling_path", "check_link", "commit_leftovers", "default_base_branch", "detect_ci_command",
     "diff_commits", "diff_range", "diff_worktree", "ensure_worktree", "git", "merge_branch", "remove_worktree", "repo_status",
     "resolve_repo_root", "run_ci", "safety_env", "worktree_path",
 ]
