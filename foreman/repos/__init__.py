@@ -7,7 +7,7 @@ knows the daemon or the core: inputs are paths, branch names and strings; output
 dataclasses and protocol models.
 """
 
-from ._git import GitFailed, GitResult, git
+from ._git import HOOK_TIMEOUT, GitFailed, GitResult, GitTimeout, git
 from .ci import CIResult, detect_ci_command, run_ci
 from .diffs import diff_commits, diff_range, diff_worktree
 from .gitsafety import UnsafePath, agent_identity, check_ceiling_path, safety_env
@@ -26,7 +26,7 @@ from .worktrees import (
 )
 
 __all__ = [
-    "CIResult", "GitFailed", "GitResult", "MergeResult", "RepoStatus", "Worktree", "WorktreeBusy", "WorktreeHasWork",
+    "HOOK_TIMEOUT", "CIResult", "GitFailed", "GitResult", "GitTimeout", "MergeResult", "RepoStatus", "Worktree", "WorktreeBusy", "WorktreeHasWork",
     "UnsafePath", "agent_identity", "branch_name", "check_ceiling_path", "check_link", "commit_leftovers", "default_base_branch", "detect_ci_command",
     "diff_commits", "diff_range", "diff_worktree", "ensure_worktree", "git", "merge_branch", "remove_worktree", "repo_status",
     "resolve_repo_root", "run_ci", "safety_env", "worktree_path",

@@ -24,6 +24,7 @@ So :func:`fast_forward_checkout` does, in order:
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
 from dataclasses import dataclass
@@ -31,7 +32,9 @@ from pathlib import Path
 
 from foreman.errors import MergeRefused
 
-from ._git import StrPath, git, rev_parse
+from ._git import HOOK_TIMEOUT, GitResult, GitTimeout, StrPath, git, rev_parse
+
+logger = logging.getLogger(__name__)
 
 MAX_NAMED = 5
 """Files named in a refusal before the rest are counted."""
@@ -199,8 +202,15 @@ async def fast_forward_checkout(checkout: Path, base_branch: str, old: str, new:
     diff = await changes(checkout, old, new)
     await preflight(checkout, base_branch, old, diff)
     missing_dirs = {q for c in diff for q in _parents(c.path) if not _lexists(checkout / q)}
-    res = await git("merge", "--ff-only", "--no-overwrite-ignore", "--no-verify-signatures", "--no-autostash", "-q", new,
-                    cwd=checkout, env={"GIT_REFLOG_ACTION": f"agentcraft: merge into {base_branch}"}, check=False)
+    try:
+        res = await git("merge", "--ff-only", "--no-overwrite-ignore", "--no-verify-signatures", "--no-autostash", "-q",
+                        new, cwd=checkout, env={"GIT_REFLOG_ACTION": f"agentcraft: merge into {base_branch}"}, check=False,
+                        timeout=HOOK_TIMEOUT, hooks=("post-merge", "reference-transaction"))
+    except GitTimeout as exc:
+        if await rev_parse(checkout, f"refs/heads/{base_branch}") == new and not await tracked_changes(checkout):
+            logger.warning("merged into %s, but %s", base_branch, exc)  # post-merge runs after the update
+            return
+        res = GitResult(-1, b"", str(exc).encode())
     if res.ok:
         return
     err = res.stderr.decode("utf-8", "replace").strip()

@@ -40,7 +40,7 @@ from typing import Literal
 from foreman.errors import MergeRefused, RepoError
 
 from ._checkout import fast_forward_checkout, name_files, tracked_changes
-from ._git import GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
+from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> Non
     checkout = await base_checkout(root, base_branch)
     if checkout is None:
         res = await git("update-ref", "-m", f"agentcraft: merge into {base_branch}", base_ref, new, old, cwd=root,
-                        check=False)
+                        check=False, timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
         if not res.ok:
             raise MergeRefused(f"{base_branch} moved during the merge; Merge again to merge onto it.",
                                reason="base_moved")
