@@ -40,6 +40,7 @@ from ._git import (
     repo_lock,
     rev_parse,
 )
+from ._checkout import lfs_missing
 from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
 
 logger = logging.getLogger(__name__)
@@ -186,15 +187,34 @@ async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str
         args = ("worktree", "add", "--no-track", "-b", branch, wt, start)
     try:
         await git(*args, cwd=root, timeout=hook_timeout, hooks=("post-checkout", "reference-transaction"))
-    except GitFailed:
+        await _full_checkout(wt, hook_timeout)
+    except GitFailed as exc:
         await git("worktree", "remove", "--force", "--force", wt, cwd=root, check=False)
         await git("worktree", "prune", cwd=root, check=False)
+        if lfs_missing(exc.stderr):
+            raise RepoError(
+                f"{root} stores files with git-lfs (a filter=lfs attribute), and git-lfs is not installed on this "
+                "machine, so no worktree can be checked out. Install git-lfs (https://git-lfs.com) and run "
+                f"`git lfs install`, then retry. (git said: {str(exc)})") from exc
         raise
     head = await rev_parse(wt, "HEAD")
     if head is None:
         raise RepoError(f"worktree {wt} was created without a HEAD")
     logger.info("created worktree %s on %s at %s", wt, branch, head[:12])
     return Worktree(wt, branch, head, created=True)
+
+
+async def _full_checkout(wt: Path, timeout: float) -> None:
+    """Turn off sparse checkout in a new worktree (git >= 2.36 copies the user's sparsity into it).
+
+    In a sparse worktree ``git add -A`` fails with "paths ... outside of your sparse-checkout
+    definition" as soon as an agent writes a file outside the cone (git-sparse-checkout(1)), so
+    every later add and commit fails; agents get a full checkout instead.
+    """
+    res = await git("config", "--type=bool", "--get", "core.sparseCheckout", cwd=wt, check=False)
+    if res.ok and res.text == "true":
+        await git("sparse-checkout", "disable", cwd=wt, timeout=timeout, hooks=("post-checkout",))
+        logger.info("worktree %s: sparse checkout turned off (agents need every path)", wt)
 
 
 def _clear_leftover_dir(wt: Path, root: Path) -> None:
