@@ -13,7 +13,7 @@ from .diffs import diff_commits, diff_range, diff_worktree
 from .gitsafety import UnsafePath, agent_identity, check_ceiling_path, safety_env
 from .lifecycle import Cleaned, clean_stale_worktrees, retire_worktree
 from .merge import MergeResult, base_checkout, contains, merge_branch
-from .registry import RepoStatus, default_base_branch, repo_status, resolve_repo_root
+from .registry import RepoStatus, check_repo_ready, default_base_branch, repo_status, resolve_repo_root
 from .worktrees import (
     Worktree,
     WorktreeBusy,
@@ -27,7 +27,7 @@ from .worktrees import (
 )
 
 __all__ = [
-    "HOOK_TIMEOUT", "CIResult", "Cleaned", "base_checkout", "clean_stale_worktrees", "contains", "retire_worktree", "GitFailed", "GitResult", "GitTimeout", "MergeResult", "RepoStatus", "Worktree", "WorktreeBusy", "WorktreeHasWork",
+    "HOOK_TIMEOUT", "CIResult", "Cleaned", "base_checkout", "check_repo_ready", "clean_stale_worktrees", "contains", "retire_worktree", "GitFailed", "GitResult", "GitTimeout", "MergeResult", "RepoStatus", "Worktree", "WorktreeBusy", "WorktreeHasWork",
     "UnsafePath", "agent_identity", "branch_name", "check_ceiling_path", "check_link", "commit_leftovers", "default_base_branch", "detect_ci_command",
     "diff_commits", "diff_range", "diff_worktree", "ensure_worktree", "git", "merge_branch", "remove_worktree", "repo_status",
     "resolve_repo_root", "run_ci", "safety_env", "worktree_path",
