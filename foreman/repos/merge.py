@@ -178,9 +178,13 @@ async def _merge(
     if not res.ok:
         err = res.stderr.decode("utf-8", "replace").strip()
         if signed and ("sign" in err or "gpg" in err):
-            raise MergeRefused(f"signing the merge commit failed: {err}", reason="signing")
+            raise MergeRefused(f"signing the merge commit failed: {err}. Fix the signing setup (user.signingkey, "
+                               "gpg.format, your key agent) or turn merge signing off, then Merge again.",
+                               reason="signing")
         if "identity" in err or "tell me who you are" in err.lower():
-            raise MergeRefused(f"git does not know who you are in {root}: {err}", reason="identity")
+            raise MergeRefused(f"git does not know who you are in {root}: {err}. The merge commit carries your "
+                               "identity: run git config --global user.name 'Your Name' and git config --global "
+                               "user.email you@example.com, then Merge again.", reason="identity")
         raise GitFailed(["commit-tree", tree], res.rc, err)
     commit = res.text
     await _fast_forward(root, base_branch, base_before, commit)
@@ -230,6 +234,12 @@ async def base_checkout(repo_root: StrPath, base_branch: str) -> WorktreeEntry |
     """
     ref = f"refs/heads/{base_branch}"
     found = [e for e in await list_worktrees(repo_root) if e.branch == ref and not e.bare and not e.prunable]
+    missing = [e for e in found if not e.path.is_dir()]
+    if missing:
+        raise MergeRefused(
+            f"{base_branch} is checked out in {missing[0].path}, which does not exist (a worktree on a drive that is "
+            f"not mounted?). Mount it, or run git worktree prune if it is gone for good, then Merge again.",
+            reason="checkout_missing", files=[str(e.path) for e in missing])
     if len(found) > 1:
         paths = [str(e.path) for e in found]
         raise MergeRefused(

@@ -105,7 +105,7 @@ async def test_signing_failure_refuses_and_changes_nothing(repo: Path, ssh_signi
     refs_before, checkout_before = out(repo, "for-each-ref"), snapshot_checkout(repo)
     with pytest.raises(MergeRefused) as info:
         await merge_branch(repo, branch=BRANCH, base_branch="main", style="merge", message="m", sign=True, co_authors=[])
-    assert info.value.reason == "signing" and info.value.code == "merge_refused"
+    assert info.value.reason == "signing" and info.value.code == "merge_refused" and "Merge again" in str(info.value)
     assert out(repo, "for-each-ref") == refs_before and snapshot_checkout(repo) == checkout_before
     assert not (repo / "feature.txt").exists()
 
@@ -154,7 +154,7 @@ async def test_unknown_identity_is_refused(repo: Path, git_home: Path) -> None:
     (git_home / ".gitconfig").write_text("[user]\n\tuseConfigOnly = true\n")
     with pytest.raises(MergeRefused) as info:
         await merge_branch(repo, branch=BRANCH, base_branch="main", style="merge", message="m", sign=False, co_authors=[])
-    assert info.value.reason == "identity"
+    assert info.value.reason == "identity" and "user.email" in str(info.value) and "Merge again" in str(info.value)
 
 
 async def test_compare_and_swap_refuses_a_moved_base(repo: Path) -> None:

@@ -240,3 +240,14 @@ async def test_approved_merge_brings_exactly_the_reviewed_commit(repo: Path) -> 
     commit = await approved(repo, tip)
     assert out(repo, "rev-parse", f"{commit}^{{tree}}") == out(repo, "rev-parse", f"{tip}^{{tree}}")
     assert out(repo, "status", "--porcelain") == "?? notes.txt" and not (repo / "README.md").exists()
+
+
+async def test_base_checked_out_in_a_missing_locked_worktree_is_refused(repo: Path, tmp_path: Path) -> None:
+    tip = agent_commit(repo, {"feature.txt": "x\n"})
+    away = tmp_path / "usb" / "wt"
+    sh(repo, "checkout", "-q", "--detach")
+    sh(repo, "worktree", "add", "-q", str(away), "main")
+    sh(repo, "worktree", "lock", "--reason", "on a usb drive", str(away))
+    shutil.rmtree(tmp_path / "usb")
+    err = await refused(repo, [repo], tip)
+    assert err.reason == "checkout_missing" and str(away.resolve()) in str(err)
