@@ -14,8 +14,9 @@ So :func:`fast_forward_checkout` does, in order:
    create already exists untracked or ignored (git's own "would be overwritten by merge" rule,
    extended to ignored files), or when a folder the update writes to cannot be written;
 2. ``git merge --ff-only --no-overwrite-ignore``;
-3. if git still failed after it began writing: roll back - every path git changed that now holds
-   the *new* content (or is missing) is restored from the index (still the old commit), every
+3. if git still failed after it began writing: roll back - the index is put back byte for byte
+   from a copy taken before (git writes it before the ref, so a ref lock leaves it new), every
+   path git changed that now holds the *new* content (or is missing) is restored from it, every
    path it created with the new content is removed, and so are the folders it created - then
    check the checkout is clean again. The refusal says why git failed and whether the rollback
    restored everything.
@@ -139,11 +140,13 @@ async def preflight(checkout: Path, base_branch: str, old: str, diff: list[Chang
             f"file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
             reason="dirty", files=dirty)
     gitdir = await _git_dir(checkout)
-    lock = gitdir / "index.lock"
-    if lock.exists():
-        raise MergeRefused(
-            f"another git process is using {checkout} ({lock} exists). Wait for it to finish - or, if no git "
-            "is running there, delete that file - then Merge again.", reason="locked", files=[str(lock)])
+    common = Path((await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=checkout)).text)
+    for lock in (gitdir / "index.lock", gitdir / "HEAD.lock", common / "refs" / "heads" / f"{base_branch}.lock",
+                 common / "packed-refs.lock"):
+        if lock.exists():
+            raise MergeRefused(
+                f"another git process is using {checkout} ({lock} exists). Wait for it to finish - or, if no git "
+                "is running there, delete that file - then Merge again.", reason="locked", files=[str(lock)])
     created = [c.path for c in diff if c.status == "A" or (c.status == "T" and c.old_mode == "000000")]
     parents = sorted({q for p in created for q in _parents(p)})
     tracked = await _in_tree(checkout, old, [q for q in parents if _lexists(checkout / q)])
@@ -202,6 +205,18 @@ async def fast_forward_checkout(checkout: Path, base_branch: str, old: str, new:
     diff = await changes(checkout, old, new)
     await preflight(checkout, base_branch, old, diff)
     missing_dirs = {q for c in diff for q in _parents(c.path) if not _lexists(checkout / q)}
+    index = await _git_dir(checkout) / "index"
+    backup = index.with_name("agentcraft-index.backup")
+    if index.is_file():
+        shutil.copy2(index, backup)  # git may write the index and then fail on the ref (a ref lock)
+    try:
+        await _run_merge(checkout, base_branch, old, new, diff, missing_dirs, index, backup)
+    finally:
+        backup.unlink(missing_ok=True)
+
+
+async def _run_merge(checkout: Path, base_branch: str, old: str, new: str, diff: list[Change],
+                     missing_dirs: set[str], index: Path, backup: Path) -> None:
     try:
         res = await git("merge", "--ff-only", "--no-overwrite-ignore", "--no-verify-signatures", "--no-autostash", "-q",
                         new, cwd=checkout, env={"GIT_REFLOG_ACTION": f"agentcraft: merge into {base_branch}"}, check=False,
@@ -220,6 +235,8 @@ async def fast_forward_checkout(checkout: Path, base_branch: str, old: str, new:
     if any(m in err for m in _OVERWRITE_MARKERS):  # git checked before writing anything
         raise MergeRefused(f"the fast-forward would overwrite files in {checkout}: {err}. Commit, stash or move them, "
                            "then Merge again.", reason="dirty")
+    if backup.is_file() and index.read_bytes() != backup.read_bytes() and not index.with_name("index.lock").exists():
+        os.replace(backup, index)  # byte for byte the index the user had
     left = await rollback(checkout, diff, missing_dirs)
     state = ("the checkout was restored as it was" if not left
              else f"could not restore {name_files(left)}: check them before merging again")

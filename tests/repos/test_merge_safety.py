@@ -251,3 +251,24 @@ async def test_base_checked_out_in_a_missing_locked_worktree_is_refused(repo: Pa
     shutil.rmtree(tmp_path / "usb")
     err = await refused(repo, [repo], tip)
     assert err.reason == "checkout_missing" and str(away.resolve()) in str(err)
+
+
+async def test_ref_lock_is_refused_and_a_late_one_is_rolled_back(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git writes the files *and the index*, then fails to lock the ref: both are put back."""
+    from foreman.repos import _checkout
+
+    tip = agent_commit(repo, {"README.md": "# agent\n", "new/file.txt": "n\n"})
+    lock = repo / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    err = await refused(repo, [repo], tip)
+    assert err.reason == "locked" and "main.lock" in str(err)
+
+    async def too_late(*args) -> None:  # the lock appears after the checks ran
+        return None
+
+    monkeypatch.setattr(_checkout, "preflight", too_late)
+    err = await refused(repo, [repo], tip)
+    assert err.reason == "failed" and "cannot lock ref" in str(err) and "restored as it was" in str(err)
+    assert not (repo / "new").exists() and not (repo / ".git" / "agentcraft-index.backup").exists()
+    lock.unlink()
+    await approved(repo, tip)
