@@ -272,3 +272,19 @@ async def test_ref_lock_is_refused_and_a_late_one_is_rolled_back(repo: Path, mon
     assert not (repo / "new").exists() and not (repo / ".git" / "agentcraft-index.backup").exists()
     lock.unlink()
     await approved(repo, tip)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("chattr") is None,
+                    reason="an immutable file needs root and chattr; for other users git replaces a read-only file")
+async def test_immutable_file_fails_part_way_and_is_rolled_back(repo: Path) -> None:
+    """git writes README.md, then cannot replace the immutable src/app.py: README.md is put back."""
+    tip = agent_commit(repo, {"README.md": "# agent\n", "src/app.py": "agent\n", "src/zz.py": "new\n"})
+    target = repo / "src" / "app.py"
+    if subprocess.run(["chattr", "+i", str(target)], capture_output=True).returncode != 0:
+        pytest.skip("this filesystem does not support chattr +i")
+    try:
+        err = await refused(repo, [repo], tip)
+    finally:
+        subprocess.run(["chattr", "-i", str(target)], check=False)
+    assert err.reason == "failed" and "src/app.py" in str(err) and "restored as it was" in str(err)
+    assert (repo / "README.md").read_text() == "# demo\n"
