@@ -310,23 +310,19 @@ def _parse(opt: Option, raw: Any, where: str) -> Any:
 
 
 def check_paths(settings: Settings) -> None:
-    """Refuse a home whose paths git cannot fence in.
+    """Refuse a home whose paths git cannot fence in (``foreman start`` and ``foreman doctor``).
 
     An agent's git runs with ``GIT_CEILING_DIRECTORIES`` set to its worktree's parent, so it can
-    never walk up into an enclosing repository. git splits that variable on ``:`` (git(1),
-    ``GIT_CEILING_DIRECTORIES``: "a colon-separated list of absolute paths") and has no escape for
-    it, so a worktree under a path containing ``:`` cannot be expressed and the fence would not hold.
+    never walk up into an enclosing repository; git splits that variable on ``:`` with no escape,
+    so a profile folder (where worktrees live) containing ``:`` is refused
+    (:func:`foreman.repos.gitsafety.check_ceiling_path`).
 
     Raises:
-        ConfigError: the profile folder (where worktrees live) contains ``:``, naming it and the fix.
+        UnsafePath: (a ConfigError) naming the folder and what to do.
     """
-    where = settings.profile_dir.expanduser().absolute()
-    if ":" in str(where):
-        raise ConfigError(
-            f"the profile folder {where} contains ':', which git cannot express in GIT_CEILING_DIRECTORIES "
-            "(agents' worktrees live there, and git could walk up out of them). "
-            "Choose a --home (or AGENTCRAFT_HOME) and --profile without ':'."
-        )
+    from .repos.gitsafety import check_ceiling_path
+
+    check_ceiling_path(settings.profile_dir.expanduser().absolute(), what="profile folder")
 
 
 def _os_user(env: Mapping[str, str]) -> str:

@@ -154,10 +154,12 @@ async def test_local_run_goes_through_the_sandbox(world: World) -> None:
     assert "Read-only file system" in out.output
 
 
-def _alive_with(token: str) -> list[psutil.Process]:
+def _alive_with(token: str, *, sleeper_only: bool = False) -> list[psutil.Process]:
+    """Processes whose command line holds ``token`` (bwrap and sh too, unless ``sleeper_only``)."""
     found = []
     for proc in psutil.process_iter(["cmdline"]):
-        if token in " ".join(proc.info["cmdline"] or []):
+        cmdline = proc.info["cmdline"] or []
+        if token in " ".join(cmdline) and (not sleeper_only or cmdline[:1] == [sys.executable]):
             found.append(proc)
     return found
 
@@ -165,7 +167,13 @@ def _alive_with(token: str) -> list[psutil.Process]:
 def _wait_gone(token: str, seconds: float = 10.0) -> list[psutil.Process]:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        alive = [p for p in _alive_with(token) if p.status() != psutil.STATUS_ZOMBIE]
+        alive = []
+        for proc in _alive_with(token):
+            try:
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(proc)
+            except psutil.NoSuchProcess:  # gone between the listing and the look
+                pass
         if not alive:
             return []
         time.sleep(0.1)
@@ -187,9 +195,9 @@ def test_a_background_process_dies_with_the_sandbox(world: World) -> None:
     proc = subprocess.Popen(argv, env=world.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
-        while not _alive_with(token) and time.monotonic() < deadline:
+        while not _alive_with(token, sleeper_only=True) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _alive_with(token), "the sandboxed process never started"
+        assert _alive_with(token, sleeper_only=True), "the sandboxed process never started"
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         assert _wait_gone(token) == []
