@@ -14,6 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests judge behaviour, not speed: a loaded 2-core machine (CI, several suites at once)
+# must not turn a slow example into a failure (hypothesis' default deadline is 200 ms).
+settings.register_profile("foreman", deadline=None)
+settings.load_profile("foreman")
 
 TEST_GIT_NAME = "Foreman Tests"
 TEST_GIT_EMAIL = "tests@foreman.invalid"
