@@ -83,6 +83,9 @@ class Ctx:
         self.steps = 0
         self.functions: dict[str, object] = {}
         self.probe_only = False
+        # Static text written to files earlier on this command line (resolved path -> texts),
+        # so ``echo 'git push' > x.sh && sh x.sh`` can be seen through.
+        self.written: dict[str, list[str]] = {}
 
     # ---- findings -------------------------------------------------------------------------
     def deny(self, reason: str) -> None:
@@ -108,6 +111,27 @@ class Ctx:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise Budget("too many commands to analyse")
+
+    # ---- files written on this command line --------------------------------------------
+    def record_written(self, arg: Arg, cwds: Cwds, out) -> None:
+        """Remember the static text (``out`` is a :class:`Result` ``out``) written to ``arg``."""
+        if arg.kind != LIT or arg.glob or out is None or out[0] not in ("text", "dyntext"):
+            return
+        for cwd in cwds or ("/",):
+            if arg.text.startswith("/") or cwds is not None:
+                texts = self.written.setdefault(self.resolve(cwd, arg.text), [])
+                if len(texts) < 8:
+                    texts.append(out[1])
+
+    def written_texts(self, arg: Arg, cwds: Cwds) -> list[str]:
+        """Texts written earlier on this command line to the file ``arg`` (may be empty)."""
+        if not self.written or arg.kind != LIT or arg.glob:
+            return []
+        out: list[str] = []
+        for cwd in cwds or ("/",):
+            if arg.text.startswith("/") or cwds is not None:
+                out.extend(self.written.get(self.resolve(cwd, arg.text), ()))
+        return out
 
     # ---- paths ----------------------------------------------------------------------------
     def realpath(self, path: str) -> str:

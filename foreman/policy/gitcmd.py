@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from .context import Result
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
-from .walker import run_text
+from .walker import probe_text, run_text
 from .words import LIT, Arg
 
 READ_SUBS = frozenset({
@@ -25,7 +25,7 @@ READ_SUBS = frozenset({
     "hash-object", "mktree", "write-tree", "stripspace", "interpret-trailers", "patch-id", "fmt-merge-msg",
     "verify-pack", "unpack-file", "diff-pairs", "last-modified",
 })
-WRITE_SUBS = frozenset({"add", "rm", "mv", "restore", "apply", "am", "cherry-pick", "revert", "merge",
+WRITE_SUBS = frozenset({"add", "rm", "mv", "apply", "am", "cherry-pick", "revert", "merge",
                         "update-index", "read-tree", "commit-tree", "commit", "rerere", "mailsplit",
                         "mailinfo", "checkout-index", "unpack-objects", "prune-packed", "init"})
 SIGNING_SUBS = frozenset({"commit", "merge", "rebase", "cherry-pick", "revert", "am", "commit-tree", "pull"})
@@ -88,6 +88,10 @@ def check_config(c: Call, key: str, value: str | None, how: str, aliases: dict |
     if low == "core.pager" and value in ("cat", "less", ""):
         return
     c.exact(f"{how} {key} can make git run other programs or change shared settings")
+    if value:
+        # core.pager, core.editor, sequence.editor, diff.external, *.textconv, filters, helpers...:
+        # the program a value names is classified, so a push in it is refused.
+        probe_text(c.ctx, value.lstrip("!"), c.cwds, f"the program {how} {key} names")
 
 
 def _classify_alias(c: Call, value: str, rest: list[Arg]) -> Result:
@@ -246,6 +250,37 @@ def _read_sub(c: Call, sub: str):
         return Result(c.cwds, ("wtlist",))
     if sub == "hash-object" and p.has("-w"):
         c.mutate("git hash-object -w writes objects")
+    if sub == "help" and p.has("-w", "--web", "-i", "--info"):
+        c.exact("git help --web/--info opens a browser or another program")
+    return None
+
+
+#: Pathspecs that name the whole worktree (discarding them discards all uncommitted work).
+_ALL_PATHS = frozenset({".", "./", ":/", ":/*", "*", ":(top)", ":(glob)**"})
+
+
+def _discards_all(c: Call, paths: list[Arg]) -> bool:
+    """Whether pathspecs cover the whole worktree (``.`` at the top, ``:/``, ``*``) or cannot be checked."""
+    for a in paths:
+        t = lit_text(a)
+        if t is None or t.rstrip("/") in _ALL_PATHS or t in _ALL_PATHS:
+            return True
+        if t.startswith(":") or a.glob:
+            return True
+        if c.cwds is not None and all(c.ctx.resolve(cwd, t) == c.ctx.worktree for cwd in c.cwds):
+            return True
+    return False
+
+
+def _restore(c: Call):
+    """git restore: restoring the worktree from the index or another commit discards work."""
+    p = parse_opts(c.args, "sU", {"--source", "--pathspec-from-file", "--conflict", "--unified", "-U"})
+    worktree = p.has("-W", "--worktree") or not p.has("-S", "--staged")
+    if p.values("-s", "--source") and worktree:
+        c.exact("git restore --source replaces files with another commit's version")
+    elif worktree and (_discards_all(c, p.operands) or p.has("--pathspec-from-file")):
+        c.action("git restore .", "restoring the whole worktree discards all uncommitted work")
+    c.mutate("git restore changes the worktree")
     return None
 
 
@@ -262,7 +297,8 @@ def _write_sub(c: Call, sub: str):
         if p.has("--template", "--separate-git-dir"):
             c.exact("git init --template/--separate-git-dir uses another directory")
         for a in p.operands or [Arg.lit(".")]:
-            c.write(a)
+            if c.write(a) == "in":
+                c.action("git init", "git init inside the worktree makes a nested repository")
     c.mutate(f"git {sub} changes the worktree")
     return None
 
@@ -299,10 +335,20 @@ def _checkout(c: Call):
         _target_key(c, new[0], "git checkout -b")
         return None
     if "--" in raw:
+        at = raw.index("--")
+        before = [a for a in p.operands if a not in c.args[at + 1:]]
+        if before:
+            c.exact("git checkout <commit> -- <paths> replaces files with another commit's version")
+        elif _discards_all(c, c.args[at + 1:]):
+            c.action("git restore .", "git checkout -- . discards all uncommitted work")
         c.mutate("git checkout restores files")
         return None
     ops = p.operands
-    if len(ops) >= 2 or (len(ops) == 1 and lit_text(ops[0]) == "."):
+    if len(ops) == 1 and _discards_all(c, ops) and lit_text(ops[0]) is not None:
+        c.action("git restore .", "git checkout . discards all uncommitted work")
+        c.mutate("git checkout restores files")
+    elif len(ops) >= 2:
+        c.exact("git checkout <commit> <paths> may replace files with another commit's version")
         c.mutate("git checkout restores files")
     elif len(ops) == 1:
         _target_key(c, ops[0], "git checkout")
@@ -620,7 +666,7 @@ _SUBS = {
     "fetch": lambda c: _network(c, "fetch"), "pull": lambda c: _network(c, "pull"),
     "ls-remote": lambda c: _network(c, "ls-remote"), "clone": lambda c: _network(c, "clone"),
     "remote": _remote, "lfs": _lfs, "subtree": _subtree, "archive": _archive, "bundle": _bundle,
-    "reflog": _reflog, "symbolic-ref": _symbolic_ref, "format-patch": _format_patch,
+    "reflog": _reflog, "symbolic-ref": _symbolic_ref, "format-patch": _format_patch, "restore": _restore,
 }
 
 

@@ -58,11 +58,57 @@ def _dev_tool(exact_flags=(), write_flags=(), serve_subs=()):
 for _n in ("pytest", "py.test", "tox", "nox", "mypy", "ruff", "black", "isort", "flake8", "pylint", "pyright",
            "coverage", "tsc", "eslint", "prettier", "vitest", "jest", "mocha", "ava", "tap", "c8", "nyc",
            "cmake", "ctest", "ninja", "meson", "rustfmt", "gofmt", "golangci-lint", "shellcheck", "shfmt",
-           "clang-format", "javac", "mvn", "gradle", "dotnet", "swift", "rustc", "bandit", "pydocstyle",
+           "clang-format", "dotnet", "swift", "rustc", "bandit", "pydocstyle",
            "pre-commit", "biome", "stylelint", "markdownlint", "yamllint", "hadolint", "pyflakes", "autopep8",
            "yapf", "ty", "pyre", "hatch", "sphinx-build", "mkdocs_build", "bats", "phpunit", "rspec"):
     handles(_n)(_dev_tool(write_flags=("-o", "--output", "--output-file", "--outFile", "--outDir", "--cov-report")))
 handles("vite")(_dev_tool(serve_subs=("dev", "serve", "preview")))
+
+
+#: Gradle/Maven tasks that start a server or the app (asks like ``npm start``).
+_JVM_SERVE = frozenset({"bootRun", "run", "appRun", "jettyRun", "tomcatRun", "quarkusDev", "spring-boot:run",
+                        "jetty:run", "tomcat7:run", "quarkus:dev", "exec:java", "exec:exec", "liberty:dev"})
+
+
+@handles("gradle", "mvn")
+def _jvm_build(c: Call):
+    """Gradle and Maven (also ``./gradlew``/``./mvnw``): build and test tasks run the project's
+    build like ``npm test``; tasks that start the app ask; init scripts from elsewhere ask."""
+    p = parse_opts(c.args, "IcbfsgpPD" if c.name == "gradle" else "fsgPDTbl",
+                   {"--init-script", "--settings-file", "--build-file", "--project-dir", "--gradle-user-home",
+                    "--project-cache-dir", "--file", "--settings", "--global-settings", "--toolchains", "--log-file"})
+    for f, v in p.opts:
+        if f in ("-I", "--init-script") or (c.name == "mvn" and f in ("-s", "--settings", "-gs", "--global-settings")):
+            c.exact(f"{c.name} {f} runs build code from another file")
+        elif f in ("-p", "--project-dir", "-c", "--settings-file", "-b", "--build-file", "-f", "--file") and v is not None:
+            c.read(v)
+    for a in p.operands:
+        t = lit_text(a)
+        if t is None:
+            c.exact(f"{c.name} gets a task from a variable")
+        elif t in _JVM_SERVE or t.endswith((":bootRun", ":run", ":appRun")):
+            c.action(f"serve:{c.name} {t}", f"{c.name} {t} starts the application")
+    c.project(f"{c.name} runs the project's build")
+    return None
+
+
+@handles("javac")
+def _javac(c: Call):
+    """javac: annotation processors and plugins are code the compiler runs (asks)."""
+    p = parse_opts(c.args, "dsh", {"-d", "-s", "-h", "-cp", "-classpath", "--class-path", "-sourcepath",
+                                   "--source-path", "-encoding", "--release", "-source", "-target", "--module-path",
+                                   "-p", "-processor", "-processorpath", "--processor-path", "--processor-module-path",
+                                   "--module", "-m", "--add-modules"}, long_single_dash=True)
+    for f, v in p.opts:
+        if f in ("-processor", "-processorpath", "--processor-path", "--processor-module-path") or f.startswith(
+                ("-Xplugin", "-J", "--plugin")):
+            c.exact(f"javac {f} runs an annotation processor or compiler plugin")
+        elif f in ("-d", "-s", "-h") and v is not None:
+            c.write(v, tree=True)
+    for a in p.operands:
+        c.read(a)
+    c.project("javac compiles")
+    return None
 
 
 @handles("webpack", "webpack-cli")
@@ -114,7 +160,8 @@ def _make(c: Call):
     if p.has("--eval"):
         c.exact("make --eval runs make code given on the command line")
     for v in p.values("-f", "--file", "--makefile"):
-        c.run(v)
+        if c.run(v) != "in":
+            c.exact("make -f runs a Makefile from outside the worktree")
     if not c.ctx.cwds_inside(cwds):
         c.exact("make runs a Makefile outside the worktree")
     c.mutate("make runs the project's build")
@@ -162,14 +209,19 @@ def inline_code(c: Call, code: Arg | None, lang: str) -> None:
     c.mutate(f"{c.name} runs inline code")
     if code is None or code.kind != LIT:
         return
-    lits = _string_literals(code.text)
+    probe_strings(c, code.text, f"{c.name} code")
+
+
+def probe_strings(c: Call, code: str, what: str) -> None:
+    """Refuse the command if the string literals of ``code`` (any language) spell a git push."""
+    lits = _string_literals(code)
     for s in lits:
         if "push" in s or "git" in s:
-            probe_text(c.ctx, s, c.cwds, f"a string in {c.name} code")
+            probe_text(c.ctx, s, c.cwds, f"a string in {what}")
     if any("push" in s for s in lits):
         for i, s in enumerate(lits):
             if s == "git" or s.endswith("/git"):
-                probe_text(c.ctx, " ".join(lits[i:i + 8]), c.cwds, f"strings in {c.name} code")
+                probe_text(c.ctx, " ".join(lits[i:i + 8]), c.cwds, f"strings in {what}")
 
 
 def _stdin_code(c: Call, lang: str) -> None:
@@ -205,8 +257,14 @@ def _python(c: Call):
         if t.startswith("-"):
             i += 1
             continue
+        nxt = lit_text(args[i + 1]) if i + 1 < len(args) else None
+        if t.rsplit("/", 1)[-1] == "manage.py" and nxt in ("runserver", "runserver_plus", "testserver", "runfcgi"):
+            c.action(f"serve:manage.py {nxt}", f"manage.py {nxt} starts a development server")
+            return None
         c.run(args[i])
-        c.mutate(f"{c.name} runs a script")
+        for text in c.ctx.written_texts(args[i], c.cwds):
+            probe_strings(c, text, "a script written earlier in the command")
+        c.project(f"{c.name} runs a script")
         _operand_paths(c, args[i + 1:])
         return None
     if c.stdin is None and not args:
@@ -269,6 +327,9 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
             if t == stdin_flag:
                 _stdin_code(c, lang)
                 return None
+            if c.name == "php" and (t == "-S" or t.startswith("-S")):
+                c.action("serve:php -S", "php -S starts a development server")
+                return None
             if t in ("--version", "-v", "-V", "--help", "-h") and len(args) == 1:
                 return None
             if t.startswith("-"):
@@ -285,7 +346,9 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
                 c.mutate(f"{c.name} {t}")
                 continue
             c.run(a)
-            c.mutate(f"{c.name} runs a script")
+            for text in c.ctx.written_texts(a, c.cwds):
+                probe_strings(c, text, "a script written earlier in the command")
+            c.project(f"{c.name} runs a script")
             _operand_paths(c, args[i + 1:])
             return None
         _stdin_code(c, lang)
@@ -339,12 +402,15 @@ def _awk(c: Call):
     return None
 
 
-def sed_unsafe(script: str) -> bool:
+def sed_unsafe(script: str, execs: list[str] | None = None) -> bool:
     """Whether a sed script may run commands or write files (``e``, ``w``, ``r``, ``s///w|e``).
 
     Follows the command grammar of GNU sed(1); anything not understood counts as unsafe.
+    ``execs`` (when given) receives the static command text the script runs: the text of an
+    ``e command``, and the replacement of an ``s///e`` (run as a command).
     """
     i, n = 0, len(script)
+    unsafe = False
     while i < n:
         ch = script[i]
         if ch in " \t\n;!{}":
@@ -365,6 +431,14 @@ def sed_unsafe(script: str) -> bool:
             j = script.find("\n", i)
             i = n if j < 0 else j + 1
             continue
+        if ch == "e":
+            j = script.find("\n", i)
+            j = n if j < 0 else j
+            if execs is not None and script[i + 1:j].strip():
+                execs.append(script[i + 1:j].strip())
+            unsafe = True
+            i = j + 1
+            continue
         if ch in ":btT":
             j = i + 1
             while j < n and script[j] not in ";\n}":
@@ -378,20 +452,28 @@ def sed_unsafe(script: str) -> bool:
             j = _skip_delimited(script, i + 2, delim)
             if j < 0:
                 return True
-            j = _skip_delimited(script, j, delim)
-            if j < 0:
+            k = _skip_delimited(script, j, delim)
+            if k < 0:
                 return True
+            replacement = script[j:k - 1]
+            j = k
             while j < n and script[j] not in ";\n}":
                 if ch == "s" and script[j] in "we":
-                    return True
+                    unsafe = True
+                    if script[j] == "e" and execs is not None:
+                        execs.append(replacement.replace("\\" + delim, delim))
+                    if script[j] == "w":
+                        break
                 j += 1
             i = j
+            if i < n and script[i] not in ";\n}":
+                return True
             continue
         if ch in "=dDgGhHlnNpPqQxzF":
             i += 1
             continue
-        return True  # e, r, R, w, W, v and anything unknown
-    return False
+        return True  # r, R, w, W, v and anything unknown
+    return unsafe
 
 
 def _skip_delimited(s: str, i: int, delim: str) -> int:
@@ -424,10 +506,13 @@ def _sed(c: Call):
         scripts, ops = [ops[0]], ops[1:]
     for s in scripts:
         t = lit_text(s)
+        execs: list[str] = []
         if t is None:
             c.exact("sed runs a script from a variable")
-        elif sed_unsafe(t):
+        elif sed_unsafe(t, execs):
             c.exact("the sed script may write files or run commands (e, w, r)")
+        for text in execs:
+            probe_text(c.ctx, text, c.cwds, "a command a sed script runs")
     inplace = p.has("-i", "--in-place") or any(f.startswith("-i") or f.startswith("--in-place") for f, _ in p.opts)
     for a in ops:
         c.write(a) if inplace else c.read(a)
@@ -508,32 +593,52 @@ handles("pnpm")(lambda c: _npm_like(c, "pnpm"))
 
 @handles("npx", "bunx", "pnpx")
 def _npx(c: Call):
+    """A package runner: the command it runs is classified like one typed directly; a package
+    that is not installed in the worktree's ``node_modules/.bin`` may be downloaded (asks)."""
     p = parse_opts(c.args, "pc", {"--package", "--call", "-p", "-c"}, stop_at_operand=True)
     for v in p.values("-c", "--call"):
         if v.kind != LIT:
             c.exact("npx -c runs a command from a variable")
         else:
             run_text(c.ctx, v.text, c.cwds, c.stdin, "npx -c")
+    words = p.rest or p.operands
     if p.has("-p", "--package"):
         c.exact("npx --package installs a package to run")
+        run_wrapped(c, words)
         return None
-    if not p.rest:
+    if not words:
         return None
-    tool = lit_text(p.rest[0])
+    tool = lit_text(words[0])
     if tool is None:
         c.exact("npx runs a tool named by a variable")
         return None
-    if "@" in tool[1:] or "/" in tool and not tool.startswith("@"):
-        c.ctx.ask(f"Bash:net:npx:{tool}", f"npx {tool} may download the package")
-        return None
     # A tool installed in the worktree is a link in node_modules/.bin (npm creates links there).
-    if c.cwds is not None and len(c.cwds) == 1 and c.ctx.inside(c.cwds[0]):
+    if "@" not in tool[1:] and "/" not in tool and c.cwds is not None and len(c.cwds) == 1 and c.ctx.inside(c.cwds[0]):
         link = f"{c.ctx.worktree}/node_modules/.bin/{tool}"
         real = c.ctx.realpath(link)
         if real != link and c.ctx.inside(real):
-            return c.sub([Arg.lit(link), *p.rest[1:]], c.stdin)
-    c.ctx.ask(f"Bash:net:npx:{tool}", f"npx {tool} is not installed in the worktree and would be downloaded")
+            return c.sub([Arg.lit(link), *words[1:]], c.stdin)
+    c.ctx.ask(f"Bash:net:npx:{tool}", f"npx {tool} is not installed in the worktree and may be downloaded")
+    run_wrapped(c, words)
     return None
+
+
+def _bin_name(tool: str) -> str:
+    """The program a package spec runs: ``create-x@latest`` -> ``create-x``, ``@s/pkg`` -> ``pkg``."""
+    name = tool.rsplit("@", 1)[0] if "@" in tool[1:] else tool
+    name = name.split("==", 1)[0].split("[", 1)[0]
+    return name.rsplit("/", 1)[-1] or tool
+
+
+def run_wrapped(c: Call, words: list[Arg]) -> None:
+    """Classify the command a package runner runs as if it were typed directly."""
+    if not words:
+        return
+    tool = lit_text(words[0])
+    if tool is None:
+        c.exact(f"{c.name} runs a tool named by a variable")
+        return
+    c.sub([Arg.lit(_bin_name(tool)), *words[1:]], c.stdin)
 
 
 @handles("pip", "pip3")
@@ -579,6 +684,8 @@ def _py_manager(c: Call):
     if sub in ("build", "fmt", "format"):
         c.mutate(f"{c.name} {sub}")
         return None
+    if c.name == "uv" and sub == "tool" and rest and lit_text(rest[0]) == "run":
+        return _uvx(Call(c.ctx, "uvx", rest[1:], c.cwds, c.stdin))
     if sub in ("tool", "x", "exec") or c.name == "uv" and sub == "tool":
         c.exact(f"{c.name} {sub} runs a tool that may be downloaded")
         return None
@@ -593,11 +700,37 @@ def _py_manager(c: Call):
     return None
 
 
+_UVX_VALUE = {"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p", "--index",
+              "--index-url", "--extra-index-url", "--default-index", "-i", "--spec", "--pip-args", "--directory",
+              "--project", "--constraints", "--overrides", "--env-file", "-w"}
+
+
 @handles("uvx", "pipx")
 def _uvx(c: Call):
-    tool = lit_text(c.args[0]) if c.args else None
-    c.ctx.ask(f"Bash:net:{c.name}:{tool}" if tool else "Bash:exact:" + c.ctx.command.strip(),
-              f"{c.name} runs a tool that may be downloaded")
+    """``uvx tool ...``, ``pipx run tool ...``: the tool may be downloaded (asks for it by name)
+    and the command it runs is classified like one typed directly."""
+    args = list(c.args)
+    runner = c.name
+    if c.name == "pipx":
+        p = parse_opts(args, "", _UVX_VALUE, stop_at_operand=True)
+        sub = lit_text(p.rest[0]) if p.rest else None
+        if sub in (None, "list", "--version", "environment", "completions"):
+            return None
+        if sub != "run":
+            c.action(f"pipx {sub}", f"pipx {sub} installs or changes tools in your home")
+            return None
+        args = p.rest[1:]
+    p = parse_opts(args, "pwi", _UVX_VALUE, stop_at_operand=True)
+    words = p.rest or p.operands
+    if any(f in ("--index", "--index-url", "--extra-index-url", "--default-index", "-i", "--from", "--spec")
+           for f, _ in p.opts):
+        c.exact(f"{runner} takes the tool from another index or source")
+    tool = lit_text(words[0]) if words else None
+    if tool is None:
+        c.exact(f"{runner} runs a tool named by a variable")
+        return None
+    c.ctx.ask(f"Bash:net:{runner}:{tool}", f"{runner} runs a tool that may be downloaded")
+    run_wrapped(c, words)
     return None
 
 

@@ -29,15 +29,19 @@ class Arg:
         text: the word's value for ``LIT`` and ``FD`` words, else ``None``.
         glob: the word holds an unquoted ``*``, ``?`` or ``[``.
         src: the source text of the word, for messages.
+        data: for a substitution whose output the policy knows (``$(echo git push)``,
+            ``<(printf ls)``), that output as a :class:`~foreman.policy.context.Result` ``out``
+            tuple (``("text", s)``); else None. The word itself stays unknown.
     """
 
-    __slots__ = ("kind", "text", "glob", "src")
+    __slots__ = ("kind", "text", "glob", "src", "data")
 
-    def __init__(self, kind: str, text: str | None, glob: bool = False, src: str = "") -> None:
+    def __init__(self, kind: str, text: str | None, glob: bool = False, src: str = "", data=None) -> None:
         self.kind = kind
         self.text = text
         self.glob = glob
         self.src = src
+        self.data = data
 
     @classmethod
     def lit(cls, text: str) -> "Arg":

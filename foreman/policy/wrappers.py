@@ -7,7 +7,7 @@ from .context import Result
 from .opts import lit_text, parse_opts
 from .registry import Call, dispatch, handles
 from .walker import run_text
-from .words import LIT, UNKNOWN, WTLIST, Arg
+from .words import FD, LIT, UNKNOWN, WTLIST, Arg
 
 _SHELLS = ("bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox_sh", "fish", "tcsh", "csh")
 
@@ -96,7 +96,7 @@ def _env(c: Call):
         elif t.startswith("-"):
             c.exact(f"env {t} is not understood")
         elif "=" in t:
-            envvars.check_name(c.ctx, t.split("=", 1)[0], "prefix", "env sets")
+            envvars.check_name(c.ctx, t.split("=", 1)[0], "prefix", "env sets", t.split("=", 1)[1])
         else:
             res = dispatch(c.ctx, args[i:], cwds, c.stdin)
             return Result(c.cwds, res.out)
@@ -131,9 +131,8 @@ handles("sudo", "doas", "pkexec", "run0")(
     _simple_wrapper("ugpChDrtTUR", {"--user", "--group", "--prompt", "--close-from", "--host", "--chdir",
                                     "--role", "--type", "--other-user", "--command-timeout", "--chroot"},
                     exact="{name} runs a command as another user"))
-handles("chrt", "taskset")(_simple_wrapper("", exact="{name} changes how the system schedules a process"))
-handles("strace", "ltrace", "gdb", "valgrind", "perf")(
-    _simple_wrapper("oepsEaSI", {"--output"}, exact="{name} traces or debugs a process"))
+handles("strace", "ltrace", "valgrind", "perf")(
+    _simple_wrapper("oepsEaSIuU", {"--output", "--user"}, exact="{name} traces or debugs a process"))
 
 
 @handles("command")
@@ -185,8 +184,7 @@ def _shell(c: Call):
     while i < len(args):
         t = lit_text(args[i])
         if t is None:
-            c.exact(f"{c.name} gets an option from a variable")
-            return None
+            break  # the script: a process substitution, or a path from a variable (asks)
         if t == "--":
             i += 1
             break
@@ -209,17 +207,34 @@ def _shell(c: Call):
             return None
         src = args[command_text]
         if src.kind != LIT:
-            if src.kind == UNKNOWN:
-                c.exact(f"{c.name} -c runs a command from a variable or substitution")
+            c.exact(f"{c.name} -c runs a command from a variable, substitution or file list")
+            if src.data is not None:
+                run_text(c.ctx, src.data[1], c.cwds, c.stdin, f"{c.name} -c")
             return None
         return run_text(c.ctx, src.text, c.cwds, c.stdin, f"{c.name} -c")
     if i < len(args):
-        script = args[i]
-        c.run(script)
-        c.mutate(f"{c.name} runs the script {script.src}")
-        return None
+        return _script_file(c, args[i], c.name)
     # The shell reads its script from stdin.
     return _stdin_script(c, c.name)
+
+
+#: Paths that name the shell's own stdin when given as a script.
+_STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def _script_file(c: Call, script: Arg, what: str):
+    """A shell runs a script file: stdin and process substitutions are read like piped text;
+    any other file can hold anything (asks), and static text written to it earlier on the same
+    command line is classified too (a push in it is refused)."""
+    if script.kind == LIT and script.text in _STDIN_PATHS:
+        return _stdin_script(c, what)
+    if script.kind == FD:
+        if script.data is None:
+            c.exact(f"{what} runs a script from a process substitution that cannot be seen")
+            return None
+        return run_text(c.ctx, script.data[1], c.cwds, None, f"a script fed to {what}")
+    c.run_script(script)
+    return None
 
 
 def _stdin_script(c: Call, what: str):
@@ -257,12 +272,21 @@ def _unquote_src(src: str) -> str:
     return src
 
 
+#: Files a project sources that set up its own tools (a virtualenv's activate script).
+_ACTIVATE = (".venv/bin/activate", "venv/bin/activate", ".venv/bin/activate.fish", "env/bin/activate")
+
+
 @handles("source", ".")
 def _source(c: Call):
     if not c.args:
         c.exact("source without a file")
         return None
-    c.run(c.args[0])
+    f = c.args[0]
+    t = lit_text(f)
+    if t is not None and t.lstrip("./").endswith(_ACTIVATE) and c.read(f) == "in" and c.ctx.cwds_inside(c.cwds):
+        c.mutate("source activates the project's virtualenv")
+        return Result(c.cwds)
+    _script_file(c, f, c.name)
     c.mutate("source runs a script in this shell")
     return Result(None)
 
@@ -303,6 +327,8 @@ def _xargs(c: Call):
     else:
         item = Arg(UNKNOWN, None, False, "xargs input")
     cmd = p.rest or [Arg.lit("echo")]
+    if lit_text(cmd[0]) in _SHELLS:
+        c.exact("xargs runs a shell on its input")
     replace = None
     for f, v in p.opts:
         if f in ("-I", "--replace"):
@@ -365,6 +391,8 @@ def _find(c: Call):
                 k += 1
             if k >= len(expr):
                 c.exact("find -exec is not terminated")
+            if cmd and lit_text(cmd[0]) in _SHELLS + ("env", "xargs", "eval"):
+                c.exact(f"find {t} runs a shell on the files it finds")
             if cmd:
                 before = c.ctx.writes
                 if t in ("-execdir", "-okdir"):
@@ -398,3 +426,179 @@ def _find(c: Call):
     if all_inside and not follow:
         return Result(c.cwds, ("wtlist",))
     return None
+
+
+# ---- more programs that run a command -----------------------------------------------------
+def _after_options(c: Call, args: list[Arg], short_value: str, long_value=(), *, operands: int = 0):
+    """The command a wrapper runs: the words after its options and ``operands`` leading operands.
+
+    Returns None (after asking) when an option word is not a literal.
+    """
+    p = parse_opts(args, short_value, frozenset(long_value), stop_at_operand=True)
+    if any(v is not None and v.kind != LIT for _, v in p.opts):
+        c.exact(f"{c.name} gets an option from a variable")
+    return p, p.rest[operands:]
+
+
+@handles("taskset")
+def _taskset(c: Call):
+    p, rest = _after_options(c, c.args, "", operands=1)
+    if p.has("-p", "--pid", "-a", "--all-tasks"):
+        c.exact("taskset -p changes a running process")
+        return None
+    return _wrapped(c, rest)
+
+
+@handles("chrt")
+def _chrt(c: Call):
+    p, rest = _after_options(c, c.args, "TPD", {"--sched-runtime", "--sched-period", "--sched-deadline"}, operands=1)
+    c.exact("chrt changes how the system schedules a process")
+    if p.has("-p", "--pid"):
+        return None
+    return _wrapped(c, rest)
+
+
+@handles("script")
+def _script(c: Call):
+    p = parse_opts(c.args, "cEIOTBmo", {"--command", "--echo", "--log-in", "--log-out", "--log-timing",
+                                        "--log-io", "--logging-format", "--output-limit"})
+    for v in p.values("-I", "-O", "-T", "-B", "--log-in", "--log-out", "--log-timing", "--log-io"):
+        c.write(v)
+    for a in p.operands or [Arg.lit("typescript")]:
+        c.write(a)
+    cmds = p.values("-c", "--command")
+    if not cmds:
+        c.exact("script starts an interactive shell")
+        return None
+    for v in cmds:
+        if v.kind != LIT:
+            c.exact("script -c runs a command from a variable")
+        else:
+            run_text(c.ctx, v.text, c.cwds, c.stdin, "script -c")
+    return None
+
+
+_GDB_SHELL = ("shell ", "!", "pipe ", "| ")
+
+
+@handles("gdb", "cgdb", "lldb")
+def _gdb(c: Call):
+    c.exact(f"{c.name} debugs a process and can run any command")
+    args = list(c.args)
+    for i, a in enumerate(args):
+        t = lit_text(a)
+        if t == "--args" or (c.name == "lldb" and t == "--"):
+            c.sub(args[i + 1:], None)
+            break
+        if t in ("-ex", "--ex", "-iex", "--iex", "-eval-command", "--eval-command", "-o", "-O") and i + 1 < len(args):
+            cmd = lit_text(args[i + 1])
+            if cmd is None:
+                continue
+            for prefix in _GDB_SHELL:
+                if cmd.startswith(prefix):
+                    run_text(c.ctx, cmd[len(prefix):], c.cwds, None, f"{c.name} {t}")
+        elif t in ("-x", "--command", "-s", "-source") and i + 1 < len(args):
+            c.run_script(args[i + 1], "gdb")
+    return None
+
+
+@handles("su")
+def _su(c: Call):
+    c.exact("su runs a command as another user")
+    p = parse_opts(c.args, "cgGsw", {"--command", "--session-command", "--group", "--supp-group", "--shell",
+                                    "--whitelist-environment"})
+    for v in p.values("-c", "--command", "--session-command"):
+        if v.kind == LIT:
+            run_text(c.ctx, v.text, None, c.stdin, "su -c")
+    return None
+
+
+@handles("parallel", "sem")
+def _parallel(c: Call):
+    """GNU parallel: the command template runs (through a shell) once per argument."""
+    c.exact(f"{c.name} runs commands in parallel (and can run them on other hosts)")
+    p = parse_opts(c.args, "ajJSXdEIjkmnNPsv", {"--arg-file", "--jobs", "--sshlogin", "--colsep", "--delimiter",
+                                               "--eof", "--replace", "--max-args", "--max-chars", "--basefile",
+                                               "--workdir", "--tmpdir", "--results", "--joblog", "--shebang",
+                                               "--tag-string", "--timeout", "--retries"}, stop_at_operand=True)
+    words = list(p.rest)
+    seps = [i for i, w in enumerate(words) if lit_text(w) in (":::", "::::", ":::+", "::::+")]
+    template = words[:seps[0]] if seps else words
+    values: list[Arg] = []
+    if seps:
+        end = seps[1] if len(seps) > 1 else len(words)
+        values = words[seps[0] + 1:end][:8]
+    if not template:
+        template = [Arg(UNKNOWN, None, False, "parallel input")]
+    base = " ".join(w.text if w.kind == LIT else '"$PARALLEL_INPUT"' for w in template)
+    for v in values or [Arg(UNKNOWN, None, False, "parallel input")]:
+        item = _quote(v) if v.kind == LIT else '"$PARALLEL_INPUT"'
+        text = base.replace("{}", item) if "{}" in base else base + " " + item
+        run_text(c.ctx, text, c.cwds, None, c.name)
+    return None
+
+
+@handles("at", "batch")
+def _at(c: Call):
+    p = parse_opts(c.args, "fqtM", {"--file"})
+    if p.has("-l", "-r", "-d", "-c"):
+        c.exact(f"{c.name} lists or changes scheduled jobs")
+        return None
+    c.exact(f"{c.name} schedules commands to run later, outside this session")
+    files = p.values("-f", "--file")
+    for f in files:
+        c.run_script(f)
+    if not files:
+        _stdin_script(c, c.name)
+    return None
+
+
+@handles("systemd-run")
+def _systemd_run(c: Call):
+    c.exact("systemd-run starts a command as a system or user service")
+    _, rest = _after_options(c, c.args, "pEMHu", {"--property", "--setenv", "--machine", "--host", "--unit",
+                                                  "--description", "--slice", "--uid", "--gid", "--nice",
+                                                  "--working-directory", "--on-active", "--on-boot",
+                                                  "--on-startup", "--on-unit-active", "--on-unit-inactive",
+                                                  "--on-calendar", "--timer-property", "--path-property",
+                                                  "--socket-property", "--service-type", "--expand-environment"})
+    return _wrapped(c, rest)
+
+
+@handles("busybox", "toybox")
+def _busybox(c: Call):
+    if not c.args or (lit_text(c.args[0]) or "").startswith("-"):
+        return None
+    return c.sub(list(c.args), c.stdin)
+
+
+@handles("unshare", "nsenter")
+def _namespaces(c: Call):
+    c.exact(f"{c.name} runs a command in other namespaces (other users, mounts or network)")
+    _, rest = _after_options(c, c.args, "tSGRwelp" if c.name == "nsenter" else "SGRwl",
+                             {"--target", "--setuid", "--setgid", "--root", "--wd", "--propagation", "--setgroups",
+                              "--map-user", "--map-group", "--map-users", "--map-groups", "--env"})
+    return _wrapped(c, rest)
+
+
+@handles("chroot")
+def _chroot(c: Call):
+    c.exact("chroot runs a command under another root directory")
+    _, rest = _after_options(c, c.args, "", {"--userspec", "--groups"}, operands=1)
+    if rest:
+        # Paths inside are relative to the new root: only what is refused is taken from them.
+        dispatch(c.ctx, rest, None, c.stdin)
+    return None
+
+
+@handles("coproc")
+def _coproc(c: Call):
+    """``coproc [NAME] command``: bash runs the command in the background."""
+    words = list(c.args)
+    for i, w in enumerate(words[:2]):
+        if lit_text(w) in ("{", "("):
+            inner = [x.text if x.kind == LIT else x.src for x in words[i + 1:]]
+            c.exact("coproc runs a compound command")
+            run_text(c.ctx, " ".join(inner).rstrip("})"), c.cwds, None, "coproc")
+            return None
+    return _wrapped(c, words)
