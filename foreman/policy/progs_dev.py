@@ -135,6 +135,18 @@ for _n in ("webpack-dev-server", "http-server", "serve", "live-server", "nodemon
     handles(_n)(_server)
 
 
+@handles("flask", "rails")
+def _web_framework(c: Call):
+    """``flask run``, ``rails s``/``server``: development servers (ask); other subcommands run
+    code the policy does not know (ask for the exact command)."""
+    first = lit_text(c.args[0]) if c.args else None
+    if first in ("run", "s", "server"):
+        c.action(f"serve:{c.name} {first}", f"{c.name} {first} starts a development server")
+        return None
+    c.exact(f"{c.name} {first or ''} runs application code the policy does not know".replace("  ", " "))
+    return None
+
+
 @handles("gcc", "cc", "clang", "g++", "c++", "clang++", "ld")
 def _cc(c: Call):
     p = parse_opts(c.args, "oIlLDUWfmxO", {"-o"})

@@ -331,6 +331,7 @@ def _tee(c: Call):
     p = parse_opts(c.args, "", {"--output-error"})
     for a in p.operands:
         c.write(a)
+        c.ctx.record_written(a, c.cwds, c.stdin)
     return Result(c.cwds, c.stdin if c.stdin is not None and c.stdin[0] in ("text", "dyntext") else None)
 
 

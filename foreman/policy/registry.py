@@ -11,7 +11,7 @@ import posixpath
 from typing import Callable
 
 from .context import Ctx, Cwds, Result
-from .words import FD, LIT, Arg
+from .words import FD, LIT, Arg, static_text
 
 #: Scripts and tools a project keeps in its worktree that are run like the tool they stand for
 #: (the same rule as ``npm test``): build wrappers, and tools installed into the worktree.
@@ -155,6 +155,13 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
             Call(ctx, name, argv[1:], cwds, stdin).run_script(prog)
             if base.startswith("git-"):
                 return dispatch(ctx, [Arg.lit("git"), Arg.lit(base[4:]), *argv[1:]], cwds, stdin)
+            if base in HANDLERS:
+                # A copy of a known program (./git, /tmp/x/git): what that program would refuse
+                # (a push) is refused here too.
+                from .walker import probe_text
+                words = [base] + ["'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"'
+                                  for a in argv[1:]]
+                probe_text(ctx, " ".join(words), cwds, f"the program {name}")
             return Result(cwds)
     if name in ctx.functions:
         from .walker import call_function
@@ -180,17 +187,21 @@ def _entry_point(ctx: Ctx, path: str, cwds: Cwds) -> str | None:
     or virtualenv ``bin`` count, and only when the path and what it resolves to stay inside the
     worktree; any other program named by a path asks.
     """
-    if cwds is None or len(cwds) != 1:
+    if cwds is None:
         return None
-    lex = posixpath.normpath(path if path.startswith("/") else posixpath.join(cwds[0], path))
-    if not ctx.inside(lex) or not ctx.inside(ctx.realpath(lex)):
-        return None
-    directory, base = posixpath.split(lex)
-    if base in ENTRY_WRAPPERS:
-        return ENTRY_WRAPPERS[base]
-    if directory.endswith(_TOOL_DIRS) and base:
-        return base
-    return None
+    found = set()
+    for cwd in cwds:
+        lex = posixpath.normpath(path if path.startswith("/") else posixpath.join(cwd, path))
+        if not ctx.inside(lex) or not ctx.inside(ctx.realpath(lex)):
+            return None
+        directory, base = posixpath.split(lex)
+        if base in ENTRY_WRAPPERS:
+            found.add(ENTRY_WRAPPERS[base])
+        elif directory.endswith(_TOOL_DIRS) and base:
+            found.add(base)
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
 
 
 def _disguised(ctx: Ctx, argv: list[Arg], cwds: Cwds) -> None:
@@ -206,8 +217,9 @@ def _disguised(ctx: Ctx, argv: list[Arg], cwds: Cwds) -> None:
         return
     prog = argv[0]
     if prog.data is not None:
-        rest = " ".join("'" + a.text.replace("'", "'\\''") + "'" for a in argv[1:] if a.kind == LIT)
-        probe_text(ctx, prog.data[1].strip() + " " + rest, cwds, "a program name built by a substitution")
+        rest = " ".join("'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else static_text(a) or '"$x"'
+                        for a in argv[1:])
+        probe_text(ctx, static_text(prog) + " " + rest, cwds, "a program name built by a substitution")
     text = " ".join(a.src for a in argv)
     for ifs in _IFS:
         text = text.replace(ifs, " ")

@@ -163,7 +163,9 @@ def run_stmt(ctx: Ctx, node, cwds: Cwds, stdin=None) -> Result:
     return Result(None)
 
 
-def _run_list(ctx: Ctx, node, cwds: Cwds, stdin) -> Result:
+def _run_list(ctx: Ctx, node, cwds: Cwds, stdin, tail_redirects=()) -> Result:
+    """Run ``a && b || c``; ``tail_redirects`` belong to the last command (tree-sitter hangs
+    the redirections of ``a && b < f`` on the whole list, bash applies them to ``b``)."""
     rights = []
     cur = node
     while cur.type == "list":
@@ -172,8 +174,14 @@ def _run_list(ctx: Ctx, node, cwds: Cwds, stdin) -> Result:
         cur = ch[0]
     rights.reverse()
     res = run_stmt(ctx, cur, cwds, stdin)
-    for right in rights:
-        nxt = run_stmt(ctx, right, res.cwds, None)
+    for i, right in enumerate(rights):
+        if tail_redirects and i == len(rights) - 1:
+            if right.type == "command":
+                nxt = run_command(ctx, right, res.cwds, None, tail_redirects)
+            else:
+                nxt = run_stmt(ctx, right, res.cwds, apply_redirects(ctx, tail_redirects, res.cwds, None))
+        else:
+            nxt = run_stmt(ctx, right, res.cwds, None)
         res = Result(union(res.cwds, nxt.cwds), nxt.out)
     return res
 
@@ -202,6 +210,8 @@ def _run_redirected(ctx: Ctx, node, cwds: Cwds, stdin) -> Result:
         res = Result(cwds)
     elif body.type == "command":
         res = run_command(ctx, body, cwds, stdin, redirects)
+    elif body.type == "list":
+        res = _run_list(ctx, body, cwds, stdin, redirects)
     else:
         stdin = apply_redirects(ctx, redirects, cwds, stdin)
         res = run_stmt(ctx, body, cwds, stdin)

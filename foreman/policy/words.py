@@ -52,6 +52,16 @@ class Arg:
         return f"Arg({self.kind}, {self.text!r}{', glob' if self.glob else ''})"
 
 
+def static_text(arg: Arg) -> str | None:
+    """The text of a word when it is known before run time: a literal, or a substitution with
+    a known output (``$(echo git)`` -> ``git``, as bash would split it); else None."""
+    if arg.kind == LIT:
+        return arg.text
+    if arg.data is not None and arg.data[0] == "text":
+        return " ".join(arg.data[1].split())
+    return None
+
+
 def quote_escape(text: str) -> str:
     """Escape ``text`` (a quoted piece) so expansion leaves it literal."""
     if not any(c in _SPECIAL for c in text):

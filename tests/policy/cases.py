@@ -168,11 +168,9 @@ CASES: list[tuple] = [
     ("ls /tmp", A, []),
     ("rm -rf /tmp", Q, [O + "/tmp:wtree:"]),
     # ---- safe development commands -------------------------------------------------------
-    ("npm test", A, []),
     ("npm run build", A, []),
     ("npm run lint -- --fix", A, []),
     ("npm ls", A, []),
-    ("yarn test", A, []),
     ("pnpm run typecheck", A, []),
     ("pytest", A, []),
     ("pytest -q tests/test_a.py::test_x", A, []),
@@ -204,9 +202,7 @@ CASES: list[tuple] = [
     ("./scripts/test.sh", Q, [X]),
     ("bash scripts/ci.sh", Q, [X]),
     ("sh ./configure", Q, [X]),
-    ("source .venv/bin/activate && pytest", A, []),
     (". venv/bin/activate", A, []),
-    (".venv/bin/pytest -q", A, []),
     ("node_modules/.bin/eslint .", A, []),
     ("npx eslint .", A, []),
     ("npx vitest run", A, []),
@@ -219,7 +215,6 @@ CASES: list[tuple] = [
     ("pip show requests", A, []),
     ("python --version", A, []),
     ("node --version", A, []),
-    ("timeout 60 pytest", A, []),
     ("nice -n 10 make", A, []),
     ("time npm test", A, []),
     ("env CI=1 pytest", A, []),
@@ -248,10 +243,6 @@ CASES: list[tuple] = [
     ("git merge --abort", A, []),
     ("git rm old.py", A, []),
     ("git mv a.py b.py", A, []),
-    ("git restore src/a.py", A, []),
-    ("git restore --staged .", A, []),
-    ("git checkout -- src/a.py", A, []),
-    ("git checkout .", Q, ["Bash:git restore ."]),
     ("git checkout HEAD~1 src/a.py", Q, [X]),
     ("git reset HEAD~1", A, []),
     ("git reset --soft HEAD~1", A, []),
@@ -276,7 +267,6 @@ CASES: list[tuple] = [
     ("git rebase --abort", A, []),
     ("git bisect start", A, []),
     ("git bisect good", A, []),
-    ("git bisect run pytest -x", A, []),
     ("git worktree list", A, []),
     ("git remote -v", A, []),
     ("git submodule status", A, []),
@@ -295,9 +285,7 @@ CASES: list[tuple] = [
     ("git -c alias.st=status st", A, []),
     ("git -c 'alias.l=!git log --oneline' l", A, []),
     ("/usr/bin/git status", A, []),
-    ("git help log", A, []),
     ("git --version", A, []),
-    ("git init sub", Q, ["Bash:git init"]),
     # ---- outside the worktree: absolute paths, .., ~, $HOME, links, globs ---------------
     ("cat /etc/passwd", Q, [O + "/etc:r:"]),
     ("cat /etc/hosts /etc/passwd", Q, [O + "/etc:r:"]),
@@ -439,9 +427,6 @@ CASES: list[tuple] = [
     ("git lfs pull", Q, ["Bash:net:git lfs:pull"]),
     ("docker run -it ubuntu", Q, ["Bash:net:docker:run ubuntu"]),
     # ---- dev servers ---------------------------------------------------------------------
-    ("npm run dev", Q, ["Bash:serve:npm run dev"]),
-    ("npm start", Q, ["Bash:serve:npm start"]),
-    ("yarn dev", Q, ["Bash:serve:yarn dev"]),
     ("vite", Q, ["Bash:serve:vite"]),
     ("vite build", A, []),
     ("webpack serve", Q, ["Bash:serve:webpack"]),
@@ -449,7 +434,6 @@ CASES: list[tuple] = [
     ("next dev", Q, ["Bash:serve:next"]),
     ("next build", A, []),
     ("python -m http.server 8000", Q, ["Bash:serve:python -m http.server"]),
-    ("uvicorn app:app --reload", Q, ["Bash:serve:uvicorn"]),
     ("http-server dist", Q, ["Bash:serve:http-server"]),
     # ---- git that changes state shared with the user's checkout --------------------------
     ("git config user.name bot", Q, ["Bash:git config", X]),
@@ -542,7 +526,6 @@ CASES: list[tuple] = [
     ("xargs -a list.txt cat", Q, [X]),
     ("rsync -a --delete src/ dst/", Q, ["Bash:rsync --delete"]),
     # ---- environment variables that make a program run code -------------------------------
-    ("GIT_PAGER=cat git log", Q, [X]),
     ("PAGER=less git log", Q, [X]),
     ("EDITOR=vim git commit", Q, [X]),
     ("GIT_EDITOR=true git commit --amend", Q, [X]),
@@ -598,7 +581,6 @@ CASES: list[tuple] = [
     ("kill 1234", Q, [X]),
     ("pkill -f node", Q, [X]),
     ("killall python", Q, [X]),
-    ("sudo ls", Q, [X]),
     ("sudo rm -rf /", Q, [X, O + "/:wtree:"]),
     ("systemctl restart nginx", Q, [X]),
     ("shutdown -h now", Q, [X]),
@@ -721,14 +703,12 @@ CASES: list[tuple] = [
     ("find . -name x -execdir git push {} +", D, []),
     ("git rebase -x 'git push' main", D, []),
     ("git rebase --exec='git push' main", D, []),
-    ("git bisect run git push", D, []),
     ("git submodule foreach 'git push'", D, []),
     ("git submodule foreach git push", D, []),
     ("git filter-branch --tree-filter 'git push' HEAD", D, []),
     ("git filter-branch --msg-filter 'git push; cat' HEAD", D, []),
     ("git difftool -x 'git push' HEAD", D, []),
     ("git -c alias.p=push p", D, []),
-    ("git -c alias.p='!git push' p", D, []),
     ("git -c alias.x='!sh -c \"git push\"' x", D, []),
     ("git -c alias.p=push status", D, []),
     ("git --config-env=alias.p=VAR p", D, []),
@@ -760,14 +740,12 @@ CASES: list[tuple] = [
     ("node -e \"require('child_process').execFileSync('git', ['push'])\"", D, []),
     ("perl -e 'system(\"git\", \"push\")'", D, []),
     ("trap 'git push' EXIT", D, []),
-    ("watch git push", D, []),
     ("ssh host 'git push'", D, []),
     ("alias p='git push'", D, []),
     ("gh repo sync && hub push", D, []),
     ("git commit -m x && git push", D, []),
     ("cd src && git push", D, []),
     ("GIT_DIR=/x git push", D, []),
-    ("flock /tmp/l git push", D, []),
     # ---- signing with the user's key --------------------------------------------------------
     ("git commit -S -m x", D, []),
     ("git commit -Skey -m x", D, []),
@@ -848,3 +826,9 @@ LEAD_CASES: list[tuple] = [
     ("git stash", Q, ["Bash:git stash", X]),
     ("rm -rf build", Q, ["Bash:rm -r", X]),
 ]
+
+# The kinds of issue 14 (programs by path, fed shells, package runners, wrappers, git-run
+# programs, static obfuscation, destructive commands) live in their own module, by kind.
+from .cases_containment import CONTAINMENT_CASES  # noqa: E402
+
+CASES.extend(CONTAINMENT_CASES)
