@@ -117,20 +117,24 @@ class Ctx:
         """Remember the static text (``out`` is a :class:`Result` ``out``) written to ``arg``."""
         if arg.kind != LIT or arg.glob or out is None or out[0] not in ("text", "dyntext"):
             return
-        for cwd in cwds or ("/",):
-            if arg.text.startswith("/") or cwds is not None:
-                texts = self.written.setdefault(self.resolve(cwd, arg.text), [])
-                if len(texts) < 8:
-                    texts.append(out[1])
+        keys = [self.resolve(cwd, arg.text) for cwd in cwds or ("/",)] if arg.text.startswith("/") or cwds else []
+        if not arg.text.startswith("/"):
+            keys.append("\0" + posixpath.normpath(arg.text))  # also by name: the directory may be unknown later
+        for key in keys:
+            texts = self.written.setdefault(key, [])
+            if len(texts) < 8:
+                texts.append(out[1])
 
     def written_texts(self, arg: Arg, cwds: Cwds) -> list[str]:
         """Texts written earlier on this command line to the file ``arg`` (may be empty)."""
         if not self.written or arg.kind != LIT or arg.glob:
             return []
         out: list[str] = []
-        for cwd in cwds or ("/",):
-            if arg.text.startswith("/") or cwds is not None:
+        if arg.text.startswith("/") or cwds:
+            for cwd in cwds or ("/",):
                 out.extend(self.written.get(self.resolve(cwd, arg.text), ()))
+        if not arg.text.startswith("/"):
+            out.extend(t for t in self.written.get("\0" + posixpath.normpath(arg.text), ()) if t not in out)
         return out
 
     # ---- paths ----------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def kind_of(name: str) -> str:
     return "other"
 
 
-def check_name(ctx: Ctx, name: str, how: str, what: str, value: str | None = None) -> None:
+def check_name(ctx: Ctx, name: str, how: str, what: str, value: str | None = None, cwds=None) -> None:
     """Record what setting, exporting or clearing variable ``name`` needs.
 
     Args:
@@ -86,6 +86,7 @@ def check_name(ctx: Ctx, name: str, how: str, what: str, value: str | None = Non
         what: words for the reason (``"unset clears"``).
         value: the static value set, when known: for a variable that names a program
             (``GIT_PAGER='git push'``) that program is classified too, so a push is refused.
+        cwds: the working directories that program would start in (None: unknown).
     """
     kind = kind_of(name)
     if kind == "safety":
@@ -101,6 +102,6 @@ def check_name(ctx: Ctx, name: str, how: str, what: str, value: str | None = Non
         ctx.exact(f"{what} {name}, which can make a program run other code")
         if value and name not in _NOT_PROGRAMS:
             from .walker import probe_text
-            probe_text(ctx, value, None, f"the program {name} names")
+            probe_text(ctx, value, cwds, f"the program {name} names")
     elif kind == "other" and how in ("prefix",):
         ctx.exact(f"{what} the environment variable {name}, which the policy does not know")

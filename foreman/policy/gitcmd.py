@@ -536,6 +536,7 @@ def _difftool(c: Call):
             c.exact("git difftool -x runs a command from a variable")
         else:
             run_text(c.ctx, v.text + " a b", c.cwds, None, "git difftool -x")
+            probe_text(c.ctx, v.text, c.cwds, "git difftool -x")
     if not cmds or p.has("-g", "--gui", "-t", "--tool"):
         c.exact("git difftool starts a configured diff program")
     return None

@@ -623,9 +623,10 @@ def _npx(c: Call):
     tool = lit_text(words[0])
     if tool is None:
         c.exact("npx runs a tool named by a variable")
+        c.sub(words, c.stdin)
         return None
     # A tool installed in the worktree is a link in node_modules/.bin (npm creates links there).
-    if "@" not in tool[1:] and "/" not in tool and c.cwds is not None and len(c.cwds) == 1 and c.ctx.inside(c.cwds[0]):
+    if "@" not in tool[1:] and "/" not in tool and not tool.startswith(".") and c.cwds is not None and len(c.cwds) == 1 and c.ctx.inside(c.cwds[0]):
         link = f"{c.ctx.worktree}/node_modules/.bin/{tool}"
         real = c.ctx.realpath(link)
         if real != link and c.ctx.inside(real):
@@ -649,6 +650,7 @@ def run_wrapped(c: Call, words: list[Arg]) -> None:
     tool = lit_text(words[0])
     if tool is None:
         c.exact(f"{c.name} runs a tool named by a variable")
+        c.sub(words, c.stdin)
         return
     c.sub([Arg.lit(_bin_name(tool)), *words[1:]], c.stdin)
 
@@ -740,6 +742,7 @@ def _uvx(c: Call):
     tool = lit_text(words[0]) if words else None
     if tool is None:
         c.exact(f"{runner} runs a tool named by a variable")
+        run_wrapped(c, words)
         return None
     c.ctx.ask(f"Bash:net:{runner}:{tool}", f"{runner} runs a tool that may be downloaded")
     run_wrapped(c, words)

@@ -350,7 +350,7 @@ def assignment(ctx: Ctx, node, cwds: Cwds, prefix: bool) -> None:
         name = name.split("[", 1)[0]
     words = eval_word(ctx, value, cwds) if value is not None else []
     static = " ".join(w.text for w in words) if words and all(w.kind == LIT for w in words) else None
-    envvars.check_name(ctx, name, "prefix" if prefix else "statement", "the command sets", static)
+    envvars.check_name(ctx, name, "prefix" if prefix else "statement", "the command sets", static, cwds)
 
 
 def _declaration(ctx: Ctx, node, cwds: Cwds) -> None:

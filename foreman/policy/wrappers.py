@@ -6,7 +6,7 @@ from . import envvars
 from .context import Result
 from .opts import lit_text, parse_opts
 from .registry import Call, dispatch, handles
-from .walker import run_text
+from .walker import probe_text, run_text
 from .words import FD, LIT, UNKNOWN, WTLIST, Arg, static_text
 
 _SHELLS = ("bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox_sh", "fish", "tcsh", "csh")
@@ -58,7 +58,8 @@ def _env(c: Call):
         t = lit_text(a)
         if t is None:
             c.exact("env gets a word from a variable")
-            return None
+            res = dispatch(c.ctx, args[i:], cwds, c.stdin)
+            return Result(c.cwds, res.out)
         if t in ("-i", "--ignore-environment", "-"):
             c.deny("env -i clears the git safety environment")
         elif t in ("-u", "--unset") or t.startswith("--unset=") or (t.startswith("-u") and len(t) > 2):
@@ -96,7 +97,7 @@ def _env(c: Call):
         elif t.startswith("-"):
             c.exact(f"env {t} is not understood")
         elif "=" in t:
-            envvars.check_name(c.ctx, t.split("=", 1)[0], "prefix", "env sets", t.split("=", 1)[1])
+            envvars.check_name(c.ctx, t.split("=", 1)[0], "prefix", "env sets", t.split("=", 1)[1], cwds)
         else:
             res = dispatch(c.ctx, args[i:], cwds, c.stdin)
             return Result(c.cwds, res.out)
@@ -169,8 +170,14 @@ def _watch(c: Call):
     p = parse_opts(c.args, "nq", {"--interval", "--differences", "--errexit-exec"}, stop_at_operand=True)
     words = p.rest
     if any(w.kind != LIT for w in words):
+        # watch joins its words and runs them with sh -c: read unknown words as written.
         c.exact("watch runs a command from a variable")
+        run_text(c.ctx, " ".join(w.text if w.kind == LIT else _unquote_src(w.src) for w in words), c.cwds,
+                 None, "watch")
         return None
+    if any(" " in w.text or "'" in w.text for w in words):
+        # watch -x runs the words as they are: what that would refuse is refused too.
+        probe_text(c.ctx, " ".join(_quote(w) for w in words), c.cwds, "watch")
     return run_text(c.ctx, " ".join(w.text for w in words), c.cwds, None, "watch")
 
 
@@ -210,6 +217,9 @@ def _shell(c: Call):
             c.exact(f"{c.name} -c runs a command from a variable, substitution or file list")
             if src.data is not None:
                 run_text(c.ctx, src.data[1], c.cwds, c.stdin, f"{c.name} -c")
+            elif src.src and src.src[0] in "'\"":
+                # find -exec sh -c 'git push {}': the text as written, with the file names unknown.
+                probe_text(c.ctx, src.src[1:-1], c.cwds, f"{c.name} -c")
             return None
         return run_text(c.ctx, src.text, c.cwds, c.stdin, f"{c.name} -c")
     if i < len(args):
@@ -317,7 +327,7 @@ def _alias(c: Call):
 # ---- xargs --------------------------------------------------------------------------------
 @handles("xargs")
 def _xargs(c: Call):
-    p = parse_opts(c.args, "0adEeIiLlnPs", {"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
+    p = parse_opts(c.args, "adEILnPs", {"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
                                              "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
                    stop_at_operand=True)
     files = p.values("-a", "--arg-file")
@@ -391,7 +401,13 @@ def _find(c: Call):
             k = j + 1
             cmd = []
             while k < len(expr) and lit_text(expr[k]) not in (";", "+"):
-                cmd.append(found if (expr[k].kind == LIT and "{}" in expr[k].text) else expr[k])
+                a = expr[k]
+                if a.kind == LIT and a.text == "{}":
+                    cmd.append(found)
+                elif a.kind == LIT and "{}" in a.text:
+                    cmd.append(Arg(found.kind, None, False, a.src))  # a file name inside a word
+                else:
+                    cmd.append(a)
                 k += 1
             if k >= len(expr):
                 c.exact("find -exec is not terminated")
@@ -511,9 +527,10 @@ def _su(c: Call):
     c.exact("su runs a command as another user")
     p = parse_opts(c.args, "cgGsw", {"--command", "--session-command", "--group", "--supp-group", "--shell",
                                     "--whitelist-environment"})
+    login = p.has("-l", "--login") or any(lit_text(a) == "-" for a in c.args)
     for v in p.values("-c", "--command", "--session-command"):
         if v.kind == LIT:
-            run_text(c.ctx, v.text, None, c.stdin, "su -c")
+            run_text(c.ctx, v.text, None if login else c.cwds, c.stdin, "su -c")
     return None
 
 
@@ -535,6 +552,7 @@ def _parallel(c: Call):
     if not template:
         template = [Arg(UNKNOWN, None, False, "parallel input")]
     base = " ".join(w.text if w.kind == LIT else '"$PARALLEL_INPUT"' for w in template)
+    probe_text(c.ctx, base.replace("{}", '"$PARALLEL_INPUT"'), c.cwds, c.name)
     for v in values or [Arg(UNKNOWN, None, False, "parallel input")]:
         item = _quote(v) if v.kind == LIT else '"$PARALLEL_INPUT"'
         text = base.replace("{}", item) if "{}" in base else base + " " + item
