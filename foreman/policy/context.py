@@ -86,6 +86,16 @@ class Ctx:
         # Static text written to files earlier on this command line (resolved path -> texts),
         # so ``echo 'git push' > x.sh && sh x.sh`` can be seen through.
         self.written: dict[str, list[str]] = {}
+        # Branches only an approved merge may move (the base branches), by short name.
+        self.protected: frozenset[str] = frozenset()
+
+    def protected_ref(self, ref: str) -> bool:
+        """Whether ``ref`` (``main``, ``refs/heads/main``, ``heads/main``) names a protected branch."""
+        for prefix in ("refs/heads/", "heads/"):
+            if ref.startswith(prefix):
+                ref = ref[len(prefix):]
+                break
+        return ref in self.protected
 
     # ---- findings -------------------------------------------------------------------------
     def deny(self, reason: str) -> None:

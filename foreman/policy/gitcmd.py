@@ -29,7 +29,7 @@ WRITE_SUBS = frozenset({"add", "rm", "mv", "apply", "am", "cherry-pick", "revert
                         "update-index", "read-tree", "commit-tree", "commit", "rerere", "mailsplit",
                         "mailinfo", "checkout-index", "unpack-objects", "prune-packed", "init"})
 SIGNING_SUBS = frozenset({"commit", "merge", "rebase", "cherry-pick", "revert", "am", "commit-tree", "pull"})
-SHARED_ACTION_SUBS = frozenset({"update-ref", "gc", "prune", "repack", "maintenance", "pack-refs", "fast-import",
+SHARED_ACTION_SUBS = frozenset({"gc", "prune", "repack", "maintenance", "pack-refs", "fast-import",
                                 "replace", "sparse-checkout", "notes"})
 GUI_SUBS = frozenset({"gui", "citool", "instaweb", "web--browse", "mergetool", "send-email", "imap-send",
                       "daemon", "http-backend", "upload-pack", "shell", "credential", "credential-cache",
@@ -412,20 +412,25 @@ def _bisect(c: Call):
 
 
 def _branch(c: Call):
-    p = parse_opts(c.args, "utcCmM", {"--set-upstream-to", "--contains", "--no-contains", "--merged", "--no-merged",
+    p = parse_opts(c.args, "u", {"--set-upstream-to", "--contains", "--no-contains", "--merged", "--no-merged",
                                       "--points-at", "--sort", "--format", "--column", "--color", "-u", "-t", "--track"})
     if p.has("-d", "-D", "--delete"):
         force = p.has("-D") or p.has("-f", "--force")
-        c.action("git branch -D" if force else "git branch -d", "deleting a branch changes the repository shared with your checkout")
+        _ref_key(c, "git branch -D" if force else "git branch -d", p.operands, "git branch deletes")
+        return None
     elif p.has("-m", "-M", "--move", "-c", "-C", "--copy"):
-        c.action("git branch -m", "renaming or copying a branch changes the shared repository")
+        _ref_key(c, "git branch -m", p.operands, "git branch renames or copies")
+        return None
     elif p.has("-u", "--set-upstream-to", "--unset-upstream", "-t", "--track"):
         c.action("git branch -u", "setting a branch's upstream writes the shared config")
     elif p.has("--edit-description"):
         c.exact("git branch --edit-description opens an editor")
     elif p.has("-f", "--force") and p.operands:
-        c.action("git branch -f", "git branch -f moves an existing branch")
+        _ref_key(c, "git branch -f", p.operands[:1], "git branch -f moves")
+        return None
     elif p.operands and not p.has("-l", "--list", "--contains", "--merged", "--no-merged", "--points-at", "-a", "-r"):
+        if c.ctx.protected_ref(lit_text(p.operands[0]) or ""):
+            c.exact("git branch would create the base branch")
         c.action("git branch", "creating a branch changes the repository shared with your checkout")
     else:
         return None
@@ -640,11 +645,39 @@ def _reflog(c: Call):
     return None
 
 
+def _ref_key(c: Call, action: str, refs: list[Arg], what: str) -> None:
+    """Ask for ``action`` on exactly these refs: ``Bash:git update-ref -d:refs/heads/x``.
+
+    A key never covers another ref or another action; a ref that is a protected branch (the
+    base branch the Foreman merges into) or a name from a variable asks for the exact command.
+    """
+    names = [lit_text(r) for r in refs]
+    if not names or None in names:
+        c.exact(f"{what} a ref named by a variable or from its input")
+    elif any(c.ctx.protected_ref(n) for n in names):
+        c.exact(f"{what} the base branch, which only an approved merge may move")
+    else:
+        c.action(f"{action}:{' '.join(names)}", f"{what} {', '.join(names)}, shared with your checkout")
+    c.mutate(action)
+
+
+def _update_ref(c: Call):
+    p = parse_opts(c.args, "m", set())
+    if p.has("--stdin"):
+        c.exact("git update-ref --stdin changes refs read from its input")
+        c.mutate("git update-ref")
+        return None
+    delete = p.has("-d")
+    _ref_key(c, "git update-ref -d" if delete else "git update-ref", p.operands[:1], "git update-ref moves")
+    return None
+
+
 def _symbolic_ref(c: Call):
     p = parse_opts(c.args, "m", set())
-    if p.has("-d", "--delete") or len(p.operands) >= 2:
-        c.action("git symbolic-ref", "git symbolic-ref moves a shared ref")
-        c.mutate("git symbolic-ref")
+    if p.has("-d", "--delete"):
+        _ref_key(c, "git symbolic-ref -d", p.operands[:1], "git symbolic-ref deletes")
+    elif len(p.operands) >= 2:
+        _ref_key(c, "git symbolic-ref", p.operands[:2], "git symbolic-ref points")
     return None
 
 
@@ -667,7 +700,7 @@ _SUBS = {
     "fetch": lambda c: _network(c, "fetch"), "pull": lambda c: _network(c, "pull"),
     "ls-remote": lambda c: _network(c, "ls-remote"), "clone": lambda c: _network(c, "clone"),
     "remote": _remote, "lfs": _lfs, "subtree": _subtree, "archive": _archive, "bundle": _bundle,
-    "reflog": _reflog, "symbolic-ref": _symbolic_ref, "format-patch": _format_patch, "restore": _restore,
+    "reflog": _reflog, "symbolic-ref": _symbolic_ref, "update-ref": _update_ref, "format-patch": _format_patch, "restore": _restore,
 }
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 
-from .opts import lit_text, parse_opts
+from .opts import Parsed, lit_text, parse_opts
+from .pkgkeys import VALUE_OPTS, package_key
 from .registry import Call, handles
 from .walker import probe_text, run_text
 from .words import LIT, UNKNOWN, Arg
@@ -49,7 +50,7 @@ def _dev_tool(exact_flags=(), write_flags=(), serve_subs=()):
         if serve_subs and (not p.operands or lit_text(p.operands[0]) in serve_subs):
             c.action(f"serve:{c.name}", f"{c.name} starts a development server")
             return None
-        c.mutate(f"{c.name} runs project code")
+        c.project(f"{c.name} runs project code")
         _operand_paths(c, [a for a in c.args if not (a.kind == LIT and a.text in write_flags)])
         return None
     return handler
@@ -547,13 +548,13 @@ _DEV_SCRIPTS = frozenset({"dev", "start", "serve", "preview", "watch", "storyboo
 
 
 def _npm_like(c: Call, tool: str):
-    p = parse_opts(c.args, "wC", {"--prefix", "--workspace", "-w", "--registry", "--cache", "--userconfig"},
-                   stop_at_operand=True)
-    if p.has("--userconfig", "--globalconfig", "--registry", "--cache", "--location") or any(
-            lit_text(a) in ("-g", "--global", "--location=global") for a in c.args):
-        c.exact(f"{tool} is pointed at another registry, config or the global install")
+    p = parse_opts(c.args, "wCF", VALUE_OPTS["npm"], stop_at_operand=True)
     sub = lit_text(p.rest[0]) if p.rest else ("install" if tool in ("yarn", "pnpm", "bun") else None)
     rest = p.rest[1:]
+    if p.has("--userconfig", "--globalconfig", "--cache", "--location") or (
+            p.has("--registry") and sub not in _NPM_INSTALL) or any(
+            lit_text(a) in ("-g", "--global", "--location=global") for a in c.args):
+        c.exact(f"{tool} is pointed at another registry, config or the global install")
     if sub is None:
         if p.rest:
             c.exact(f"{tool} runs a subcommand from a variable")
@@ -579,11 +580,19 @@ def _npm_like(c: Call, tool: str):
         elif sub in ("init", "create"):
             c.exact(f"{tool} {sub} may download a starter package")
             return None
-        c.mutate(f"{tool} {sub} runs the project's scripts")
+        c.project(f"{tool} {sub} runs the project's scripts")
         return None
     if sub in _NPM_INSTALL:
-        c.action(f"{tool} {_NPM_INSTALL[sub]}", f"{tool} {sub} installs packages from the network")
-        c.mutate(f"{tool} {sub}")
+        q = parse_opts(rest, "wCF", VALUE_OPTS["npm"])
+        both = Parsed()
+        both.opts = p.opts + q.opts
+        for v in both.values("--prefix", "-C", "--dir", "--cwd", "--modules-folder"):
+            c.write(v, tree=True)
+        if any(lit_text(a) == "--registry" for a in c.args) and not both.values("--registry"):
+            c.exact(f"{tool} --registry without a value")
+        key = package_key(c, tool, _NPM_INSTALL[sub], "npm", both, q.operands)
+        c.ctx.ask(key, f"{tool} {sub} installs packages from the network")
+        c.project(f"{tool} {sub}")
         return None
     if sub in _NPM_NET:
         c.ctx.ask(f"Bash:net:{tool}:{sub}", f"{tool} {sub} uses the network")
@@ -592,7 +601,7 @@ def _npm_like(c: Call, tool: str):
         if sub in _DEV_SCRIPTS:
             c.action(f"serve:{tool} {sub}", f"{tool} {sub} starts a development server")
             return None
-        c.mutate(f"{tool} {sub} runs a project script")
+        c.project(f"{tool} {sub} runs a project script")
         return None
     c.exact(f"{tool} {sub} is not a subcommand the policy knows")
     return None
@@ -664,16 +673,17 @@ def _pip(c: Call):
     if sub in (None, "list", "show", "freeze", "check", "help", "--version", "-V", "debug", "inspect", "hash"):
         return None
     if sub in ("install", "uninstall", "download", "wheel"):
-        q = parse_opts(p.rest[1:], "rcet", {"--requirement", "--constraint", "--editable", "--target", "--prefix",
-                                            "--root", "--index-url", "--extra-index-url", "-i", "--src"})
-        for v in q.values("-r", "--requirement", "-c", "--constraint"):
+        q = parse_opts(p.rest[1:], "rceitfpdw", VALUE_OPTS["pip"])
+        both = Parsed()
+        both.opts = p.opts + q.opts
+        for v in both.values("-r", "--requirement", "-c", "--constraint"):
             c.read(v)
-        for v in q.values("-t", "--target", "--prefix", "--root"):
+        for v in both.values("-t", "--target", "--prefix", "--root", "-d", "--dest", "-w", "--wheel-dir", "--src"):
             c.write(v, tree=True)
-        if q.has("--user", "--break-system-packages"):
+        if both.has("--user", "--break-system-packages"):
             c.exact(f"pip {sub} changes your own Python installation")
-        c.action(f"pip {sub}", f"pip {sub} installs packages from the network")
-        c.mutate(f"pip {sub}")
+        c.ctx.ask(package_key(c, "pip", sub, "pip", both, q.operands), f"pip {sub} installs packages from the network")
+        c.project(f"pip {sub}")
         return None
     c.exact(f"pip {sub} is not a subcommand the policy knows")
     return None
@@ -704,8 +714,16 @@ def _py_manager(c: Call):
         c.exact(f"{c.name} {sub} runs a tool that may be downloaded")
         return None
     if sub in ("install", "add", "remove", "sync", "lock", "update", "upgrade", "uninstall", "venv", "init", "new"):
-        c.action(f"{c.name} {sub}", f"{c.name} {sub} installs or changes packages")
-        c.mutate(f"{c.name} {sub}")
+        q = parse_opts(rest, "rceitfpdw", VALUE_OPTS["pip"])
+        both = Parsed()
+        both.opts = p.opts + q.opts
+        for v in both.values("--directory", "--project"):
+            c.read(v, directory=True)
+        ops = q.operands if sub not in ("venv", "init", "new") else []
+        for a in q.operands if sub in ("venv", "init", "new") else ():
+            c.write(a, tree=True)
+        c.ctx.ask(package_key(c, c.name, sub, "pip", both, ops), f"{c.name} {sub} installs or changes packages")
+        c.project(f"{c.name} {sub}")
         return None
     if sub in ("publish", "upload"):
         c.ctx.ask(f"Bash:net:{c.name}:{sub}", f"{c.name} {sub} uploads a package")
@@ -754,6 +772,27 @@ _CARGO_OK = frozenset({"build", "b", "check", "c", "test", "t", "run", "r", "cli
                        "pkgid", "verify-project", "read-manifest", "nextest", "expand", "llvm-cov"})
 
 
+@handles("gem")
+def _gem(c: Call):
+    """RubyGems: installs name what comes from where like npm and pip (see :mod:`.pkgkeys`)."""
+    sub = lit_text(c.args[0]) if c.args else None
+    if sub in (None, "list", "help", "env", "--version", "-v", "which", "contents", "specification", "spec"):
+        return None
+    if sub in ("install", "i", "uninstall", "update"):
+        q = parse_opts(c.args[1:], "svinpg", VALUE_OPTS["gem"])
+        for v in q.values("-i", "--install-dir", "-n", "--bindir"):
+            c.write(v, tree=True)
+        canon = "install" if sub == "i" else sub
+        c.ctx.ask(package_key(c, "gem", canon, "gem", q, q.operands), f"gem {canon} installs gems from the network")
+        c.project(f"gem {canon}")
+        return None
+    if sub in ("search", "query", "fetch", "push", "owner", "yank", "signin", "signout", "sources"):
+        c.ctx.ask(f"Bash:net:gem:{sub}", f"gem {sub} uses the network")
+        return None
+    c.exact(f"gem {sub} is not a subcommand the policy knows")
+    return None
+
+
 @handles("cargo")
 def _cargo(c: Call):
     p = parse_opts(c.args, "", {"--manifest-path", "--config", "-Z"}, stop_at_operand=True)
@@ -763,13 +802,21 @@ def _cargo(c: Call):
     if sub is None:
         return None
     if sub in _CARGO_OK:
-        c.mutate(f"cargo {sub}")
+        c.project(f"cargo {sub}")
         if any(lit_text(a) == "--config" for a in p.rest):
             c.exact("cargo --config changes how cargo runs programs")
         return None
     if sub in ("install", "add", "remove", "rm", "update", "fetch", "vendor", "generate-lockfile", "uninstall"):
-        c.action(f"cargo {sub}", f"cargo {sub} changes or downloads dependencies")
-        c.mutate(f"cargo {sub}")
+        q = parse_opts(p.rest[1:], "Fpj", VALUE_OPTS["cargo"])
+        both = Parsed()
+        both.opts = p.opts + q.opts
+        for v in both.values("--root", "--target-dir"):
+            c.write(v, tree=True)
+        for v in both.values("--path", "--manifest-path"):
+            c.read(v)
+        c.ctx.ask(package_key(c, "cargo", sub, "cargo", both, q.operands),
+                  f"cargo {sub} changes or downloads dependencies")
+        c.project(f"cargo {sub}")
         return None
     if sub in ("publish", "login", "logout", "owner", "yank", "search", "info"):
         c.ctx.ask(f"Bash:net:cargo:{sub}", f"cargo {sub} uses the network")
@@ -798,7 +845,7 @@ def _go(c: Call):
     for v in p.values("-o"):
         c.write(v)
     if sub in ("build", "test", "vet", "fmt", "run", "generate", "clean", "fix"):
-        c.mutate(f"go {sub}")
+        c.project(f"go {sub}")
         return None
     if sub == "mod":
         what = lit_text(rest[0]) if rest else None
@@ -809,9 +856,14 @@ def _go(c: Call):
         c.action(f"go mod {what}", f"go mod {what} downloads or changes dependencies")
         c.mutate("go mod")
         return None
-    if sub in ("get", "install", "work"):
-        c.action(f"go {sub}", f"go {sub} downloads or installs packages")
-        c.mutate(f"go {sub}")
+    if sub in ("get", "install"):
+        q = parse_opts(rest, "", VALUE_OPTS["go"], long_single_dash=True)
+        c.ctx.ask(package_key(c, "go", sub, "go", q, q.operands), f"go {sub} downloads or installs packages")
+        c.project(f"go {sub}")
+        return None
+    if sub == "work":
+        c.action(f"go {sub}", f"go {sub} changes the workspace file")
+        c.project(f"go {sub}")
         return None
     c.exact(f"go {sub} is not a subcommand the policy knows")
     return None
