@@ -17,6 +17,9 @@ from .words import FD, LIT, Arg, static_text
 #: (the same rule as ``npm test``): build wrappers, and tools installed into the worktree.
 ENTRY_WRAPPERS = {"gradlew": "gradle", "mvnw": "mvn", "manage.py": "manage.py"}
 _TOOL_DIRS = ("/node_modules/.bin", "/.venv/bin", "/venv/bin")
+_VENV_DIRS = ("/.venv/bin", "/venv/bin")
+#: Where a virtualenv's interpreter links may lead (the system's Python), never a home or temp dir.
+_SYSTEM_PREFIXES = ("/usr/", "/bin/", "/sbin/", "/lib/", "/opt/", "/nix/store/")
 _IFS = ("${IFS}", "$IFS", "${IFS:0:1}", "${IFS::1}", "$'\\t'", "$'\\n'")
 
 Handler = Callable[["Call"], "Result | None"]
@@ -185,16 +188,20 @@ def _entry_point(ctx: Ctx, path: str, cwds: Cwds) -> str | None:
 
     Only wrappers in :data:`ENTRY_WRAPPERS` and tools in the worktree's ``node_modules/.bin``
     or virtualenv ``bin`` count, and only when the path and what it resolves to stay inside the
-    worktree; any other program named by a path asks.
+    worktree (a virtualenv's ``python`` may link to the system's interpreter); any other program
+    named by a path asks.
     """
     if cwds is None:
         return None
     found = set()
     for cwd in cwds:
         lex = posixpath.normpath(path if path.startswith("/") else posixpath.join(cwd, path))
-        if not ctx.inside(lex) or not ctx.inside(ctx.realpath(lex)):
+        if not ctx.inside(lex):
             return None
         directory, base = posixpath.split(lex)
+        real = ctx.realpath(lex)
+        if not ctx.inside(real) and not (directory.endswith(_VENV_DIRS) and real.startswith(_SYSTEM_PREFIXES)):
+            return None
         if base in ENTRY_WRAPPERS:
             found.add(ENTRY_WRAPPERS[base])
         elif directory.endswith(_TOOL_DIRS) and base:
