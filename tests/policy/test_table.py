@@ -72,3 +72,16 @@ def test_every_kind_has_several_spellings_and_ordinary_commands_that_stay_allowe
 def test_a_statically_visible_push_is_denied_not_asked(command: str) -> None:
     v = classify_command(command, worktree=WT, tmpdir="/tmp", realpath=fake_realpath)
     assert v.outcome == "deny", (command, v)
+
+
+@pytest.mark.parametrize(("command", "outcome", "keys"), [c for c in CONTAINMENT_CASES if c[1] == "ask"],
+                         ids=[c[0][:60] for c in CONTAINMENT_CASES if c[1] == "ask"])
+def test_granting_the_keys_of_a_disguised_command_allows_it_and_nothing_less_does(command: str, outcome: str,
+                                                                                  keys: list[str]) -> None:
+    first = classify_command(command, worktree=WT, tmpdir="/tmp", realpath=fake_realpath)
+    again = classify_command(command, worktree=WT, tmpdir="/tmp", realpath=fake_realpath, granted=first.keys)
+    assert again.outcome == "allow"
+    for i in range(len(first.keys)):
+        fewer = first.keys[:i] + first.keys[i + 1:]
+        assert classify_command(command, worktree=WT, tmpdir="/tmp", realpath=fake_realpath,
+                                granted=fewer).outcome == "ask"
