@@ -7,7 +7,7 @@ import os
 import posixpath
 from typing import Callable, Iterable
 
-from . import gitcmd, progs_dev, progs_files, progs_net, progs_pkg, progs_text, wrappers  # noqa: F401  (handlers)
+from . import gitcmd, launchers, progs_dev, progs_files, progs_net, progs_pkg, progs_text, wrappers  # noqa: F401
 from .context import Budget, Ctx, default_tmpdir
 from .verdict import Verdict, describe_scope, exact_key
 from .walker import fallback_scan, parse, run_block
