@@ -82,6 +82,7 @@ class Ctx:
         self.depth = 0
         self.steps = 0
         self.functions: dict[str, object] = {}
+        self.aliases: dict[str, str] = {}  # alias name -> value, defined earlier on the line
         self.probe_only = False
         # Static text written to files earlier on this command line (resolved path -> texts),
         # so ``echo 'git push' > x.sh && sh x.sh`` can be seen through.

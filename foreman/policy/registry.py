@@ -166,6 +166,12 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
                                   for a in argv[1:]]
                 probe_text(ctx, " ".join(words), cwds, f"the program {name}")
             return Result(cwds)
+    if name in ctx.aliases:
+        # An alias defined earlier on the line (bash expands them only when expand_aliases is
+        # on): what the expansion would refuse is refused.
+        from .walker import probe_text
+        rest = " ".join("'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"' for a in argv[1:])
+        probe_text(ctx, ctx.aliases[name] + " " + rest, cwds, f"the alias {name}")
     if name in ctx.functions:
         from .walker import call_function
         return call_function(ctx, name, cwds, stdin)

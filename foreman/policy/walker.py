@@ -86,6 +86,7 @@ def probe_text(ctx: Ctx, text: str, cwds: Cwds, what: str) -> None:
     sub.steps = ctx.steps
     sub.probe_only = True
     sub.written = ctx.written
+    sub.aliases = ctx.aliases
     try:
         run_text(sub, text, cwds, None, what)
     except (Budget, RecursionError):

@@ -320,7 +320,9 @@ def _alias(c: Call):
         if a.kind != LIT:
             c.exact("alias gets its value from a variable")
         elif "=" in a.text:
-            run_text(c.ctx, a.text.split("=", 1)[1], c.cwds, None, "an alias")
+            name, _, value = a.text.partition("=")
+            c.ctx.aliases[name] = value
+            run_text(c.ctx, value, c.cwds, None, "an alias")
     return None
 
 

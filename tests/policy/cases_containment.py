@@ -43,6 +43,15 @@ KINDS: dict[str, list[tuple]] = {
         ('source .venv/bin/activate && pytest', A, []),
         (".venv/bin/python -c 'print(1)'", Q, [X]),
         ('.venv/bin/git push', D, []),
+        # a safe name that is not the real program: PATH, hash -p, aliases, builtins from a file
+        ('PATH=bin:$PATH cat README.md', Q, [X]),
+        ('export PATH=/tmp/x:$PATH && ls', Q, [X]),
+        ('hash -p /tmp/x/cat cat; cat README.md', Q, [X]),
+        ('alias ls=/tmp/x/ls; ls', Q, [X]),
+        ('enable -f /tmp/x.so cat', Q, [X]),
+        ('env ./tool', Q, [X]),
+        ('nohup ./server &', Q, [X]),
+        ('alias g=git; g push', D, []),
     ],
     "shells fed from elsewhere": [
         ('bash <(echo git push)', D, []),
