@@ -301,6 +301,8 @@ KINDS: dict[str, list[tuple]] = {
         ('npm run dev', Q, ["Bash:serve:npm run dev"]),
         ('yarn dev', Q, ["Bash:serve:yarn dev"]),
         ('pnpm run start', Q, ["Bash:serve:pnpm run start"]),
+        ('cd /etc && echo x > passwd', Q, [O + "/etc:r:", O + "/etc:w:"]),
+        ('cd src && ls > out.txt', A, []),
         ('chmod +x x.sh', A, []),
         ('chmod 644 README.md', A, []),
         ('git checkout -- src/a.py', A, []),

