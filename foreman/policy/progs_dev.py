@@ -351,8 +351,12 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
                 inline_code(c, args[i + 1] if i + 1 < len(args) else None, lang)
                 return None
             if c.name in ("deno", "bun") and t in ("run", "test", "fmt", "lint", "check", "x"):
+                if t == "x" and c.name == "bun":
+                    return HANDLERS["bunx"](Call(c.ctx, "bunx", args[i + 1:], c.cwds, c.stdin))
                 if t == "x":
                     c.exact(f"{c.name} x runs a package that may be downloaded")
+                    if i + 1 < len(args):
+                        c.sub(args[i + 1:], c.stdin)  # the command it runs, classified too
                     return None
                 c.mutate(f"{c.name} {t}")
                 continue
