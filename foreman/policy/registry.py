@@ -237,5 +237,6 @@ def _disguised(ctx: Ctx, argv: list[Arg], cwds: Cwds) -> None:
     for ifs in _IFS:
         text = text.replace(ifs, " ")
     words = [w.strip("'\"$") for w in text.replace("'", " ").replace('"', " ").split()]
-    if _push_in(words) or any(w.rsplit("/", 1)[-1].startswith(("git-push", "git-send-pack")) for w in words):
+    name = prog.src.replace("'", "").replace('"', "").rstrip("/").rsplit("/", 1)[-1]
+    if _push_in(words) or name in ("git-push", "git-send-pack", "git-receive-pack"):
         ctx.deny("a program name built at run time spells git push")

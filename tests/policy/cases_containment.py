@@ -249,6 +249,7 @@ KINDS: dict[str, list[tuple]] = {
         ("sed 's/a/b/e' x.txt", Q, [X]),
         ("sed '1e date' x.txt", Q, [X]),
         ('"$(git --exec-path)"/git-status', Q, [X]),
+        ('$EDITOR docs/git-push-guide.md', Q, [X]),
         ('coproc ls', A, []),
         ('eval "$(echo ls)"', A, []),
         ("sed 's/a/b/g' x.txt", A, []),
