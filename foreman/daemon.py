@@ -297,6 +297,10 @@ class Daemon:
         d = self.core.world.decisions.get(decision_id)
         if d is None or d.status != "open":
             return
+        if d.kind == "merge" and any(r.severity == "critical" for r in d.risks):
+            logger.warning("not auto-answering %s: its risk scan has a critical finding", decision_id)
+            self.notifier.notify(f"{d.asked_by} needs you", f"{d.prompt} (critical risk: review it yourself)")
+            return
         try:
             self.act(lambda c, now: c.answer_decision(decision_id, 0, now, by="auto"))
         except ForemanError as exc:

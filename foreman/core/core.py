@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from protocol import Agent, Decision, DecisionAnswer, FeedItem, Goal, LogLine, Message, Repo, Task, TaskEvent
+from protocol import Agent, Decision, DecisionAnswer, FeedItem, Goal, LogLine, Message, Repo, Risk, Task, TaskEvent
 
 from ..errors import Conflict, NotFound, StateError
-from .rules import AGENT_STATIONS, DECISION_TRANSITIONS, DEFAULT_STATIONS, GOAL_TRANSITIONS, MERGE_OPTIONS, TASK_TRANSITIONS
+from .rules import (
+    AGENT_STATIONS, DECISION_TRANSITIONS, DEFAULT_STATIONS, GOAL_TRANSITIONS, MERGE_OPTIONS, RISKY_MERGE_OPTIONS, TASK_TRANSITIONS,
+    merge_choice,
+)
 from .world import Change, Effect, World
 
 HISTORY_MAX = 100
@@ -446,7 +449,8 @@ class Core:
         self._check_transition(task, "done")
         if decision is not None:
             d = self.decision(decision)
-            if d.kind != "merge" or d.task != task_id or d.status != "answered" or d.answer is None or d.answer.option != 0:
+            if d.kind != "merge" or d.task != task_id or d.status != "answered" or d.answer is None \
+                    or merge_choice(d.answer.label) != "merge":
                 raise Conflict(f"decision {decision} is not an answered Merge of {task_id}")
         elif not no_changes:
             raise Conflict(f"task {task_id} can only be done through an answered merge decision")
@@ -529,7 +533,7 @@ class Core:
     # ----------------------------------------------------------------- decisions
     def open_decision(
         self, kind: str, prompt: str, options: Iterable[str], now: float, *, asked_by: str, task: str | None = None,
-        goal: str | None = None, worktree: str | None = None, detail: str | None = None,
+        goal: str | None = None, worktree: str | None = None, detail: str | None = None, risks: Iterable[Risk] = (),
     ) -> Decision:
         """Open a decision for the user; the daemon notifies the user.
 
@@ -555,7 +559,7 @@ class Core:
         d = Decision(
             id=f"d{self._next('decision')}", kind=kind, prompt=prompt, options=options, asked_by=asked_by,  # type: ignore[arg-type]
             task=task, goal=goal or (self.world.tasks[task].goal if task else None), worktree=worktree, detail=detail,
-            created_at=now,
+            created_at=now, risks=list(risks),
         )
         self._upsert("decision", d)
         self.feed(f"{d.id} {kind}: {prompt}", now, kind="decision", agent=asked_by if asked_by != "foreman" else None, task=task)
@@ -611,11 +615,19 @@ class Core:
         self._effect("notify", decision_id)
         return new
 
-    def open_merge_decision(self, task_id: str, now: float, *, asked_by: str, worktree: str | None, detail: str | None = None) -> Decision:
-        """Open the merge decision of a task in review (options: Merge / Request changes / Reject)."""
+    def open_merge_decision(self, task_id: str, now: float, *, asked_by: str, worktree: str | None, detail: str | None = None,
+                            risks: Iterable[Risk] = ()) -> Decision:
+        """Open the merge decision of a task in review.
+
+        Options: Merge / Request changes / Reject; with a ``critical`` finding in ``risks``
+        (the merge-risk scan of the exact commit) Request changes / Merge anyway (risk
+        acknowledged) / Reject (:data:`~foreman.core.rules.RISKY_MERGE_OPTIONS`).
+        """
         t = self.task(task_id)
-        return self.open_decision("merge", f"Merge {task_id} {t.title}?", MERGE_OPTIONS, now, asked_by=asked_by,
-                                  task=task_id, worktree=worktree, detail=detail)
+        risks = list(risks)
+        critical = any(r.severity == "critical" for r in risks)
+        return self.open_decision("merge", f"Merge {task_id} {t.title}?", RISKY_MERGE_OPTIONS if critical else MERGE_OPTIONS,
+                                  now, asked_by=asked_by, task=task_id, worktree=worktree, detail=detail, risks=risks)
 
     # ----------------------------------------------------------------- messages
     def send_message(self, sender: str, to: str, text: str, now: float) -> Message:

@@ -106,6 +106,9 @@ class LineRunner:
                     task.add_done_callback(self._tasks.discard)
 
     async def _auto(self, d: p.Decision) -> None:
+        if d.kind == "merge" and any(r.severity == "critical" for r in d.risks):
+            self.transcript.write(f"auto-answer {d.id} skipped: the merge has a critical risk finding; answer it yourself")
+            return
         self.transcript.write(f"auto-answer {d.id} ({d.kind}): 1 {d.options[0]}")
         try:
             await self.conn.request(p.DecisionAnswerIntent(decision=d.id, option=0, by="auto"), self.wait_timeout)
