@@ -28,6 +28,7 @@ from .memory import Memory
 from .notifier import Notifier
 from .server import WebSocketServer
 from .store import Store
+from .usage import usage_status
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ class Daemon:
         self.stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
         self.auth = ("none", "")
+        self.usage_base = protocol.Usage()
 
     # ------------------------------------------------------------------ state plumbing
     def now(self) -> float:
@@ -87,6 +89,8 @@ class Daemon:
             self.wipe_profile()
         world, self.seq = self.store.open()
         self.core = Core(world)
+        self.usage_base = protocol.Usage.model_validate(world.meta.get("usage_total", {}))
+        """The running usage total at start: the session's usage is the total minus this."""
         self.encoded = {kind: {} for kind, _ in _SNAPSHOT_FIELDS}
         for (kind, key), text in self.store.encoded.items():
             self.encoded.setdefault(kind, {})[key] = text
@@ -173,7 +177,7 @@ class Daemon:
         auth = self.auth[0] if not self.auth[1] else f"{self.auth[0]}: {self.auth[1]}"
         return protocol.Status(
             backend=self.settings.backend, auth=auth, version=__version__, user_name=self.settings.user_name,
-            profile=self.settings.profile,
+            profile=self.settings.profile, **usage_status(self.core.world.meta, self.usage_base, self.now(), self.settings),
         )
 
     def snapshot_frame(self) -> str:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from protocol import Agent, Decision, DecisionAnswer, FeedItem, Goal, LogLine, Message, Repo, Risk, Task, TaskEvent
+from protocol import Agent, Decision, DecisionAnswer, FeedItem, Goal, LogLine, Message, Repo, Risk, Task, TaskEvent, Usage
 
 from ..errors import Conflict, NotFound, StateError
 from .rules import (
     AGENT_STATIONS, DECISION_TRANSITIONS, DEFAULT_STATIONS, GOAL_TRANSITIONS, MERGE_OPTIONS, RISKY_MERGE_OPTIONS, TASK_TRANSITIONS,
     merge_choice,
 )
+from . import usage as _usage
 from .world import Change, Effect, World
 
 HISTORY_MAX = 100
@@ -675,6 +676,44 @@ class Core:
     def peek_unread(self, agent: str) -> int:
         """Return how many unread messages ``agent`` has."""
         return len(self.world.meta.get("unread", {}).get(agent, []))
+
+    # ----------------------------------------------------------------- usage
+    def record_usage(self, usage: Usage, now: float, *, agent: str | None, task: str | None = None,
+                     goal: str | None = None) -> None:
+        """Add one turn's usage to its agent, task and goal (the task's goal when ``goal`` is
+        None), to the running total and to the UTC day of ``now`` (meta ``usage_total`` and
+        ``usage_days``); all stored with the entities, so totals survive restarts. Unknown
+        agents, tasks or goals are skipped (a turn may outlive a cancelled task)."""
+        if agent is not None and agent in self.world.agents:
+            a = self.world.agents[agent]
+            self._upsert("agent", a.model_copy(update={"usage": _usage.add(a.usage, usage)}))
+        t = self.world.tasks.get(task or "")
+        if t is not None:
+            self._upsert("task", t.model_copy(update={"usage": _usage.add(t.usage, usage)}))
+            goal = goal or t.goal
+        g = self.world.goals.get(goal or "")
+        if g is not None:
+            self._upsert("goal", g.model_copy(update={"usage": _usage.add(g.usage, usage)}))
+        meta = self.world.meta
+        self.set_meta("usage_total", _usage.add(Usage.model_validate(meta.get("usage_total", {})), usage).wire())
+        self.set_meta("usage_days", _usage.add_day(meta.get("usage_days", {}), now, usage))
+
+    def set_budget(self, kind: str, ref: str, cap_usd: float | None) -> None:
+        """Set the spending cap of goal or task ``ref`` (``kind`` ``goal``/``task``; None: no cap).
+
+        Raises:
+            NotFound: no such goal or task; StateError: a negative cap or an unknown kind.
+        """
+        if cap_usd is not None and cap_usd < 0:
+            raise StateError(f"a budget cannot be negative (got {cap_usd})")
+        if kind == "goal":
+            g = self.goal(ref)
+            self._upsert("goal", g.model_copy(update={"budget_usd": cap_usd}))
+        elif kind == "task":
+            t = self.task(ref)
+            self._upsert("task", t.model_copy(update={"budget_usd": cap_usd}))
+        else:
+            raise StateError(f"unknown budget kind {kind!r}")
 
     # ----------------------------------------------------------------- repos
     def upsert_repo(self, repo: Repo) -> Repo:
