@@ -170,7 +170,7 @@ class LineRunner:
             raise ScriptFailed(f"{where}: {text!r}: no reply within {self.wait_timeout:g} s ({self.conn.last_error or 'connected'})") from None
         self.sent += 1
         if isinstance(reply, p.DiffResult):
-            self.transcript.lines(views.diff_lines(reply.target, reply.diff))
+            self.transcript.lines(views.diff_lines(reply.target, reply.diff, list(d.risks) if (d := self.mirror.decisions.get(reply.target)) else None))
         elif isinstance(reply, p.MemoryResult):
             assert isinstance(action.intent, p.MemoryRead)
             self.transcript.lines(views.memory_lines(reply, action.intent.note))
@@ -271,4 +271,6 @@ _VIEWS = {
     "agents": views.agents_view,
     "decisions": views.decisions_view,
     "feed": views.feed_view,
+    "usage": views.usage_view,
+    "repos": views.repos_view,
 }
