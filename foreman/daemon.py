@@ -28,6 +28,7 @@ from .memory import Memory
 from .notifier import Notifier
 from .server import WebSocketServer
 from .store import Store
+from .instructions import root_files as instruction_files
 from .usage import usage_status
 
 logger = logging.getLogger(__name__)
@@ -329,7 +330,8 @@ class Daemon:
             from .errors import Conflict
 
             raise Conflict(f"a repository named {rid} is already registered ({existing.path})")
-        repo = Repo(id=rid, path=str(root), base_branch=status.base_branch, head=status.head, dirty=status.dirty)
+        repo = Repo(id=rid, path=str(root), base_branch=status.base_branch, head=status.head, dirty=status.dirty,
+                    instructions=instruction_files(root))
         self.act(lambda c, now: c.upsert_repo(repo))
         if existing is None:
             self.act(lambda c, now: c.feed(f"Repository {rid} added ({root})", now, kind="repo"))
@@ -341,7 +343,7 @@ class Daemon:
 
         repo = self.core.repo(repo_id)
         status = await repo_status(Path(repo.path), base_branch=repo.base_branch)
-        new = repo.model_copy(update={"head": status.head, "dirty": status.dirty})
+        new = repo.model_copy(update={"head": status.head, "dirty": status.dirty, "instructions": instruction_files(repo.path)})
         self.act(lambda c, now: c.upsert_repo(new))
         return new
 
