@@ -343,6 +343,9 @@ class Scenario:
         await self.show("plan:think", LEAD, "thinking", "planning the goal with the team", station="meeting")
         await self.pause(1.0)
         await self.show("plan:read", LEAD, "reading", "reading pocket-notes: store, cli, tests")
+        await self.show("plan:agents-md", LEAD, "reading", "reading AGENTS.md",
+                        log="AGENTS.md asks for the standard library only and a unittest with every change; "
+                            "the plan holds every task to both")
         await self.pause(1.0)
         plan = "\n".join(f"- {p}: {patches.task(p).title} ({ASSIGN[p]})" for p in patches.TASKS)
         self.d.memory.write("shared/plan", f"# Plan: {self.d.core.goal(self.goal).text}\n\n{plan}\n")
