@@ -65,3 +65,20 @@ def over_budget(spent_usd: float, cap_usd: float | None) -> bool:
 def total(items: Iterable[Usage]) -> Usage:
     """The sum of ``items`` (an empty :class:`Usage` for none)."""
     return add(*items)
+
+
+def turn_usage(result: Any, *, wall_seconds: float) -> Usage:
+    """The :class:`Usage` of one finished turn from its ``TurnResult``.
+
+    Token fields (``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
+    ``cache_write_tokens``) and ``cost_usd`` are read when the backend reported them (None or
+    missing counts 0), so a backend that reports nothing still counts the turn and its wall time.
+    """
+    def n(name: str) -> int:
+        value = getattr(result, name, None)
+        return int(value) if value else 0
+
+    cost = getattr(result, "cost_usd", None)
+    return Usage(input_tokens=n("input_tokens"), output_tokens=n("output_tokens"), cache_read_tokens=n("cache_read_tokens"),
+                 cache_write_tokens=n("cache_write_tokens"), cost_usd=round(float(cost or 0.0), 6), turns=1,
+                 wall_seconds=round(max(0.0, wall_seconds), 3))

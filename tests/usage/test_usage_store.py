@@ -81,3 +81,25 @@ async def test_usage_lands_on_agent_task_goal_and_survives_restart(tmp_path: Pat
 def test_usage_without_state_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["usage", "--home", str(tmp_path / "nothing"), "--backend", "sim"]) == 2
     assert "no state in" in capsys.readouterr().err
+
+
+def test_turn_usage_reads_what_the_backend_reported() -> None:
+    from dataclasses import dataclass
+
+    from foreman.backends.turns import TurnResult
+    from foreman.core.usage import turn_usage
+
+    bare = turn_usage(TurnResult(ok=True), wall_seconds=1.25)
+    assert (bare.turns, bare.cost_usd, bare.input_tokens, bare.wall_seconds) == (1, 0.0, 0, 1.25)
+
+    @dataclass
+    class Reported:
+        cost_usd: float | None = 0.0123
+        input_tokens: int | None = 1200
+        output_tokens: int | None = 340
+        cache_read_tokens: int | None = None
+        cache_write_tokens: int | None = 77
+
+    u = turn_usage(Reported(), wall_seconds=-1)
+    assert (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_usd, u.wall_seconds) == (
+        1200, 340, 0, 77, 0.0123, 0.0)
