@@ -106,3 +106,13 @@ def usage_main(settings: Any, *, as_json: bool) -> int:
         print(format_report(report))
     sys.stdout.flush()
     return 0
+
+
+def record_turn(daemon: Any, result: Any, *, agent: str, task: str | None, goal: str | None, wall_seconds: float) -> None:
+    """Add a finished turn's usage to its agent, task and goal (durably) and publish the new
+    status totals (``foreman.status``)."""
+    from .core.usage import turn_usage
+
+    usage = turn_usage(result, wall_seconds=wall_seconds)
+    daemon.act(lambda c, now: c.record_usage(usage, now, agent=agent, task=task, goal=goal))
+    daemon.publish_status()

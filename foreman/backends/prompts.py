@@ -79,3 +79,15 @@ def risk_block(risks: list[Risk], limit: int = 30) -> str:
     critical = any(r.severity == "critical" for r in risks)
     return ("Merge-risk scan of the commit to merge:\n" + "\n".join(lines)
             + ("\nA critical finding must be removed or explained before a merge." if critical else ""))
+
+
+def repo_instructions(cwd: object, task: Task | None) -> str:
+    """The instructions block for an agent working in ``cwd`` (its worktree, or the repository
+    for the lead) on ``task``: the root's ``AGENTS.md``/``CLAUDE.md`` and those of the folders
+    the task names (see :mod:`foreman.instructions`); empty when there are none."""
+    from ..instructions import find
+    from ..risk import area_from_text
+
+    area = area_from_text(f"{task.title}\n{task.description}") if task is not None else []
+    found = find(str(cwd), area)
+    return instructions_block(found.files, found.text)

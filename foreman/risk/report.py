@@ -64,3 +64,21 @@ async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[st
                               max_file_bytes=SCAN_FILE_BYTES, max_total_bytes=SCAN_TOTAL_BYTES)
     sizes = await blob_sizes(repo_root, diff.head, [f.path for f in diff.files if f.status != "deleted"])
     return diff, await asyncio.to_thread(scan, diff, area=area, sizes=sizes)
+
+
+async def merge_risks(repo_root: StrPath, base: str, branch: str, *, task_text: str = "") -> list[Risk]:
+    """The findings of merging ``branch`` into ``base`` (the branch's commit now), for a merge
+    decision; ``task_text`` (the task's title and description) gives the task's area.
+
+    Never raises: a scan that fails (git error) gives one ``low`` finding saying so, so a merge
+    decision still opens.
+    """
+    from foreman.errors import ForemanError
+
+    from . import area_from_text
+
+    try:
+        _, risks = await risk_report(repo_root, base, f"refs/heads/{branch}", area=area_from_text(task_text) or None)
+    except ForemanError as exc:
+        return [Risk(kind="outside_area", severity="low", message=f"the risk scan could not run: {exc.message}"[:300])]
+    return risks

@@ -62,3 +62,15 @@ def test_cli_json_and_exit_code(risky: tuple[Path, str], capsys: pytest.CaptureF
 def test_cli_bad_revision_is_a_clear_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["risk", str(repo), "no-such-branch"]) == 2
     assert "no-such-branch" in capsys.readouterr().err
+
+
+async def test_merge_risks_of_a_branch_and_a_failed_scan(risky: tuple[Path, str]) -> None:
+    from foreman.risk.report import merge_risks
+
+    root, _ = risky
+    risks = await merge_risks(root, "main", "feature", task_text="Fix src/app.py")
+    assert risks[0].severity == "critical"
+    outside = [r for r in risks if r.kind == "outside_area"]
+    assert len(outside) == 1 and "package.json" in outside[0].message
+    failed = await merge_risks(root, "main", "no-such-branch")
+    assert [(r.severity, r.message.startswith("the risk scan could not run")) for r in failed] == [("low", True)]

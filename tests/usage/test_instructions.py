@@ -82,3 +82,14 @@ async def test_repo_entity_lists_instruction_files(tmp_path: Path) -> None:
         assert daemon.core.repo(added.id).instructions == ["AGENTS.md"]
     finally:
         await daemon.stop()
+
+
+def test_repo_instructions_for_a_task(tmp_path: Path) -> None:
+    from foreman.backends.prompts import repo_instructions
+    from protocol import Task
+
+    root = tree(tmp_path, {"AGENTS.md": "Root rule.", "pocket_notes/AGENTS.md": "Package rule.", "docs/AGENTS.md": "Docs rule."})
+    block = repo_instructions(root, Task(id="t1", title="Tags", description="Edit pocket_notes/notes.py"))
+    assert "(AGENTS.md, pocket_notes/AGENTS.md)" in block and "Package rule." in block and "Docs rule." not in block
+    assert "Package rule." not in repo_instructions(root, None) and "Root rule." in repo_instructions(root, None)
+    assert repo_instructions(tmp_path / "nothing", None) == ""
