@@ -86,32 +86,6 @@ class AbortReport:
     skipped: list[ProcRef] = field(default_factory=list)
 
 
-async def start_process(
-    *args: StrPath,
-    cwd: StrPath,
-    env: Mapping[str, str] | None = None,
-    stdin: Any = asyncio.subprocess.DEVNULL,
-    stdout: Any = asyncio.subprocess.PIPE,
-    stderr: Any = asyncio.subprocess.PIPE,
-) -> asyncio.subprocess.Process:
-    """Start ``args`` (an argument list, never a shell string) in a new session and process group.
-
-    Returns:
-        The asyncio process; ``ProcRef.of(proc.pid)`` right away records its identity.
-
-    Note: on CPython 3.11 a task cancelled while asyncio connects the child's pipes can hang in
-    asyncio itself (python/cpython#125502, #133536); :func:`spawn` + :func:`wait_exit` avoid
-    asyncio's subprocess transports entirely.
-
-    Raises:
-        OSError: the program could not be started.
-    """
-    return await asyncio.create_subprocess_exec(
-        *args, cwd=os.fspath(cwd), env=dict(env) if env is not None else None,
-        stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
-    )
-
-
 def spawn(
     *args: StrPath,
     cwd: StrPath,
@@ -122,9 +96,9 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start ``args`` in a new session and process group as a plain :class:`subprocess.Popen`.
 
-    Unlike :func:`start_process` this never touches asyncio's subprocess transports (which can
-    hang on CPython 3.11 when cancelled while connecting pipes, python/cpython#125502); wait for
-    it with :func:`wait_exit` and read its pipes from a thread.
+    This never touches asyncio's subprocess transports (which can hang on CPython 3.11 when
+    cancelled while connecting pipes, python/cpython#125502, #133536); wait for it with
+    :func:`wait_exit` and read its pipes from a thread.
 
     Raises:
         OSError: the program could not be started.

@@ -24,10 +24,7 @@ import logging
 import os
 from pathlib import Path
 
-from ..errors import RepoError
-from ..repos import worktrees
-from ..repos._git import ZERO_OID, GitFailed, git, rev_parse
-from ..repos._snapshot import snapshot
+from ..repos import refs, worktrees
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +56,7 @@ async def remove_retired(repo_root: str | os.PathLike, wt_path: str | os.PathLik
     if not wt.exists():
         await worktrees.remove_worktree(root, wt)  # prunes a stale entry, if any
         return None
-    if await _lacks_files(root, wt, branch):
+    if await refs.worktree_lacks_files(root, wt, branch):
         logger.warning("%s lacks files of %s (an interrupted removal); removing it", wt, branch)
         await worktrees.remove_worktree(root, wt, force=True)
         return None
@@ -73,16 +70,6 @@ async def remove_retired(repo_root: str | os.PathLike, wt_path: str | os.PathLik
     # what git calls unclean is already on the branch (the worktree has another branch checked out)
     await worktrees.remove_worktree(root, wt, force=True)
     return late
-
-
-async def _lacks_files(root: Path, wt: Path, branch: str) -> bool:
-    """True when files of ``branch``'s tip are missing from the worktree (``git diff-tree -D``)."""
-    tip = await rev_parse(root, f"refs/heads/{branch}")
-    if tip is None:
-        return False
-    snap = await snapshot(root, wt)
-    res = await git("diff-tree", "-r", "--name-only", "--diff-filter=D", tip, snap.tree, cwd=root)
-    return bool(res.text)
 
 
 async def catch_up(repo_root: str | os.PathLike, branch: str, latest: str) -> str | None:
@@ -106,30 +93,18 @@ async def catch_up(repo_root: str | os.PathLike, branch: str, latest: str) -> st
         RepoError: git failed, or ``branch`` moved meanwhile.
     """
     root = Path(repo_root).resolve()
-    new = await rev_parse(root, f"refs/heads/{latest}")
-    old = await rev_parse(root, f"refs/heads/{branch}")
+    new = await refs.branch_tip(root, latest)
+    old = await refs.branch_tip(root, branch)
     if new is None or old == new:
         return None
     kept = None
     if old is not None:
-        if await _is_ancestor(root, new, old):
+        if await refs.is_ancestor(root, new, old):
             return None  # it has the latest work already (and more: late work of its own)
-        if not await _is_ancestor(root, old, new):
+        if not await refs.is_ancestor(root, old, new):
             kept = f"{branch}-kept-{old[:8]}"
-            await git("update-ref", "-m", "agentcraft: keep work the task's latest branch lacks",
-                      f"refs/heads/{kept}", old, cwd=root)
-    try:
-        await git("update-ref", "-m", f"agentcraft: catch up with {latest}", f"refs/heads/{branch}", new,
-                  old or ZERO_OID, cwd=root)
-    except GitFailed as exc:
-        raise RepoError(f"could not move {branch} to {latest}: {exc.message}") from exc
+            await refs.set_branch(root, kept, old, await refs.branch_tip(root, kept),
+                                  reason="agentcraft: keep work the task's latest branch lacks")
+    await refs.set_branch(root, branch, new, old, reason=f"agentcraft: catch up with {latest}")
     logger.info("moved %s to %s (%s)%s", branch, latest, new[:12], f"; its own work is kept on {kept}" if kept else "")
     return kept
-
-
-async def _is_ancestor(root: Path, a: str, b: str) -> bool:
-    """``git merge-base --is-ancestor a b`` (exit 0: yes, 1: no, else an error)."""
-    res = await git("merge-base", "--is-ancestor", a, b, cwd=root, check=False)
-    if res.rc not in (0, 1):
-        raise GitFailed(["merge-base", "--is-ancestor", a, b], res.rc, res.stderr.decode("utf-8", "replace"))
-    return res.rc == 0

@@ -16,51 +16,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
-from websockets.asyncio.client import ClientConnection, connect
 
-from foreman.config import resolve
-from foreman.daemon import Daemon
-
+from .. import rig
 from ..claude.fake_claude import FakeClaude
+from ..rig import Client, git, wait_for
+
+__all__ = ["Client", "DaemonProcess", "Rig", "bash", "cli_runs", "commit", "edit", "events_of", "git", "live",
+           "make_repo", "mcp", "prompts_of", "read", "run", "wait_for", "write"]
 
 ROOT = Path(__file__).resolve().parents[2]
+PROJECT = {**rig.PYPROJECT, ".gitignore": "__pycache__/\n"}
+"""The Python project, ignoring ``__pycache__``."""
 FAST_CLEANUP = {"abort_grace": 0.6, "eof_grace": 0.5, "kill_grace": 0.5}
 """Short clean-up timings for the runner (the defaults are a few seconds each)."""
 
 
-# ---------------------------------------------------------------------- repositories
 def make_repo(root: Path, name: str = "proj") -> Path:
     """A git repository on ``main`` whose test command is stdlib unittest (``tests/``)."""
-    repo = root / name
-    (repo / "tests").mkdir(parents=True)
-    (repo / "proj.py").write_text("def hello():\n    return 'hello'\n")
-    (repo / "tests" / "__init__.py").write_text("")
-    (repo / "tests" / "test_proj.py").write_text(
-        "import unittest\nimport proj\n\n\nclass T(unittest.TestCase):\n    def test_hello(self):\n"
-        "        self.assertEqual(proj.hello(), 'hello')\n")
-    (repo / ".gitignore").write_text("__pycache__/\n")
-    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "config", "user.name", "User One"],
-                ["git", "config", "user.email", "one@example.com"], ["git", "add", "-A"],
-                ["git", "commit", "-qm", "init"]):
-        subprocess.run(cmd, cwd=repo, check=True)
-    return repo
-
-
-def git(cwd: Path, *args: str) -> str:
-    """Run git in ``cwd``; return stdout."""
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+    return rig.make_repo(root, name, files=PROJECT)
 
 
 # ---------------------------------------------------------------------- scenario steps
@@ -99,119 +82,8 @@ def run(*turns: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
     return {"real_tools": True, **fields, "turns": [list(t) for t in turns]}
 
 
-# ---------------------------------------------------------------------- the protocol client
-class Client:
-    """A protocol client over a real WebSocket: a mirror of the world plus every frame received.
-
-    Attributes:
-        frames: every state frame received after the snapshot, oldest first.
-        agents / tasks / goals / decisions / repos: the mirrored entities (wire JSON) by name or id.
-    """
-
-    _ids = itertools.count(1)
-
-    def __init__(self, ws: ClientConnection) -> None:
-        self.ws = ws
-        self.frames: list[dict[str, Any]] = []
-        self.agents: dict[str, dict[str, Any]] = {}
-        self.tasks: dict[str, dict[str, Any]] = {}
-        self.goals: dict[str, dict[str, Any]] = {}
-        self.decisions: dict[str, dict[str, Any]] = {}
-        self.repos: dict[str, dict[str, Any]] = {}
-        self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._reader: asyncio.Task[None] | None = None
-
-    @classmethod
-    async def connect(cls, port: int) -> Client:
-        """Connect, say hello, read the snapshot and keep reading in the background."""
-        client = cls(await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None, open_timeout=10))
-        await client.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "claude-e2e-tests"}))
-        first = json.loads(await asyncio.wait_for(client.ws.recv(), 10))
-        assert first["type"] == "snapshot", first
-        for field, store, key in (("agents", client.agents, "name"), ("tasks", client.tasks, "id"),
-                                  ("goals", client.goals, "id"), ("decisions", client.decisions, "id"),
-                                  ("repos", client.repos, "id")):
-            for item in first[field]:
-                store[item[key]] = item
-        client._reader = asyncio.ensure_future(client._read())
-        return client
-
-    async def _read(self) -> None:
-        with contextlib.suppress(Exception):
-            async for raw in self.ws:
-                data = json.loads(raw)
-                rid = data.get("id")
-                if data["type"] in ("ack", "error", "diff", "memory") and rid in self._replies:
-                    self._replies.pop(rid).set_result(data)
-                    continue
-                self.frames.append(data)
-                kind = data["type"]
-                if kind == "agent.upsert":
-                    self.agents[data["agent"]["name"]] = data["agent"]
-                elif kind in ("task.upsert", "goal.upsert", "decision.upsert", "repo.upsert"):
-                    entity = kind.split(".")[0]
-                    getattr(self, entity + "s")[data[entity]["id"]] = data[entity]
-
-    async def send(self, intent: dict[str, Any], timeout: float = 15.0) -> dict[str, Any]:
-        """Send an intent with a fresh id; return its reply (``ack``, ``error`` ...)."""
-        rid = f"e{next(self._ids)}"
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._replies[rid] = fut
-        await self.ws.send(json.dumps({**intent, "id": rid}))
-        return await asyncio.wait_for(fut, timeout)
-
-    async def ok(self, intent: dict[str, Any]) -> dict[str, Any]:
-        """Send an intent that must be acknowledged; return the ack."""
-        reply = await self.send(intent)
-        assert reply["type"] == "ack", reply
-        return reply
-
-    async def answer(self, decision: dict[str, Any], option: int, text: str | None = None) -> None:
-        """Answer a decision as the user."""
-        await self.ok({"type": "decision.answer", "decision": decision["id"], "option": option,
-                       **({"text": text} if text else {})})
-
-    def open_decisions(self, kind: str, **match: Any) -> list[dict[str, Any]]:
-        """Open decisions of ``kind`` whose fields equal ``match``."""
-        return [d for d in self.decisions.values() if d["kind"] == kind and d["status"] == "open"
-                and all(d.get(k) == v for k, v in match.items())]
-
-    def upserts(self, agent: str) -> list[dict[str, Any]]:
-        """Every ``agent.upsert`` of ``agent`` received, oldest first."""
-        return [f["agent"] for f in self.frames if f["type"] == "agent.upsert" and f["agent"]["name"] == agent]
-
-    def log_lines(self, agent: str) -> list[dict[str, Any]]:
-        """Every ``log.append`` line of ``agent`` received."""
-        return [f["line"] for f in self.frames if f["type"] == "log.append" and f["line"]["agent"] == agent]
-
-    def feed(self) -> list[str]:
-        """The texts of the feed items received."""
-        return [f["item"]["text"] for f in self.frames if f["type"] == "feed.append"]
-
-    async def close(self) -> None:
-        """Close the connection and stop reading."""
-        await self.ws.close()
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-
-
-async def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    """Poll ``pred`` until it returns something truthy; return it. Raises AssertionError on timeout."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        value = pred()
-        if value:
-            return value
-        if loop.time() > end:
-            raise AssertionError(f"{what} not reached in {timeout} s")
-        await asyncio.sleep(0.02)
-
-
 # ---------------------------------------------------------------------- in process
-class Rig:
+class Rig(rig.DaemonRig):
     """An in-process daemon on the claude backend (``make_backend``) with the fake CLI.
 
     Args:
@@ -222,59 +94,20 @@ class Rig:
         **flags: settings flags (``workers``, ``lead_review`` ...).
     """
 
+    files = PROJECT
+
     def __init__(self, tmp: Path, fake: FakeClaude, monkeypatch: Any, **flags: Any) -> None:
-        self.tmp = tmp
         self.fake = fake
-        self.repo = make_repo(tmp)
         for key, value in {"ANTHROPIC_API_KEY": "sk-ant-offline-test", **fake.env}.items():
             monkeypatch.setenv(key, value)
-        self.flags = {"home": str(tmp / "home"), "port": 0, "backend": "claude", "claude_cli": str(fake.cli),
-                      "workers": ["juniper", "kit"], "repo_poll_ms": 600_000, "notify": False, **flags}
-        self.settings = resolve(self.flags, env={})
-        self.daemon: Daemon | None = None
-        self.client: Client | None = None
+        super().__init__(tmp, **{"backend": "claude", "claude_cli": str(fake.cli), "workers": ["juniper", "kit"],
+                                 "notify": False, **flags})
 
-    @property
-    def d(self) -> Daemon:
-        assert self.daemon is not None
-        return self.daemon
-
-    @property
-    def c(self) -> Client:
-        assert self.client is not None
-        return self.client
-
-    @property
-    def world(self) -> Any:
-        return self.d.core.world
-
-    async def start(self) -> Client:
-        """Start the daemon (its backend from the settings), register the repository, connect."""
-        self.daemon = Daemon(self.settings)
-        await self.daemon.start()
-        for runner in {id(r): r for r in self.daemon.backend.runners.values()}.values():
+    async def ready(self) -> None:
+        """Short clean-up timings for each runner."""
+        for runner in {id(r): r for r in self.d.backend.runners.values()}.values():
             for key, value in FAST_CLEANUP.items():
                 setattr(runner, key, value)
-        if "proj" not in self.daemon.core.world.repos:
-            await self.daemon.add_repo(str(self.repo))
-        self.client = await Client.connect(self.daemon.port)
-        return self.client
-
-    async def stop(self) -> None:
-        """Disconnect and stop the daemon cleanly."""
-        if self.client is not None:
-            await self.client.close()
-            self.client = None
-        if self.daemon is not None:
-            await self.daemon.stop()
-            self.daemon = None
-
-    def task(self, title: str, **kw: Any) -> str:
-        """Create a task on ``proj`` (as the lead would); return its id."""
-        return self.d.act(lambda c, now: c.create_task(title, now, repo="proj", **kw)).id
-
-    def worktree(self, agent: str, task: str) -> Path:
-        return Path(self.world.meta["worktrees"][f"{agent}-{task}"]["path"])
 
 
 # ---------------------------------------------------------------------- a daemon process

@@ -14,6 +14,8 @@ from typing import Any, Awaitable, Callable
 
 from foreman.backends.turns import AgentTools, TurnRequest, TurnResult
 
+from ..rig import PYPROJECT, DaemonRig, conductor_daemon
+
 Script = Callable[[TurnRequest, AgentTools], Awaitable[TurnResult]]
 
 
@@ -61,21 +63,34 @@ def done(session: str = "s") -> TurnResult:
 Pick = Callable[[TurnRequest], Script]
 
 
+class ScriptedRig(DaemonRig):
+    """A daemon whose whole team runs on one :class:`ScriptedRunner` choosing scripts with ``pick``.
+
+    Args:
+        tmp: a temporary folder. pick: request -> script. repo: the repository (default: a
+            Python project whose CI is unittest). **flags: settings flags.
+    """
+
+    files = PYPROJECT
+    flags_default = {"port": 0, "backend": "sim", "workers": ["3"]}
+
+    def __init__(self, tmp: Path, pick: Pick, **kw: Any) -> None:
+        super().__init__(tmp, **kw)
+        self.runner = ScriptedRunner(pick)
+
+    def make_daemon(self, **kw: Any) -> Any:
+        return conductor_daemon(self.settings, self.runner, name="scripted", **kw)
+
+
 async def start_scripted(tmp_path: Path, pick: Pick, repo: Path) -> tuple[Any, ScriptedRunner]:
     """Start an in-process daemon whose whole team runs on one ScriptedRunner, with ``repo``
     registered as ``proj``; return ``(daemon, runner)``. The caller stops the daemon."""
-    from foreman.backends.conductor import ALL_WORKERS, LEAD, Conductor
-    from foreman.config import resolve
-    from foreman.daemon import Daemon
-
-    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "workers": ["3"]}, env={})
-    runner = ScriptedRunner(pick)
-    conductor = Conductor(settings, {n: runner for n in (LEAD, *ALL_WORKERS)}, backend_name="scripted")
-    daemon = Daemon(settings, backend=conductor)
+    rig = ScriptedRig(tmp_path, pick, repo=repo)
+    daemon = rig.make_daemon()
     await daemon.start()
     try:
         await daemon.add_repo(str(repo))
     except BaseException:
         await daemon.stop()
         raise
-    return daemon, runner
+    return daemon, rig.runner

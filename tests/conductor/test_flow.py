@@ -3,42 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
-
 
 from foreman.backends.turns import TurnRequest
 
+from ..rig import PYPROJECT, git, wait_for
+from ..rig import make_repo as rig_make_repo
 from .scripted import done, start_scripted, write_and_commit
 
 
 def make_repo(root: Path) -> Path:
-    repo = root / "proj"
-    (repo / "tests").mkdir(parents=True)
-    (repo / "proj.py").write_text("def hello():\n    return 'hello'\n")
-    (repo / "tests" / "__init__.py").write_text("")
-    (repo / "tests" / "test_proj.py").write_text(
-        "import unittest\nimport proj\n\nclass T(unittest.TestCase):\n    def test_hello(self):\n"
-        "        self.assertEqual(proj.hello(), 'hello')\n")
-    env_cmds = [["git", "init", "-q", "-b", "main"], ["git", "config", "user.name", "User One"],
-                ["git", "config", "user.email", "one@example.com"], ["git", "add", "-A"],
-                ["git", "commit", "-qm", "init"]]
-    for cmd in env_cmds:
-        subprocess.run(cmd, cwd=repo, check=True)
-    return repo
-
-
-async def wait_for(pred, timeout: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+    """The Python project whose CI is unittest."""
+    return rig_make_repo(root, files=PYPROJECT)
 
 
 async def test_plan_work_ci_review_merge_and_requested_changes(tmp_path: Path) -> None:

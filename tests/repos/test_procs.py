@@ -16,9 +16,10 @@ from foreman.procs import (
     session_members,
     snapshot_tree,
     spawn,
-    start_process,
     wait_exit,
 )
+
+from ..rig import start_process
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -31,13 +31,6 @@ def open_decisions(rig: Rig, agent: str) -> list:
     return [d for d in rig.world.decisions.values() if d.asked_by == agent and d.status == "open"]
 
 
-@pytest.fixture
-async def rig(tmp_path: Path):
-    rig = Rig(tmp_path)
-    yield rig
-    await rig.stop()
-
-
 async def test_pause_aborts_turn_keeps_task_withdraws_question_and_resume_continues_session(rig: Rig) -> None:
     rig.puppet.on(("kit", "work"), ask_then_block)
     client = await rig.start()

@@ -164,7 +164,7 @@ def check_decisions(rig: Rig) -> None:
         if d.status != "open":
             continue
         if d.kind == "merge":
-            waiter = conductor._waiters.get(d.id)
+            waiter = conductor.waiters.get(d.id)
             assert waiter is not None and not waiter.done(), f"merge {d.id} has no waiter"
             continue
         asker = rig.world.agents[d.asked_by]

@@ -22,13 +22,6 @@ async def fail(turn: Turn) -> TurnResult:
     return TurnResult(ok=False, error="the model service said 529 overloaded")
 
 
-@pytest.fixture
-async def rig(tmp_path: Path):
-    rig = Rig(tmp_path)
-    yield rig
-    await rig.stop()
-
-
 async def test_cancel_aborts_the_turn_and_frees_the_worker(rig: Rig) -> None:
     client = await rig.start()
     t1 = rig.task("Doomed", assignee="kit")

@@ -1,0 +1,32 @@
+"""Plan: the lead turns a goal into tasks (one plan turn at a time; later goals wait)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import prompts
+from . import turn
+from .team import LEAD
+
+if TYPE_CHECKING:
+    from ..conductor import Conductor
+
+
+def start(c: Conductor, goal_id: str) -> None:
+    """Start the lead's plan turn for ``goal_id`` (queued while the lead runs another turn)."""
+    if LEAD in c.running:
+        c.pending_goals.append(goal_id)
+        return
+    g = c.d.core.goal(goal_id)
+    lead = c.d.core.agent(LEAD)
+    if not lead.active or lead.paused:
+        return
+    turn.launch(c, LEAD, "plan", f"{LEAD}:{goal_id}", goal_id=goal_id, prompt=prompts.plan_prompt(g.text, g.id, []))
+
+
+def ended(c: Conductor, goal_id: str) -> None:
+    """A plan turn ended: the goal is active when it has tasks, else done."""
+    d = c.d
+    has_tasks = any(t.goal == goal_id for t in d.core.world.tasks.values())
+    if d.core.goal(goal_id).status == "planning":
+        d.act(lambda core, now: core.set_goal_status(goal_id, "active" if has_tasks else "done", now))

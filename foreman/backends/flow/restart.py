@@ -1,0 +1,124 @@
+"""Restart reconciliation: after a restart (clean or a crash), resume interrupted turns with
+their job kind and repair every open state so nothing waits forever.
+
+Leftover processes are killed; questions whose asking turn is gone are withdrawn (a resumed
+turn waits for its own); pending hand-offs, commits of closed tasks and retired worktrees are
+finished; a ``doing`` task without a turn goes back to ``todo``; a ``review`` task without a
+decision or a review turn runs CI/review again; open merge decisions are watched again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import ci, handoff, merge, plan, processes, records, turn
+from .team import LEAD
+
+if TYPE_CHECKING:
+    from ..conductor import Conductor
+
+RESTARTED = "the Foreman restarted; asked again if still needed"
+
+
+def reconcile(c: Conductor) -> None:
+    """Resume interrupted turns and repair open states after a restart (see the module doc)."""
+    d = c.d
+    w = d.core.world
+    processes.reap_leftovers(c)
+    asked = _open_questions_of_sessions(c)
+    for dec in list(w.decisions.values()):
+        if dec.status == "open" and dec.kind in ("question", "permission") and dec.id not in asked.values():
+            # its waiter was a turn of the previous daemon; the resumed turn asks again if it must
+            d.act(lambda core, now, i=dec.id: core.cancel_decision(i, now, reason=RESTARTED))
+    for task_id, h in w.meta.get("handoffs", {}).items():
+        if h.get("pending"):
+            c.held.add(task_id)
+            d.spawn(handoff.run(c, task_id, h["from"]), f"handoff {task_id}")
+    for info in list(w.meta.get("worktrees", {}).values()):
+        t = w.tasks.get(info["task"])
+        if t is not None and t.status in ("done", "cancelled") and Path(info["path"]).exists():
+            d.spawn(handoff.commit_after_turn(c, info), f"commit {info['task']}")  # a crash skipped it
+    for wt_id in records.removals(c):
+        handoff.spawn_removal(c, wt_id)
+    _resume_sessions(c, asked)
+    for goal in w.goals.values():
+        if goal.status == "planning" and LEAD not in c.running:
+            if any(t.goal == goal.id for t in w.tasks.values()):
+                d.act(lambda core, now, g=goal.id: core.set_goal_status(g, "active", now))
+            else:
+                plan.start(c, goal.id)
+    for task in w.tasks.values():
+        if task.status == "doing" and task.assignee not in c.running:
+            d.act(lambda core, now, t=task.id: core.set_task_status(t, "todo", now, who="foreman", reason=None))
+        elif task.status == "review" and not (LEAD in c.running and c.running[LEAD].task_id == task.id) \
+                and not any(x.task == task.id and x.kind == "merge" and x.status == "open"
+                            for x in w.decisions.values()):  # (a resumed review of it ends in a decision)
+            d.spawn(ci.after_work(c, task.id, task.assignee or ""), f"review {task.id}")
+    for dec in w.decisions.values():
+        if dec.kind == "merge" and dec.status == "open":
+            merge.watch(c, dec.id)
+        elif dec.kind == "merge" and dec.status == "answered" and dec.task and w.tasks[dec.task].status == "review":
+            merge.watch(c, dec.id)
+
+
+def _resume_sessions(c: Conductor, asked: dict[str, str]) -> None:
+    """Resume each agent's running session (one per agent) with its job kind; withdraw the
+    questions of sessions that do not resume now (nobody would wait for them)."""
+    w = c.d.core.world
+    resumed: set[str] = set()
+    for key, s in sorted(records.sessions(c).items()):
+        if s.get("state") != "running":
+            continue
+        agent = s["agent"]
+        a = w.agents.get(agent)
+        if a is None or not a.active or agent in resumed:
+            continue
+        if s.get("task") and w.tasks.get(s["task"]) is not None and w.tasks[s["task"]].status in ("done", "cancelled"):
+            records.set_session(c, key, state="done")
+            continue
+        if not records.session_holds(c, s):
+            records.set_session(c, key, state="aborted")
+            continue
+        resumed.add(agent)
+        if a.paused:
+            records.set_session(c, key, state="interrupted")
+            continue
+        turn.launch(c, agent, s["job"], key, prompt="The Foreman restarted; continue where you were.",
+                    task_id=s.get("task"), goal_id=s.get("goal"), session_id=s.get("session"),
+                    question=asked.pop(key, None))
+    for question in asked.values():
+        c.d.act(lambda core, now, i=question: core.cancel_decision(i, now, reason=RESTARTED))
+
+
+def _open_questions_of_sessions(c: Conductor) -> dict[str, str]:
+    """Session key -> the open question its interrupted turn was waiting for (asked by the
+    session's agent about the session's task, or goal for a plan)."""
+    w = c.d.core.world
+    out: dict[str, str] = {}
+    for key, s in records.sessions(c).items():
+        if s.get("state") != "running":
+            continue
+        for dec in w.decisions.values():
+            if dec.status == "open" and dec.kind == "question" and dec.asked_by == s.get("agent") and (
+                    (s.get("task") and dec.task == s["task"]) or (not s.get("task") and s.get("goal")
+                                                                  and dec.goal == s["goal"])):
+                out[key] = dec.id
+    return out
+
+
+async def answer_for_resume(c: Conductor, agent: str, decision_id: str) -> str:
+    """Wait for a question a turn of the previous daemon asked; return how it ended, for the
+    resumed session's prompt. An aborted wait withdraws the question."""
+    d = c.d
+    try:
+        dec = await d.wait_decision(decision_id)
+    except asyncio.CancelledError:
+        if d.core.world.decisions[decision_id].status == "open":
+            d.act(lambda core, now: core.cancel_decision(decision_id, now, reason="the asking turn ended"))
+        raise
+    head = f'While you waited for the user\'s answer to "{dec.prompt}", the Foreman restarted.'
+    if dec.status == "answered" and dec.answer is not None:
+        return f"{head} The user answered: {dec.answer.label}" + (f" ({dec.answer.text})" if dec.answer.text else "")
+    return f"{head} The question was withdrawn; carry on with your best judgement."

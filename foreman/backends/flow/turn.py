@@ -1,0 +1,193 @@
+"""Running one turn: launch it (one per agent at a time), run it on the agent's runner with the
+Foreman's tools, and route its end to the step that owns its job (plan, work, review).
+
+A failed turn shows the agent as ``error``, says why in the feed and blocks its task (the user
+retries it); a session that could not be resumed asks the user first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...errors import ForemanError
+from .. import prompts
+from ..tools import DaemonTools
+from ..turns import JobKind, TurnRequest, TurnResult
+from . import merge, plan, processes, records, review, restart, work
+from .team import LEAD, Running, title
+
+if TYPE_CHECKING:
+    from ..conductor import Conductor
+
+logger = logging.getLogger(__name__)
+
+
+def launch(c: Conductor, agent: str, job: JobKind, key: str, *, prompt: str, task_id: str | None = None,
+           goal_id: str | None = None, session_id: str | None = None, question: str | None = None) -> None:
+    """Start a turn in the background (after the agent's previous clean-up). An agent runs one
+    turn at a time: while it runs one, the new turn waits its turn (the conductor's deferred
+    queue). With ``question`` (a decision id) the turn first waits for its answer and starts with it."""
+    if agent in c.running:
+        c.deferred.setdefault(agent, []).append((job, key, prompt, task_id, goal_id, session_id, question))
+        c.kick()
+        return
+    turn_id = _next_turn_id(c, agent)
+    records.set_session(c, key, agent=agent, job=job, task=task_id, goal=goal_id, state="running",
+                        **({"session": session_id} if session_id else {}))
+    t = c.d.spawn(_run(c, agent, job, key, turn_id, prompt, task_id, goal_id, question), f"turn {turn_id} {job}")
+    c.running[agent] = Running(turn_id, job, key, t, task_id, goal_id)
+
+
+def _next_turn_id(c: Conductor, agent: str) -> str:
+    counters = records.meta(c, "turns")
+    counters[agent] = int(counters.get(agent, 0)) + 1
+    records.set_meta(c, "turns", counters)
+    return f"{agent}:{counters[agent]}"
+
+
+def cwd_of(c: Conductor, agent: str, task_id: str | None, goal_id: str | None) -> Path:
+    """Where ``agent`` works: its worktree of ``task_id``, else the repository's checkout."""
+    if task_id and agent != LEAD:
+        info = records.worktree_of(c, agent, task_id)
+        if info:
+            return Path(info["path"])
+    repo_id = None
+    if task_id:
+        repo_id = c.d.core.task(task_id).repo
+    elif goal_id:
+        repo_id = c.d.core.goal(goal_id).repo
+    repo = c.d.core.world.repos.get(repo_id or "") or next(iter(c.d.core.world.repos.values()), None)
+    return Path(repo.path) if repo else Path.cwd()
+
+
+def is_current(c: Conductor, agent: str, turn_id: str) -> bool:
+    """True while ``turn_id`` is ``agent``'s running turn (not aborted, not superseded)."""
+    run = c.running.get(agent)
+    return run is not None and run.turn_id == turn_id
+
+
+async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
+               goal_id: str | None, question: str | None = None) -> None:
+    cleanup = c.cleaning.get(agent)
+    if cleanup is not None:
+        await asyncio.gather(cleanup, return_exceptions=True)
+    if question is not None:
+        prompt = await restart.answer_for_resume(c, agent, question) + "\n\n" + prompt
+    lead = agent == LEAD
+    cwd = cwd_of(c, agent, task_id, goal_id)
+    session = records.sessions(c).get(key, {}).get("session")
+    tools = DaemonTools(c.d, agent, turn_id, lead=lead, cwd=cwd, task=task_id, goal=goal_id,
+                        is_current=lambda: is_current(c, agent, turn_id),
+                        on_merge_request=lambda tid, summary: merge.request(c, tid, summary),
+                        on_session=lambda sid: records.set_session(c, key, session=sid),
+                        on_process=lambda pid: processes.track(c, agent, turn_id, pid))
+    unread = tools.unread()
+    if unread:
+        prompt += "\n\nUnread messages:\n" + "\n".join(unread)
+    from ...repos.gitsafety import safety_env
+
+    settings = c.settings
+    branch = c.d.core.task(task_id).branch if task_id else None
+    system = (prompts.LEAD_SYSTEM if lead else prompts.WORKER_SYSTEM).format(
+        title=title(agent), user=settings.user_name, branch=branch or "?", workers=", ".join(c.workers))
+    req = TurnRequest(turn_id=turn_id, agent=agent, lead=lead, job=job, prompt=prompt, system=system, cwd=cwd,
+                      session_id=session, task=task_id, goal=goal_id, model=c.models.get(agent),
+                      max_turns=settings.max_turns or (settings.max_turns_lead if lead else settings.max_turns_worker),
+                      env=safety_env(os.environ, agent=agent, worktree=cwd))
+    tools.activity("thinking", f"{job}: {prompt.splitlines()[0][:120]}", station="meeting" if job == "plan" else "desk")
+    try:
+        result = await asyncio.wait_for(c.runners[agent].run_turn(req, tools), timeout=settings.turn_timeout)
+    except asyncio.TimeoutError:
+        result = TurnResult(ok=False, session_id=session, error=f"the turn timed out after {settings.turn_timeout:.0f} s")
+    except ForemanError as exc:
+        result = TurnResult(ok=False, session_id=session, error=exc.message)
+    finally:
+        processes.untrack(c, turn_id)  # the runner killed what it started (the TurnRunner contract)
+    if not is_current(c, agent, turn_id):
+        return  # aborted: steering decides what happens next
+    del c.running[agent]
+    if result.session_id:
+        records.set_session(c, key, session=result.session_id)
+    if result.cost_usd:
+        _record_cost(c, agent, task_id, goal_id, result.cost_usd)
+    records.set_session(c, key, state="done" if result.ok else "failed")
+    await _ended(c, agent, job, key, result, task_id, goal_id, tools)
+
+
+def _record_cost(c: Conductor, agent: str, task_id: str | None, goal_id: str | None, cost: float) -> None:
+    costs = {k: dict(v) for k, v in c.d.core.world.meta.get("costs", {}).items()}
+    goal_id = goal_id or (c.d.core.task(task_id).goal if task_id else None)
+    for kind, ref in (("agent", agent), ("task", task_id), ("goal", goal_id)):
+        if ref:
+            bucket = costs.setdefault(kind, {})
+            bucket[ref] = round(bucket.get(ref, 0.0) + cost, 6)
+    records.set_meta(c, "costs", costs)
+
+
+async def _ended(c: Conductor, agent: str, job: JobKind, key: str, result: TurnResult, task_id: str | None,
+                 goal_id: str | None, tools: DaemonTools) -> None:
+    d = c.d
+    if not result.ok and (result.error or "").startswith("could not resume session"):
+        d.spawn(_resume_failed(c, agent, job, key, task_id, goal_id, result.error or ""), f"resume-failed {agent}")
+        return
+    if not result.ok:
+        failed(c, agent, job, task_id, result.error or "the turn failed")
+        return
+    if job == "plan" and goal_id:
+        plan.ended(c, goal_id)
+    elif job in ("work", "followup") and task_id and agent != LEAD:
+        if work.ended(c, agent, key, task_id, result.text):
+            return  # a nudge turn started
+    elif job == "review" and task_id:
+        await review.ended(c, task_id, tools)
+    d.act(lambda core, now: core.set_activity(agent, "idle", now, activity="waiting for work"))
+    maybe_followup(c, agent)
+    c.kick()
+
+
+def failed(c: Conductor, agent: str, job: str, task_id: str | None, reason: str) -> None:
+    """End a failed turn: the agent shows ``error``, the feed says why, its open task is blocked."""
+    d = c.d
+    d.act(lambda core, now: core.set_activity(agent, "error", now, activity=reason[:200]))
+    d.act(lambda core, now: core.log(agent, f"turn failed: {reason}", now, kind="error"))
+    d.act(lambda core, now: core.feed(f"{title(agent)}'s {job} turn failed: {reason[:300]}", now,
+                                      kind="error", agent=agent, task=task_id))
+    if task_id and d.core.task(task_id).status in ("todo", "doing", "review"):
+        d.act(lambda core, now: core.set_task_status(task_id, "blocked", now, who="foreman", reason=reason[:300]))
+    c.kick()
+
+
+async def _resume_failed(c: Conductor, agent: str, job: JobKind, key: str, task_id: str | None, goal_id: str | None,
+                         error: str) -> None:
+    """A session could not be resumed: ask the user instead of silently starting over."""
+    d = c.d
+    d.act(lambda core, now: core.set_activity(agent, "error", now, activity="session could not be resumed"))
+    dec = await d.ask("question", f"{title(agent)}'s session for {task_id or goal_id} could not be resumed "
+                      f"({error[:200]}). Start a fresh session?", ["Start a fresh session", "Leave it blocked"],
+                      asked_by="foreman", task=task_id, goal=goal_id if not task_id else None)
+    if dec.answer is not None and dec.answer.option == 0:
+        data = records.sessions(c)
+        data.get(key, {}).pop("session", None)
+        records.set_meta(c, "sessions", data)
+        launch(c, agent, job, key, prompt="Your previous session was lost; start this job again from the current state.",
+               task_id=task_id, goal_id=goal_id)
+    elif task_id and d.core.task(task_id).status in ("todo", "doing", "review"):
+        d.act(lambda core, now: core.set_task_status(task_id, "blocked", now, who="foreman",
+                                                     reason="session could not be resumed"))
+
+
+def maybe_followup(c: Conductor, agent: str) -> None:
+    """Start a follow-up turn for an idle on-shift agent with unread messages."""
+    a = c.d.core.world.agents.get(agent)
+    if a is None or not a.active or a.paused or agent in c.running or not c.d.core.peek_unread(agent):
+        return
+    task_id = a.task
+    t = c.d.core.world.tasks.get(task_id or "")
+    if t is None or t.status != "doing" or t.assignee != agent:
+        task_id = None  # answer in a chat turn, never in a finished or foreign task's worktree
+    launch(c, agent, "followup", f"{agent}:{task_id or 'chat'}", task_id=task_id,
+           prompt="You have new messages; answer or act on them.")

@@ -1,0 +1,116 @@
+"""Work: a worker gets a worktree for a ready task and changes files there; when its turn ends
+the task goes to review (after one nudge), and CI runs (:mod:`.ci`)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from protocol import Task
+
+from ...errors import WorktreeUnsafe
+from .. import prompts, retiring
+from . import ci, handoff, records, turn
+from .team import author, title
+
+if TYPE_CHECKING:
+    from ..conductor import Conductor
+
+logger = logging.getLogger(__name__)
+
+
+async def start(c: Conductor, task: Task, agent: str) -> None:
+    """Create ``agent``'s worktree for ``task`` from the task's latest work and start its turn.
+
+    The latest work is on the branch of the task's last worker (``task.branch``; a hand-off
+    records the same). A previous worker's worktree a hand-off did not retire (a crash, a
+    task reassigned from review) has its leftovers committed and is retired once the start
+    succeeded. A task coming back to an earlier owner (kit -> wren -> kit) does not resume
+    the owner's stale worktree: it is removed and its branch caught up with the latest work
+    (:func:`..retiring.catch_up`; commits only it has are kept on a side branch).
+
+    Raises:
+        ForemanError: git failed or a directory is busy (the scheduler retries with backoff).
+    """
+    from ...repos import worktrees
+
+    d = c.d
+    repo = d.core.repo(task.repo) if task.repo else next(iter(d.core.world.repos.values()))
+    hand = dict(d.core.world.meta.get("handoffs", {}).get(task.id) or {})
+    path = worktrees.worktree_path(d.profile_dir, repo.id, agent, task.id)
+    branch = worktrees.branch_name(agent, task.id, task.title)
+    wt_id = f"{agent}-{task.id}"
+    latest = task.branch or hand.get("branch") or None
+    superseded: list[str] = []
+    pending = records.removals(c)
+    for other_id, info in list(d.core.world.meta.get("worktrees", {}).items()):
+        if info["task"] != task.id or info["agent"] == agent or other_id in pending:
+            continue
+        async with records.wt_lock(c, other_id):
+            if not Path(info["path"]).exists():
+                continue
+            try:
+                await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                                                 f"Hand-off of {task.id}: work in progress by {info['agent']}",
+                                                 author(info["agent"]))
+            except WorktreeUnsafe as exc:  # left for the user; the task goes on from its branch
+                logger.warning("%s's worktree of %s is left as it is: %s", info["agent"], task.id, exc)
+                continue
+        superseded.append(other_id)
+        latest = latest or info["branch"]
+        if info["branch"] == latest and not hand.get("from"):
+            hand = {"from": info["agent"], "branch": info["branch"]}
+    start_point = latest if latest and latest != branch else None
+    async with records.wt_lock(c, wt_id):
+        own = d.core.world.meta.get("worktrees", {}).get(wt_id)
+        if start_point is not None:
+            if own is not None:  # back to an earlier owner: its worktree is stale
+                await retiring.remove_retired(repo.path, own["path"], own["branch"], author=author(agent),
+                                              message=f"{task.id}: work left by {agent} before the task came back")
+            kept = await retiring.catch_up(repo.path, branch, start_point)
+            if kept:
+                text = f"{task.id}: {title(agent)}'s earlier commits that {start_point} lacks are kept on {kept}"
+                d.act(lambda core, now: core.feed(text, now, kind="task", task=task.id, agent=agent))
+        records.forget_removal(c, wt_id)  # (a worktree still waiting for removal is this worker's again)
+        await worktrees.ensure_worktree(Path(repo.path), path, branch, repo.base_branch, start_point=start_point)
+    meta = records.meta(c, "worktrees")
+    meta[wt_id] = {"repo": repo.id, "path": str(path), "branch": branch, "agent": agent, "task": task.id,
+                   "base": repo.base_branch}
+    removals = {**records.removals(c), **{o: d.now() for o in superseded}}
+    d.act(lambda core, now: (core.set_meta("worktrees", meta), core.set_meta("removals", removals)))
+    for other_id in superseded:
+        handoff.spawn_removal(c, other_id)
+    d.act(lambda core, now: core.start_task(task.id, agent, now, branch=branch, worktree=wt_id))
+    answered = [x for x in d.core.world.decisions.values() if x.task == task.id and x.kind == "question"
+                and x.status == "answered"]
+    takeover = hand.get("from") if hand.get("from") != agent else None
+    prompt = prompts.work_prompt(d.core.task(task.id), takeover_from=takeover, answered=answered, unread=[])
+    turn.launch(c, agent, "work", f"{agent}:{task.id}", prompt=prompt, task_id=task.id)
+
+
+def ended(c: Conductor, agent: str, key: str, task_id: str, text: str) -> bool:
+    """A worker's work or follow-up turn on ``task_id`` ended well.
+
+    A task left ``doing`` gets one nudge turn, then goes to review; a task in review goes on to
+    CI; edits made after a merge or cancel are committed on the branch.
+
+    Returns:
+        True when a nudge turn started (the agent stays busy).
+    """
+    d = c.d
+    task = d.core.task(task_id)
+    if task.status in ("done", "cancelled") and (info := records.worktree_of(c, agent, task_id)) is not None:
+        d.spawn(handoff.commit_after_turn(c, info), f"commit {task_id}")  # edits made after the merge/cancel
+    if task.status == "doing":
+        if not records.flagged(c, "nudged", task_id):
+            records.flag(c, "nudged", task_id)
+            turn.launch(c, agent, "followup", key, task_id=task_id,
+                        prompt=f'You ended without finishing {task_id}. Commit your work and call update_task '
+                               f'with status "review" (or "blocked" with a reason).')
+            return True
+        d.act(lambda core, now: core.set_task_status(task_id, "review", now, who="foreman", reason=None))
+        task = d.core.task(task_id)
+    if task.status == "review":
+        d.spawn(ci.after_work(c, task_id, agent, claims=text), f"ci {task_id}")
+    return False
