@@ -8,8 +8,9 @@ decision for that cap (agents that want to start a turn under it wait on the sam
 * ``Continue with $X more`` raises the cap to what was spent plus ``X`` (``X``: the configured
   cap, or the cap itself) and
   the waiting turns start;
-* ``Stop here`` blocks the tasks under the cap that are not finished (``todo``/``doing`` ->
-  ``blocked`` with the reason), so nothing is scheduled under it; their branches and worktrees
+* ``Stop here`` blocks the tasks under the cap that are not finished (``todo``, ``doing``, and
+  ``review`` without an open merge decision -> ``blocked`` with the reason), so nothing is
+  scheduled under it; their branches and worktrees
   stay, and ``/task tN retry`` puts one back on the board (the cap is asked about again then).
 
 Caps: a goal's or task's own ``budget_usd`` (raised by Continue) else ``--budget-goal`` /
@@ -105,7 +106,7 @@ class BudgetGate:
         while (hit := self.hit(task_id, goal_id)) is not None:
             asking = self._asking.get(hit.key)
             if asking is None or asking.done():
-                asking = asyncio.ensure_future(self._ask(hit))
+                asking = self.d.spawn(self._ask(hit), f"budget {hit.key}")
                 self._asking[hit.key] = asking
             try:
                 self.d.act(lambda c, now: c.set_activity(agent, "waiting_user", now, activity=f"waiting: {hit.kind} {hit.ref} budget reached"))
@@ -141,7 +142,8 @@ class BudgetGate:
         reason = f"budget: {hit.kind} {hit.ref} used {_usd(hit.spent)} of {_usd(hit.cap)}; stopped by the user"
         for t in list(w.tasks.values()):
             under = (hit.kind == "day" or (hit.kind == "task" and t.id == hit.ref) or (hit.kind == "goal" and t.goal == hit.ref))
-            if under and t.status in ("todo", "doing"):
+            deciding = any(x.kind == "merge" and x.task == t.id and x.status == "open" for x in w.decisions.values())
+            if under and (t.status in ("todo", "doing") or (t.status == "review" and not deciding)):
                 try:
                     self.d.act(lambda c, now, tid=t.id: c.set_task_status(tid, "blocked", now, who="user", reason=reason))
                 except ForemanError as exc:

@@ -1,8 +1,9 @@
 """Merge: the user's merge decision of a reviewed task, and what its answer does.
 
-Merge (option 0) merges the task's branch into the base (a refusal re-opens the decision with
-the reason; a conflict goes back to the worker); Request changes (1) starts the worker's
-follow-up; Reject (2) cancels the task (its branch is kept).
+Merge (or "Merge anyway (risk acknowledged)" when the risk scan found something critical)
+merges the task's branch into the base (a refusal re-opens the decision with the reason; a
+conflict goes back to the worker); Request changes starts the worker's follow-up; Reject
+cancels the task (its branch is kept). Answers are read by label (``merge_choice``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import TYPE_CHECKING
 
 from protocol import Decision
 
+from ...core.rules import merge_choice
 from ...errors import MergeRefused
+from ...risk.report import merge_risks
 from . import handoff, records, turn
 from .team import LEAD
 
@@ -41,7 +44,10 @@ async def request(c: Conductor, task_id: str, summary: str) -> str:
         return f"{task_id} changed no files; closed as done without a merge"
     wt_id = f"{task.assignee}-{task_id}"
     detail = f"+{diff.additions} -{diff.deletions} in {diff.files_changed} files. {summary}"[:500]
-    dec = d.act(lambda core, now: core.open_merge_decision(task_id, now, asked_by=LEAD, worktree=wt_id, detail=detail))
+    risks = await merge_risks(Path(repo.path), info.get("base") or repo.base_branch, info["branch"],
+                              task_text=f"{task.title}\n{task.description}")
+    dec = d.act(lambda core, now: core.open_merge_decision(task_id, now, asked_by=LEAD, worktree=wt_id, detail=detail,
+                                                           risks=risks))
     watch(c, dec.id)
     return f"merge decision {dec.id} opened for {task_id}"
 
@@ -64,7 +70,8 @@ async def _settle(c: Conductor, decision_id: str) -> None:
             return
         task = d.core.task(task_id)
         agent = task.assignee or ""
-        if dec.answer.option == 0:
+        choice = merge_choice(dec.answer.label)  # by label: a critical risk puts Request changes first
+        if choice == "merge":
             info = d.worktree_info(dec.worktree or "")
             repo = d.core.repo(info["repo"])
             try:
@@ -88,7 +95,7 @@ async def _settle(c: Conductor, decision_id: str) -> None:
             if agent not in c.running:  # a running turn commits its leftovers when it ends
                 await handoff.commit_after_turn(c, info)
             return
-        if dec.answer.option == 1:
+        if choice == "changes":
             d.act(lambda core, now: core.set_task_status(task_id, "doing", now, who="user", reason=None))
             if agent:
                 note = dec.answer.text or "make it better"
