@@ -57,6 +57,12 @@ class Hit:
         return f"{what} has used ${self.spent:.2f} of ${self.cap:.2f}: continue with ${self.step:.2f} more, or stop here?"
 
 
+def is_budget_decision(d: Decision) -> bool:
+    """True for a decision this module opened (never auto-answered: raising a cap is the user's call)."""
+    return d.asked_by == "foreman" and d.kind == "question" and len(d.options) == 2 and d.options[1] == STOP \
+        and d.options[0].startswith("Continue with $")
+
+
 def _usd(x: float) -> str:
     return f"${x:.2f}"
 

@@ -28,6 +28,7 @@ from .memory import Memory
 from .notifier import Notifier
 from .server import WebSocketServer
 from .store import Store
+from .budget import is_budget_decision
 from .instructions import root_files as instruction_files
 from .usage import usage_status
 
@@ -302,8 +303,8 @@ class Daemon:
         d = self.core.world.decisions.get(decision_id)
         if d is None or d.status != "open":
             return
-        if d.kind == "merge" and any(r.severity == "critical" for r in d.risks):
-            logger.warning("not auto-answering %s: its risk scan has a critical finding", decision_id)
+        if (d.kind == "merge" and any(r.severity == "critical" for r in d.risks)) or is_budget_decision(d):
+            logger.warning("not auto-answering %s: a critical merge risk or a budget is the user's call", decision_id)
             self.notifier.notify(f"{d.asked_by} needs you", f"{d.prompt} (critical risk: review it yourself)")
             return
         try:

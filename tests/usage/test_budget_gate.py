@@ -97,3 +97,24 @@ async def test_task_and_day_caps(tmp_path: Path) -> None:
         assert await waiting is False
     finally:
         await daemon.stop()
+
+
+async def test_a_budget_decision_is_never_auto_answered(tmp_path: Path) -> None:
+    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "budget_day": "1",
+                        "auto_answer": ["question"]}, env={})
+    daemon = Daemon(settings, backend=NoTeam(), clock=lambda: T0)
+    await daemon.start()
+    try:
+        gate = BudgetGate(daemon, settings)
+        spend(daemon, 1.0)
+        waiting = asyncio.ensure_future(gate.admit("kit", None, None))
+        d = await open_question(daemon)
+        other = daemon.act(lambda c, now: c.open_decision("question", "Tabs?", ["Yes", "No"], now, asked_by="kit"))
+        answered = await asyncio.wait_for(daemon.wait_decision(other.id), 5)
+        assert answered.answer is not None and answered.answer.by == "auto"
+        await asyncio.sleep(0.05)
+        assert daemon.core.decision(d.id).status == "open" and not waiting.done()
+        daemon.act(lambda c, now: c.answer_decision(d.id, 1, now))
+        assert await waiting is False
+    finally:
+        await daemon.stop()
