@@ -66,9 +66,10 @@ async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[st
     return diff, await asyncio.to_thread(scan, diff, area=area, sizes=sizes)
 
 
-async def merge_risks(repo_root: StrPath, base: str, branch: str, *, task_text: str = "") -> list[Risk]:
-    """The findings of merging ``branch`` into ``base`` (the branch's commit now), for a merge
-    decision; ``task_text`` (the task's title and description) gives the task's area.
+async def merge_scan(repo_root: StrPath, base: str, branch: str, *, task_text: str = "") -> tuple[str | None, list[Risk]]:
+    """Scan merging ``branch`` into ``base``: the branch's commit now (the exact commit to merge,
+    None when the scan failed) and the findings; ``task_text`` (the task's title and
+    description) gives the task's area.
 
     Never raises: a scan that fails (git error) gives one ``low`` finding saying so, so a merge
     decision still opens.
@@ -78,7 +79,12 @@ async def merge_risks(repo_root: StrPath, base: str, branch: str, *, task_text: 
     from . import area_from_text
 
     try:
-        _, risks = await risk_report(repo_root, base, f"refs/heads/{branch}", area=area_from_text(task_text) or None)
+        diff, risks = await risk_report(repo_root, base, f"refs/heads/{branch}", area=area_from_text(task_text) or None)
     except ForemanError as exc:
-        return [Risk(kind="outside_area", severity="low", message=f"the risk scan could not run: {exc.message}"[:300])]
-    return risks
+        return None, [Risk(kind="outside_area", severity="low", message=f"the risk scan could not run: {exc.message}"[:300])]
+    return diff.head, risks
+
+
+async def merge_risks(repo_root: StrPath, base: str, branch: str, *, task_text: str = "") -> list[Risk]:
+    """The findings of :func:`merge_scan` (for the lead's review prompt)."""
+    return (await merge_scan(repo_root, base, branch, task_text=task_text))[1]

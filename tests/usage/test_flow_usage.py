@@ -146,3 +146,39 @@ async def test_budget_decision_through_the_protocol(tmp_path: Path) -> None:
         assert not [x for x in rig.world.decisions.values() if x.status == "open"]
     finally:
         await rig.stop()
+
+
+async def test_the_merge_merges_the_scanned_commit_and_a_moved_branch_is_scanned_again(tmp_path: Path) -> None:
+    from tests.rig import git
+
+    def pick(req: TurnRequest):
+        async def work(req, tools):
+            await write_and_commit(req, "greet.py", "def greet():\n    return 'hi'\n", "greet")
+            await tools.call("update_task", {"status": "review"})
+            return paid("w")
+
+        async def review(req, tools):
+            await tools.call("request_merge", {"task": req.task, "summary": "ok"})
+            return paid("lead-review")
+
+        return {"plan": one_task_plan(), "review": review}.get(req.job, work)
+
+    rig = ScriptedRig(tmp_path, pick, workers=["1"])
+    await rig.start()
+    try:
+        rig.d.act(lambda c, now: c.submit_goal("greet", now, repo="proj"))
+        first = await wait_for(lambda: rig.open_decision("t1"), 60, "the merge decision")
+        assert not [r for r in first.risks if r.severity == "critical"]
+        # a commit lands on the branch after the scan (a key, unseen by the first decision)
+        wt = rig.worktree("juniper", "t1")
+        (wt / "late.py").write_text(f'KEY = "{AWS}"\n')
+        git(wt, "add", "-A")
+        git(wt, "-c", "user.name=J", "-c", "user.email=j@x", "commit", "-qm", "late")
+        await rig.c.answer(first.id, 0)  # Merge: refused, the branch is not at the scanned commit
+        second = await wait_for(lambda: (x := rig.open_decision("t1")) and x.id != first.id and x, 60, "a new decision")
+        assert rig.world.decisions[first.id].status == "cancelled"
+        assert second.options[0] == "Request changes"  # the late key is critical now
+        assert any(r.path == "late.py" and r.severity == "critical" for r in second.risks)
+        assert "late.py" not in git(rig.repo, "ls-tree", "--name-only", "main")
+    finally:
+        await rig.stop()
