@@ -58,6 +58,16 @@ dist/
 .pocket-notes.json
 """)
 
+AGENTS_MD = block(r"""
+# Notes for coding agents
+
+- Standard library only: pocket-notes has no third-party dependencies, keep it that way.
+- Every change comes with a unittest in `tests/`; run them with
+  `python -m unittest discover -s tests` before you ask for review.
+- Old notes files must keep loading: a new field of a note is optional when read.
+- Keep the command line's output stable; scripts parse `notes list`.
+""")
+
 PYPROJECT = block(r"""
 [build-system]
 requires = ["setuptools>=68"]
@@ -685,6 +695,7 @@ COMMITS: tuple[DemoCommit, ...] = (
         date=f"2025-03-03T09:14:00{_AUTHOR_TZ}",
         writes=MappingProxyType({
             ".gitignore": GITIGNORE,
+            "AGENTS.md": AGENTS_MD,
             "README.md": README_1,
             "pyproject.toml": PYPROJECT,
             "pocket_notes/__init__.py": INIT,

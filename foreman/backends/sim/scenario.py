@@ -15,9 +15,11 @@ import asyncio
 import logging
 from typing import Any
 
-from protocol import Decision
+from protocol import Decision, Risk
 
-from ...core.rules import PERMISSION_OPTIONS
+from ...core.rules import MERGE_OPTIONS, PERMISSION_OPTIONS, RISKY_MERGE_OPTIONS, merge_choice
+from ...risk import area_from_text, has_critical
+from ...risk.report import risk_report
 from ...errors import MergeRefused
 from . import patches, work
 from .team import LEAD
@@ -111,15 +113,19 @@ class Scenario:
             raise Hold(point)
 
     async def decide(self, key: str, kind: str, prompt: str, options: list[str] | tuple[str, ...], *, asked_by: str,
-                     task: str | None = None, worktree: str | None = None, detail: str | None = None) -> str:
-        """Open a decision once; return its id (wait with :meth:`answer`)."""
+                     task: str | None = None, worktree: str | None = None, detail: str | None = None,
+                     risks: tuple[Risk, ...] = ()) -> str:
+        """Open a decision once; return its id (wait with :meth:`answer`). A merge with a
+        critical finding in ``risks`` gets the risky options (Request changes first)."""
         if asked_by != "foreman":
             await self.available(asked_by)
+        if kind == "merge" and has_critical(list(risks)):
+            options = RISKY_MERGE_OPTIONS
         did = self.sim.once(key, lambda c, now: c.open_decision(
             kind, prompt, list(options), now, asked_by=asked_by, task=task, goal=self.goal, worktree=worktree,
-            detail=detail).id)
+            detail=detail, risks=risks).id)
         self._asked[did] = (key, kind, prompt, tuple(options),
-                            {"asked_by": asked_by, "task": task, "worktree": worktree, "detail": detail})
+                            {"asked_by": asked_by, "task": task, "worktree": worktree, "detail": detail, "risks": risks})
         return did
 
     async def answer(self, decision_id: str) -> Decision:
@@ -230,9 +236,12 @@ class Scenario:
         await self.show(f"review:{plan_id}:{rnd}", LEAD, "thinking", f"reviewing the diff of {tid}",
                         log=f"reviewing {wt.id}: CI green, diff looks right")
         await self.pause(1.0)
+        repo = self.d.core.repo(self.sim.repo_id)
+        _, risks = await risk_report(self.sim.repo_path, repo.base_branch, f"refs/heads/{wt.branch}",
+                                     area=area_from_text(self.d.core.task(tid).title + " " + self.d.core.task(tid).description))
         return await self.decide(f"merge:{plan_id}:{rnd}", "merge", f"Merge {tid} {self.d.core.task(tid).title}?",
-                                 ("Merge", "Request changes", "Reject"), asked_by=LEAD, task=tid, worktree=wt.id,
-                                 detail=f"branch {wt.branch}; CI passed; reviewed by Marlow")
+                                 MERGE_OPTIONS, asked_by=LEAD, task=tid, worktree=wt.id,
+                                 detail=f"branch {wt.branch}; CI passed; reviewed by Marlow", risks=tuple(risks))
 
     async def settle(self, plan_id: str, decision_id: str, rnd: int) -> str:
         """Carry out the user's merge decision: merge, revise, or abandon. Returns the outcome."""
@@ -243,7 +252,8 @@ class Scenario:
             d = await self.answer(decision_id)
             if d.status == "cancelled" or d.answer is None:
                 return "withdrawn"
-            if d.answer.option == 0:
+            choice = merge_choice(d.answer.label)
+            if choice == "merge":
                 if self.d.core.task(tid).status == "done":
                     return "merged"
                 wt = self.wts.get(plan_id) or await self.worktree(plan_id)
@@ -263,7 +273,7 @@ class Scenario:
                     self.sim.once(f"done:{plan_id}", lambda c, now: c.complete_task(tid, now, decision=decision_id).id)
                 await self.show(f"done:{plan_id}:{agent}", agent, "done", f"{tid} merged")
                 return "merged"
-            if d.answer.option == 1:
+            if choice == "changes":
                 note = content.changes_requested or "tighten it up and add a test"
                 await self.say(f"changes:{plan_id}:{rnd}", LEAD, agent, f"Changes requested on {tid}: {note}")
                 self.sim.once(f"revise:{plan_id}:{rnd}", lambda c, now: c.set_task_status(tid, "doing", now, who="user").id)
@@ -333,6 +343,9 @@ class Scenario:
         await self.show("plan:think", LEAD, "thinking", "planning the goal with the team", station="meeting")
         await self.pause(1.0)
         await self.show("plan:read", LEAD, "reading", "reading pocket-notes: store, cli, tests")
+        await self.show("plan:agents-md", LEAD, "reading", "reading AGENTS.md",
+                        log="AGENTS.md asks for the standard library only and a unittest with every change; "
+                            "the plan holds every task to both")
         await self.pause(1.0)
         plan = "\n".join(f"- {p}: {patches.task(p).title} ({ASSIGN[p]})" for p in patches.TASKS)
         self.d.memory.write("shared/plan", f"# Plan: {self.d.core.goal(self.goal).text}\n\n{plan}\n")
