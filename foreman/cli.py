@@ -1,4 +1,4 @@
-"""The ``foreman`` command: start, tui, config, doctor, policy, decode, replay, docs.
+"""The ``foreman`` command: start, tui, config, doctor, policy, decode, replay, docs, risk, usage.
 
 Only this module (and the CLI entry functions it calls) prints.
 """
@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("policy", help="classify a shell command as an agent would be judged (see foreman policy --help)", add_help=False)
     sub.add_parser("decode", help="decode one raw model reply (local backend)", add_help=False)
     sub.add_parser("replay", help="re-decode recorded model replies (local backend)", add_help=False)
+    _add_risk_usage_parsers(sub)
     docs = sub.add_parser("docs", help="regenerate docs/protocol.md and docs/protocol.schema.json")
     docs.add_argument("--check", action="store_true", help="fail when the generated files are stale")
     docs.add_argument("--out", default=None, help="docs folder (default: the repository's docs/)")
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if args.command in ("risk", "usage"):
+            return _risk_usage_main(args)
         if args.command == "docs":
             from .protodoc import docs_main
 
@@ -115,6 +118,48 @@ def main(argv: list[str] | None = None) -> int:
     except ForemanError as exc:
         print(f"foreman: {exc.message}", file=sys.stderr)
         return 2
+
+
+def _add_risk_usage_parsers(sub: Any) -> None:
+    risk = sub.add_parser("risk", help="scan what merging a branch or commit would bring (secrets, hooks, CI, dependencies ...)",
+                          description="Scan base...REV for merge risks. Exit code 1 when a critical finding is present.")
+    risk.add_argument("repo", help="the repository folder")
+    risk.add_argument("rev", metavar="BRANCH_OR_COMMIT", help="what would be merged")
+    risk.add_argument("--base", default=None, help="the branch merged into (default: the repository's default branch)")
+    risk.add_argument("--area", default=None, help="text naming the task's files/folders (files elsewhere are summarised)")
+    risk.add_argument("--json", action="store_true", help="print JSON")
+    usage = sub.add_parser("usage", help="what the team spent per agent, task and goal (from the store; no daemon needed)")
+    _add_start_options(usage)
+    usage.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _risk_usage_main(args: argparse.Namespace) -> int:
+    if args.command == "risk":
+        return _risk(args)
+    from .usage import usage_main
+
+    flags = {k: v for k, v in vars(args).items() if k not in ("command", "json")}
+    return usage_main(resolve(flags), as_json=args.json)
+
+
+def _risk(args: argparse.Namespace) -> int:
+    from .repos import default_base_branch, resolve_repo_root
+    from .risk import area_from_text, has_critical, summary
+    from .risk.report import risk_report
+
+    async def run() -> tuple[Any, list[Any]]:
+        root = await resolve_repo_root(args.repo)
+        base = args.base or await default_base_branch(root)
+        return await risk_report(root, base, args.rev, area=area_from_text(args.area) if args.area else None)
+
+    diff, risks = asyncio.run(run())
+    if args.json:
+        print(json.dumps({"base": diff.base, "head": diff.head, "filesChanged": diff.files_changed,
+                          "risks": [r.wire() for r in risks]}, indent=2))
+    else:
+        print(f"{diff.head[:12]} against {diff.base[:12]}: {diff.files_changed} file(s) changed")
+        print(summary(risks, limit=200))
+    return 1 if has_critical(risks) else 0
 
 
 def _config(settings: Settings, *, as_json: bool) -> int:

@@ -29,6 +29,9 @@ from .memory import Memory
 from .notifier import Notifier
 from .server import WebSocketServer
 from .store import Store
+from .budget import is_budget_decision
+from .instructions import root_files as instruction_files
+from .usage import usage_status
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +79,7 @@ class Daemon:
         self.stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
         self.auth = ("none", "")
+        self.usage_base = protocol.Usage()
 
     # ------------------------------------------------------------------ state plumbing
     def now(self) -> float:
@@ -88,6 +92,8 @@ class Daemon:
             self.wipe_profile()
         world, self.seq = self.store.open()
         self.core = Core(world)
+        self.usage_base = protocol.Usage.model_validate(world.meta.get("usage_total", {}))
+        """The running usage total at start: the session's usage is the total minus this."""
         self.encoded = {kind: {} for kind, _ in _SNAPSHOT_FIELDS}
         for (kind, key), text in self.store.encoded.items():
             self.encoded.setdefault(kind, {})[key] = text
@@ -174,7 +180,7 @@ class Daemon:
         auth = self.auth[0] if not self.auth[1] else f"{self.auth[0]}: {self.auth[1]}"
         return protocol.Status(
             backend=self.settings.backend, auth=auth, version=__version__, user_name=self.settings.user_name,
-            profile=self.settings.profile,
+            profile=self.settings.profile, **usage_status(self.core.world.meta, self.usage_base, self.now(), self.settings),
         )
 
     def snapshot_frame(self) -> str:
@@ -298,6 +304,10 @@ class Daemon:
         d = self.core.world.decisions.get(decision_id)
         if d is None or d.status != "open":
             return
+        if (d.kind == "merge" and any(r.severity == "critical" for r in d.risks)) or is_budget_decision(d):
+            logger.warning("not auto-answering %s: a critical merge risk or a budget is the user's call", decision_id)
+            self.notifier.notify(f"{d.asked_by} needs you", f"{d.prompt} (critical risk: review it yourself)")
+            return
         try:
             self.act(lambda c, now: c.answer_decision(decision_id, 0, now, by="auto"))
         except ForemanError as exc:
@@ -322,7 +332,8 @@ class Daemon:
             from .errors import Conflict
 
             raise Conflict(f"a repository named {rid} is already registered ({existing.path})")
-        repo = Repo(id=rid, path=str(root), base_branch=status.base_branch, head=status.head, dirty=status.dirty)
+        repo = Repo(id=rid, path=str(root), base_branch=status.base_branch, head=status.head, dirty=status.dirty,
+                    instructions=instruction_files(root))
         self.act(lambda c, now: c.upsert_repo(repo))
         if existing is None:
             self.act(lambda c, now: c.feed(f"Repository {rid} added ({root})", now, kind="repo"))
@@ -334,7 +345,7 @@ class Daemon:
 
         repo = self.core.repo(repo_id)
         status = await repo_status(Path(repo.path), base_branch=repo.base_branch)
-        new = repo.model_copy(update={"head": status.head, "dirty": status.dirty})
+        new = repo.model_copy(update={"head": status.head, "dirty": status.dirty, "instructions": instruction_files(repo.path)})
         self.act(lambda c, now: c.upsert_repo(new))
         return new
 

@@ -286,7 +286,7 @@ def build_markdown(schema: dict[str, Any]) -> str:
     server = _union_models(protocol.ServerMessage)
     entities = [protocol.Agent, protocol.Goal, protocol.Task, protocol.TaskEvent, protocol.Decision, protocol.DecisionAnswer,
                 protocol.Repo, protocol.Message, protocol.FeedItem, protocol.LogLine, protocol.Status, protocol.Diff,
-                protocol.DiffFile, protocol.DiffHunk, protocol.DiffLine, protocol.MemoryNote]
+                protocol.DiffFile, protocol.DiffHunk, protocol.DiffLine, protocol.MemoryNote, protocol.Risk, protocol.Usage]
     out = [
         f"# Foreman protocol v{protocol.PROTOCOL_VERSION}",
         "",

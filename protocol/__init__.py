@@ -9,10 +9,12 @@ from .client import CLIENT_ADAPTER, ClientMessage
 from .codec import DecodeError, decode_client, decode_server, encode
 from .diff import Diff, DiffFile, DiffHunk, DiffLine
 from .entities import *  # noqa: F403
+from .risk import Risk, RiskKind, RiskSeverity, Usage
 from .server import *  # noqa: F403
 from .server import SERVER_ADAPTER, ServerMessage
 
 __all__ = [
     "PROTOCOL_VERSION", "WireModel", "ClientMessage", "ServerMessage", "CLIENT_ADAPTER", "SERVER_ADAPTER",
     "DecodeError", "decode_client", "decode_server", "encode", "Diff", "DiffFile", "DiffHunk", "DiffLine",
+    "Risk", "RiskKind", "RiskSeverity", "Usage",
 ]

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import WireModel
+from .risk import Risk, Usage
 
 Role = Literal["lead", "worker"]
 AgentState = Literal[
@@ -60,6 +61,8 @@ class Agent(WireModel):
     """The backend that runs this agent (``sim``, ``claude``, ``local``)."""
     model: str | None = None
     """The model the backend uses for this agent, when it has one."""
+    usage: Usage = Field(default_factory=Usage)
+    """What this agent's turns used in all (durable across restarts)."""
 
 
 class Goal(WireModel):
@@ -77,6 +80,10 @@ class Goal(WireModel):
     """The repository id the goal works on."""
     created_at: float = 0.0
     """Unix time in seconds."""
+    usage: Usage = Field(default_factory=Usage)
+    """What the turns under this goal used (its tasks' turns and the lead's turns for it)."""
+    budget_usd: float | None = None
+    """The goal's spending cap in US dollars (None: no cap)."""
 
 
 class TaskEvent(WireModel):
@@ -113,6 +120,10 @@ class Task(WireModel):
     blocked_reason: str | None = None
     """Why the task is blocked, when it is."""
     history: list[TaskEvent] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    """What the turns on this task used."""
+    budget_usd: float | None = None
+    """The task's spending cap in US dollars (None: no cap)."""
 
 
 class DecisionAnswer(WireModel):
@@ -152,6 +163,9 @@ class Decision(WireModel):
     """Extra context: the command and scope of a permission, why a merge was refused ..."""
     created_at: float = 0.0
     """Unix time in seconds."""
+    risks: list[Risk] = Field(default_factory=list)
+    """For merges: the merge-risk scan of the exact commit to be merged (empty: nothing found
+    or not scanned). With a ``critical`` finding the options start with ``Request changes``."""
 
 
 class Repo(WireModel):
@@ -167,6 +181,9 @@ class Repo(WireModel):
     """The commit the base branch points to."""
     dirty: bool = False
     """True when the checkout that has the base branch checked out has uncommitted tracked changes."""
+    instructions: list[str] = Field(default_factory=list)
+    """Repository-relative paths of the instruction files found at the root (``AGENTS.md``,
+    else ``CLAUDE.md``) that agents are given."""
 
 
 class Message(WireModel):

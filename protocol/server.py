@@ -14,6 +14,7 @@ from pydantic import Field, TypeAdapter
 from .base import WireModel
 from .diff import Diff
 from .entities import Agent, Decision, FeedItem, Goal, LogLine, Message, Repo, Task
+from .risk import Usage
 
 
 class Status(WireModel):
@@ -29,6 +30,12 @@ class Status(WireModel):
     """How the agents address the user."""
     profile: str = "default"
     protocol: int = 1
+    usage_session: Usage = Field(default_factory=Usage)
+    """What turns used since the daemon started."""
+    usage_day: Usage = Field(default_factory=Usage)
+    """What turns used today (UTC day), across restarts."""
+    budget_day_usd: float | None = None
+    """The daily spending cap in US dollars (None: no cap)."""
 
 
 class StateMessage(WireModel):

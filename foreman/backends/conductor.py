@@ -18,6 +18,7 @@ import asyncio
 import logging
 from typing import Any, Callable
 
+from ..budget import BudgetGate
 from ..core.backoff import Backoff
 from ..core.world import Effect
 from ..errors import ForemanError
@@ -84,6 +85,7 @@ class Conductor:
     async def start(self, daemon: Any) -> None:
         """Create the team, check the model services, reconcile open state and start scheduling."""
         self.d = daemon
+        self.budget = BudgetGate(daemon, self.settings)
         for name in (LEAD, *ALL_WORKERS):
             runner = self.runners.get(name)
             backend = getattr(runner, "name", self.name) if runner else self.name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol import Decision, Task
+from protocol import Decision, Risk, Task
 
 LEAD_SYSTEM = """You are {title}, the lead of a small team of coding agents working on the git repository in your
 working directory. You never edit files: you read, plan, review and coordinate. The user is {user}.
@@ -36,10 +36,12 @@ def work_prompt(task: Task, *, takeover_from: str | None, answered: list[Decisio
     return "\n\n".join(parts) + _unread(unread)
 
 
-def review_prompt(task: Task, *, diff_summary: str, ci: str, history: str, answered: list[Decision], claims: str = "") -> str:
-    """The lead's prompt for reviewing a task's work."""
+def review_prompt(task: Task, *, diff_summary: str, ci: str, history: str, answered: list[Decision], claims: str = "",
+                  risks: list[Risk] | None = None) -> str:
+    """The lead's prompt for reviewing a task's work (with the merge-risk scan when given)."""
     qa = "\n".join(f"- {d.prompt} -> {d.answer.label if d.answer else '?'}" for d in answered) or "- none"
     return (f"Review task {task.id}: {task.title}\n\nDiff:\n{diff_summary}\n\nCI: {ci}\n\nHistory:\n{history}\n\n"
+            + (risk_block(risks) + "\n\n" if risks is not None else "")
             + (f"The worker says: {claims}\n\n" if claims else "")
             + f"Questions the user answered:\n{qa}\n\n"
             f"If it is right, call request_merge with task {task.id}. Otherwise call update_task with status "
@@ -48,3 +50,44 @@ def review_prompt(task: Task, *, diff_summary: str, ci: str, history: str, answe
 
 def _unread(unread: list[str]) -> str:
     return ("\n\nUnread messages:\n" + "\n".join(unread)) if unread else ""
+
+
+def instructions_block(files: list[str], text: str) -> str:
+    """The repository's own instructions for agents (``AGENTS.md``/``CLAUDE.md``, see
+    :mod:`foreman.instructions`), to put at the start of a turn prompt or in a system prompt;
+    empty when the repository has none."""
+    if not text.strip():
+        return ""
+    return (f"The repository's instructions for agents ({', '.join(files)}); follow them unless the user or the "
+            f"lead says otherwise:\n\n{text}")
+
+
+def with_instructions(prompt: str, files: list[str], text: str) -> str:
+    """``prompt`` preceded by the repository's instructions (unchanged when there are none)."""
+    block = instructions_block(files, text)
+    return f"{block}\n\n---\n\n{prompt}" if block else prompt
+
+
+def risk_block(risks: list[Risk], limit: int = 30) -> str:
+    """The merge-risk scan for the lead's review: one line per finding, most severe first."""
+    if not risks:
+        return "Merge-risk scan: nothing found."
+    lines = [f"- {r.severity.upper()} {r.kind}" + (f" {r.path}" + (f":{r.line}" if r.line else "") if r.path else "")
+             + f": {r.message}" for r in risks[:limit]]
+    if len(risks) > limit:
+        lines.append(f"- ... and {len(risks) - limit} more")
+    critical = any(r.severity == "critical" for r in risks)
+    return ("Merge-risk scan of the commit to merge:\n" + "\n".join(lines)
+            + ("\nA critical finding must be removed or explained before a merge." if critical else ""))
+
+
+def repo_instructions(cwd: object, task: Task | None) -> str:
+    """The instructions block for an agent working in ``cwd`` (its worktree, or the repository
+    for the lead) on ``task``: the root's ``AGENTS.md``/``CLAUDE.md`` and those of the folders
+    the task names (see :mod:`foreman.instructions`); empty when there are none."""
+    from ..instructions import find
+    from ..risk import area_from_text
+
+    area = area_from_text(f"{task.title}\n{task.description}") if task is not None else []
+    found = find(str(cwd), area)
+    return instructions_block(found.files, found.text)

@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from protocol import Agent, Decision, DecisionAnswer, FeedItem, Goal, LogLine, Message, Repo, Task, TaskEvent
+from protocol import Agent, Decision, DecisionAnswer, FeedItem, Goal, LogLine, Message, Repo, Risk, Task, TaskEvent, Usage
 
 from ..errors import Conflict, NotFound, StateError
-from .rules import AGENT_STATIONS, DECISION_TRANSITIONS, DEFAULT_STATIONS, GOAL_TRANSITIONS, MERGE_OPTIONS, TASK_TRANSITIONS
+from .rules import (
+    AGENT_STATIONS, DECISION_TRANSITIONS, DEFAULT_STATIONS, GOAL_TRANSITIONS, MERGE_OPTIONS, RISKY_MERGE_OPTIONS, TASK_TRANSITIONS,
+    merge_choice,
+)
+from . import usage as _usage
 from .world import Change, Effect, World
 
 HISTORY_MAX = 100
@@ -446,7 +450,8 @@ class Core:
         self._check_transition(task, "done")
         if decision is not None:
             d = self.decision(decision)
-            if d.kind != "merge" or d.task != task_id or d.status != "answered" or d.answer is None or d.answer.option != 0:
+            if d.kind != "merge" or d.task != task_id or d.status != "answered" or d.answer is None \
+                    or merge_choice(d.answer.label) != "merge":
                 raise Conflict(f"decision {decision} is not an answered Merge of {task_id}")
         elif not no_changes:
             raise Conflict(f"task {task_id} can only be done through an answered merge decision")
@@ -529,7 +534,7 @@ class Core:
     # ----------------------------------------------------------------- decisions
     def open_decision(
         self, kind: str, prompt: str, options: Iterable[str], now: float, *, asked_by: str, task: str | None = None,
-        goal: str | None = None, worktree: str | None = None, detail: str | None = None,
+        goal: str | None = None, worktree: str | None = None, detail: str | None = None, risks: Iterable[Risk] = (),
     ) -> Decision:
         """Open a decision for the user; the daemon notifies the user.
 
@@ -555,7 +560,7 @@ class Core:
         d = Decision(
             id=f"d{self._next('decision')}", kind=kind, prompt=prompt, options=options, asked_by=asked_by,  # type: ignore[arg-type]
             task=task, goal=goal or (self.world.tasks[task].goal if task else None), worktree=worktree, detail=detail,
-            created_at=now,
+            created_at=now, risks=list(risks),
         )
         self._upsert("decision", d)
         self.feed(f"{d.id} {kind}: {prompt}", now, kind="decision", agent=asked_by if asked_by != "foreman" else None, task=task)
@@ -611,11 +616,19 @@ class Core:
         self._effect("notify", decision_id)
         return new
 
-    def open_merge_decision(self, task_id: str, now: float, *, asked_by: str, worktree: str | None, detail: str | None = None) -> Decision:
-        """Open the merge decision of a task in review (options: Merge / Request changes / Reject)."""
+    def open_merge_decision(self, task_id: str, now: float, *, asked_by: str, worktree: str | None, detail: str | None = None,
+                            risks: Iterable[Risk] = ()) -> Decision:
+        """Open the merge decision of a task in review.
+
+        Options: Merge / Request changes / Reject; with a ``critical`` finding in ``risks``
+        (the merge-risk scan of the exact commit) Request changes / Merge anyway (risk
+        acknowledged) / Reject (:data:`~foreman.core.rules.RISKY_MERGE_OPTIONS`).
+        """
         t = self.task(task_id)
-        return self.open_decision("merge", f"Merge {task_id} {t.title}?", MERGE_OPTIONS, now, asked_by=asked_by,
-                                  task=task_id, worktree=worktree, detail=detail)
+        risks = list(risks)
+        critical = any(r.severity == "critical" for r in risks)
+        return self.open_decision("merge", f"Merge {task_id} {t.title}?", RISKY_MERGE_OPTIONS if critical else MERGE_OPTIONS,
+                                  now, asked_by=asked_by, task=task_id, worktree=worktree, detail=detail, risks=risks)
 
     # ----------------------------------------------------------------- messages
     def send_message(self, sender: str, to: str, text: str, now: float) -> Message:
@@ -663,6 +676,44 @@ class Core:
     def peek_unread(self, agent: str) -> int:
         """Return how many unread messages ``agent`` has."""
         return len(self.world.meta.get("unread", {}).get(agent, []))
+
+    # ----------------------------------------------------------------- usage
+    def record_usage(self, usage: Usage, now: float, *, agent: str | None, task: str | None = None,
+                     goal: str | None = None) -> None:
+        """Add one turn's usage to its agent, task and goal (the task's goal when ``goal`` is
+        None), to the running total and to the UTC day of ``now`` (meta ``usage_total`` and
+        ``usage_days``); all stored with the entities, so totals survive restarts. Unknown
+        agents, tasks or goals are skipped (a turn may outlive a cancelled task)."""
+        if agent is not None and agent in self.world.agents:
+            a = self.world.agents[agent]
+            self._upsert("agent", a.model_copy(update={"usage": _usage.add(a.usage, usage)}))
+        t = self.world.tasks.get(task or "")
+        if t is not None:
+            self._upsert("task", t.model_copy(update={"usage": _usage.add(t.usage, usage)}))
+            goal = goal or t.goal
+        g = self.world.goals.get(goal or "")
+        if g is not None:
+            self._upsert("goal", g.model_copy(update={"usage": _usage.add(g.usage, usage)}))
+        meta = self.world.meta
+        self.set_meta("usage_total", _usage.add(Usage.model_validate(meta.get("usage_total", {})), usage).wire())
+        self.set_meta("usage_days", _usage.add_day(meta.get("usage_days", {}), now, usage))
+
+    def set_budget(self, kind: str, ref: str, cap_usd: float | None) -> None:
+        """Set the spending cap of goal or task ``ref`` (``kind`` ``goal``/``task``; None: no cap).
+
+        Raises:
+            NotFound: no such goal or task; StateError: a negative cap or an unknown kind.
+        """
+        if cap_usd is not None and cap_usd < 0:
+            raise StateError(f"a budget cannot be negative (got {cap_usd})")
+        if kind == "goal":
+            g = self.goal(ref)
+            self._upsert("goal", g.model_copy(update={"budget_usd": cap_usd}))
+        elif kind == "task":
+            t = self.task(ref)
+            self._upsert("task", t.model_copy(update={"budget_usd": cap_usd}))
+        else:
+            raise StateError(f"unknown budget kind {kind!r}")
 
     # ----------------------------------------------------------------- repos
     def upsert_repo(self, repo: Repo) -> Repo:

@@ -65,7 +65,21 @@ DEFAULT_STATIONS: Final[dict[str, str]] = {
 }
 
 MERGE_OPTIONS: Final[tuple[str, ...]] = ("Merge", "Request changes", "Reject")
-"""The options of every merge decision; only an answered ``Merge`` (index 0) merges."""
+"""The options of a merge decision; only an answered ``Merge`` merges."""
+
+MERGE_ANYWAY: Final[str] = "Merge anyway (risk acknowledged)"
+RISKY_MERGE_OPTIONS: Final[tuple[str, ...]] = ("Request changes", MERGE_ANYWAY, "Reject")
+"""The options of a merge decision whose risk scan has a critical finding: ``Request changes``
+comes first, so answering every decision with its first option never merges it unseen."""
+
+_MERGE_CHOICES: Final[dict[str, str]] = {"Merge": "merge", MERGE_ANYWAY: "merge", "Request changes": "changes", "Reject": "reject"}
+
+
+def merge_choice(label: str | None) -> str | None:
+    """What the chosen option of a merge decision means: ``merge``, ``changes``, ``reject``
+    (None for an unknown label). Merge decisions are read by label, never by index, because
+    their option order depends on the risk scan."""
+    return _MERGE_CHOICES.get(label or "")
 
 PERMISSION_OPTIONS: Final[tuple[str, ...]] = ("Allow", "Deny", "Always allow for this agent")
 """The options of every permission decision."""

@@ -42,7 +42,15 @@ _VIEWS = {
     "agents": views.agents_view,
     "decisions": views.decisions_view,
     "feed": views.feed_view,
+    "usage": views.usage_view,
+    "repos": views.repos_view,
 }
+
+
+def _risks_of(mirror: Mirror, target: str) -> list[p.Risk]:
+    """The risk findings of a merge decision whose diff is shown (none for a worktree)."""
+    d = mirror.decisions.get(target)
+    return list(d.risks) if d is not None else []
 
 
 class CommandSuggester(Suggester):
@@ -147,8 +155,8 @@ class ForemanApp(App[int]):
 
     def on_mount(self) -> None:
         for table_id, title, columns in (
-            ("agents", "Agents", (("agent", 8), ("state", 22), ("task", 5), ("activity", 60))),
-            ("tasks", "Tasks", (("task", 5), ("status", 9), ("title", 44), ("deps", 12), ("assignee", 9))),
+            ("agents", "Agents", (("agent", 8), ("state", 22), ("task", 5), ("activity", 52), ("cost", 9))),
+            ("tasks", "Tasks", (("task", 5), ("status", 9), ("title", 40), ("deps", 10), ("assignee", 9), ("cost", 9))),
             ("decisions", "Open decisions", (("id", 4), ("kind", 10), ("from", 8), ("prompt", 48), ("options", 40))),
         ):
             table = self._main.query_one(f"#{table_id}", DataTable)
@@ -176,7 +184,7 @@ class ForemanApp(App[int]):
 
     def _banner_title(self) -> str:
         s = self.mirror.status
-        return f"{s.backend} · {s.profile} · foreman {s.version} · connected" if s else "connected"
+        return f"{s.backend} · {s.profile} · foreman {s.version} · {views.usage_status_text(s)} · connected" if s else "connected"
 
     def _on_server(self, msg: p.ServerMessage, outcome: Outcome) -> None:
         if outcome is not Outcome.APPLIED:
@@ -218,12 +226,12 @@ class ForemanApp(App[int]):
         self._dirty = False
         m = self.mirror
         sync_table(self._main.query_one("#agents", DataTable), [
-            (a.name, (a.name, views.agent_state(a), a.task or "", a.activity)) for a in m.agents.values()
+            (a.name, (a.name, views.agent_state(a), a.task or "", a.activity, views.money(a.usage.cost_usd))) for a in m.agents.values()
         ])
         order = {status: i for i, status in enumerate(views.TASK_STATUS_ORDER)}
         tasks = sorted(m.tasks.values(), key=lambda t: (order[t.status], id_order(t.id)))
         sync_table(self._main.query_one("#tasks", DataTable), [
-            (t.id, (t.id, t.status, t.title, ",".join(t.deps), t.assignee or "")) for t in tasks
+            (t.id, (t.id, t.status, t.title, ",".join(t.deps), t.assignee or "", views.money(t.usage.cost_usd))) for t in tasks
         ])
         open_ = m.open_decisions()
         if isinstance(self.screen, AnswerScreen) and self.screen.decision.id not in {d.id for d in open_}:
@@ -301,7 +309,7 @@ class ForemanApp(App[int]):
             self.say(f"not sent or no reply: {exc or 'timed out'}", "red")
             return
         if isinstance(reply, p.DiffResult):
-            self.push_screen(TextScreen(f"diff {reply.target}", views.diff_lines(reply.target, reply.diff), diff=True))
+            self.push_screen(TextScreen(f"diff {reply.target}", views.diff_lines(reply.target, reply.diff, _risks_of(self.mirror, reply.target)), diff=True))
         elif isinstance(reply, p.MemoryResult):
             note = action.intent.note if isinstance(action.intent, p.MemoryRead) else None
             lines = views.memory_lines(reply, note)

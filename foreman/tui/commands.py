@@ -32,18 +32,19 @@ NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 DECISION_ID = re.compile(r"^d\d+$")
 GOAL_ID = re.compile(r"^g\d+$")
 TASK_STATUSES: tuple[str, ...] = ("todo", "doing", "review", "done", "blocked", "cancelled")
-VIEWS: tuple[str, ...] = ("status", "tasks", "agents", "decisions", "feed")
+VIEWS: tuple[str, ...] = ("status", "tasks", "agents", "decisions", "feed", "usage")
 
 HELP: tuple[tuple[str, str], ...] = (
     ("<text>", "a new goal for the lead"),
     ("@kit <text>", "message an agent (@all: everyone)"),
     ("/answer [d3] [n] [text]", "answer a decision: default the oldest open one, option 1"),
     ("/diff kit-t2 | d3 | kit", "show a worktree's or a merge decision's diff"),
-    ("/repo add <path>", "register a repository (its top-level folder)"),
+    ("/repo [add <path>]", "the repositories and their agent instructions / register one (its top-level folder)"),
     ("/pause @kit  /resume @kit", "abort an agent's turn, keeping its task / continue"),
     ("/stop @kit  /spawn @tove [t3]", "take an agent off shift / bring one on (with a task)"),
     ("/task t3 cancel|retry|prioritize [n]|reassign @wren", "steer a task"),
     ("/status /tasks /agents /decisions /feed", "views of the world"),
+    ("/usage", "tokens and cost per agent, goal and task; session and today"),
     ("/memory [note]", "list memory notes, or read one (shared/plan)"),
     ("/wait d3 | decision | goal [g1] done | t3 <status> | <seconds>", "scripts: wait for something"),
     ("/help  /quit", "this help / leave the client"),
@@ -52,7 +53,7 @@ HELP: tuple[tuple[str, str], ...] = (
 
 COMMAND_NAMES: tuple[str, ...] = (
     "answer", "diff", "repo", "pause", "resume", "stop", "spawn", "task", "status", "tasks", "agents",
-    "decisions", "memory", "feed", "help", "wait", "quit",
+    "decisions", "memory", "feed", "help", "wait", "quit", "usage",
 )
 
 
@@ -220,8 +221,10 @@ def _parse_diff(words: list[str], rest: str) -> Parsed:
 
 
 def _parse_repo(words: list[str], rest: str) -> Parsed:
-    if not words or words[0].lower() != "add" or len(words) < 2:
-        return Invalid("usage: /repo add <path to the repository's top-level folder>")
+    if not words:
+        return Show("repos")
+    if words[0].lower() != "add" or len(words) < 2:
+        return Invalid("usage: /repo add <path to the repository's top-level folder>, or /repo to list them")
     path = rest[len(words[0]):].strip()
     if len(path) >= 2 and path[0] == path[-1] and path[0] in "\"'":
         path = path[1:-1]

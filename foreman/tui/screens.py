@@ -47,6 +47,10 @@ class AnswerScreen(ModalScreen[tuple[int, str | None] | None]):
             yield Static(Text(d.prompt), id="prompt")
             if d.detail:
                 yield Static(Text(d.detail), id="detail")
+            if d.risks:
+                critical = any(r.severity == "critical" for r in d.risks)
+                yield Static(Text("merge-risk scan:\n" + "\n".join(views.risk_lines(d.risks)),
+                                  style="bold red" if critical else "yellow"), id="risks")
             yield OptionList(*[f"{i}. {label}" for i, label in enumerate(d.options, 1)], id="options")
             yield Input(placeholder="optional note sent with the answer (Enter on an option sends)", id="note")
             yield Label(Text(lines[-1].strip() + "   ·   Esc cancels"), id="hint")

@@ -106,6 +106,9 @@ class LineRunner:
                     task.add_done_callback(self._tasks.discard)
 
     async def _auto(self, d: p.Decision) -> None:
+        if d.kind == "merge" and any(r.severity == "critical" for r in d.risks):
+            self.transcript.write(f"auto-answer {d.id} skipped: the merge has a critical risk finding; answer it yourself")
+            return
         self.transcript.write(f"auto-answer {d.id} ({d.kind}): 1 {d.options[0]}")
         try:
             await self.conn.request(p.DecisionAnswerIntent(decision=d.id, option=0, by="auto"), self.wait_timeout)
@@ -167,7 +170,7 @@ class LineRunner:
             raise ScriptFailed(f"{where}: {text!r}: no reply within {self.wait_timeout:g} s ({self.conn.last_error or 'connected'})") from None
         self.sent += 1
         if isinstance(reply, p.DiffResult):
-            self.transcript.lines(views.diff_lines(reply.target, reply.diff))
+            self.transcript.lines(views.diff_lines(reply.target, reply.diff, list(d.risks) if (d := self.mirror.decisions.get(reply.target)) else None))
         elif isinstance(reply, p.MemoryResult):
             assert isinstance(action.intent, p.MemoryRead)
             self.transcript.lines(views.memory_lines(reply, action.intent.note))
@@ -268,4 +271,6 @@ _VIEWS = {
     "agents": views.agents_view,
     "decisions": views.decisions_view,
     "feed": views.feed_view,
+    "usage": views.usage_view,
+    "repos": views.repos_view,
 }

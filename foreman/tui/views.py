@@ -1,5 +1,5 @@
 """Text views of the mirror: what ``/status``, ``/tasks``, ``/agents``, ``/decisions``,
-``/feed`` and ``/diff`` print in line mode and in the terminal app's console.
+``/feed``, ``/usage``, ``/repo`` and ``/diff`` print in line mode and in the terminal app's console.
 
 Pure functions of the mirror (no I/O, no clock). Times are shown as ``HH:MM:SS`` local time
 of the entity's own timestamp.
@@ -43,12 +43,70 @@ def status_view(m: Mirror) -> list[str]:
     lines.append(f"agents: {len(m.agents)} ({', '.join(working) or 'none'} working)")
     open_ = m.open_decisions()
     lines.append(f"open decisions: {', '.join(d.id for d in open_)}" if open_ else "open decisions: none")
+    lines.append("usage: " + usage_status_text(s))
     return lines
+
+
+def money(usd: float) -> str:
+    """Dollars for people: ``$0.0123`` under a dollar, ``$4.80`` above."""
+    return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
+
+
+def usage_status_text(s: p.Status) -> str:
+    """The usage part of the status line: ``session $0.42 · today $1.20 of $10.00``."""
+    cap = f" of {money(s.budget_day_usd)}" if s.budget_day_usd is not None else ""
+    return f"session {money(s.usage_session.cost_usd)} · today {money(s.usage_day.cost_usd)}{cap}"
+
+
+def _usage_row(name: str, u: p.Usage, cap: float | None = None) -> str:
+    tokens = f"{u.input_tokens:>10,} in {u.output_tokens:>9,} out {u.cache_read_tokens:>10,} cache"
+    return f"{name[:30]:<30} {u.turns:>5} turns {tokens} {money(u.cost_usd):>9}" + (f" of {money(cap)}" if cap is not None else "")
+
+
+def usage_view(m: Mirror) -> list[str]:
+    """Return the ``/usage`` lines: session and today, then per agent, goal and task."""
+    lines: list[str] = []
+    if m.status is not None:
+        lines += [_usage_row("session", m.status.usage_session), _usage_row("today (UTC)", m.status.usage_day, m.status.budget_day_usd)]
+    lines.append("agents:")
+    lines += ["  " + _usage_row(a.name, a.usage) for a in m.agents.values()]
+    lines.append("goals:")
+    lines += ["  " + _usage_row(f"{g.id} {g.text}", g.usage, g.budget_usd) for g in sorted(m.goals.values(), key=lambda g: id_order(g.id))]
+    tasks = [t for t in sorted(m.tasks.values(), key=lambda t: id_order(t.id)) if t.usage.turns or t.budget_usd is not None]
+    lines.append("tasks:" if tasks else "tasks: none used anything yet")
+    lines += ["  " + _usage_row(f"{t.id} {t.title}", t.usage, t.budget_usd) for t in tasks]
+    return lines
+
+
+def repos_view(m: Mirror) -> list[str]:
+    """Return the ``/repo`` lines: each repository and the instruction files its agents get."""
+    if not m.repos:
+        return ["no repositories (add one: /repo add <path>)"]
+    lines = []
+    for repo in m.repos.values():
+        dirty = " (uncommitted changes)" if repo.dirty else ""
+        lines.append(f"{repo.id}: {repo.path} on {repo.base_branch} @ {(repo.head or '?')[:8]}{dirty}")
+        found = ", ".join(repo.instructions) if repo.instructions else "none (no AGENTS.md or CLAUDE.md at the root)"
+        lines.append(f"  instructions for agents: {found}")
+    return lines
+
+
+def risk_lines(risks: list[p.Risk], limit: int = 8) -> list[str]:
+    """The findings of a merge's risk scan, most severe first: ``CRITICAL secret a.py:3 ...``."""
+    out = []
+    for r in risks[:limit]:
+        where = (f" {r.path}" + (f":{r.line}" if r.line else "")) if r.path else ""
+        out.append(f"{r.severity.upper()} {r.kind}{where}: {r.message}")
+    if len(risks) > limit:
+        out.append(f"... and {len(risks) - limit} more (see /diff)")
+    return out
 
 
 def task_line(task: p.Task) -> str:
     """One line for a task: ``t3 [doing] Title (kit) after t1,t2 prio 2``."""
     parts = [f"{task.id} [{task.status}] {task.title}"]
+    if task.usage.turns:
+        parts.append(money(task.usage.cost_usd) + (f"/{money(task.budget_usd)}" if task.budget_usd is not None else ""))
     if task.assignee:
         parts.append(f"({task.assignee})")
     if task.deps:
@@ -92,7 +150,7 @@ def agents_view(m: Mirror) -> list[str]:
     for agent in m.agents.values():
         task = agent.task or "-"
         activity = f"  {agent.activity}" if agent.activity else ""
-        lines.append(f"{agent.name:<{width}} {agent.role:<6} {agent_state(agent):<28} {task:<5}{activity}")
+        lines.append(f"{agent.name:<{width}} {agent.role:<6} {agent_state(agent):<28} {task:<5} {money(agent.usage.cost_usd):>8}{activity}")
     return lines
 
 
@@ -108,6 +166,8 @@ def decision_lines(decision: p.Decision) -> list[str]:
     lines = [f"{head}: {decision.prompt}"]
     if decision.detail:
         lines.extend("    " + line for line in decision.detail.splitlines())
+    if decision.risks:
+        lines.extend("    risk: " + line for line in risk_lines(decision.risks, limit=5))
     lines.append("    " + options_text(decision))
     return lines
 
@@ -151,7 +211,7 @@ def feed_view(m: Mirror, limit: int = 20) -> list[str]:
     return [feed_line(i) for i in items] if items else ["the feed is empty"]
 
 
-def diff_lines(target: str, diff: p.Diff) -> list[str]:
+def diff_lines(target: str, diff: p.Diff, risks: list[p.Risk] | None = None) -> list[str]:
     """Render a structured diff as unified-diff-like text lines.
 
     The first character of each line tells its kind: ``+``/``-``/`` `` hunk lines, ``@`` hunk
@@ -159,6 +219,9 @@ def diff_lines(target: str, diff: p.Diff) -> list[str]:
     """
     summary = f"{diff.files_changed} files, +{diff.additions} -{diff.deletions}"
     lines = [f"# {target}: {diff.repo} {diff.base[:8]}..{diff.head[:8]} — {summary}"]
+    if risks:
+        lines.append(f"# merge-risk scan: {len(risks)} finding(s)")
+        lines.extend("# " + line for line in risk_lines(risks, limit=50))
     if not diff.files:
         lines.append("# no changes")
     for f in diff.files:

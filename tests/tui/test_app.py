@@ -45,9 +45,9 @@ async def test_panes_show_the_snapshot_and_follow_upserts(daemon):
     app = ForemanApp(lambda: daemon.url, reconnect_interval=0.05)
     async with app.run_test(size=(160, 50)) as pilot:
         await until(pilot, lambda: "kit" in cells(app, "agents"))
-        assert cells(app, "agents")["kit"] == ["kit", "editing@desk", "t2", "editing notes.py"]
+        assert cells(app, "agents")["kit"] == ["kit", "editing@desk", "t2", "editing notes.py", "$0.0000"]
         assert list(cells(app, "tasks")) == ["t2", "t3", "t1"]  # doing, todo, done
-        assert cells(app, "tasks")["t2"] == ["t2", "doing", "show tags", "t1", "kit"]
+        assert cells(app, "tasks")["t2"] == ["t2", "doing", "show tags", "t1", "kit", "$0.0000"]
         assert cells(app, "decisions")["d1"][:3] == ["d1", "merge", "marlow"]
         assert "YOU ARE NEEDED: d1 merge" in banner(app)
         assert app.query_one("#banner").has_class("needed")

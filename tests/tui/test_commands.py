@@ -111,7 +111,7 @@ def test_local_actions(mirror):
         ("/answer d9", "there is no decision d9; open: d1"),
         ("/diff a b", "usage: /diff"),
         ("/diff wren", "wren has no worktree now"),
-        ("/repo", "usage: /repo add"),
+        ("/repo add", "usage: /repo add"),
         ("/repo remove x", "usage: /repo add"),
         ("/pause", "usage: /pause @kit"),
         ("/pause @kit @wren", "usage: /pause @kit"),

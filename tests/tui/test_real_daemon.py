@@ -57,6 +57,7 @@ async def test_pilot_against_the_real_daemon(real):
         await until(pilot, lambda: "d2" in cells(app, "decisions"), 30)
         await pilot.press("f3")
         await until(pilot, lambda: isinstance(app.screen, TextScreen), 15)
+        await until(pilot, lambda: app.screen.query_one(RichLog).lines, 15)  # written once the log has a size
         text = [line.text for line in app.screen.query_one(RichLog).lines]
         assert text[0].startswith("# d2: sim-demo")
         assert any(line.startswith("+") for line in text) and any(line.startswith("@@") for line in text)

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...risk.report import merge_risks
 from . import merge, records, review, turn
 
 if TYPE_CHECKING:
@@ -51,4 +52,7 @@ async def after_work(c: Conductor, task_id: str, agent: str, claims: str = "") -
     if not c.settings.lead_review:
         await merge.request(c, task_id, f"CI {ci_text.splitlines()[0]}")
         return
-    review.start(c, task_id, diff, ci_text, claims)
+    task = d.core.task(task_id)
+    risks = await merge_risks(Path(repo.path), info.get("base") or repo.base_branch, info["branch"],
+                              task_text=f"{task.title}\n{task.description}")
+    review.start(c, task_id, diff, ci_text, claims, risks=risks)

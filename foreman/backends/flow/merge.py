@@ -1,8 +1,13 @@
 """Merge: the user's merge decision of a reviewed task, and what its answer does.
 
-Merge (option 0) merges the task's branch into the base (a refusal re-opens the decision with
-the reason; a conflict goes back to the worker); Request changes (1) starts the worker's
-follow-up; Reject (2) cancels the task (its branch is kept).
+Merge (or "Merge anyway (risk acknowledged)" when the risk scan found something critical)
+merges the task's branch into the base (a refusal re-opens the decision with the reason; a
+conflict goes back to the worker); Request changes starts the worker's follow-up; Reject
+cancels the task (its branch is kept). Answers are read by label (``merge_choice``).
+
+The decision's risk scan is of the branch's commit when it opened, and the merge merges exactly
+that commit (meta ``merge_commits``); when the branch moved meanwhile, the decision is withdrawn
+and a new one scans and shows the new head.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from typing import TYPE_CHECKING
 
 from protocol import Decision
 
+from ...core.rules import merge_choice
 from ...errors import MergeRefused
+from ...risk.report import merge_scan
 from . import handoff, records, turn
 from .team import LEAD
 
@@ -41,7 +48,12 @@ async def request(c: Conductor, task_id: str, summary: str) -> str:
         return f"{task_id} changed no files; closed as done without a merge"
     wt_id = f"{task.assignee}-{task_id}"
     detail = f"+{diff.additions} -{diff.deletions} in {diff.files_changed} files. {summary}"[:500]
-    dec = d.act(lambda core, now: core.open_merge_decision(task_id, now, asked_by=LEAD, worktree=wt_id, detail=detail))
+    commit, risks = await merge_scan(Path(repo.path), info.get("base") or repo.base_branch, info["branch"],
+                                     task_text=f"{task.title}\n{task.description}")
+    dec = d.act(lambda core, now: core.open_merge_decision(task_id, now, asked_by=LEAD, worktree=wt_id, detail=detail,
+                                                           risks=risks))
+    if commit:  # the merge merges exactly the commit that was scanned
+        records.flag(c, "merge_commits", dec.id, commit)
     watch(c, dec.id)
     return f"merge decision {dec.id} opened for {task_id}"
 
@@ -64,16 +76,24 @@ async def _settle(c: Conductor, decision_id: str) -> None:
             return
         task = d.core.task(task_id)
         agent = task.assignee or ""
-        if dec.answer.option == 0:
+        choice = merge_choice(dec.answer.label)  # by label: a critical risk puts Request changes first
+        if choice == "merge":
             info = d.worktree_info(dec.worktree or "")
             repo = d.core.repo(info["repo"])
             try:
                 await gitmerge.merge_branch(Path(repo.path), branch=info["branch"], base_branch=repo.base_branch,
                                             style=c.settings.merge_style, message=f"Merge {info['branch']}: {task.title}",
                                             sign=c.settings.sign_merges,
-                                            co_authors=[agent_identity(agent)[0]] if agent else [])
+                                            co_authors=[agent_identity(agent)[0]] if agent else [],
+                                            commit=records.flagged(c, "merge_commits", decision_id) or None)
             except MergeRefused as exc:
                 await d.refresh_repo(repo.id)
+                if exc.reason == "moved":  # commits came after the scan: a new decision scans them
+                    why = "the branch moved after the risk scan; a new decision shows its new head"
+                    d.act(lambda core, now: (core.reopen_decision(decision_id, now, reason=why),
+                                             core.cancel_decision(decision_id, now, reason=why)))
+                    await request(c, task_id, "the branch moved after the risk scan; this is its new head")
+                    return
                 if exc.reason == "conflict" and agent:
                     d.act(lambda core, now: core.set_task_status(task_id, "doing", now, who="foreman", reason=None))
                     turn.launch(c, agent, "followup", f"{agent}:{task_id}", task_id=task_id,
@@ -88,7 +108,7 @@ async def _settle(c: Conductor, decision_id: str) -> None:
             if agent not in c.running:  # a running turn commits its leftovers when it ends
                 await handoff.commit_after_turn(c, info)
             return
-        if dec.answer.option == 1:
+        if choice == "changes":
             d.act(lambda core, now: core.set_task_status(task_id, "doing", now, who="user", reason=None))
             if agent:
                 note = dec.answer.text or "make it better"

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import ForemanError
+from ...usage import record_turn
 from .. import prompts
 from ..tools import DaemonTools
 from ..turns import JobKind, TurnRequest, TurnResult
@@ -77,6 +79,13 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         await asyncio.gather(cleanup, return_exceptions=True)
     if question is not None:
         prompt = await restart.answer_for_resume(c, agent, question) + "\n\n" + prompt
+    if not await c.budget.admit(agent, task_id, goal_id):  # a reached cap: the user stopped the work
+        if is_current(c, agent, turn_id):
+            del c.running[agent]
+            records.set_session(c, key, state="done")
+            c.d.act(lambda core, now: core.set_activity(agent, "idle", now, activity="stopped: budget reached"))
+            c.kick()
+        return
     lead = agent == LEAD
     cwd = cwd_of(c, agent, task_id, goal_id)
     session = records.sessions(c).get(key, {}).get("session")
@@ -94,11 +103,14 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
     branch = c.d.core.task(task_id).branch if task_id else None
     system = (prompts.LEAD_SYSTEM if lead else prompts.WORKER_SYSTEM).format(
         title=title(agent), user=settings.user_name, branch=branch or "?", workers=", ".join(c.workers))
+    if block := prompts.repo_instructions(cwd, c.d.core.task(task_id) if task_id else None):
+        system += "\n\n" + block
     req = TurnRequest(turn_id=turn_id, agent=agent, lead=lead, job=job, prompt=prompt, system=system, cwd=cwd,
                       session_id=session, task=task_id, goal=goal_id, model=c.models.get(agent),
                       max_turns=settings.max_turns or (settings.max_turns_lead if lead else settings.max_turns_worker),
                       env=safety_env(os.environ, agent=agent, worktree=cwd))
     tools.activity("thinking", f"{job}: {prompt.splitlines()[0][:120]}", station="meeting" if job == "plan" else "desk")
+    started = time.monotonic()
     try:
         result = await asyncio.wait_for(c.runners[agent].run_turn(req, tools), timeout=settings.turn_timeout)
     except asyncio.TimeoutError:
@@ -107,6 +119,7 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         result = TurnResult(ok=False, session_id=session, error=exc.message)
     finally:
         processes.untrack(c, turn_id)  # the runner killed what it started (the TurnRunner contract)
+    record_turn(c.d, result, agent=agent, task=task_id, goal=goal_id, wall_seconds=time.monotonic() - started)
     if not is_current(c, agent, turn_id):
         return  # aborted: steering decides what happens next
     del c.running[agent]

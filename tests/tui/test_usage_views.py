@@ -1,0 +1,61 @@
+"""The terminal client's usage, repository and risk views (pure functions of the mirror)."""
+
+from __future__ import annotations
+
+import protocol as p
+from foreman.tui import commands as c
+from foreman.tui import views
+from foreman.tui.mirror import Mirror
+
+U = p.Usage(input_tokens=12_000, output_tokens=800, cache_read_tokens=5_000, cost_usd=0.4321, turns=3, wall_seconds=90)
+KEY = p.Risk(kind="secret", severity="critical", path="a.py", line=3, message="AWS Access Key (AKIA...)")
+
+
+def world() -> Mirror:
+    m = Mirror()
+    status = p.Status(backend="claude", version="0", user_name="ada", usage_session=U,
+                      usage_day=p.Usage(cost_usd=4.8, turns=9), budget_day_usd=5.0)
+    m.apply(p.Snapshot(
+        seq=1, status=status,
+        agents=[p.Agent(name="kit", usage=U), p.Agent(name="wren")],
+        goals=[p.Goal(id="g1", text="tags", usage=U, budget_usd=5.0)],
+        tasks=[p.Task(id="t1", title="Tag model", status="doing", assignee="kit", usage=U), p.Task(id="t2", title="Idle")],
+        decisions=[p.Decision(id="d1", kind="merge", prompt="Merge t1?", options=["Request changes", "Merge anyway (risk acknowledged)", "Reject"],
+                              asked_by="marlow", task="t1", risks=[KEY])],
+        repos=[p.Repo(id="proj", path="/src/proj", instructions=["AGENTS.md"]), p.Repo(id="bare", path="/src/bare")],
+    ))
+    return m
+
+
+def test_usage_view_and_status_line() -> None:
+    m = world()
+    lines = views.usage_view(m)
+    assert lines[0].startswith("session") and "$0.4321" in lines[0]
+    assert "today (UTC)" in lines[1] and "$4.80 of $5.00" in lines[1]
+    assert any(line.strip().startswith("kit") and "12,000 in" in line for line in lines)
+    assert any("g1 tags" in line and "of $5.00" in line for line in lines)
+    assert any("t1 Tag model" in line for line in lines) and not any("t2 Idle" in line for line in lines)
+    assert views.usage_status_text(m.status) == "session $0.4321 · today $4.80 of $5.00"
+    assert views.status_view(m)[-1] == "usage: session $0.4321 · today $4.80 of $5.00"
+    assert "$0.4321" in views.task_line(m.tasks["t1"]) and "$" not in views.task_line(m.tasks["t2"])
+    assert "$0.4321" in next(line for line in views.agents_view(m) if line.startswith("kit"))
+
+
+def test_repo_view_and_commands() -> None:
+    m = world()
+    lines = views.repos_view(m)
+    assert "  instructions for agents: AGENTS.md" in lines
+    assert "  instructions for agents: none (no AGENTS.md or CLAUDE.md at the root)" in lines
+    assert c.interpret("/repo", m) == c.Show("repos") and c.interpret("/usage", m) == c.Show("usage")
+    assert isinstance(c.interpret("/usage now", m), c.Invalid)
+
+
+def test_risks_in_the_decision_view_and_the_diff() -> None:
+    m = world()
+    lines = views.decision_lines(m.decisions["d1"])
+    assert "    risk: CRITICAL secret a.py:3: AWS Access Key (AKIA...)" in lines
+    assert lines[-1] == "    1 Request changes · 2 Merge anyway (risk acknowledged) · 3 Reject"
+    diff = p.Diff(repo="proj", base="a" * 40, head="b" * 40)
+    shown = views.diff_lines("d1", diff, m.decisions["d1"].risks)
+    assert shown[1] == "# merge-risk scan: 1 finding(s)" and shown[2].startswith("# CRITICAL secret a.py:3")
+    assert views.diff_lines("kit-t1", diff)[1] == "# no changes"
