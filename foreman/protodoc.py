@@ -279,7 +279,7 @@ def _error_codes() -> list[tuple[str, str]]:
 def build_markdown(schema: dict[str, Any]) -> str:
     """Return the text of ``docs/protocol.md`` for the given schema (see :func:`build_schema`)."""
     from .daemon import RING_SIZE
-    from .server import MAX_FRAME_BYTES, QUEUE_MAX, TRANSPORT_MAX_BYTES
+    from .server import BACKLOG_MAX_BYTES, HELD_MAX, MAX_FRAME_BYTES, TRANSPORT_MAX_BYTES
 
     defs = schema["$defs"]
     client = _union_models(protocol.ClientMessage)
@@ -302,8 +302,10 @@ def build_markdown(schema: dict[str, Any]) -> str:
         "  Unknown fields are ignored, so additions within v1 are backward compatible.",
         f"- A client frame over {MAX_FRAME_BYTES} bytes gets an `error` with code `too_large`; over"
         f" {TRANSPORT_MAX_BYTES} bytes the WebSocket layer closes the connection (code 1009).",
-        f"- Each client has a bounded queue of {QUEUE_MAX} frames. A client that stops reading never delays the others:",
-        "  when its queue overflows its backlog is dropped and it gets a fresh `snapshot` once it reads again.",
+        f"- Each client has a bounded backlog: {BACKLOG_MAX_BYTES} unsent bytes beyond its last catch-up. A client that",
+        "  stops reading never delays the others: past the bound, state messages skip it and its replies are held;",
+        "  once it reads again it gets a fresh `snapshot`, then the held replies, then live messages. A client that",
+        f"  lags with more than {HELD_MAX} replies held is disconnected (close code 1013) and may reconnect.",
         "",
         "## Session, `seq` and `since`",
         "",

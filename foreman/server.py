@@ -1,4 +1,4 @@
-"""The WebSocket edge: local clients only, bounded per-client queues, ack/error replies.
+"""The WebSocket edge: local clients only, bounded per-client backlogs, ack/error replies.
 
 The server knows nothing of the core. It hands every decoded intent to a handler (the
 daemon) and sends whatever text the daemon broadcasts. Guards:
@@ -8,8 +8,10 @@ daemon) and sends whatever text the daemon broadcasts. Guards:
   with HTTP 401 unless ``allow_browser_origins``.
 * A malformed frame, unknown type, missing field or oversized frame gets an ``error`` reply
   with a stable code; the connection lives on.
-* Each client has a bounded queue: a client that stops reading never delays the others; when
-  its queue overflows, its backlog is dropped and it gets a fresh snapshot once it reads again.
+* Frames go straight to each socket's write buffer, encoded once for all clients. A client
+  that stops reading never delays the others: once its unsent backlog passes a bound, state
+  frames skip it; when it drains, it gets a fresh snapshot and live frames again. A lagging
+  client that keeps sending intents without reading is disconnected (close code 1013).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from http import HTTPStatus
 from typing import Any, Awaitable, Callable
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import broadcast as ws_broadcast
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
@@ -34,8 +37,12 @@ MAX_FRAME_BYTES = 256 * 1024
 """Client frames larger than this get a ``too_large`` error (the connection lives on)."""
 TRANSPORT_MAX_BYTES = 16 * 1024 * 1024
 """Frames larger than this are refused by the WebSocket layer itself (close code 1009)."""
-QUEUE_MAX = 2_000
-"""Messages queued per client before it counts as lagging."""
+BACKLOG_MAX_BYTES = 4 * 1024 * 1024
+"""Unsent bytes a client's socket may hold (beyond its last catch-up) before it counts as lagging."""
+BACKLOG_LOW_BYTES = 64 * 1024
+"""A lagging client gets its fresh snapshot once its unsent bytes fall below this."""
+HELD_MAX = 1_000
+"""Replies held for a lagging client; past this it is disconnected (close code 1013)."""
 ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 IntentHandler = Callable[[Any], Awaitable[list[str]]]
@@ -48,27 +55,31 @@ def error_frame(code: str, message: str, request_id: Any = None) -> str:
 
 
 class Client:
-    """One connected client: its socket, its bounded outgoing queue and its writer task."""
+    """One connected client: its socket and its lag state.
+
+    Frames are written straight into the socket's write buffer (no queue, no writer task); the
+    buffer's size is the backlog. A client whose backlog passes ``limit`` is *lagging*: state
+    frames skip it, its replies are held, and once its backlog drains it gets a fresh snapshot,
+    then the held replies, then live frames again.
+    """
 
     def __init__(self, ws: ServerConnection, name: str) -> None:
         self.ws = ws
         self.name = name
-        self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=QUEUE_MAX)
         self.ready = False
-        """True once the client said hello and got its snapshot (it then receives broadcasts)."""
+        """True once the client said hello and got its catch-up (it then receives broadcasts)."""
         self.lagging = False
+        self.held: list[str] = []
+        """Replies kept while lagging (sent after the fresh snapshot)."""
+        self.limit = BACKLOG_MAX_BYTES
+        self.dropped = False
+        """True once the server closes this connection for lagging too far (it gets nothing more)."""
+        self.recovery: asyncio.Task[None] | None = None
 
-    def push(self, text: str) -> None:
-        """Queue a frame without waiting; on overflow drop the backlog and mark the client lagging."""
-        if self.lagging:
-            return
-        try:
-            self.queue.put_nowait(text)
-        except asyncio.QueueFull:
-            self.lagging = True
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            logger.warning("client %s lags: backlog dropped, it will get a fresh snapshot", self.name)
+    def backlog(self) -> int:
+        """Bytes written for this client that its socket has not taken yet."""
+        transport = self.ws.transport
+        return 0 if transport is None else transport.get_write_buffer_size()
 
 
 class WebSocketServer:
@@ -137,41 +148,72 @@ class WebSocketServer:
         return None
 
     def broadcast(self, frames: list[str]) -> None:
-        """Queue state frames for every client that said hello (never waits)."""
-        for client in self.clients:
-            if client.ready:
-                for text in frames:
-                    client.push(text)
+        """Write state frames to every client that said hello and keeps up (never waits).
 
-    async def _writer(self, client: Client) -> None:
-        ws = client.ws
-        try:
-            while True:
-                text = await client.queue.get()
-                await ws.send(text)
-                if client.lagging and client.queue.empty():
-                    client.lagging = False
-                    client.queue.put_nowait(self.snapshot())
-        except ConnectionClosed:
-            pass
+        Each frame is encoded once and written to all sockets (``websockets.broadcast``); a
+        client whose backlog then passes its limit starts lagging (see :class:`Client`).
+        """
+        live = [c for c in self.clients if c.ready and not c.lagging]
+        if not live or not frames:
+            return
+        sockets = [c.ws for c in live]
+        for text in frames:
+            ws_broadcast(sockets, text)
+        for client in live:
+            self._check(client)
+
+    def send(self, client: Client, frames: list[str]) -> None:
+        """Write frames (replies, a catch-up) to one client, in order; held while it lags."""
+        if not frames or client.dropped:
+            return
+        if client.lagging:
+            client.held.extend(frames)
+            if len(client.held) > HELD_MAX:
+                self._drop(client, "too many replies held for a client that does not read")
+            return
+        for text in frames:
+            ws_broadcast((client.ws,), text)
+        self._check(client)
+
+    def _check(self, client: Client) -> None:
+        if client.lagging or client.backlog() <= client.limit:
+            return
+        client.lagging = True
+        logger.warning("client %s lags (%d bytes unsent): state frames skip it until it reads; then a fresh snapshot",
+                       client.name, client.backlog())
+        client.recovery = asyncio.create_task(self._recover(client), name=f"ws-recover {client.name}")
+
+    async def _recover(self, client: Client) -> None:
+        transport = client.ws.transport
+        while client.backlog() > BACKLOG_LOW_BYTES:
+            if transport.is_closing():
+                return
+            await asyncio.sleep(0.05)
+        snapshot = self.snapshot()
+        held, client.held = client.held, []
+        client.lagging = False
+        client.limit = BACKLOG_MAX_BYTES + len(snapshot)
+        logger.info("client %s caught up: fresh snapshot at its socket", client.name)
+        self.send(client, [snapshot, *held])
+
+    def _drop(self, client: Client, why: str) -> None:
+        logger.warning("client %s dropped: %s", client.name, why)
+        client.ready, client.dropped = False, True
+        client.held.clear()
+        client.recovery = asyncio.create_task(client.ws.close(1013, why[:100]), name=f"ws-drop {client.name}")
 
     async def _handle(self, ws: ServerConnection) -> None:
         client = Client(ws, f"{ws.remote_address}")
         self.clients.add(client)
-        writer = asyncio.create_task(self._writer(client), name=f"ws-writer {client.name}")
         try:
             async for frame in ws:
-                for reply in await self._frame(client, frame):
-                    client.push(reply)
+                self.send(client, await self._frame(client, frame))
         except ConnectionClosed:
             pass
         finally:
             self.clients.discard(client)
-            writer.cancel()
-            try:
-                await writer
-            except asyncio.CancelledError:
-                pass
+            if client.recovery is not None and not client.recovery.done():
+                client.recovery.cancel()
 
     async def _frame(self, client: Client, frame: str | bytes) -> list[str]:
         if len(frame) > MAX_FRAME_BYTES:
@@ -185,8 +227,8 @@ class WebSocketServer:
                 return [error_frame("protocol", f"this Foreman speaks protocol {protocol.PROTOCOL_VERSION}, not {intent.protocol}", intent.id)]
             client.name = f"{intent.client}@{client.ws.remote_address}"
             frames = self.on_hello(intent)
-            for text in frames:
-                client.push(text)
+            client.limit = BACKLOG_MAX_BYTES + sum(map(len, frames))
+            self.send(client, frames)
             client.ready = True
             return []
         if not client.ready:

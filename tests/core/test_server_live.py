@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from .live import Conn, LiveDaemon, state_view
 
@@ -237,3 +237,120 @@ async def test_slow_reader_does_not_delay_others(daemon: LiveDaemon) -> None:
         assert loop.time() - start < 20
     finally:
         await lazy.close(), await fast.close()
+
+
+async def _flood(conn: Conn, count: int, text: str = "flood", to: str = "user") -> int:
+    """Pipeline ``count`` message.send intents on ``conn``; return the seq of the last ack."""
+    ids = [f"flood-{i}-{id(conn)}" for i in range(count)]
+
+    async def send_all() -> None:
+        for rid in ids:
+            await conn.ws.send(json.dumps({"type": "message.send", "id": rid, "to": to, "text": text}))
+
+    sender = asyncio.create_task(send_all())
+    pending, last = set(ids), 0
+    try:
+        while pending:
+            data = await conn.recv(30)
+            if data.get("id") in pending:
+                assert data["type"] == "ack", data
+                pending.discard(data["id"])
+                last = max(last, data["seq"])
+    finally:
+        await sender
+    return last
+
+
+async def test_reconnect_5000_frames_behind_gets_a_snapshot_then_live_frames(tmp_path: Path) -> None:
+    """Issue 12 item 18: a client far behind is never frozen (it used to get nothing, ever)."""
+    d = LiveDaemon(tmp_path)
+    d.start()
+    try:
+        writer = await Conn.open(d.port)
+        seen = (await writer.hello())[0]["seq"]
+        last = await _flood(writer, 5_000)
+        assert last - seen >= 5_000
+        late = await Conn.open(d.port)
+        try:
+            catch_up = await late.hello(since=seen, timeout=20)
+            assert [f["type"] for f in catch_up] == ["snapshot"], [f["type"] for f in catch_up[:3]]
+            assert catch_up[0]["seq"] >= last
+            near = await Conn.open(d.port)  # a client within the ring still gets exactly what it missed
+            missed = await near.hello(since=last - 1_500, timeout=20)
+            assert [f["seq"] for f in missed] == list(range(last - 1_499, last + 1))
+            await near.close()
+            # live frames follow, and the late client's own intents get replies
+            reply, _ = await writer.request({"type": "message.send", "to": "kit", "text": "after the gap"})
+            frames = []
+            while not frames or frames[-1]["seq"] < reply["seq"]:
+                frames.append(await late.recv())
+            assert [f["seq"] for f in frames] == list(range(catch_up[0]["seq"] + 1, reply["seq"] + 1))
+            assert frames[-1]["message"]["text"] == "after the gap"
+            own, _ = await late.request({"type": "message.send", "to": "kit", "text": "from the late client"})
+            assert own["type"] == "ack" and own["seq"] == reply["seq"] + 1
+        finally:
+            await late.close(), await writer.close()
+    finally:
+        assert d.stop() == 0, d.stderr()
+
+
+async def test_a_client_that_stops_reading_is_resnapshotted_not_frozen(tmp_path: Path) -> None:
+    """A live client whose backlog overflows gets a fresh snapshot once it reads again, then live frames."""
+    d = LiveDaemon(tmp_path)
+    d.start()
+    try:
+        writer = await Conn.open(d.port)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)  # no multi-MB kernel autotuning
+        sock.connect(("127.0.0.1", d.port))
+        lazy = await Conn.open(d.port, max_queue=1, sock=sock, ping_interval=None)  # stops reading its socket after one frame
+        try:
+            await writer.hello()
+            start = (await lazy.hello())[0]["seq"]
+            big = "x" * 9_000
+            last = await _flood(writer, 1_500, text=big)  # ~14 MB: past the socket buffers and the backlog limit
+            reply, _ = await writer.request({"type": "message.send", "to": "kit", "text": "after the flood"})
+            frames: list = []
+            while not frames or frames[-1].get("seq", 0) < reply["seq"]:
+                frames.append(await lazy.recv(20))
+            types = [f["type"] for f in frames]
+            assert "snapshot" in types, "a lagging client must get a fresh snapshot"
+            snap_at = len(types) - 1 - types[::-1].index("snapshot")
+            snap = frames[snap_at]
+            assert snap["seq"] >= last
+            before, after = frames[:snap_at], frames[snap_at + 1:]
+            assert [f["seq"] for f in before] == list(range(start + 1, start + 1 + len(before)))
+            assert len(before) < last - start  # frames were dropped, not all queued
+            assert [f["seq"] for f in after] == list(range(snap["seq"] + 1, reply["seq"] + 1))
+            own, _ = await lazy.request({"type": "message.send", "to": "kit", "text": "lazy speaks"})
+            assert own["type"] == "ack"
+        finally:
+            await lazy.close(), await writer.close()
+    finally:
+        assert d.stop() == 0, d.stderr()
+
+
+async def test_a_lagging_client_that_only_sends_is_dropped_cleanly(tmp_path: Path) -> None:
+    """Its replies cannot be held forever: past the bound it is closed (1013); the others carry on."""
+    d = LiveDaemon(tmp_path)
+    d.start()
+    try:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+        sock.connect(("127.0.0.1", d.port))
+        rude = await Conn.open(d.port, max_queue=1, sock=sock, ping_interval=None)
+        await rude.hello()
+        big = "x" * 9_000
+        with pytest.raises(ConnectionClosed):
+            for i in range(4_000):  # never reads: its own frames pile up, then its held replies
+                await rude.ws.send(json.dumps({"type": "message.send", "id": f"r{i}", "to": "user", "text": big}))
+            while True:
+                await rude.recv(30)
+        assert d.stderr().count("dropped: too many replies held") == 1
+        other = await Conn.open(d.port)
+        await other.hello()
+        reply, _ = await other.request({"type": "message.send", "to": "kit", "text": "still served"})
+        assert reply["type"] == "ack"
+        await other.close()
+    finally:
+        assert d.stop() == 0, d.stderr()
