@@ -33,9 +33,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-RING_SIZE = 2_000
+RING_SIZE = 20_000
 """State frames kept for clients that reconnect with ``since``; a client further behind gets a
-snapshot (smaller than that many frames and one message to apply), then live frames."""
+snapshot, then live frames."""
 
 CHECKPOINT_INTERVAL = 1.0
 """Seconds between WAL checkpoints (run off the loop)."""
