@@ -118,8 +118,15 @@ class Daemon:
             self.proc.wait(30)
 
 
-async def hello(ws: Any) -> None:
-    await ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "bench"}))
+def token_of(home: str | Path) -> str | None:
+    """The daemon's client token, read from ``<home>/sim/foreman.json`` as the TUI reads it."""
+    from foreman.tui.discovery import Locator
+
+    return Locator(Path(home), "sim").token()
+
+
+async def hello(ws: Any, token: str | None) -> None:
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "bench", "token": token}))
     await ws.recv()
 
 
@@ -170,11 +177,11 @@ def wait_port(port: int, timeout: float = 10.0) -> None:
 
 
 # ----------------------------------------------------------------------------- ack latency
-async def paced_acks(port: int, rate: float, count: int, daemon: bool) -> list[float]:
+async def paced_acks(port: int, rate: float, count: int, daemon: bool, token: str | None = None) -> list[float]:
     """Send ``count`` frames at ``rate``/s without waiting; return send-to-reply latencies (s)."""
     async with connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) as ws:
         if daemon:
-            await hello(ws)
+            await hello(ws, token)
         sent: dict[int, float] = {}
         lat: list[float] = []
         done = asyncio.Event()
@@ -207,13 +214,14 @@ async def paced_acks(port: int, rate: float, count: int, daemon: bool) -> list[f
 
 
 # ----------------------------------------------------------------------------- fan-out
-async def _readers(port: int, n: int, count: int, daemon: bool) -> None:
+async def _readers(port: int, n: int, count: int, daemon: bool, home: str = "") -> None:
     """Child process: ``n`` readers; prints ``{key: [recv times]}`` once each got ``count`` frames."""
+    token = token_of(home) if daemon else None
     got: dict[str, list[float]] = {}
     conns = [await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) for _ in range(n)]
     for ws in conns:
         if daemon:
-            await hello(ws)
+            await hello(ws, token)
         else:
             await ws.send("reader")
     print("ready", flush=True)
@@ -237,16 +245,17 @@ async def _readers(port: int, n: int, count: int, daemon: bool) -> None:
         await ws.close()
 
 
-async def fanout(port: int, n: int, rate: float, count: int, daemon: bool) -> list[float]:
+async def fanout(port: int, n: int, rate: float, count: int, daemon: bool, home: str = "") -> list[float]:
     """Drive ``count`` upserts at ``rate``/s; return send-to-receive latencies over all readers (s)."""
-    child = spawn_self("_readers", str(port), str(n), str(count), "1" if daemon else "0")
+    child = spawn_self("_readers", str(port), str(n), str(count), "1" if daemon else "0", home)
+    token = token_of(home) if daemon else None
     assert child.stdout is not None
     line = await asyncio.to_thread(child.stdout.readline)
     assert line.strip() == b"ready", line
     sent: dict[str, float] = {}
     async with connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) as ws:
         if daemon:
-            await hello(ws)
+            await hello(ws, token)
         t0 = time.monotonic()
         for i in range(count):
             delay = t0 + i / rate - time.monotonic()
@@ -321,13 +330,13 @@ def main() -> int:
             try:
                 if args.what in ("all", "ack"):
                     bare = asyncio.run(paced_acks(echo_port, 1000, args.ack_count, daemon=False))
-                    lat = asyncio.run(paced_acks(d.port, 1000, args.ack_count, daemon=True))
+                    lat = asyncio.run(paced_acks(d.port, 1000, args.ack_count, daemon=True, token=token_of(home)))
                     results.append(f"ack latency @1000/s  n={len(lat)}  daemon p50 {pct(lat, 50):.2f} ms  p99 {pct(lat, 99):.2f} ms"
                                    f"   | bare echo p50 {pct(bare, 50):.2f} ms  p99 {pct(bare, 99):.2f} ms   (target p99 <= 5 ms)")
                 if args.what in ("all", "fanout"):
                     for n, target in ((10, 10), (100, 20)):
                         bare = asyncio.run(fanout(relay_port, n, 100, args.fanout_count, daemon=False))
-                        lat = asyncio.run(fanout(d.port, n, 100, args.fanout_count, daemon=True))
+                        lat = asyncio.run(fanout(d.port, n, 100, args.fanout_count, daemon=True, home=str(home)))
                         results.append(f"delivery @100/s to {n:3} clients  n={len(lat)}  daemon p50 {pct(lat, 50):.2f} ms  "
                                        f"p99 {pct(lat, 99):.2f} ms   | bare relay p50 {pct(bare, 50):.2f} ms  p99 {pct(bare, 99):.2f} ms"
                                        f"   (target p99 <= {target} ms)")
@@ -369,6 +378,6 @@ if __name__ == "__main__":
     elif len(sys.argv) > 1 and sys.argv[1] == "_relay":
         asyncio.run(_relay_server(int(sys.argv[2])))
     elif len(sys.argv) > 1 and sys.argv[1] == "_readers":
-        asyncio.run(_readers(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"))
+        asyncio.run(_readers(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]))
     else:
         sys.exit(main())

@@ -6,6 +6,10 @@ daemon) and sends whatever text the daemon broadcasts. Guards:
 * Only 127.0.0.1 is bound. A request with an ``Origin`` header (every browser sends one) or a
   ``Host`` other than ``127.0.0.1``, ``localhost`` or ``[::1]`` (DNS rebinding) is refused
   with HTTP 401 unless ``allow_browser_origins``.
+* Unless started without a token (``--no-auth``), a client must present the profile's token:
+  in ``hello.token`` or as ``Authorization: Bearer <token>`` on the upgrade request (a wrong
+  bearer token is refused with HTTP 401). Until it does, it reads nothing and changes nothing:
+  ``hello`` and every intent get an ``unauthorized`` error.
 * A malformed frame, unknown type, missing field or oversized frame gets an ``error`` reply
   with a stable code; the connection lives on.
 * Frames go straight to each socket's write buffer, encoded once for all clients. A client
@@ -17,6 +21,7 @@ daemon) and sends whatever text the daemon broadcasts. Guards:
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 from http import HTTPStatus
 from typing import Any, Awaitable, Callable
@@ -43,6 +48,8 @@ BACKLOG_LOW_BYTES = 64 * 1024
 """A lagging client gets its fresh snapshot once its unsent bytes fall below this."""
 HELD_MAX = 1_000
 """Replies held for a lagging client; past this it is disconnected (close code 1013)."""
+UNAUTHORIZED = ("this Foreman needs its client token: send hello.token (or Authorization: Bearer) with the token "
+                "read from <home>/<profile>/foreman.json")
 ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 IntentHandler = Callable[[Any], Awaitable[list[str]]]
@@ -68,6 +75,8 @@ class Client:
         self.name = name
         self.ready = False
         """True once the client said hello and got its catch-up (it then receives broadcasts)."""
+        self.authed = False
+        """True once the client presented the token (always True without auth)."""
         self.lagging = False
         self.held: list[str] = []
         """Replies kept while lagging (sent after the fresh snapshot)."""
@@ -92,6 +101,7 @@ class WebSocketServer:
         on_intent: the daemon's intent handler.
         snapshot: returns a fresh snapshot frame (for lagging clients).
         allow_browser_origins: skip the Origin/Host guard (development only).
+        token: the client token every client must present; None accepts any client (``--no-auth``).
     """
 
     def __init__(
@@ -101,11 +111,13 @@ class WebSocketServer:
         on_intent: IntentHandler,
         snapshot: Callable[[], str],
         allow_browser_origins: bool = False,
+        token: str | None = None,
     ) -> None:
         self.on_hello = on_hello
         self.on_intent = on_intent
         self.snapshot = snapshot
         self.allow_browser_origins = allow_browser_origins
+        self.token = token
         self.clients: set[Client] = set()
         self._server: Server | None = None
 
@@ -135,7 +147,24 @@ class WebSocketServer:
             self._server.close()
             await self._server.wait_closed()
 
+    def token_ok(self, presented: str | None) -> bool:
+        """True when no token is required or ``presented`` is the token (constant-time compare)."""
+        if self.token is None:
+            return True
+        return presented is not None and hmac.compare_digest(presented.encode(), self.token.encode())
+
+    @staticmethod
+    def _bearer(request: Request) -> str | None:
+        value = request.headers.get("Authorization")
+        if value is None:
+            return None
+        scheme, _, credentials = value.strip().partition(" ")
+        return credentials.strip() if scheme.lower() == "bearer" else ""
+
     def _guard(self, connection: ServerConnection, request: Request) -> Response | None:
+        bearer = self._bearer(request)
+        if bearer is not None and self.token is not None and not self.token_ok(bearer):
+            return connection.respond(HTTPStatus.UNAUTHORIZED, "wrong token: read it from <home>/<profile>/foreman.json\n")
         if self.allow_browser_origins:
             return None
         if "Origin" in request.headers:
@@ -204,6 +233,7 @@ class WebSocketServer:
 
     async def _handle(self, ws: ServerConnection) -> None:
         client = Client(ws, f"{ws.remote_address}")
+        client.authed = self.token is None or (ws.request is not None and self.token_ok(self._bearer(ws.request)))
         self.clients.add(client)
         try:
             async for frame in ws:
@@ -225,12 +255,19 @@ class WebSocketServer:
         if isinstance(intent, Hello):
             if intent.protocol != protocol.PROTOCOL_VERSION:
                 return [error_frame("protocol", f"this Foreman speaks protocol {protocol.PROTOCOL_VERSION}, not {intent.protocol}", intent.id)]
+            if not client.authed:
+                if not self.token_ok(intent.token):
+                    logger.warning("client %s@%s refused: no valid token", intent.client, client.ws.remote_address)
+                    return [error_frame("unauthorized", UNAUTHORIZED, intent.id)]
+                client.authed = True
             client.name = f"{intent.client}@{client.ws.remote_address}"
             frames = self.on_hello(intent)
             client.limit = BACKLOG_MAX_BYTES + sum(map(len, frames))
             self.send(client, frames)
             client.ready = True
             return []
+        if not client.authed:
+            return [error_frame("unauthorized", UNAUTHORIZED, intent.id)]
         if not client.ready:
             return [error_frame("hello_first", "send hello before any other message", intent.id)]
         try:

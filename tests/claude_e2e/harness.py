@@ -32,6 +32,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from foreman.config import resolve
 from foreman.daemon import Daemon
+from foreman.tui.discovery import Locator
 
 from ..claude.fake_claude import FakeClaude
 
@@ -122,10 +123,10 @@ class Client:
         self._reader: asyncio.Task[None] | None = None
 
     @classmethod
-    async def connect(cls, port: int) -> Client:
-        """Connect, say hello, read the snapshot and keep reading in the background."""
+    async def connect(cls, port: int, token: str | None = None) -> Client:
+        """Connect, say hello with ``token``, read the snapshot and keep reading in the background."""
         client = cls(await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None, open_timeout=10))
-        await client.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "claude-e2e-tests"}))
+        await client.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "claude-e2e-tests", "token": token}))
         first = json.loads(await asyncio.wait_for(client.ws.recv(), 10))
         assert first["type"] == "snapshot", first
         for field, store, key in (("agents", client.agents, "name"), ("tasks", client.tasks, "id"),
@@ -257,7 +258,7 @@ class Rig:
                 setattr(runner, key, value)
         if "proj" not in self.daemon.core.world.repos:
             await self.daemon.add_repo(str(self.repo))
-        self.client = await Client.connect(self.daemon.port)
+        self.client = await Client.connect(self.daemon.port, Locator(self.settings.home, self.settings.profile).token())
         return self.client
 
     async def stop(self) -> None:
@@ -315,7 +316,7 @@ class DaemonProcess:
             return None
 
         found = await wait_for(port, timeout, "the daemon's run file")
-        client = await Client.connect(found)
+        client = await Client.connect(found, Locator(self.home, "claude").token())
         await wait_for(lambda: client.repos, timeout, "the repository registered")
         return client
 

@@ -27,6 +27,8 @@ from typing import Any
 
 import websockets
 
+from foreman.tui.discovery import Locator
+
 ROOT = Path(__file__).resolve().parents[2]
 DONE_TEXT = "The sim scenario is complete"
 """The last feed line of a finished scenario (beat 16)."""
@@ -41,6 +43,16 @@ Answerer = Callable[[dict[str, Any], "SimClient"], "int | None"]
 def first_option(decision: dict[str, Any], client: SimClient) -> int:
     """The answerer that moves the goal forward: option 0 everywhere."""
     return 0
+
+
+_RECORDS: dict[int, tuple[Path, str]] = {}
+"""Port -> (home, profile) of every daemon :func:`start_daemon` started (to find its token)."""
+
+
+def token_for(port: int) -> str | None:
+    """The client token of the daemon on ``port``, read from its ``foreman.json`` as the TUI reads it."""
+    home, profile = _RECORDS.get(port, (None, None))
+    return Locator(home, profile).token() if home is not None else None
 
 
 @dataclass
@@ -115,6 +127,7 @@ def start_daemon(home: Path, *extra: str, speed: float = 1000.0, reset: bool = T
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(record.read_text())
             if data.get("pid") == proc.pid:
+                _RECORDS[int(data["port"])] = (home, profile)
                 return SimDaemon(proc, home, sandbox, profile, int(data["port"]), log)
         time.sleep(0.02)
     if proc.poll() is None:
@@ -166,7 +179,7 @@ class SimClient:
                 whenever the client connects.
         """
         self._ws = await websockets.connect(f"ws://127.0.0.1:{port}", max_size=None, open_timeout=10)
-        hello: dict[str, Any] = {"type": "hello", "protocol": 1, "client": "sim-tests"}
+        hello: dict[str, Any] = {"type": "hello", "protocol": 1, "client": "sim-tests", "token": token_for(port)}
         if since is not None:
             hello["since"] = since
         await self._ws.send(json.dumps(hello))

@@ -23,6 +23,7 @@ from foreman.backends.conductor import ALL_WORKERS, LEAD, Conductor
 from foreman.backends.turns import AgentTools, TurnRequest, TurnResult
 from foreman.config import resolve
 from foreman.daemon import Daemon
+from foreman.tui.discovery import Locator
 
 Script = Callable[["Turn"], Awaitable[TurnResult]]
 
@@ -146,10 +147,10 @@ class Client:
         self.ws = ws
 
     @classmethod
-    async def connect(cls, port: int) -> "Client":
-        """Connect and say hello (the snapshot reply is read and dropped)."""
+    async def connect(cls, port: int, token: str | None = None) -> "Client":
+        """Connect and say hello with ``token`` (the snapshot reply is read and dropped)."""
         client = cls(await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None))
-        await client.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "steering-tests"}))
+        await client.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "steering-tests", "token": token}))
         first = json.loads(await asyncio.wait_for(client.ws.recv(), 5))
         assert first["type"] == "snapshot", first
         return client
@@ -209,7 +210,7 @@ class Rig:
         await self.daemon.start()
         if "proj" not in self.daemon.core.world.repos:
             await self.daemon.add_repo(str(self.repo))
-        self.client = await Client.connect(self.daemon.port)
+        self.client = await Client.connect(self.daemon.port, Locator(self.settings.home, self.settings.profile).token())
         return self.client
 
     async def stop(self) -> None:
