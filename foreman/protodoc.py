@@ -41,6 +41,7 @@ SCHEMA_NAME = "protocol.schema.json"
 
 # Sample values for the generated examples, by (model, wire field) first, then by wire field.
 _SAMPLES_BY_MODEL: dict[tuple[str, str], Any] = {
+    ("Hello", "capabilities"): ["batch"], ("Hello", "token"): "k3Xq...the token from foreman.json",
     ("Agent", "name"): "kit", ("Agent", "title"): "Kit", ("Agent", "activity"): "editing src/notes/tags.py",
     ("Agent", "task"): "t2", ("Agent", "worktree"): "kit-t2", ("Agent", "state"): "editing", ("Agent", "station"): "desk",
     ("Agent", "model"): None, ("Agent", "role"): "worker", ("DecisionAnswer", "option"): 0,
@@ -148,6 +149,8 @@ def _sample(model: str, field: str, schema: dict[str, Any], defs: dict[str, Any]
     if "$ref" in schema:
         target = schema["$ref"].rsplit("/", 1)[1]
         return _object_sample(target, defs, depth + 1)
+    if "oneOf" in schema:  # a discriminated union: its first member
+        return _sample(model, field, schema["oneOf"][0], defs, depth)
     if "anyOf" in schema:
         options = [s for s in schema["anyOf"] if s.get("type") != "null"]
         return _sample(model, field, options[0], defs, depth) if options else None

@@ -77,6 +77,8 @@ class Client:
         """True once the client said hello and got its catch-up (it then receives broadcasts)."""
         self.authed = False
         """True once the client presented the token (always True without auth)."""
+        self.batch = False
+        """The client said ``capabilities: ["batch"]``: a transaction's frames go as one ``batch``."""
         self.lagging = False
         self.held: list[str] = []
         """Replies kept while lagging (sent after the fresh snapshot)."""
@@ -177,19 +179,29 @@ class WebSocketServer:
         return None
 
     def broadcast(self, frames: list[str]) -> None:
-        """Write state frames to every client that said hello and keeps up (never waits).
+        """Write one transaction's state frames to every client that said hello and keeps up.
 
-        Each frame is encoded once and written to all sockets (``websockets.broadcast``); a
-        client whose backlog then passes its limit starts lagging (see :class:`Client`).
+        Never waits. Each frame is UTF-8 encoded once and written to all sockets
+        (``websockets.broadcast``); clients with the ``batch`` capability get one ``batch`` frame
+        when there are several. A client whose backlog then passes its limit starts lagging
+        (see :class:`Client`).
         """
         live = [c for c in self.clients if c.ready and not c.lagging]
         if not live or not frames:
             return
-        sockets = [c.ws for c in live]
-        for text in frames:
-            ws_broadcast(sockets, text)
+        if len(frames) > 1 and any(c.batch for c in live):
+            ws_broadcast([c.ws for c in live if c.batch],
+                         ('{"type":"batch","messages":[' + ",".join(frames) + "]}").encode(), text=True)
+            plain = [c.ws for c in live if not c.batch]
+        else:
+            plain = [c.ws for c in live]
+        if plain:
+            for text in frames:
+                ws_broadcast(plain, text.encode(), text=True)
         for client in live:
-            self._check(client)
+            transport = client.ws.transport
+            if transport is not None and transport.get_write_buffer_size() > client.limit:
+                self._check(client)
 
     def send(self, client: Client, frames: list[str]) -> None:
         """Write frames (replies, a catch-up) to one client, in order; held while it lags."""
@@ -261,6 +273,7 @@ class WebSocketServer:
                     return [error_frame("unauthorized", UNAUTHORIZED, intent.id)]
                 client.authed = True
             client.name = f"{intent.client}@{client.ws.remote_address}"
+            client.batch = "batch" in (intent.capabilities or ())
             frames = self.on_hello(intent)
             client.limit = BACKLOG_MAX_BYTES + sum(map(len, frames))
             self.send(client, frames)

@@ -420,3 +420,32 @@ async def test_no_auth_accepts_tokenless_clients_and_warns(tmp_path: Path) -> No
         await c.close()
     finally:
         assert d.stop() == 0, d.stderr()
+
+
+async def test_batch_capability_carries_a_transactions_frames_in_one(daemon: LiveDaemon) -> None:
+    """Issue 16 item 4: ``hello.capabilities: ["batch"]`` gets one frame per transaction; others are unchanged."""
+    plain = await Conn.open(daemon.port, token=daemon.token)
+    batched = await Conn.open(daemon.port, token=daemon.token)
+    try:
+        await plain.hello()
+        await batched.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "batcher", "token": daemon.token,
+                                          "capabilities": ["batch", "some-future-thing"]}))
+        assert (await batched.recv())["type"] == "snapshot"
+        plain.states.clear()
+        raw: list[dict] = []
+        reply, _ = await plain.request({"type": "goal.submit", "text": "a goal that makes several frames"})
+        assert reply["type"] == "ack"
+        while not plain.states or plain.states[-1]["seq"] < reply["seq"]:
+            await plain.recv()
+        assert len(plain.states) > 1  # one transaction, several state messages
+        assert all(f["type"] != "batch" for f in plain.states)
+        while sum(len(f.get("messages", [f])) for f in raw) < len(plain.states):
+            raw.append(json.loads(await asyncio.wait_for(batched.ws.recv(), 5)))
+        assert [f["type"] for f in raw] == ["batch"]
+        assert raw[0]["messages"] == plain.states
+        import protocol
+
+        decoded = protocol.decode_server(json.dumps(raw[0]))
+        assert decoded.type == "batch" and [m.seq for m in decoded.messages] == [f["seq"] for f in plain.states]
+    finally:
+        await plain.close(), await batched.close()
