@@ -4,13 +4,15 @@
 Subcommands (default ``all``)::
 
     ack        intent-to-ack latency at 1,000 intents/s (daemon vs bare echo server)
-    fanout     upsert delivery to 10 and 100 clients at 100 upserts/s (daemon vs bare relay)
+    fanout     at 100 upserts/s to 10 and 100 readers, readers in a child process and in the
+               driver's own process: ack and delivery p50/p99 of the daemon beside a bare
+               ``websockets.broadcast`` relay sending frames of the same size, and the ratios
     snapshot   snapshot encode time and size with 10,000 entities (Daemon.snapshot_frame)
     coldstart  process start to accepting connections with 10,000 entities in the store
 
 Latencies use ``time.monotonic`` (CLOCK_MONOTONIC, shared by all processes on Linux). The
-daemon runs as a real ``foreman start --backend sim --no-autostart`` child; the clients of the
-fan-out run in one child process so the driver, the server and the readers do not share a loop.
+daemon runs as a real ``foreman start --backend sim --no-autostart`` child (its clients send
+the token from ``foreman.json``); ``CORE_BENCH_PROFILE=FILE`` runs it under cProfile.
 """
 
 from __future__ import annotations
