@@ -56,7 +56,8 @@ async def test_pilot_against_the_real_daemon(real):
 
         await until(pilot, lambda: "d2" in cells(app, "decisions"), 30)
         await pilot.press("f3")
-        await until(pilot, lambda: isinstance(app.screen, TextScreen), 15)
+        # RichLog renders its lines once laid out: under load that is a few frames after the push
+        await until(pilot, lambda: isinstance(app.screen, TextScreen) and app.screen.query_one(RichLog).lines, 15)
         text = [line.text for line in app.screen.query_one(RichLog).lines]
         assert text[0].startswith("# d2: sim-demo")
         assert any(line.startswith("+") for line in text) and any(line.startswith("@@") for line in text)
