@@ -170,16 +170,18 @@ class SimClient:
         self.closed = False
 
     # ------------------------------------------------------------------ connection
-    async def connect(self, port: int, since: int | None = None) -> SimClient:
+    async def connect(self, port: int, since: int | None = None, token: str | None = None) -> SimClient:
         """Connect, say hello, apply the snapshot and start reading.
 
         Args:
             since: hello's ``since``. ``0`` on a fresh daemon replays every state message
                 from the first one (no snapshot), so :attr:`messages` is the run's whole history
                 whenever the client connects.
+            token: the client token; default: read from the ``foreman.json`` of the daemon
+                :func:`start_daemon` started on ``port``.
         """
         self._ws = await websockets.connect(f"ws://127.0.0.1:{port}", max_size=None, open_timeout=10)
-        hello: dict[str, Any] = {"type": "hello", "protocol": 1, "client": "sim-tests", "token": token_for(port)}
+        hello: dict[str, Any] = {"type": "hello", "protocol": 1, "client": "sim-tests", "token": token or token_for(port)}
         if since is not None:
             hello["since"] = since
         await self._ws.send(json.dumps(hello))
