@@ -133,6 +133,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("goal", str, None, "submit this goal right away"),
     Option("reset", _bool, False, "wipe this profile's state first", kind="bool"),
     Option("allow_browser_origins", _bool, False, "accept WebSocket requests from browsers (development only)", kind="bool"),
+    Option("auth", _bool, True, "clients must present the profile's token from foreman.json (--no-auth: any local process, an agent's included, may read and steer)", kind="bool"),
     Option("repo_poll_ms", _positive(int), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
     Option("merge_style", _choice("merge", "squash"), "merge", "approved merges: a merge commit, or one squashed commit"),
     Option("sign_merges", _bool, True, "sign approved merge commits when your git config signs", kind="bool"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import secrets
 import shutil
 import socket
 import time
@@ -38,7 +39,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RING_SIZE = 20_000
-"""State frames kept for clients that reconnect with ``since``; older gaps get a snapshot."""
+"""State frames kept for clients that reconnect with ``since``; a client further behind gets a
+snapshot, then live frames."""
 
 CHECKPOINT_INTERVAL = 1.0
 """Seconds between WAL checkpoints (run off the loop)."""
@@ -72,6 +74,7 @@ class Daemon:
         self.server = WebSocketServer(
             on_hello=self.on_hello, on_intent=self.on_intent, snapshot=self.snapshot_frame,
             allow_browser_origins=settings.allow_browser_origins,
+            token=secrets.token_urlsafe(32) if settings.auth else None,
         )
         self.notifier = Notifier(enabled=settings.notify, silent=settings.toast_silent)
         self.backend: Any = backend
@@ -427,10 +430,16 @@ class Daemon:
                     f"(see {home / 'foreman.json'}); stop it or start with --port N"
                 ) from None
             raise
-        runtime.record(home, profile, {
+        record: dict[str, Any] = {
             "port": self.port, "host": "127.0.0.1", "backend": self.settings.backend,
             "version": __version__, "startedAt": self.now(),
-        })
+        }
+        if self.server.token is not None:
+            record["token"] = self.server.token
+        else:
+            logger.warning("--no-auth: any local process, including code an agent runs, can connect to port %d "
+                           "and answer decisions; use it only for clients that cannot send a token", self.port)
+        runtime.record(home, profile, record)
         self.auth = self.backend.status()
         self.publish_status()
         for path in self.settings.repo:
