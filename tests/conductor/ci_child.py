@@ -1,0 +1,47 @@
+"""``python -m tests.conductor.ci_child HOME REPO CI``: a daemon with the conductor and a scripted
+worker whose task reaches CI (``CI`` is the test command), serving until it is killed."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from foreman.backends.turns import TurnRequest, TurnResult
+from foreman.config import resolve
+
+from ..rig import conductor_daemon
+from .scripted import ScriptedRunner, done, write_and_commit
+
+
+def ci_flags(home: Path, repo: Path, ci: str) -> dict[str, Any]:
+    """The settings of the CI crash tests (the child and the restarted in-process daemon alike)."""
+    return {"home": str(home), "port": 0, "backend": "sim", "workers": ["3"], "repo_poll_ms": 600_000,
+            "lead_review": False, "repo": [str(repo)], "ci": ci, "log_level": "WARNING"}
+
+
+async def work(req: TurnRequest, tools: Any) -> TurnResult:
+    """Commit a file and move the task to review (so CI runs)."""
+    await write_and_commit(req, "work.txt", "work\n", "work")
+    await tools.call("update_task", {"status": "review"})
+    return done()
+
+
+async def serve(home: Path, repo: Path, ci: str) -> None:
+    daemon = conductor_daemon(resolve(ci_flags(home, repo, ci), env={}), ScriptedRunner(lambda req: work), name="scripted")
+    await daemon.start()
+    if not daemon.core.world.tasks:
+        daemon.act(lambda c, now: c.create_task("Survive a crash in CI", now, repo="proj", assignee="kit"))
+    await asyncio.Event().wait()  # until SIGKILL
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    asyncio.run(serve(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
