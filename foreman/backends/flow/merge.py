@@ -120,9 +120,20 @@ async def _moved(c: Conductor, decision_id: str, info: dict[str, Any], repo: Any
     return True
 
 
+async def _landed(repo: Any, commit: str, result: Any, style: str) -> bool:
+    """True when the base branch now has ``commit``'s work: it contains the commit (``git
+    merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is
+    never an ancestor) it contains the squashed commit; or the merge brought no change."""
+    from ...repos import refs
+
+    base = f"refs/heads/{repo.base_branch}"
+    if result.commit is None or await refs.is_ancestor(repo.path, commit, base):
+        return True
+    return style == "squash" and await refs.is_ancestor(repo.path, result.commit, base)
+
+
 async def _settle(c: Conductor, decision_id: str) -> None:
     from ...repos import merge as gitmerge
-    from ...repos import refs
     from ...repos.gitsafety import agent_identity
 
     d = c.d
@@ -140,7 +151,7 @@ async def _settle(c: Conductor, decision_id: str) -> None:
             if record is not None and await _moved(c, decision_id, info, repo, record):
                 continue
             try:
-                await gitmerge.merge_branch(Path(repo.path), branch=info["branch"], base_branch=repo.base_branch,
+                result = await gitmerge.merge_branch(Path(repo.path), branch=info["branch"], base_branch=repo.base_branch,
                                             style=c.settings.merge_style, message=f"Merge {info['branch']}: {task.title}",
                                             sign=c.settings.sign_merges,
                                             co_authors=[agent_identity(agent)[0]] if agent else [])
@@ -156,8 +167,7 @@ async def _settle(c: Conductor, decision_id: str) -> None:
                 d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
                 continue
             await d.refresh_repo(repo.id)
-            if record is not None and not await refs.is_ancestor(repo.path, record["commit"],
-                                                                 f"refs/heads/{repo.base_branch}"):
+            if record is not None and not await _landed(repo, record["commit"], result, c.settings.merge_style):
                 reason = f"merge refused: {repo.base_branch} does not contain {record['commit'][:12]} after the merge"
                 d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
                 continue
