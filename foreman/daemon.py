@@ -360,7 +360,9 @@ class Daemon:
         return dict(info)
 
     async def diff_for(self, *, worktree: str | None = None, decision: str | None = None) -> protocol.Diff:
-        """Return the structured diff of a worktree, or of a merge decision's worktree.
+        """Return the structured diff of a worktree, or of a merge decision: the commit it recorded
+        against its recorded base (meta ``merge_commits``, so merged work stays viewable), else its
+        worktree's diff.
 
         Raises NotFound (unknown worktree/decision, or a decision without a worktree).
         """
