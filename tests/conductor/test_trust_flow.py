@@ -4,6 +4,7 @@ fails it. Through the daemon with real git and the scripted model edge."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 
@@ -185,5 +186,33 @@ async def test_a_worktree_that_lost_its_git_link_in_review_is_blocked_not_left_i
         assert ".git" in (rig.world.tasks[t1].blocked_reason or "") or "link" in rig.world.tasks[t1].blocked_reason
         assert rig.open_decision(t1) is None
         assert any(f.text.startswith(f"{t1} blocked:") for f in rig.world.feed)
+    finally:
+        await rig.stop()
+
+
+async def test_work_a_pre_commit_hook_refused_still_reaches_the_decision_and_the_merge(tmp_path: Path) -> None:
+    refused: list[int] = []
+
+    async def work(req: TurnRequest, tools) -> TurnResult:
+        (req.cwd / "hooked.txt").write_text("the hook refused my commit\n")
+        res = await asyncio.to_thread(subprocess.run, ["git", "add", "-A"], cwd=req.cwd, env=req.env)
+        res = await asyncio.to_thread(subprocess.run, ["git", "commit", "-qm", "hooked"], cwd=req.cwd, env=req.env,
+                                      capture_output=True)
+        refused.append(res.returncode)
+        await tools.call("update_task", {"status": "review"})
+        return done()
+
+    rig = ScriptedRig(tmp_path, lambda req: work, lead_review=False, ci="true")
+    hook = rig.repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'pre-commit: refused' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    try:
+        await rig.start()
+        t1 = rig.task("Commit refused by a hook", assignee="kit")
+        dec = await wait_for(lambda: rig.open_decision(t1), what="the merge decision")
+        assert refused == [1]  # the repository's hook really refused the agent's commit
+        await rig.c.answer(dec.id, 0)
+        await rig.wait_status(t1, "done")
+        assert git(rig.repo, "show", "main:hooked.txt") == "the hook refused my commit\n"
     finally:
         await rig.stop()
