@@ -5,12 +5,16 @@ fails it. Through the daemon with real git and the scripted model edge."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from foreman.backends.turns import TurnRequest, TurnResult
 from foreman.core.backoff import Backoff
-from foreman.repos.worktrees import branch_name
+from foreman.repos.worktrees import branch_name, worktree_path
 
 from ..rig import git, wait_for
 from .scripted import ScriptedRig, done, sh, write_and_commit
@@ -143,7 +147,24 @@ async def test_an_exception_inside_a_turn_fails_it_blocks_the_task_and_a_retry_w
         await rig.stop()
 
 
-async def test_a_task_that_cannot_start_is_blocked_after_bounded_retries_and_the_user_retries(tmp_path: Path) -> None:
+def take_branch(rig: ScriptedRig, tmp_path: Path) -> Callable[[], None]:
+    """The task's branch checked out in a worktree the Foreman does not own; returns the fix."""
+    theirs = tmp_path / "users-own-worktree"
+    git(rig.repo, "worktree", "add", "-q", "-b", branch_name("kit", "t1", "Cannot start"), str(theirs))
+    return lambda: git(rig.repo, "worktree", "remove", str(theirs))
+
+
+def half_removed(rig: ScriptedRig, tmp_path: Path) -> Callable[[], None]:
+    """A half-removed folder (files, no ``.git`` link) where the task's worktree goes; returns the fix."""
+    folder = worktree_path(rig.settings.profile_dir, "proj", "kit", "t1")
+    folder.mkdir(parents=True)
+    (folder / "stray.txt").write_text("left by an interrupted removal\n")
+    return lambda: shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize("blocker", [take_branch, half_removed])
+async def test_a_task_that_cannot_start_is_blocked_after_bounded_retries_and_the_user_retries(
+        tmp_path: Path, blocker: Callable[[ScriptedRig, Path], Callable[[], None]]) -> None:
     async def work(req: TurnRequest, tools) -> TurnResult:
         await write_and_commit(req, "w.txt", "w\n", "w")
         await tools.call("update_task", {"status": "review"})
@@ -153,10 +174,8 @@ async def test_a_task_that_cannot_start_is_blocked_after_bounded_retries_and_the
     try:
         await rig.start()
         rig.backend.backoff = Backoff(initial=0.01, maximum=0.05)
-        branch = branch_name("kit", "t1", "Branch taken")
-        theirs = tmp_path / "users-own-worktree"
-        git(rig.repo, "worktree", "add", "-q", "-b", branch, str(theirs))  # a worktree the Foreman does not own
-        t1 = rig.task("Branch taken", assignee="kit")
+        fix = blocker(rig, tmp_path)
+        t1 = rig.task("Cannot start", assignee="kit")
         assert t1 == "t1"
         await rig.wait_status(t1, "blocked")
         task = rig.world.tasks[t1]
@@ -164,7 +183,7 @@ async def test_a_task_that_cannot_start_is_blocked_after_bounded_retries_and_the
         assert len(tries) == 9 and task.blocked_reason and "10 attempts" in task.blocked_reason
         assert any(f.text.startswith(f"{t1} blocked: could not start") for f in rig.world.feed)
 
-        git(rig.repo, "worktree", "remove", str(theirs))  # the user fixes it, then retries
+        fix()  # the user fixes it, then retries
         await rig.c.ok({"type": "task.retry", "task": t1})
         await wait_for(lambda: rig.open_decision(t1), what="the merge decision after the retry")
     finally:
