@@ -7,13 +7,14 @@ knows the daemon or the core: inputs are paths, branch names and strings; output
 dataclasses and protocol models.
 """
 
-from ._git import GitFailed, GitResult, git
+from ._git import HOOK_TIMEOUT, GitFailed, GitResult, GitTimeout, git
 from .ci import CIResult, detect_ci_command, run_ci
-from .diffs import diff_commits, diff_worktree
-from .gitsafety import agent_identity, safety_env
-from .merge import MergeResult, merge_branch
+from .diffs import diff_commits, diff_range, diff_worktree
+from .gitsafety import UnsafePath, agent_identity, check_ceiling_path, safety_env
+from .lifecycle import Cleaned, clean_stale_worktrees, retire_worktree
+from .merge import MergeResult, base_checkout, contains, merge_branch
 from .refs import branch_tip, is_ancestor, resolve_commit, set_branch, worktree_lacks_files
-from .registry import RepoStatus, default_base_branch, repo_status, resolve_repo_root
+from .registry import RepoStatus, check_repo_ready, default_base_branch, repo_status, resolve_repo_root
 from .worktrees import (
     Worktree,
     WorktreeBusy,
@@ -27,9 +28,12 @@ from .worktrees import (
 )
 
 __all__ = [
-    "CIResult", "GitFailed", "GitResult", "MergeResult", "RepoStatus", "Worktree", "WorktreeBusy", "WorktreeHasWork",
-    "agent_identity", "branch_name", "branch_tip", "is_ancestor", "resolve_commit", "set_branch",
-    "worktree_lacks_files", "check_link", "commit_leftovers", "default_base_branch", "detect_ci_command",
-    "diff_commits", "diff_worktree", "ensure_worktree", "git", "merge_branch", "remove_worktree", "repo_status",
+    "HOOK_TIMEOUT", "CIResult", "Cleaned", "GitFailed", "GitResult", "GitTimeout", "MergeResult", "RepoStatus",
+    "UnsafePath", "Worktree", "WorktreeBusy", "WorktreeHasWork",
+    "agent_identity", "base_checkout", "branch_name", "branch_tip", "check_ceiling_path", "check_link",
+    "check_repo_ready", "clean_stale_worktrees", "commit_leftovers", "contains", "default_base_branch",
+    "detect_ci_command", "diff_commits", "diff_range", "diff_worktree", "ensure_worktree", "git", "is_ancestor",
+    "merge_branch", "remove_worktree", "repo_status", "resolve_commit", "retire_worktree", "set_branch",
+    "worktree_lacks_files",
     "resolve_repo_root", "run_ci", "safety_env", "worktree_path",
 ]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import subprocess
 import threading
 import weakref
@@ -42,6 +43,11 @@ Arg = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 ZERO_OID = "0" * 40
 
 T = TypeVar("T")
+
+HOOK_TIMEOUT = 120.0
+"""Seconds a daemon git call that can run a repository hook (``worktree add`` runs
+``post-checkout``, ``merge`` runs ``post-merge``, every ref update runs ``reference-transaction``)
+may take before it is stopped, so a hanging hook never holds the repository lock for ever."""
 
 GIT_THREADS = 8
 """git processes the daemon runs at once; more calls wait their turn (the machine has few cores)."""
@@ -139,12 +145,73 @@ def clean_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+class GitTimeout(GitFailed):
+    """A git call did not finish within its timeout and was stopped (its whole process group:
+    SIGTERM, so git removes its lock files, then SIGKILL).
+
+    Attributes:
+        timeout: the limit in seconds.
+        hooks: the repository hooks this command runs that exist (paths), usually the cause.
+    """
+
+    def __init__(self, args: list[str], timeout: float, hooks: list[str]) -> None:
+        what = f"git {' '.join(args[:2])}"
+        if hooks:
+            names = ", ".join(f"the {Path(h).name} hook ({h})" for h in hooks)
+            why = f"{names} did not finish. Fix or remove the hook, then retry"
+        else:
+            why = "no hook of the repository was involved; another program may hold its lock. Retry later"
+        RepoError.__init__(self, f"{what} was stopped after {timeout:g} s: {why}.")
+        self.args_ = args
+        self.rc = -1
+        self.stderr = ""
+        self.timeout = timeout
+        self.hooks = hooks
+
+
+async def hook_paths(cwd: Arg, names: tuple[str, ...]) -> list[str]:
+    """Return the executable hooks among ``names`` that git would run in ``cwd``.
+
+    The hooks folder is ``git rev-parse --git-path hooks``, which honours ``core.hooksPath``
+    (githooks(5)); a hook runs only when the file is executable.
+    """
+    if not names:
+        return []
+    res = await git("rev-parse", "--path-format=absolute", "--git-path", "hooks", cwd=cwd, check=False)
+    if not res.ok:
+        return []
+    folder = Path(res.text)
+    return [str(folder / n) for n in names if os.access(folder / n, os.X_OK) and (folder / n).is_file()]
+
+
+def _communicate(proc: subprocess.Popen[bytes], input: bytes | None, timeout: float | None) -> tuple[bytes, bytes, bool]:
+    """``proc.communicate`` with a timeout that stops git's whole process group (git and its hooks)."""
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+        return out, err, False
+    except subprocess.TimeoutExpired:
+        pass
+    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 2.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            out, err = proc.communicate(timeout=grace)
+            return out, err, True
+        except subprocess.TimeoutExpired:
+            continue
+    return b"", b"", True
+
+
 async def git(
     *args: Arg,
     cwd: Arg,
     env: Mapping[str, str] | None = None,
     check: bool = True,
     input: bytes | None = None,
+    timeout: float | None = None,
+    hooks: tuple[str, ...] = (),
 ) -> GitResult:
     """Run ``git <args>`` in ``cwd`` and collect its output.
 
@@ -154,18 +221,25 @@ async def git(
         env: extra variables layered over :func:`clean_env` (they win).
         check: raise :class:`GitFailed` on a non-zero exit code.
         input: bytes written to git's standard input (otherwise stdin is ``/dev/null``).
+        timeout: seconds before git - and every hook it started: it runs in its own process
+            group - is stopped (see :data:`HOOK_TIMEOUT`); None waits for ever.
+        hooks: names of the hooks this command can run (``"post-checkout"``), named in the
+            :class:`GitTimeout` message when they exist.
 
     Returns:
         The :class:`GitResult`.
 
     Raises:
+        GitTimeout: ``timeout`` passed (whatever ``check`` says).
         GitFailed: git exited non-zero (with ``check``) or could not be started (missing
             ``cwd`` or git binary). If the calling task is cancelled, git is killed and the
             cancellation propagates at once.
     """
     argv = [a if isinstance(a, str) else os.fsdecode(a) for a in args]
-    run = GitProcess(argv, cwd, env)
-    out, err = await run.call(lambda proc: proc.communicate(input), stdin=input is not None)
+    run = GitProcess(argv, cwd, env, new_group=timeout is not None)
+    out, err, timed_out = await run.call(lambda proc: _communicate(proc, input, timeout), stdin=input is not None)
+    if timed_out:
+        raise GitTimeout(argv, timeout or 0.0, await hook_paths(cwd, hooks))
     if check and run.returncode != 0:
         raise GitFailed(argv, run.returncode, err.decode("utf-8", "replace"))
     return GitResult(run.returncode, out, err)
@@ -178,13 +252,17 @@ class GitProcess:
         argv: git arguments (after ``git``).
         cwd: the directory git runs in.
         env: extra variables layered over :func:`clean_env`.
+        new_group: start git in a new session (its own process group), so a timeout can stop
+            the hooks it started too.
 
     Attributes:
         returncode: git's exit code once :meth:`call` returned (``-1`` before).
     """
 
-    def __init__(self, argv: list[str], cwd: Arg, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, argv: list[str], cwd: Arg, env: Mapping[str, str] | None = None, *,
+                 new_group: bool = False) -> None:
         self.argv = argv
+        self.new_group = new_group
         self.cwd = os.fsdecode(cwd)
         self.env = clean_env()
         if env:
@@ -217,7 +295,13 @@ class GitProcess:
         with self._lock:
             self._cancelled = True
             if self._proc is not None and self._proc.poll() is None:
-                self._proc.kill()
+                if self.new_group:
+                    try:
+                        os.killpg(self._proc.pid, signal.SIGKILL)  # its hooks too
+                    except (ProcessLookupError, PermissionError):
+                        self._proc.kill()
+                else:
+                    self._proc.kill()
 
     def _run(self, body: Callable[[subprocess.Popen[bytes]], T], stdin: bool, stderr: Any) -> T:
         with self._lock:
@@ -228,6 +312,7 @@ class GitProcess:
                     ["git", *self.argv], cwd=self.cwd, env=self.env,
                     stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr is None else stderr,
+                    start_new_session=self.new_group,
                 )
             except OSError as exc:
                 raise GitFailed(self.argv, -1, f"cannot run git in {self.cwd}: {exc}") from exc

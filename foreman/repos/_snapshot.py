@@ -8,7 +8,8 @@ refuses to write or diff there.
 
 *Snapshot.* The worktree's full state (committed, staged, unstaged and untracked, ignored files
 excluded) as a tree object, written through a temporary copy of the worktree's index
-(``GIT_INDEX_FILE`` + ``git add -A`` + ``git write-tree``). The worktree's real index and files
+(``GIT_INDEX_FILE`` + ``git add -A --sparse`` + ``git write-tree``; ``--sparse`` so a file
+written outside a sparse-checkout cone is captured instead of failing the whole snapshot). The worktree's real index and files
 are never touched, so an agent running git at the same moment sees nothing.
 """
 
@@ -116,7 +117,8 @@ async def snapshot(repo_root: StrPath, wt_path: StrPath) -> Snapshot:
         if real.is_file():
             shutil.copyfile(real, index)  # keeps stat data: add -A only rehashes changed files
         env["GIT_INDEX_FILE"] = str(index)
-        await git("add", "-A", cwd=wt, env=env)
+        # --sparse: in a sparse checkout, files outside the cone are captured too (git-add(1))
+        await git("add", "-A", "--sparse", cwd=wt, env=env)
         tree = (await git("write-tree", cwd=wt, env=env)).text
     del env["GIT_INDEX_FILE"]
     ref = await git("symbolic-ref", "-q", "HEAD", cwd=wt, env=env, check=False)

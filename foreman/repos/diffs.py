@@ -6,7 +6,9 @@ result does not depend on stat data and nothing in the worktree is written:
 * :func:`diff_worktree`: the worktree's whole state (committed, staged, unstaged, untracked;
   ignored files excluded), captured as a tree through a temporary index, against the merge
   base of its HEAD and the base branch;
-* :func:`diff_commits`: ``base...head`` - what merging ``head`` into ``base`` would bring.
+* :func:`diff_commits`: ``base...head`` - what merging ``head`` into ``base`` would bring;
+* :func:`diff_range`: exactly ``old..new`` between two fixed commits, no merge base computed -
+  what a decision showed (its ``Diff.base`` and ``Diff.head``), still viewable after the merge.
 
 git is run twice with the same options (``--raw --numstat -z`` and ``-p``), see
 :mod:`foreman.repos._diffparse`. The patch is streamed and parsed on a worker thread: a file whose patch passes
@@ -106,6 +108,46 @@ async def diff_commits(
     start = await _merge_base(repo_root, base_commit, head_commit)
     return await _diff(repo_root, start, head_commit, repo=repo_id or Path(repo_root).resolve().name,
                        head_label=head_commit, max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes)
+
+
+async def diff_range(
+    repo_root: StrPath,
+    old: str,
+    new: str,
+    *,
+    repo_id: str | None = None,
+    max_file_bytes: int = MAX_FILE_PATCH_BYTES,
+    max_total_bytes: int = MAX_TOTAL_PATCH_BYTES,
+) -> Diff:
+    """Diff the fixed commit ``new`` against the fixed commit ``old`` (tree against tree).
+
+    Unlike :func:`diff_commits`, no merge base is computed and no branch is read, so the result
+    never changes once both commits exist: give it the ``base`` and ``head`` a merge decision
+    recorded and it shows what was merged, before and after the merge.
+
+    Args:
+        repo_root: the registered repository.
+        old: the base commit (e.g. the decision's ``Diff.base``, a merge-base commit).
+        new: the head commit (e.g. the decision's ``Diff.head``). A tree id (a decision of
+            ``head_kind="tree"``) is accepted too.
+
+    Returns:
+        The :class:`~protocol.diff.Diff` with ``base=old`` and ``head=new`` (full ids).
+
+    Raises:
+        RepoError: a revision names no commit (or tree), or git failed.
+    """
+    old_id = await _commit(repo_root, old)
+    new_id = await rev_parse(repo_root, new)
+    kind = "commit"
+    if new_id is None:
+        res = await git("rev-parse", "--verify", "-q", "--end-of-options", f"{new}^{{tree}}", cwd=repo_root, check=False)
+        if not res.ok:
+            raise RepoError(f"{new!r} names no commit in {repo_root}")
+        new_id, kind = res.text, "tree"
+    d = await _diff(repo_root, old_id, new_id, repo=repo_id or Path(repo_root).resolve().name, head_label=new_id,
+                    max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes)
+    return d if kind == "commit" else d.model_copy(update={"head_kind": "tree"})
 
 
 async def _commit(repo_root: StrPath, rev: str) -> str:

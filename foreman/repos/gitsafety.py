@@ -18,7 +18,9 @@ daemon's CI runs get an environment in which git itself refuses:
   dropped so no key agent is reachable;
 * walking out of the worktree: ``GIT_CEILING_DIRECTORIES`` is the worktree's parent, so a
   worktree whose ``.git`` link was deleted stops working instead of reaching an enclosing
-  repository;
+  repository. That variable is a *colon-separated* list (git(1)), so a path containing ``:``
+  cannot be expressed in it: :func:`check_ceiling_path` refuses such a home or worktree path
+  (the daemon calls it at start), and :func:`safety_env` refuses to build an environment for one;
 * other repositories: every inherited ``GIT_*`` variable is removed (``GIT_DIR``,
   ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``, ``GIT_COMMON_DIR``, ``GIT_CONFIG_*`` ...).
 
@@ -36,6 +38,8 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+
+from foreman.errors import RepoError
 
 BLOCKED_PROTOCOL = "agentcraft-none"
 """A protocol name no git helper implements; the only one ``GIT_ALLOW_PROTOCOL`` allows."""
@@ -67,6 +71,41 @@ _CONFIG: tuple[tuple[str, str], ...] = (
 )
 
 
+class UnsafePath(RepoError):
+    """A home or worktree path that git's ``GIT_CEILING_DIRECTORIES`` cannot express."""
+
+
+def check_ceiling_path(path: str | os.PathLike[str], *, what: str = "path") -> Path:
+    """Refuse a path that cannot be a ``GIT_CEILING_DIRECTORIES`` entry.
+
+    git(1) reads ``GIT_CEILING_DIRECTORIES`` as a colon-separated list of absolute paths, so a
+    ``:`` in a folder name splits it into two meaningless entries and the ceiling silently stops
+    working: an agent's git in a worktree whose ``.git`` link is gone would walk up into an
+    enclosing repository. Both the path as given and its resolved form (symlinks followed) are
+    checked.
+
+    Args:
+        path: the Foreman home, profile folder, or a worktree (or its parent).
+        what: how the message names it (``"home"``, ``"worktree"`` ...).
+
+    Returns:
+        The resolved path.
+
+    Raises:
+        UnsafePath: the path (or what it resolves to) contains ``:``, or a newline.
+    """
+    given = os.fspath(path)
+    resolved = Path(given).resolve()
+    for text in (given, str(resolved)):
+        if ":" in text or "\n" in text:
+            bad = "':'" if ":" in text else "a newline"
+            raise UnsafePath(
+                f"the {what} {text!r} contains {bad}: git cannot use it in GIT_CEILING_DIRECTORIES (a "
+                "colon-separated list), so it could not keep agents' git inside their worktrees. Choose a "
+                f"{what} whose path has no ':' (e.g. with --home).")
+    return resolved
+
+
 def agent_identity(agent: str) -> tuple[str, str]:
     """Return the agent's git identity ``(name, email)``.
 
@@ -88,12 +127,16 @@ def safety_env(base_env: Mapping[str, str], *, agent: str, worktree: str | os.Pa
     Returns:
         A new dict: ``base_env`` without any ``GIT_*`` variable nor key-agent sockets, plus the
         safety variables described in the module docstring.
+
+    Raises:
+        UnsafePath: the worktree's parent contains ``:`` (see :func:`check_ceiling_path`).
     """
+    ceiling = check_ceiling_path(Path(worktree).resolve().parent, what="worktree folder")
     env = {k: v for k, v in base_env.items() if not k.startswith("GIT_") and k not in _DROPPED}
     name, email = agent_identity(agent)
     env.update(
         GIT_ALLOW_PROTOCOL=BLOCKED_PROTOCOL,
-        GIT_CEILING_DIRECTORIES=str(Path(worktree).resolve().parent),
+        GIT_CEILING_DIRECTORIES=str(ceiling),
         GIT_TERMINAL_PROMPT="0",
         GIT_AUTHOR_NAME=name,
         GIT_AUTHOR_EMAIL=email,

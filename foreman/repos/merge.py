@@ -2,8 +2,9 @@
 
 Steps (nothing in the user's checkout changes before the last one):
 
-1. read both tips; refuse (``reason="dirty"``) when the checkout that has the base branch
-   checked out - main or linked - has uncommitted tracked changes;
+1. read both tips; refuse when the base branch is checked out in more than one working tree
+   (``reason="checked_out_twice"``, all named), or when the checkout that has it - main or
+   linked - has uncommitted tracked changes (``reason="dirty"``, the checkout and files named);
 2. ``git merge-tree --write-tree`` (git >= 2.38) computes the merged tree in the object store;
    a conflict refuses (``reason="conflict"``, the files named);
 3. ``git commit-tree`` writes the commit with the user's own identity as git sees it in that
@@ -11,9 +12,17 @@ Steps (nothing in the user's checkout changes before the last one):
    config says ``commit.gpgsign=true`` - ``commit-tree`` never reads that setting itself
    (git-commit-tree(1)); it uses ``gpg.format``/``user.signingkey``. A failure to sign refuses
    (``reason="signing"``);
-4. the base moves by fast-forward only: ``git merge --ff-only`` in the checkout that has it, or
-   a compare-and-swap ``git update-ref refs/heads/<base> <new> <old>`` when none has it. If the
-   base moved meanwhile, the merge is refused (``reason="base_moved"``) and nothing changed.
+4. the base moves by fast-forward only: in the checkout that has it through
+   :func:`~foreman.repos._checkout.fast_forward_checkout` (untracked or ignored files in the
+   way, an ``index.lock``, unwritable folders refuse first; a failure part-way is rolled back),
+   or a compare-and-swap ``git update-ref refs/heads/<base> <new> <old>`` when none has it. If
+   the base moved meanwhile, the merge is refused (``reason="base_moved"``) and nothing changed.
+
+Every refusal message names what is in the way and says what to do.
+
+With ``commit=<sha>`` (the commit a merge decision showed), the merge is of exactly that
+commit: when the branch head is anything else the merge is refused (``reason="moved"``) before
+anything is written, and after the fast-forward the base branch is checked to contain it.
 
 ``style="merge"`` makes a two-parent merge commit that keeps the agent's commits;
 ``style="squash"`` makes one single-parent commit with ``Co-authored-by:`` trailers. The agent's
@@ -30,15 +39,8 @@ from typing import Literal
 
 from foreman.errors import MergeRefused, RepoError
 
-from ._git import (
-    GitFailed,
-    StrPath,
-    checkout_of,
-    git,
-    has_tracked_changes,
-    repo_lock,
-    rev_parse,
-)
+from ._checkout import fast_forward_checkout, name_files, tracked_changes
+from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
 
 logger = logging.getLogger(__name__)
 
@@ -55,12 +57,14 @@ class MergeResult:
         base_before: the base branch's commit before.
         base_after: the base branch's commit after (== ``base_before`` when nothing merged).
         signed: the commit was signed.
+        merged: the agent's commit that was merged (the branch head, == ``commit=`` when given).
     """
 
     commit: str | None
     base_before: str
     base_after: str
     signed: bool = False
+    merged: str = ""
 
 
 def _message(message: str, style: MergeStyle, co_authors: list[str]) -> bytes:
@@ -76,14 +80,17 @@ async def _wants_signing(root: Path) -> bool:
     return res.ok and res.text == "true"
 
 
-async def _merged_tree(root: Path, base: str, tip: str) -> str:
+async def _merged_tree(root: Path, base: str, tip: str, branch: str = "the branch", base_branch: str = "the base") -> str:
     res = await git("merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", base, tip, cwd=root, check=False)
     tokens = res.stdout.split(b"\0")
     if res.rc == 0:
         return tokens[0].decode()
     if res.rc == 1:
         files = list(dict.fromkeys(os.fsdecode(t) for t in tokens[1:] if t))
-        raise MergeRefused(f"merging would conflict in {', '.join(files) or 'some files'}", reason="conflict", files=files)
+        raise MergeRefused(
+            f"merging {branch} into {base_branch} would conflict in {len(files)} file(s): "
+            f"{name_files(files) or 'some files'}. The branch must merge {base_branch} in and resolve them (the "
+            "worker is asked to), then it comes back for review.", reason="conflict", files=files)
     raise GitFailed(["merge-tree", "--write-tree", base, tip], res.rc, res.stderr.decode("utf-8", "replace"))
 
 
@@ -96,6 +103,7 @@ async def merge_branch(
     message: str,
     sign: bool,
     co_authors: list[str],
+    commit: str | None = None,
 ) -> MergeResult:
     """Merge ``branch`` into ``base_branch`` off-tree and fast-forward the base to it.
 
@@ -108,24 +116,33 @@ async def merge_branch(
         sign: allow signing; the commit is signed only when this is True *and* the repo's
             config has ``commit.gpgsign=true``.
         co_authors: ``"Name <email>"`` entries for squash trailers (duplicates dropped).
+        commit: the exact commit to merge (full or abbreviated id), e.g. the one a merge
+            decision showed. When given and ``branch`` no longer points at it, the merge is
+            refused with ``reason="moved"`` (the caller re-opens the decision with a new diff).
+            None merges whatever ``branch`` points at.
 
     Returns:
         The :class:`MergeResult`.
 
     Raises:
         MergeRefused: ``reason`` is ``"dirty"`` (the base checkout has uncommitted tracked
-            changes, or the fast-forward would overwrite files), ``"conflict"`` (``files``
-            named), ``"signing"``, ``"identity"`` (git knows no user name/email) or
-            ``"base_moved"``. Nothing changed.
-        RepoError: a branch does not exist, or git failed.
+            changes), ``"untracked"`` (untracked or ignored files in the way), ``"locked"``
+            (``index.lock``), ``"unwritable"``, ``"lfs"`` (git-lfs needed, not installed),
+            ``"failed"`` (git failed part-way; rolled back), ``"checked_out_twice"``,
+            ``"conflict"``, ``"signing"``, ``"identity"`` (git knows no user name/email),
+            ``"base_moved"`` or ``"moved"`` (``branch`` is not at ``commit``). ``files`` names
+            the paths (or checkouts) concerned. Nothing changed.
+        RepoError: a branch does not exist, ``commit`` names no commit, git failed, or the base
+            does not contain the merged commit after the fast-forward.
     """
     root = Path(repo_root).resolve()
     async with repo_lock(root):
-        return await _merge(root, branch, base_branch, style, message, sign, co_authors)
+        return await _merge(root, branch, base_branch, style, message, sign, co_authors, commit)
 
 
 async def _merge(
-    root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str]
+    root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str],
+    expected: str | None = None,
 ) -> MergeResult:
     base_ref = f"refs/heads/{base_branch}"
     revs = await git("rev-parse", f"{base_ref}^{{commit}}", f"refs/heads/{branch}^{{commit}}", f"{base_ref}^{{tree}}",
@@ -134,13 +151,26 @@ async def _merge(
         missing = base_branch if await rev_parse(root, base_ref) is None else branch
         raise RepoError(f"cannot merge: branch {missing!r} does not exist")
     base_before, tip, base_tree = revs.text.splitlines()
-    checkout = await checkout_of(root, base_branch)
-    if checkout is not None and await has_tracked_changes(checkout.path):
-        raise MergeRefused(f"{checkout.path} has uncommitted changes to tracked files", reason="dirty")
-    tree = await _merged_tree(root, base_before, tip)
+    if expected is not None:
+        want = await rev_parse(root, expected)
+        if want is None:
+            raise RepoError(f"cannot merge: {expected!r} names no commit in {root}")
+        if want != tip:
+            raise MergeRefused(
+                f"{branch} moved since the decision opened (it showed {want[:12]}, the branch is now at {tip[:12]}); "
+                "review the new diff and decide again", reason="moved")
+    checkout = await base_checkout(root, base_branch)
+    if checkout is not None:
+        dirty = await tracked_changes(checkout.path)
+        if dirty:
+            raise MergeRefused(
+                f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
+                f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
+                reason="dirty", files=dirty)
+    tree = await _merged_tree(root, base_before, tip, branch, base_branch)
     if tree == base_tree:
         logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
-        return MergeResult(None, base_before, base_before)
+        return MergeResult(None, base_before, base_before, merged=tip)
     signed = sign and await _wants_signing(root)
     parents = ["-p", base_before] + (["-p", tip] if style == "merge" else [])
     res = await git("commit-tree", "-S" if signed else "--no-gpg-sign", *parents, "-F", "-", tree, cwd=root,
@@ -148,32 +178,72 @@ async def _merge(
     if not res.ok:
         err = res.stderr.decode("utf-8", "replace").strip()
         if signed and ("sign" in err or "gpg" in err):
-            raise MergeRefused(f"signing the merge commit failed: {err}", reason="signing")
+            raise MergeRefused(f"signing the merge commit failed: {err}. Fix the signing setup (user.signingkey, "
+                               "gpg.format, your key agent) or turn merge signing off, then Merge again.",
+                               reason="signing")
         if "identity" in err or "tell me who you are" in err.lower():
-            raise MergeRefused(f"git does not know who you are in {root}: {err}", reason="identity")
+            raise MergeRefused(f"git does not know who you are in {root}: {err}. The merge commit carries your "
+                               "identity: run git config --global user.name 'Your Name' and git config --global "
+                               "user.email you@example.com, then Merge again.", reason="identity")
         raise GitFailed(["commit-tree", tree], res.rc, err)
     commit = res.text
     await _fast_forward(root, base_branch, base_before, commit)
     base_after = commit  # a fast-forward (or compare-and-swap) to it succeeded
+    if not await contains(root, base_branch, tip if style == "merge" else commit):
+        raise RepoError(f"{base_branch} does not contain {commit[:12]} after the fast-forward")
     logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, commit[:12], style, ", signed" if signed else "")
-    return MergeResult(commit, base_before, base_after, signed)
+    return MergeResult(commit, base_before, base_after, signed, merged=tip)
+
+
+async def contains(repo_root: StrPath, branch: str, commit: str) -> bool:
+    """Return True when ``refs/heads/<branch>`` contains ``commit`` (``merge-base --is-ancestor``).
+
+    A squash merge does not contain the agent's commit itself, only its content: check the
+    :attr:`MergeResult.commit` then.
+    """
+    res = await git("merge-base", "--is-ancestor", commit, f"refs/heads/{branch}", cwd=repo_root, check=False)
+    return res.rc == 0
 
 
 async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> None:
-    """Move the base from ``old`` to ``new`` (a descendant) without touching anything else."""
+    """Move the base from ``old`` to ``new`` (a descendant) without touching anything else.
+
+    In the checkout that has the base, :func:`~foreman.repos._checkout.fast_forward_checkout`
+    (checked first, rolled back if git fails part-way); with none, a compare-and-swap ref update.
+    """
     base_ref = f"refs/heads/{base_branch}"
-    checkout = await checkout_of(root, base_branch)
+    checkout = await base_checkout(root, base_branch)
     if checkout is None:
         res = await git("update-ref", "-m", f"agentcraft: merge into {base_branch}", base_ref, new, old, cwd=root,
-                        check=False)
+                        check=False, timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
         if not res.ok:
-            raise MergeRefused(f"{base_branch} moved during the merge; try again", reason="base_moved")
+            raise MergeRefused(f"{base_branch} moved during the merge; Merge again to merge onto it.",
+                               reason="base_moved")
         return
-    # --ff-only itself refuses if the base moved on since ``old`` (``new`` would not descend from it)
-    res = await git("merge", "--ff-only", "--no-verify-signatures", "--no-autostash", "-q", new, cwd=checkout.path,
-                    env={"GIT_REFLOG_ACTION": f"agentcraft: merge into {base_branch}"}, check=False)
-    if not res.ok:
-        err = res.stderr.decode("utf-8", "replace").strip()
-        if "overwritten" in err or "local changes" in err:
-            raise MergeRefused(f"the fast-forward would overwrite files in {checkout.path}: {err}", reason="dirty")
-        raise MergeRefused(f"could not fast-forward {base_branch}: {err}", reason="base_moved")
+    await fast_forward_checkout(checkout.path, base_branch, old, new)
+
+
+async def base_checkout(repo_root: StrPath, base_branch: str) -> WorktreeEntry | None:
+    """Return the one working tree that has ``base_branch`` checked out, or None.
+
+    Raises:
+        MergeRefused: ``reason="checked_out_twice"`` when several working trees have it (git
+            allows it with ``worktree add -f``): a fast-forward updates the files of only the one
+            it runs in and leaves every other with staged changes that undo the merge
+            (git-worktree(1)), so the merge is refused naming them all.
+    """
+    ref = f"refs/heads/{base_branch}"
+    found = [e for e in await list_worktrees(repo_root) if e.branch == ref and not e.bare and not e.prunable]
+    missing = [e for e in found if not e.path.is_dir()]
+    if missing:
+        raise MergeRefused(
+            f"{base_branch} is checked out in {missing[0].path}, which does not exist (a worktree on a drive that is "
+            f"not mounted?). Mount it, or run git worktree prune if it is gone for good, then Merge again.",
+            reason="checkout_missing", files=[str(e.path) for e in missing])
+    if len(found) > 1:
+        paths = [str(e.path) for e in found]
+        raise MergeRefused(
+            f"{base_branch} is checked out in {len(found)} working trees: {name_files(paths)}. A fast-forward "
+            f"would update only one of them and leave the others with staged changes; switch all but one to "
+            f"another branch (git switch --detach), then Merge again.", reason="checked_out_twice", files=paths)
+    return found[0] if found else None

@@ -9,6 +9,7 @@ worktrees are linked worktrees and must never become merge targets.
 from __future__ import annotations
 
 import logging
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,35 @@ async def resolve_repo_root(path: StrPath) -> Path:
         main = next((e.path for e in await list_worktrees(folder) if e.main), common.parent)
         raise NotARepoRoot(f"{folder} is a linked worktree of {main}; add {main} instead")
     return top
+
+
+async def check_repo_ready(root: StrPath, base_branch: str | None = None) -> None:
+    """Refuse a repository the Foreman could not work in, with a message saying what to do.
+
+    Call it at ``/repo add`` and at start, after :func:`resolve_repo_root`.
+
+    Raises:
+        RepoError: the repository has no commit yet (no worktree can start from it); the base
+            branch does not exist; its path contains ``:`` (see
+            :func:`~foreman.repos.gitsafety.check_ceiling_path`); or its files use git-lfs
+            (``filter=lfs`` in a committed ``.gitattributes``) and ``git-lfs`` is not installed.
+    """
+    from .gitsafety import check_ceiling_path
+
+    check_ceiling_path(root, what="repository path")
+    if await rev_parse(root, "HEAD") is None and not (await git("for-each-ref", "--count=1", "refs/heads/", cwd=root)).text:
+        raise RepoError(f"{root} has no commits yet: agents' worktrees start from a commit. Make a first commit "
+                        "(git commit --allow-empty -m 'initial'), then add it again.")
+    base = base_branch or await default_base_branch(root)
+    head = await rev_parse(root, f"refs/heads/{base}")
+    if head is None:
+        raise RepoError(f"{root} has no branch {base!r}; name an existing base branch")
+    uses_lfs = await git("grep", "-q", "-e", "filter=lfs", head, "--", ":(glob)**/.gitattributes", cwd=root,
+                         check=False)
+    if uses_lfs.ok and shutil.which("git-lfs") is None:
+        raise RepoError(f"{root} stores files with git-lfs (filter=lfs in .gitattributes), and git-lfs is not "
+                        "installed on this machine. Install it (https://git-lfs.com), run `git lfs install`, then "
+                        "add the repository again.")
 
 
 async def default_base_branch(root: StrPath) -> str:

@@ -31,6 +31,7 @@ import psutil
 from foreman.errors import RepoError, WorktreeUnsafe
 
 from ._git import (
+    HOOK_TIMEOUT,
     ZERO_OID,
     GitFailed,
     StrPath,
@@ -39,6 +40,7 @@ from ._git import (
     repo_lock,
     rev_parse,
 )
+from ._checkout import lfs_missing
 from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
 
 logger = logging.getLogger(__name__)
@@ -126,6 +128,8 @@ async def ensure_worktree(
     branch: str,
     base: str,
     start_point: str | None = None,
+    *,
+    hook_timeout: float = HOOK_TIMEOUT,
 ) -> Worktree:
     """Create the worktree at ``path`` on ``branch``, or return it if it already exists.
 
@@ -137,6 +141,8 @@ async def ensure_worktree(
         base: the repository's base branch (or any commit).
         start_point: where a new branch starts instead of ``base`` - e.g. the previous
             worker's branch on a hand-off.
+        hook_timeout: seconds ``git worktree add`` may take; it runs the repository's
+            ``post-checkout`` hook, and a hook that hangs must not hold the repository lock.
 
     Returns:
         The :class:`Worktree` (``created=False`` when a complete one was already there).
@@ -144,6 +150,8 @@ async def ensure_worktree(
     Raises:
         WorktreeUnsafe: a registered worktree is at ``path`` but its ``.git`` link is broken
             (left in place for the user).
+        GitTimeout: ``git worktree add`` passed ``hook_timeout`` (the message names the hook);
+            the half-made worktree is removed and the lock released.
         RepoError: ``path`` holds files that are not a worktree of this repository (left in
             place), the start commit does not exist, the branch is checked out elsewhere, or
             git failed.
@@ -151,10 +159,11 @@ async def ensure_worktree(
     root = Path(repo_root).resolve()
     wt = Path(os.path.realpath(path))
     async with repo_lock(root):
-        return await _ensure(root, wt, branch, base, start_point)
+        return await _ensure(root, wt, branch, base, start_point, hook_timeout)
 
 
-async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str | None) -> Worktree:
+async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str | None,
+                  hook_timeout: float = HOOK_TIMEOUT) -> Worktree:
     entry = next((e for e in await list_worktrees(root) if e.path == wt), None)
     if entry is not None and entry.prunable:
         if wt.exists():
@@ -177,16 +186,35 @@ async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str
     else:
         args = ("worktree", "add", "--no-track", "-b", branch, wt, start)
     try:
-        await git(*args, cwd=root)
-    except GitFailed:
+        await git(*args, cwd=root, timeout=hook_timeout, hooks=("post-checkout", "reference-transaction"))
+        await _full_checkout(wt, hook_timeout)
+    except GitFailed as exc:
         await git("worktree", "remove", "--force", "--force", wt, cwd=root, check=False)
         await git("worktree", "prune", cwd=root, check=False)
+        if lfs_missing(exc.stderr):
+            raise RepoError(
+                f"{root} stores files with git-lfs (a filter=lfs attribute), and git-lfs is not installed on this "
+                "machine, so no worktree can be checked out. Install git-lfs (https://git-lfs.com) and run "
+                f"`git lfs install`, then retry. (git said: {str(exc)})") from exc
         raise
     head = await rev_parse(wt, "HEAD")
     if head is None:
         raise RepoError(f"worktree {wt} was created without a HEAD")
     logger.info("created worktree %s on %s at %s", wt, branch, head[:12])
     return Worktree(wt, branch, head, created=True)
+
+
+async def _full_checkout(wt: Path, timeout: float) -> None:
+    """Turn off sparse checkout in a new worktree (git >= 2.36 copies the user's sparsity into it).
+
+    In a sparse worktree ``git add -A`` fails with "paths ... outside of your sparse-checkout
+    definition" as soon as an agent writes a file outside the cone (git-sparse-checkout(1)), so
+    every later add and commit fails; agents get a full checkout instead.
+    """
+    res = await git("config", "--type=bool", "--get", "core.sparseCheckout", cwd=wt, check=False)
+    if res.ok and res.text == "true":
+        await git("sparse-checkout", "disable", cwd=wt, timeout=timeout, hooks=("post-checkout",))
+        logger.info("worktree %s: sparse checkout turned off (agents need every path)", wt)
 
 
 def _clear_leftover_dir(wt: Path, root: Path) -> None:
@@ -223,6 +251,12 @@ async def commit_leftovers(
     detached HEAD), the worktree's state becomes a snapshot commit on ``branch`` and neither
     the other branch nor the worktree's HEAD/index is touched. The ref moves with a
     compare-and-swap ``update-ref <ref> <new> <old>``. The commit is never signed.
+
+    The commit is written with ``git commit-tree``, which runs no hook: a repository
+    ``pre-commit`` (or ``commit-msg``) hook that refused the agent's own ``git commit`` does not
+    stop this snapshot, so the work reaches the branch, the decision and the merge - the same
+    effect as ``git commit --no-verify``. Only the ref update runs a ``reference-transaction``
+    hook, under :data:`~foreman.repos._git.HOOK_TIMEOUT`.
 
     Args:
         repo_root: the registered repository.
@@ -261,7 +295,8 @@ async def commit_leftovers(
         await git("commit-tree", "--no-gpg-sign", *parents, "-F", "-", snap.tree, cwd=repo_root, env=ident,
                   input=text.encode())
     ).text
-    await git("update-ref", "-m", "agentcraft: commit leftover work", ref, commit, own or ZERO_OID, cwd=repo_root)
+    await git("update-ref", "-m", "agentcraft: commit leftover work", ref, commit, own or ZERO_OID, cwd=repo_root,
+              timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
     if on_branch:
         res = await git("reset", "-q", cwd=wt, env=worktree_env(snap.admin, wt), check=False)
         if not res.ok:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from foreman.errors import WorktreeUnsafe
-from foreman.repos.diffs import diff_commits, diff_worktree
+from foreman.errors import RepoError, WorktreeUnsafe
+from foreman.repos.diffs import diff_commits, diff_range, diff_worktree
 from foreman.repos.worktrees import ensure_worktree, worktree_path
 from protocol.diff import DiffHunk, DiffLine
 
@@ -263,3 +263,19 @@ async def test_crlf_modes_and_head_kind_are_reported(tmp_path) -> None:
     assert w.head_kind == "tree"
     new = next(f for f in w.files if f.path == "new.txt")
     assert (new.old_mode, new.new_mode) == (None, "100644")
+
+
+async def test_diff_range_of_a_merged_decision_still_shows_what_was_merged(repo: Path) -> None:
+    """``/diff`` of a merged decision: the recorded base and head give the same diff after the merge."""
+    sh(repo, "checkout", "-q", "-b", "work")
+    write(repo / "agent.txt", "agent\n")
+    commit_all(repo, "agent")
+    sh(repo, "checkout", "-q", "main")
+    shown = await diff_commits(repo, "main", "work")
+    sh(repo, "merge", "-q", "--no-ff", "-m", "merge", "work")
+    assert (await diff_commits(repo, "main", "work")).files == []  # the branch diff is empty now
+    after = await diff_range(repo, shown.base, shown.head)
+    assert [f.path for f in after.files] == ["agent.txt"] and (after.base, after.head) == (shown.base, shown.head)
+    assert after.files == shown.files
+    with pytest.raises(RepoError):
+        await diff_range(repo, shown.base, "0" * 40)

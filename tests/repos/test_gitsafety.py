@@ -133,3 +133,26 @@ async def test_deleted_link_stops_git_instead_of_reaching_the_parent(repo: Path,
     sub = wt.path / "src"
     assert run(sub, env, "git", "status").returncode == 128
     assert out(enclosing, "status", "--porcelain") == "?? claude/"
+
+
+def test_a_colon_in_the_worktree_path_is_refused(tmp_path: Path) -> None:
+    """GIT_CEILING_DIRECTORIES is colon-separated: a ':' path cannot stop git walking up (item 11)."""
+    from foreman.repos.gitsafety import UnsafePath, check_ceiling_path
+
+    outer = tmp_path / "outer"
+    sh(tmp_path, "init", "-q", str(outer))
+    parent = outer / "home:profile" / "worktrees"
+    wt = parent / "kit-t1"  # a worktree whose .git link is gone
+    wt.mkdir(parents=True)
+    walked = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=wt, capture_output=True, text=True,
+                            env={**os.environ, "GIT_CEILING_DIRECTORIES": str(parent)})
+    assert walked.stdout.strip() == str(outer.resolve())  # the ceiling did not hold: why it is refused
+    with pytest.raises(UnsafePath, match="contains ':'.*GIT_CEILING_DIRECTORIES"):
+        check_ceiling_path(outer / "home:profile", what="home")
+    with pytest.raises(UnsafePath, match="worktree folder"):
+        safety_env({"PATH": "/bin"}, agent="kit", worktree=wt)
+    link = tmp_path / "plain"
+    link.symlink_to(outer / "home:profile")
+    with pytest.raises(UnsafePath):  # a symlink hiding the ':' is resolved
+        check_ceiling_path(link)
+    assert check_ceiling_path(tmp_path / "fine", what="home") == (tmp_path / "fine").resolve()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.errors import MergeRefused
+from foreman.errors import MergeRefused, RepoError
 from foreman.repos.merge import _fast_forward, merge_branch
 
 from .conftest import USER_EMAIL, USER_NAME, commit_all, out, sh, write
@@ -105,7 +105,7 @@ async def test_signing_failure_refuses_and_changes_nothing(repo: Path, ssh_signi
     refs_before, checkout_before = out(repo, "for-each-ref"), snapshot_checkout(repo)
     with pytest.raises(MergeRefused) as info:
         await merge_branch(repo, branch=BRANCH, base_branch="main", style="merge", message="m", sign=True, co_authors=[])
-    assert info.value.reason == "signing" and info.value.code == "merge_refused"
+    assert info.value.reason == "signing" and info.value.code == "merge_refused" and "Merge again" in str(info.value)
     assert out(repo, "for-each-ref") == refs_before and snapshot_checkout(repo) == checkout_before
     assert not (repo / "feature.txt").exists()
 
@@ -154,7 +154,7 @@ async def test_unknown_identity_is_refused(repo: Path, git_home: Path) -> None:
     (git_home / ".gitconfig").write_text("[user]\n\tuseConfigOnly = true\n")
     with pytest.raises(MergeRefused) as info:
         await merge_branch(repo, branch=BRANCH, base_branch="main", style="merge", message="m", sign=False, co_authors=[])
-    assert info.value.reason == "identity"
+    assert info.value.reason == "identity" and "user.email" in str(info.value) and "Merge again" in str(info.value)
 
 
 async def test_compare_and_swap_refuses_a_moved_base(repo: Path) -> None:
@@ -173,3 +173,32 @@ async def test_fast_forward_in_the_checkout_refuses_a_moved_base(repo: Path) -> 
     with pytest.raises(MergeRefused) as info:
         await _fast_forward(repo, "main", old, ours)
     assert info.value.reason == "base_moved" and out(repo, "rev-parse", "main") == moved
+
+
+async def test_merge_of_an_exact_commit_refuses_a_moved_branch(repo: Path, tmp_path: Path) -> None:
+    """The decision is the merge: ``commit=`` merges exactly the reviewed commit, or nothing."""
+    shown = agent_branch(repo, {"feature.txt": "reviewed\n"})
+    wt = tmp_path / "later"
+    sh(repo, "worktree", "add", "-q", str(wt), BRANCH)
+    write(wt / "feature.txt", "changed after review\n")
+    commit_all(wt, "later work")
+    sh(repo, "worktree", "remove", str(wt))
+    refs_before = out(repo, "for-each-ref")
+    with pytest.raises(MergeRefused) as info:
+        await merge_branch(repo, branch=BRANCH, base_branch="main", style="merge", message="m", sign=False,
+                           co_authors=[], commit=shown)
+    assert info.value.reason == "moved" and "moved" in str(info.value) and "decide again" in str(info.value)
+    assert out(repo, "for-each-ref") == refs_before and not (repo / "feature.txt").exists()
+    tip = out(repo, "rev-parse", BRANCH)
+    result = await merge_branch(repo, branch=BRANCH, base_branch="main", style="merge", message="m", sign=False,
+                                co_authors=[], commit=tip[:10])
+    assert result.merged == tip and out(repo, "rev-parse", f"{result.commit}^2") == tip
+    assert sh(repo, "merge-base", "--is-ancestor", tip, "main", check=False).returncode == 0
+    assert (repo / "feature.txt").read_text() == "changed after review\n"
+
+
+async def test_merge_of_a_commit_that_does_not_exist_is_an_error(repo: Path) -> None:
+    agent_branch(repo, {"feature.txt": "x\n"})
+    with pytest.raises(RepoError, match="names no commit"):
+        await merge_branch(repo, branch=BRANCH, base_branch="main", style="squash", message="m", sign=False,
+                           co_authors=[], commit="f" * 40)

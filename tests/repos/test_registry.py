@@ -70,3 +70,29 @@ async def test_default_base_branch_when_detached(repo: Path) -> None:
     assert await default_base_branch(repo) == "main"
     sh(repo, "checkout", "-q", "--detach")
     assert await default_base_branch(repo) == "main"
+
+
+async def test_check_repo_ready_refuses_with_what_to_do(tmp_path: Path, repo: Path) -> None:
+    import shutil
+
+    from foreman.errors import RepoError
+    from foreman.repos.registry import check_repo_ready
+
+    await check_repo_ready(repo)
+    empty = tmp_path / "empty"
+    sh(tmp_path, "init", "-q", "-b", "main", str(empty))
+    with pytest.raises(RepoError, match="no commits yet.*first commit"):
+        await check_repo_ready(empty)
+    with pytest.raises(RepoError, match="no branch 'trunk'"):
+        await check_repo_ready(repo, "trunk")
+    colon = tmp_path / "a:b"
+    sh(tmp_path, "init", "-q", "-b", "main", str(colon))
+    with pytest.raises(RepoError, match="contains ':'"):
+        await check_repo_ready(colon)
+    if shutil.which("git-lfs") is None:
+        (repo / "assets").mkdir()
+        (repo / "assets" / ".gitattributes").write_text("*.psd filter=lfs diff=lfs merge=lfs -text\n")
+        sh(repo, "add", "-A")
+        sh(repo, "commit", "-q", "-m", "lfs")
+        with pytest.raises(RepoError, match="git-lfs is not installed"):
+            await check_repo_ready(repo)
