@@ -374,10 +374,10 @@ class Daemon:
                 raise NotFound(f"decision {decision} has no diff")
             shown = self.core.world.meta.get("merge_commits", {}).get(decision)
             if shown is not None:  # the exact commit the decision shows (and merges), against its base
-                from .repos.diffs import diff_commits
+                from .repos.diffs import diff_range
 
                 repo = self.core.repo(self.worktree_info(d.worktree)["repo"])
-                return await diff_commits(Path(repo.path), shown["base"], shown["commit"], repo_id=repo.id)
+                return await diff_range(Path(repo.path), shown["base"], shown["commit"], repo_id=repo.id)
             worktree = d.worktree
         assert worktree is not None
         info = self.worktree_info(worktree)

@@ -5,7 +5,8 @@ on its branch (the Foreman's snapshot commit), and the decision records the exac
 shows and the base commit it was diffed against (meta ``merge_commits``: decision id ->
 ``{commit, base, branch}``; the daemon's ``/diff <decision>`` shows that diff, also after the
 merge). Merge (option 0) merges only that commit: a branch that moved since re-opens the
-decision with the new diff, and the task is done only once the base branch contains the
+decision with the new diff (checked first, and by ``merge_branch(commit=...)`` itself, which
+refuses with ``reason="moved"``), and the task is done only once the base branch contains the
 commit (``git merge-base --is-ancestor``). A refusal re-opens the decision with the reason; a
 conflict goes back to the worker. Request changes (1) starts the worker's follow-up; Reject
 (2) cancels the task (its branch is kept).
@@ -154,9 +155,12 @@ async def _settle(c: Conductor, decision_id: str) -> None:
                 result = await gitmerge.merge_branch(Path(repo.path), branch=info["branch"], base_branch=repo.base_branch,
                                             style=c.settings.merge_style, message=f"Merge {info['branch']}: {task.title}",
                                             sign=c.settings.sign_merges,
-                                            co_authors=[agent_identity(agent)[0]] if agent else [])
+                                            co_authors=[agent_identity(agent)[0]] if agent else [],
+                                            commit=record["commit"] if record is not None else None)
             except MergeRefused as exc:
                 await d.refresh_repo(repo.id)
+                if exc.reason == "moved" and record is not None and await _moved(c, decision_id, info, repo, record):
+                    continue  # the branch moved between the check and the merge: re-opened with the new diff
                 if exc.reason == "conflict" and agent:
                     d.act(lambda core, now: core.set_task_status(task_id, "doing", now, who="foreman", reason=None))
                     turn.launch(c, agent, "followup", f"{agent}:{task_id}", task_id=task_id,
@@ -164,6 +168,11 @@ async def _settle(c: Conductor, decision_id: str) -> None:
                                        f"Merge {repo.base_branch} into your branch, resolve, test, commit, then update_task review.")
                     return
                 reason = f"merge refused: {exc.message}"
+                d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
+                continue
+            except ForemanError as exc:  # git failed, or the base lacks the commit after the merge
+                await d.refresh_repo(repo.id)
+                reason = f"merge failed: {exc.message}"
                 d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
                 continue
             await d.refresh_repo(repo.id)
