@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from foreman.backends.turns import TurnRequest, TurnResult
 from foreman.config import resolve
 
 from ..rig import conductor_daemon
-from .scripted import ScriptedRunner, done, write_and_commit
+from .scripted import ScriptedRunner, commits_then_review
 
 
 def ci_flags(home: Path, repo: Path, ci: str) -> dict[str, Any]:
@@ -22,11 +21,8 @@ def ci_flags(home: Path, repo: Path, ci: str) -> dict[str, Any]:
             "lead_review": False, "repo": [str(repo)], "ci": ci, "log_level": "WARNING"}
 
 
-async def work(req: TurnRequest, tools: Any) -> TurnResult:
-    """Commit a file and move the task to review (so CI runs)."""
-    await write_and_commit(req, "work.txt", "work\n", "work")
-    await tools.call("update_task", {"status": "review"})
-    return done()
+work = commits_then_review("work.txt")
+"""The worker: commit a file and move the task to review (so CI runs)."""
 
 
 async def serve(home: Path, repo: Path, ci: str) -> None:

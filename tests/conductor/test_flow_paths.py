@@ -11,7 +11,7 @@ from pathlib import Path
 from foreman.backends.turns import TurnRequest, TurnResult
 
 from ..rig import git, wait_for
-from .scripted import ScriptedRig, done, sh, write_and_commit
+from .scripted import ScriptedRig, commits_then_review, done, sh, write_and_commit
 
 RESTARTED = "The Foreman restarted; continue where you were."
 
@@ -54,7 +54,7 @@ async def test_a_restart_resumes_each_interrupted_job_with_its_job_kind(tmp_path
         await wait_for(lambda: rig.open_decision(t1), what="the decision after the review")
         t2 = rig.task("More work", assignee="kit")
         phase["n"] = 1
-        rig.runner.pick = lambda req: pick(req) if req.job == "review" else _finish
+        rig.runner.pick = lambda req: pick(req) if req.job == "review" else commits_then_review()
         await wait_for(lambda: any(r.agent == "marlow" and r.job == "review" and r.task == t2
                                    for r in rig.runner.requests), what="the review of t2 in flight")
         await rig.stop()
@@ -69,14 +69,8 @@ async def test_a_restart_resumes_each_interrupted_job_with_its_job_kind(tmp_path
         await rig.stop()
 
 
-async def _finish(req: TurnRequest, tools) -> TurnResult:
-    await write_and_commit(req, f"{req.agent}-{req.task}.txt", "x\n", "work")
-    await tools.call("update_task", {"status": "review"})
-    return done()
-
-
 async def test_a_refused_merge_reopens_its_decision_and_a_later_merge_succeeds(tmp_path: Path) -> None:
-    rig = ScriptedRig(tmp_path, lambda req: _finish, lead_review=False, ci="true")
+    rig = ScriptedRig.worker(tmp_path, commits_then_review())
     try:
         await rig.start()
         t1 = rig.task("Add a file", assignee="kit")

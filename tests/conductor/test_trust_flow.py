@@ -17,7 +17,7 @@ from foreman.core.backoff import Backoff
 from foreman.repos.worktrees import branch_name, worktree_path
 
 from ..rig import git, wait_for
-from .scripted import ScriptedRig, done, sh, write_and_commit
+from .scripted import ScriptedRig, commits_then_review, done, sh, write_and_commit
 
 
 def files_of(diff_reply: dict) -> list[str]:
@@ -36,7 +36,7 @@ async def writes_without_commit(req: TurnRequest, tools) -> TurnResult:
 
 
 async def test_uncommitted_work_is_in_the_decision_and_merge_merges_exactly_that_commit(tmp_path: Path) -> None:
-    rig = ScriptedRig(tmp_path, lambda req: writes_without_commit, lead_review=False, ci="true")
+    rig = ScriptedRig.worker(tmp_path, writes_without_commit)
     try:
         await rig.start()
         t1 = rig.task("Write a file", assignee="kit")
@@ -60,12 +60,7 @@ async def test_uncommitted_work_is_in_the_decision_and_merge_merges_exactly_that
 
 
 async def test_a_branch_that_moved_after_the_decision_reopens_it_with_the_new_diff(tmp_path: Path) -> None:
-    async def work(req: TurnRequest, tools) -> TurnResult:
-        await write_and_commit(req, "first.txt", "first\n", "first")
-        await tools.call("update_task", {"status": "review"})
-        return done()
-
-    rig = ScriptedRig(tmp_path, lambda req: work, lead_review=False, ci="true")
+    rig = ScriptedRig.worker(tmp_path, commits_then_review("first.txt", "first\n"))
     try:
         await rig.start()
         t1 = rig.task("Two commits", assignee="kit")
@@ -105,7 +100,7 @@ async def test_a_ci_timeout_is_reported_as_timed_out_after_n_seconds(tmp_path: P
         await tools.call("update_task", {"status": "review"})
         return done()
 
-    rig = ScriptedRig(tmp_path, lambda req: work, lead_review=False, ci="sleep 30", ci_timeout=1)
+    rig = ScriptedRig.worker(tmp_path, work, ci="sleep 30", ci_timeout=1)
     try:
         await rig.start()
         t1 = rig.task("Slow tests", assignee="kit")
@@ -126,11 +121,9 @@ async def test_an_exception_inside_a_turn_fails_it_blocks_the_task_and_a_retry_w
         calls["n"] += 1
         if calls["n"] == 1:
             raise TypeError("a runner bug: 'NoneType' object is not subscriptable")
-        await write_and_commit(req, "ok.txt", "ok\n", "ok")
-        await tools.call("update_task", {"status": "review"})
-        return done()
+        return await commits_then_review()(req, tools)
 
-    rig = ScriptedRig(tmp_path, lambda req: work, lead_review=False, ci="true")
+    rig = ScriptedRig.worker(tmp_path, work)
     try:
         await rig.start()
         t1 = rig.task("Crashes once", assignee="kit")
@@ -165,12 +158,7 @@ def half_removed(rig: ScriptedRig, tmp_path: Path) -> Callable[[], None]:
 @pytest.mark.parametrize("blocker", [take_branch, half_removed])
 async def test_a_task_that_cannot_start_is_blocked_after_bounded_retries_and_the_user_retries(
         tmp_path: Path, blocker: Callable[[ScriptedRig, Path], Callable[[], None]]) -> None:
-    async def work(req: TurnRequest, tools) -> TurnResult:
-        await write_and_commit(req, "w.txt", "w\n", "w")
-        await tools.call("update_task", {"status": "review"})
-        return done()
-
-    rig = ScriptedRig(tmp_path, lambda req: work, lead_review=False, ci="true")
+    rig = ScriptedRig.worker(tmp_path, commits_then_review())
     try:
         await rig.start()
         rig.backend.backoff = Backoff(initial=0.01, maximum=0.05)
@@ -197,7 +185,7 @@ async def test_a_worktree_that_lost_its_git_link_in_review_is_blocked_not_left_i
         await tools.call("update_task", {"status": "review"})
         return done()
 
-    rig = ScriptedRig(tmp_path, lambda req: work, lead_review=False, ci="true")
+    rig = ScriptedRig.worker(tmp_path, work)
     try:
         await rig.start()
         t1 = rig.task("Loses its link", assignee="kit")
@@ -221,7 +209,7 @@ async def test_work_a_pre_commit_hook_refused_still_reaches_the_decision_and_the
         await tools.call("update_task", {"status": "review"})
         return done()
 
-    rig = ScriptedRig(tmp_path, lambda req: work, lead_review=False, ci="true")
+    rig = ScriptedRig.worker(tmp_path, work)
     hook = rig.repo / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\necho 'pre-commit: refused' >&2\nexit 1\n")
     hook.chmod(0o755)

@@ -29,13 +29,10 @@ async def test_reassign_waits_for_a_command_that_ignores_sigterm(tmp_path: Path)
 
     rig.puppet.on(("kit", "work"), kit_works)
     rig.puppet.on(("wren", "work"), wren_takes_over)
-    try:
-        client = await rig.start()
+    async with rig:
         t1 = rig.task("Stubborn command", assignee="kit")
         await wait_for(lambda: "stubborn" in started, what="kit's command")
         await asyncio.sleep(0.2)  # the shell has set its trap
-        await client.ok({"type": "task.reassign", "task": t1, "agent": "wren"})
+        await rig.c.ok({"type": "task.reassign", "task": t1, "agent": "wren"})
         await rig.turn("wren")
         assert seen == {"stubborn alive at take-over": False, "kit's work there": True}
-    finally:
-        await rig.stop()
