@@ -10,6 +10,7 @@ reported as "timed out after N s", never as an exit code.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ from . import merge, processes, records, review, turn
 
 if TYPE_CHECKING:
     from ..conductor import Conductor
+
+logger = logging.getLogger(__name__)
 
 
 def verdict(res: Any, timeout: float) -> str:
@@ -34,8 +37,19 @@ async def after_work(c: Conductor, task_id: str, agent: str, claims: str = "") -
     """CI, then the lead's review (or a merge decision directly), for a task in review.
 
     A task whose worktree changed nothing is closed as done without a merge; a task whose
-    worktree cannot be read (its ``.git`` link is gone ...) is blocked with the reason.
+    worktree cannot be read (its ``.git`` link is gone ...) is blocked with the reason, and so
+    is one whose step failed in any other way: a task never sits in review without a decision.
     """
+    try:
+        await _after_work(c, task_id, agent, claims)
+    except Exception as exc:  # noqa: BLE001 - a bug must not leave the task in review forever
+        logger.exception("CI/review step of %s failed", task_id)
+        reason = exc.message if isinstance(exc, ForemanError) else f"internal error: {type(exc).__name__}: {exc}"
+        if c.d.core.task(task_id).status == "review":  # (a task that moved on meanwhile is not ours to block)
+            turn.block(c, task_id, f"after its work: {reason}")
+
+
+async def _after_work(c: Conductor, task_id: str, agent: str, claims: str) -> None:
     from ...repos import diffs
 
     d = c.d
