@@ -375,7 +375,9 @@ class Daemon:
         return dict(info)
 
     async def diff_for(self, *, worktree: str | None = None, decision: str | None = None) -> protocol.Diff:
-        """Return the structured diff of a worktree, or of a merge decision's worktree.
+        """Return the structured diff of a worktree, or of a merge decision: the commit it recorded
+        against its recorded base (meta ``merge_commits``, so merged work stays viewable), else its
+        worktree's diff.
 
         Raises NotFound (unknown worktree/decision, or a decision without a worktree).
         """
@@ -385,6 +387,12 @@ class Daemon:
             d = self.core.decision(decision)
             if not d.worktree:
                 raise NotFound(f"decision {decision} has no diff")
+            shown = self.core.world.meta.get("merge_commits", {}).get(decision)
+            if shown is not None:  # the exact commit the decision shows (and merges), against its base
+                from .repos.diffs import diff_range
+
+                repo = self.core.repo(self.worktree_info(d.worktree)["repo"])
+                return await diff_range(Path(repo.path), shown["base"], shown["commit"], repo_id=repo.id)
             worktree = d.worktree
         assert worktree is not None
         info = self.worktree_info(worktree)

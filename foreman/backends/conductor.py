@@ -46,7 +46,8 @@ class Conductor:
         deferred: agent -> turns waiting for its current one. held: tasks in a hand-off.
         pending_goals: goals waiting for the lead's current turn. waiters: merge decision id ->
         the task waiting for its answer. backoff / removal_backoff: retries of task starts and
-        of busy retired worktrees (2 s doubling up to 60 s; tests shorten them).
+        of busy retired worktrees (2 s doubling up to 60 s; tests shorten them). start_failures:
+        task -> failed starts in a row (:func:`.flow.work.start_failed` blocks it at the bound).
     """
 
     def __init__(self, settings: Any, runners: dict[str, TurnRunner], *, backend_name: str,
@@ -67,6 +68,7 @@ class Conductor:
         self.wt_locks: dict[str, asyncio.Lock] = {}
         self.removing: dict[str, asyncio.Task[Any]] = {}
         self.backoff = Backoff()
+        self.start_failures: dict[str, int] = {}
         self.removal_backoff = Backoff()
         self._kick = asyncio.Event()
         self._loop_task: asyncio.Task[Any] | None = None
@@ -238,9 +240,7 @@ class Conductor:
             try:
                 await work.start(self, task, agent)
                 self.backoff.succeeded(task.id)
+                self.start_failures.pop(task.id, None)
                 working += 1
             except ForemanError as exc:
-                at = self.backoff.failed(task.id, d.now())
-                logger.warning("starting %s failed (%s); retrying in %.0f s", task.id, exc, at - d.now())
-                d.act(lambda c, now, t=task.id, e=exc: c.feed(f"{t} could not start: {e.message}; retrying", now,
-                                                           kind="error", task=t))
+                work.start_failed(self, task.id, exc)

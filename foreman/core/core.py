@@ -602,15 +602,24 @@ class Core:
         self._effect("wake", d.id)
         return new
 
-    def reopen_decision(self, decision_id: str, now: float, *, reason: str) -> Decision:
+    def reopen_decision(self, decision_id: str, now: float, *, reason: str,
+                        risks: Iterable[Risk] | None = None) -> Decision:
         """Re-open an answered decision (a merge that was refused), with the reason in ``detail``.
+
+        ``risks`` (a merge decision whose commit changed: the scan of the new commit) replaces
+        its findings, and its options follow them as in :meth:`open_merge_decision`.
 
         Raises NotFound or Conflict (not answered).
         """
         d = self.decision(decision_id)
         if "open" not in DECISION_TRANSITIONS[d.status]:
             raise Conflict(f"decision {decision_id} is {d.status}; only an answered decision re-opens")
-        new = d.model_copy(update={"status": "open", "answer": None, "detail": reason})
+        update: dict[str, Any] = {"status": "open", "answer": None, "detail": reason}
+        if risks is not None:
+            update["risks"] = list(risks)
+            critical = any(r.severity == "critical" for r in update["risks"])
+            update["options"] = list(RISKY_MERGE_OPTIONS if critical else MERGE_OPTIONS)
+        new = d.model_copy(update=update)
         self._upsert("decision", new)
         self.feed(f"{decision_id} re-opened: {reason}", now, kind="decision", task=d.task)
         self._effect("notify", decision_id)

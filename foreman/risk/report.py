@@ -66,10 +66,11 @@ async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[st
     return diff, await asyncio.to_thread(scan, diff, area=area, sizes=sizes)
 
 
-async def merge_scan(repo_root: StrPath, base: str, branch: str, *, task_text: str = "") -> tuple[str | None, list[Risk]]:
-    """Scan merging ``branch`` into ``base``: the branch's commit now (the exact commit to merge,
-    None when the scan failed) and the findings; ``task_text`` (the task's title and
-    description) gives the task's area.
+async def merge_scan(repo_root: StrPath, base: str, branch: str, *, task_text: str = "",
+                     commit: str | None = None) -> tuple[str | None, list[Risk]]:
+    """Scan merging ``branch`` (or exactly ``commit``, the merge decision's recorded commit) into
+    ``base``: the commit scanned (the exact commit to merge, None when the scan failed) and the
+    findings; ``task_text`` (the task's title and description) gives the task's area.
 
     Never raises: a scan that fails (git error) gives one ``low`` finding saying so, so a merge
     decision still opens.
@@ -79,7 +80,8 @@ async def merge_scan(repo_root: StrPath, base: str, branch: str, *, task_text: s
     from . import area_from_text
 
     try:
-        diff, risks = await risk_report(repo_root, base, f"refs/heads/{branch}", area=area_from_text(task_text) or None)
+        diff, risks = await risk_report(repo_root, base, commit or f"refs/heads/{branch}",
+                                        area=area_from_text(task_text) or None)
     except ForemanError as exc:
         return None, [Risk(kind="outside_area", severity="low", message=f"the risk scan could not run: {exc.message}"[:300])]
     return diff.head, risks

@@ -57,7 +57,18 @@ async def write_and_commit(req: TurnRequest, rel: str, text: str, message: str) 
 
 
 def done(session: str = "s") -> TurnResult:
+    """A turn that ended well with session ``session``."""
     return TurnResult(ok=True, session_id=session, text="done")
+
+
+def commits_then_review(rel: str = "{agent}-{task}.txt", text: str = "work\n") -> Script:
+    """A worker's script: commit ``rel`` (formatted with ``agent`` and ``task``) holding ``text``,
+    then move the task to review."""
+    async def script(req: TurnRequest, tools: AgentTools) -> TurnResult:
+        await write_and_commit(req, rel.format(agent=req.agent, task=req.task), text, f"{req.agent}: {req.task}")
+        await tools.call("update_task", {"status": "review"})
+        return done()
+    return script
 
 
 Pick = Callable[[TurnRequest], Script]
@@ -80,6 +91,11 @@ class ScriptedRig(DaemonRig):
 
     def make_daemon(self, **kw: Any) -> Any:
         return conductor_daemon(self.settings, self.runner, name="scripted", **kw)
+
+    @classmethod
+    def worker(cls, tmp: Path, script: Script, **flags: Any) -> ScriptedRig:
+        """A rig whose every turn runs ``script``, without the lead's review, CI ``true``."""
+        return cls(tmp, lambda req: script, **{"lead_review": False, "ci": "true", **flags})
 
 
 async def start_scripted(tmp_path: Path, pick: Pick, repo: Path) -> tuple[Any, ScriptedRunner]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from foreman.backends.turns import TurnResult
 from foreman.errors import Conflict
 

@@ -175,10 +175,10 @@ async def test_the_merge_merges_the_scanned_commit_and_a_moved_branch_is_scanned
         git(wt, "add", "-A")
         git(wt, "-c", "user.name=J", "-c", "user.email=j@x", "commit", "-qm", "late")
         await rig.c.answer(first.id, 0)  # Merge: refused, the branch is not at the scanned commit
-        second = await wait_for(lambda: (x := rig.open_decision("t1")) and x.id != first.id and x, 60, "a new decision")
-        assert rig.world.decisions[first.id].status == "cancelled"
-        assert second.options[0] == "Request changes"  # the late key is critical now
-        assert any(r.path == "late.py" and r.severity == "critical" for r in second.risks)
+        again = await wait_for(lambda: (x := rig.world.decisions[first.id]).status == "open"
+                               and "moved" in (x.detail or "") and x, 60, "the decision re-opened with the new head")
+        assert again.options[0] == "Request changes"  # the late key is critical now
+        assert any(r.path == "late.py" and r.severity == "critical" for r in again.risks)
         assert "late.py" not in git(rig.repo, "ls-tree", "--name-only", "main")
     finally:
         await rig.stop()

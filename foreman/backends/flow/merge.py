@@ -1,30 +1,71 @@
 """Merge: the user's merge decision of a reviewed task, and what its answer does.
 
-Merge (or "Merge anyway (risk acknowledged)" when the risk scan found something critical)
-merges the task's branch into the base (a refusal re-opens the decision with the reason; a
-conflict goes back to the worker); Request changes starts the worker's follow-up; Reject
-cancels the task (its branch is kept). Answers are read by label (``merge_choice``).
+The decision is the merge: before it opens, whatever the worker left uncommitted is committed
+on its branch (the Foreman's snapshot commit), and the decision records the exact commit it
+shows and the base commit it was diffed against (meta ``merge_commits``: decision id ->
+``{commit, base, branch}``; the daemon's ``/diff <decision>`` shows that diff, also after the
+merge). Merge (option 0) merges only that commit: a branch that moved since re-opens the
+decision with the new diff (checked first, and by ``merge_branch(commit=...)`` itself, which
+refuses with ``reason="moved"``), and the task is done only once the base branch contains the
+commit (``git merge-base --is-ancestor``). A refusal re-opens the decision with the reason; a
+conflict goes back to the worker. Request changes starts the worker's follow-up; Reject
+cancels the task (its branch is kept).
 
-The decision's risk scan is of the branch's commit when it opened, and the merge merges exactly
-that commit (meta ``merge_commits``); when the branch moved meanwhile, the decision is withdrawn
-and a new one scans and shows the new head.
+Every merge decision carries the merge-risk scan of its recorded commit (``risks``); a critical
+finding puts "Request changes" first and "Merge anyway (risk acknowledged)" second, so answers
+are read by label (:func:`~foreman.core.rules.merge_choice`), never by index. When the branch
+moved, the re-opened decision carries the scan of the new commit.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from protocol import Decision
 
 from ...core.rules import merge_choice
-from ...errors import MergeRefused
+from ...errors import ForemanError, MergeRefused
 from ...risk.report import merge_scan
 from . import handoff, records, turn
-from .team import LEAD
+from .team import LEAD, author
 
 if TYPE_CHECKING:
     from ..conductor import Conductor
+
+RECORDS = "merge_commits"
+
+
+async def _snapshot_branch(c: Conductor, info: dict[str, Any], repo: Any) -> tuple[str | None, Any]:
+    """Commit the worktree's leftovers on its branch; return ``(tip, diff of tip against the base)``.
+
+    Raises:
+        ForemanError: the worktree is unsafe (its ``.git`` link is gone) or git failed.
+    """
+    from ...repos import diffs, refs, worktrees
+
+    wt_id = f"{info['agent']}-{info['task']}"
+    async with records.wt_lock(c, wt_id):
+        if Path(info["path"]).exists():
+            await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                                             f"{info['task']}: work {info['agent']} left uncommitted, as reviewed for the merge",
+                                             author(info["agent"]))
+        tip = await refs.branch_tip(repo.path, info["branch"])
+    if tip is None:
+        return None, None
+    base = info.get("base") or repo.base_branch
+    return tip, await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id)
+
+
+async def _risks(repo: Any, info: dict[str, Any], task: Any, commit: str) -> list[Any]:
+    """The merge-risk scan of exactly ``commit`` against the task's base (never raises)."""
+    _, risks = await merge_scan(Path(repo.path), info.get("base") or repo.base_branch, info["branch"],
+                                task_text=f"{task.title}\n{task.description}", commit=commit)
+    return risks
+
+
+def _describe(diff: Any, tip: str, base: str) -> str:
+    return f"+{diff.additions} -{diff.deletions} in {diff.files_changed} files, commit {tip[:12]} against {base[:12]}."
 
 
 async def request(c: Conductor, task_id: str, summary: str) -> str:
@@ -33,8 +74,6 @@ async def request(c: Conductor, task_id: str, summary: str) -> str:
     Returns:
         A line for the lead's tool result.
     """
-    from ...repos import diffs
-
     d = c.d
     task = d.core.task(task_id)
     info = records.worktree_of(c, task.assignee or "", task_id)
@@ -42,18 +81,25 @@ async def request(c: Conductor, task_id: str, summary: str) -> str:
         d.act(lambda core, now: core.complete_task(task_id, now, no_changes=True))
         return f"{task_id} has no worktree; closed as done"
     repo = d.core.repo(info["repo"])
-    diff = await diffs.diff_worktree(Path(repo.path), Path(info["path"]), info.get("base") or repo.base_branch)
-    if diff.files_changed == 0:
+    try:
+        tip, diff = await _snapshot_branch(c, info, repo)
+    except ForemanError as exc:
+        turn.block(c, task_id, f"its work could not be prepared for the merge: {exc.message}")
+        return f"{task_id} is blocked: {exc.message}"
+    if tip is None or diff.files_changed == 0:
         d.act(lambda core, now: core.complete_task(task_id, now, no_changes=True))
         return f"{task_id} changed no files; closed as done without a merge"
     wt_id = f"{task.assignee}-{task_id}"
-    detail = f"+{diff.additions} -{diff.deletions} in {diff.files_changed} files. {summary}"[:500]
-    commit, risks = await merge_scan(Path(repo.path), info.get("base") or repo.base_branch, info["branch"],
-                                     task_text=f"{task.title}\n{task.description}")
-    dec = d.act(lambda core, now: core.open_merge_decision(task_id, now, asked_by=LEAD, worktree=wt_id, detail=detail,
-                                                           risks=risks))
-    if commit:  # the merge merges exactly the commit that was scanned
-        records.flag(c, "merge_commits", dec.id, commit)
+    detail = f"{_describe(diff, tip, diff.base)} {summary}"[:500]
+    record = {"commit": tip, "base": diff.base, "branch": info["branch"]}
+    risks = await _risks(repo, info, task, tip)
+
+    def open_(core: Any, now: float) -> Decision:
+        dec = core.open_merge_decision(task_id, now, asked_by=LEAD, worktree=wt_id, detail=detail, risks=risks)
+        core.set_meta(RECORDS, {**core.world.meta.get(RECORDS, {}), dec.id: record})
+        return dec
+
+    dec = d.act(open_)
     watch(c, dec.id)
     return f"merge decision {dec.id} opened for {task_id}"
 
@@ -62,6 +108,46 @@ def watch(c: Conductor, decision_id: str) -> None:
     """Wait (in the background, once per decision) for the answer to a merge decision."""
     if decision_id not in c.waiters or c.waiters[decision_id].done():
         c.waiters[decision_id] = c.d.spawn(_settle(c, decision_id), f"merge {decision_id}")
+
+
+async def _moved(c: Conductor, decision_id: str, info: dict[str, Any], repo: Any, record: dict[str, Any]) -> bool:
+    """True (and the decision re-opened with the new diff) when the branch moved since the
+    decision recorded its commit."""
+    from ...repos import refs
+
+    tip = await refs.branch_tip(repo.path, info["branch"])
+    if tip == record["commit"]:
+        return False
+    _, diff = await _snapshot_branch(c, info, repo) if tip is not None else (None, None)
+    tip = await refs.branch_tip(repo.path, info["branch"])
+    risks = None
+    if tip is None or diff is None:
+        reason = f"merge refused: the branch {info['branch']} is gone"
+        new = record
+    else:
+        reason = (f"the branch moved since this decision opened; it now shows {_describe(diff, tip, diff.base)} "
+                  f"Review the new diff, then answer again.")
+        new = {**record, "commit": tip, "base": diff.base}
+        risks = await _risks(repo, info, c.d.core.task(info["task"]), tip)
+
+    def reopen(core: Any, now: float) -> None:
+        core.set_meta(RECORDS, {**core.world.meta.get(RECORDS, {}), decision_id: new})
+        core.reopen_decision(decision_id, now, reason=reason, risks=risks)
+
+    c.d.act(reopen)
+    return True
+
+
+async def _landed(repo: Any, commit: str, result: Any, style: str) -> bool:
+    """True when the base branch now has ``commit``'s work: it contains the commit (``git
+    merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is
+    never an ancestor) it contains the squashed commit; or the merge brought no change."""
+    from ...repos import refs
+
+    base = f"refs/heads/{repo.base_branch}"
+    if result.commit is None or await refs.is_ancestor(repo.path, commit, base):
+        return True
+    return style == "squash" and await refs.is_ancestor(repo.path, result.commit, base)
 
 
 async def _settle(c: Conductor, decision_id: str) -> None:
@@ -80,20 +166,19 @@ async def _settle(c: Conductor, decision_id: str) -> None:
         if choice == "merge":
             info = d.worktree_info(dec.worktree or "")
             repo = d.core.repo(info["repo"])
+            record = d.core.world.meta.get(RECORDS, {}).get(decision_id)
+            if record is not None and await _moved(c, decision_id, info, repo, record):
+                continue
             try:
-                await gitmerge.merge_branch(Path(repo.path), branch=info["branch"], base_branch=repo.base_branch,
+                result = await gitmerge.merge_branch(Path(repo.path), branch=info["branch"], base_branch=repo.base_branch,
                                             style=c.settings.merge_style, message=f"Merge {info['branch']}: {task.title}",
                                             sign=c.settings.sign_merges,
                                             co_authors=[agent_identity(agent)[0]] if agent else [],
-                                            commit=records.flagged(c, "merge_commits", decision_id) or None)
+                                            commit=record["commit"] if record is not None else None)
             except MergeRefused as exc:
                 await d.refresh_repo(repo.id)
-                if exc.reason == "moved":  # commits came after the scan: a new decision scans them
-                    why = "the branch moved after the risk scan; a new decision shows its new head"
-                    d.act(lambda core, now: (core.reopen_decision(decision_id, now, reason=why),
-                                             core.cancel_decision(decision_id, now, reason=why)))
-                    await request(c, task_id, "the branch moved after the risk scan; this is its new head")
-                    return
+                if exc.reason == "moved" and record is not None and await _moved(c, decision_id, info, repo, record):
+                    continue  # the branch moved between the check and the merge: re-opened with the new diff
                 if exc.reason == "conflict" and agent:
                     d.act(lambda core, now: core.set_task_status(task_id, "doing", now, who="foreman", reason=None))
                     turn.launch(c, agent, "followup", f"{agent}:{task_id}", task_id=task_id,
@@ -103,7 +188,16 @@ async def _settle(c: Conductor, decision_id: str) -> None:
                 reason = f"merge refused: {exc.message}"
                 d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
                 continue
+            except ForemanError as exc:  # git failed, or the base lacks the commit after the merge
+                await d.refresh_repo(repo.id)
+                reason = f"merge failed: {exc.message}"
+                d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
+                continue
             await d.refresh_repo(repo.id)
+            if record is not None and not await _landed(repo, record["commit"], result, c.settings.merge_style):
+                reason = f"merge refused: {repo.base_branch} does not contain {record['commit'][:12]} after the merge"
+                d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
+                continue
             d.act(lambda core, now: core.complete_task(task_id, now, decision=decision_id))
             if agent not in c.running:  # a running turn commits its leftovers when it ends
                 await handoff.commit_after_turn(c, info)

@@ -74,21 +74,61 @@ def is_current(c: Conductor, agent: str, turn_id: str) -> bool:
 
 async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
                goal_id: str | None, question: str | None = None) -> None:
+    """Run one turn to its end. Any exception inside it (a runner bug, a reply nothing expected)
+    ends it as failed with the reason (:func:`failed`): never an agent thinking forever."""
     cleanup = c.cleaning.get(agent)
     if cleanup is not None:
         await asyncio.gather(cleanup, return_exceptions=True)
-    if question is not None:
-        prompt = await restart.answer_for_resume(c, agent, question) + "\n\n" + prompt
-    if not await c.budget.admit(agent, task_id, goal_id):  # a reached cap: the user stopped the work
-        if is_current(c, agent, turn_id):
-            del c.running[agent]
-            records.set_session(c, key, state="done")
-            c.d.act(lambda core, now: core.set_activity(agent, "idle", now, activity="stopped: budget reached"))
-            c.kick()
-        return
+    tools: DaemonTools | None = None
+    session = records.sessions(c).get(key, {}).get("session")
+    started = time.monotonic()
+    try:
+        if question is not None:
+            prompt = await restart.answer_for_resume(c, agent, question) + "\n\n" + prompt
+        if not await c.budget.admit(agent, task_id, goal_id):  # a reached cap: the user stopped the work
+            if is_current(c, agent, turn_id):
+                del c.running[agent]
+                records.set_session(c, key, state="done")
+                c.d.act(lambda core, now: core.set_activity(agent, "idle", now, activity="stopped: budget reached"))
+                c.kick()
+            return
+        started = time.monotonic()
+        req, tools = _request(c, agent, job, key, turn_id, prompt, task_id, goal_id, session)
+        result = await asyncio.wait_for(c.runners[agent].run_turn(req, tools), timeout=c.settings.turn_timeout)
+    except asyncio.TimeoutError:
+        result = TurnResult(ok=False, session_id=session,
+                            error=f"the turn timed out after {c.settings.turn_timeout:.0f} s")
+    except ForemanError as exc:
+        result = TurnResult(ok=False, session_id=session, error=exc.message)
+    except Exception as exc:  # noqa: BLE001 - a bug must end the turn, not leave it running forever
+        logger.exception("turn %s of %s failed inside the Foreman", turn_id, agent)
+        result = TurnResult(ok=False, session_id=session, error=f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        processes.untrack(c, turn_id)  # the runner killed what it started (the TurnRunner contract)
+    record_turn(c.d, result, agent=agent, task=task_id, goal=goal_id, wall_seconds=time.monotonic() - started)
+    if not is_current(c, agent, turn_id):
+        return  # aborted: steering decides what happens next
+    del c.running[agent]
+    try:
+        if result.session_id:
+            records.set_session(c, key, session=result.session_id)
+        if result.cost_usd:
+            _record_cost(c, agent, task_id, goal_id, result.cost_usd)
+        records.set_session(c, key, state="done" if result.ok else "failed")
+        await _ended(c, agent, job, key, result, task_id, goal_id, tools)
+    except Exception as exc:  # noqa: BLE001 - the same rule for what happens after the turn
+        logger.exception("the end of turn %s of %s failed", turn_id, agent)
+        records.set_session(c, key, state="failed")
+        failed(c, agent, job, task_id, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
+             goal_id: str | None, session: str | None) -> tuple[TurnRequest, DaemonTools]:
+    """The request and tools of one turn (its worktree, system prompt, unread messages, safety env)."""
+    from ...repos.gitsafety import safety_env
+
     lead = agent == LEAD
     cwd = cwd_of(c, agent, task_id, goal_id)
-    session = records.sessions(c).get(key, {}).get("session")
     tools = DaemonTools(c.d, agent, turn_id, lead=lead, cwd=cwd, task=task_id, goal=goal_id,
                         is_current=lambda: is_current(c, agent, turn_id),
                         on_merge_request=lambda tid, summary: merge.request(c, tid, summary),
@@ -97,8 +137,6 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
     unread = tools.unread()
     if unread:
         prompt += "\n\nUnread messages:\n" + "\n".join(unread)
-    from ...repos.gitsafety import safety_env
-
     settings = c.settings
     branch = c.d.core.task(task_id).branch if task_id else None
     system = (prompts.LEAD_SYSTEM if lead else prompts.WORKER_SYSTEM).format(
@@ -110,25 +148,7 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
                       max_turns=settings.max_turns or (settings.max_turns_lead if lead else settings.max_turns_worker),
                       env=safety_env(os.environ, agent=agent, worktree=cwd))
     tools.activity("thinking", f"{job}: {prompt.splitlines()[0][:120]}", station="meeting" if job == "plan" else "desk")
-    started = time.monotonic()
-    try:
-        result = await asyncio.wait_for(c.runners[agent].run_turn(req, tools), timeout=settings.turn_timeout)
-    except asyncio.TimeoutError:
-        result = TurnResult(ok=False, session_id=session, error=f"the turn timed out after {settings.turn_timeout:.0f} s")
-    except ForemanError as exc:
-        result = TurnResult(ok=False, session_id=session, error=exc.message)
-    finally:
-        processes.untrack(c, turn_id)  # the runner killed what it started (the TurnRunner contract)
-    record_turn(c.d, result, agent=agent, task=task_id, goal=goal_id, wall_seconds=time.monotonic() - started)
-    if not is_current(c, agent, turn_id):
-        return  # aborted: steering decides what happens next
-    del c.running[agent]
-    if result.session_id:
-        records.set_session(c, key, session=result.session_id)
-    if result.cost_usd:
-        _record_cost(c, agent, task_id, goal_id, result.cost_usd)
-    records.set_session(c, key, state="done" if result.ok else "failed")
-    await _ended(c, agent, job, key, result, task_id, goal_id, tools)
+    return req, tools
 
 
 def _record_cost(c: Conductor, agent: str, task_id: str | None, goal_id: str | None, cost: float) -> None:
@@ -142,7 +162,7 @@ def _record_cost(c: Conductor, agent: str, task_id: str | None, goal_id: str | N
 
 
 async def _ended(c: Conductor, agent: str, job: JobKind, key: str, result: TurnResult, task_id: str | None,
-                 goal_id: str | None, tools: DaemonTools) -> None:
+                 goal_id: str | None, tools: DaemonTools | None) -> None:
     d = c.d
     if not result.ok and (result.error or "").startswith("could not resume session"):
         d.spawn(_resume_failed(c, agent, job, key, task_id, goal_id, result.error or ""), f"resume-failed {agent}")
@@ -155,7 +175,7 @@ async def _ended(c: Conductor, agent: str, job: JobKind, key: str, result: TurnR
     elif job in ("work", "followup") and task_id and agent != LEAD:
         if work.ended(c, agent, key, task_id, result.text):
             return  # a nudge turn started
-    elif job == "review" and task_id:
+    elif job == "review" and task_id and tools is not None:
         await review.ended(c, task_id, tools)
     d.act(lambda core, now: core.set_activity(agent, "idle", now, activity="waiting for work"))
     maybe_followup(c, agent)
@@ -171,6 +191,15 @@ def failed(c: Conductor, agent: str, job: str, task_id: str | None, reason: str)
                                       kind="error", agent=agent, task=task_id))
     if task_id and d.core.task(task_id).status in ("todo", "doing", "review"):
         d.act(lambda core, now: core.set_task_status(task_id, "blocked", now, who="foreman", reason=reason[:300]))
+    c.kick()
+
+
+def block(c: Conductor, task_id: str, reason: str) -> None:
+    """Block a task that cannot go on (the reason in the task and the feed); the user retries it."""
+    d = c.d
+    if d.core.task(task_id).status in ("todo", "doing", "review"):
+        d.act(lambda core, now: core.set_task_status(task_id, "blocked", now, who="foreman", reason=reason[:300]))
+        d.act(lambda core, now: core.feed(f"{task_id} blocked: {reason[:300]}", now, kind="error", task=task_id))
     c.kick()
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from protocol import Task
 
-from ...errors import WorktreeUnsafe
+from ...errors import ForemanError, WorktreeUnsafe
 from .. import prompts, retiring
 from . import ci, handoff, records, turn
 from .team import author, title
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from ..conductor import Conductor
 
 logger = logging.getLogger(__name__)
+
+MAX_START_ATTEMPTS = 10
+"""Failed starts in a row (retried with backoff: 2 s doubling to 60 s) before a task is blocked."""
 
 
 async def start(c: Conductor, task: Task, agent: str) -> None:
@@ -114,3 +117,22 @@ def ended(c: Conductor, agent: str, key: str, task_id: str, text: str) -> bool:
     if task.status == "review":
         d.spawn(ci.after_work(c, task_id, agent, claims=text), f"ci {task_id}")
     return False
+
+
+def start_failed(c: Conductor, task_id: str, exc: ForemanError) -> None:
+    """A task could not start (its branch is checked out elsewhere, a folder blocks its worktree,
+    the repository has no commits ...): retry with backoff, and after :data:`MAX_START_ATTEMPTS`
+    failures in a row block it with the reason (the user retries it after fixing the cause)."""
+    d = c.d
+    attempts = c.start_failures.get(task_id, 0) + 1
+    c.start_failures[task_id] = attempts
+    if attempts >= MAX_START_ATTEMPTS:
+        c.start_failures.pop(task_id, None)
+        c.backoff.succeeded(task_id)  # a retry by the user starts at once
+        logger.warning("starting %s failed %d times (%s); blocking it", task_id, attempts, exc)
+        turn.block(c, task_id, f"could not start after {attempts} attempts: {exc.message}")
+        return
+    at = c.backoff.failed(task_id, d.now())
+    logger.warning("starting %s failed (%s); retrying in %.0f s", task_id, exc, at - d.now())
+    d.act(lambda core, now: core.feed(f"{task_id} could not start: {exc.message}; retrying", now,
+                                      kind="error", task=task_id))
