@@ -15,6 +15,7 @@ from foreman.backends.claude.auth import MISSING_HINT, auth_status
 from foreman.backends.claude.mapping import activity_for, is_test_command
 from foreman.backends.claude.permissions import (
     LEAD_EDIT_REFUSAL,
+    NOT_IN_SET_REFUSAL,
     SUBAGENT_REFUSAL,
     PermissionGate,
 )
@@ -95,6 +96,14 @@ async def test_gate_fixed_refusals_and_policy_errors():
     assert await lead.decide("Edit", {}, "a") == (False, LEAD_EDIT_REFUSAL)
     assert await lead.decide("Agent", {}, "b") == (False, SUBAGENT_REFUSAL)
     assert await lead.decide("mcp__agentcraft__create_task", {}, "c") == (True, "a Foreman tool")
+    # a tool outside the explicit set is refused without asking the policy (or the user)
+    for n, name in enumerate(["Workflow", "ScheduleWakeup", "Skill", "SomeToolOfANewerCLI", "mcp__other__x"]):
+        allowed, reason = await lead.decide(name, {}, f"u{n}")
+        assert not allowed and name in reason
+    assert lead.tools.permits == []
+    worker_gate = PermissionGate(RecordingTools(), lead=False)
+    assert await worker_gate.decide("mcp__agentcraft__create_task", {}, "w") == (
+        False, NOT_IN_SET_REFUSAL.format(tool="mcp__agentcraft__create_task"))
     worker = PermissionGate(Raising(), lead=False)
     assert await worker.decide("Edit", {}, "d") == (False, "kit's turn is over")
     deny = await worker.can_use_tool("Bash", {"command": "ls"}, SimpleNamespace(tool_use_id="e"))
