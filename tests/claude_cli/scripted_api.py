@@ -224,7 +224,7 @@ class ScriptedAPI:
         self.problems: list[str] = []
         self._cursor: dict[str, tuple[int, int]] = {}
         self._last_fingerprint: dict[str, str] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._server: http.server.ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.changed = threading.Condition(self._lock)
@@ -456,7 +456,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     event("content_block_start", {"type": "content_block_start", "index": index,
                                                   "content_block": {"type": "text", "text": ""}})
                     words = block["text"]
-                    for piece in [words[i:i + 40] for i in range(0, len(words), 40)] or [""]:
+                    size = max(40, len(words) // 64)  # many small deltas; a few large ones for a huge text
+                    for piece in [words[i:i + size] for i in range(0, len(words), size)] or [""]:
                         event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                       "delta": {"type": "text_delta", "text": piece}})
                 else:

@@ -324,8 +324,8 @@ class _Turn:
         if self.ref is not None and announced is not None and announced != self.ref.pid:
             logger.warning("%s: the CLI says its pid is %s, the session wrapper said %s", self.request.agent,
                            announced, self.ref.pid)
-        logger.info("%s: claude CLI pid %s (turn %s)", self.request.agent,
-                    self.ref.pid if self.ref else "?", self.request.turn_id)
+        logger.info("%s: claude CLI pid %s, announced %s (turn %s)", self.request.agent,
+                    self.ref.pid if self.ref else "?", announced, self.request.turn_id)
 
     def _spawned(self) -> None:
         if self.ref is None:
