@@ -15,7 +15,8 @@ Scripts are keyed by agent and turn: :meth:`ScriptedAPI.script` gives an agent a
 each a list of replies, one reply per model request of that turn. A request belongs to an agent
 when its system prompt names the agent (``You are Kit,`` - the Foreman's system prompts, see
 :mod:`foreman.backends.prompts`); a request whose last message is a user prompt (not tool
-results) and is not a retry of the previous request starts the agent's next turn. Requests
+results or system reminders) and is not a retry of the previous request starts the agent's next
+turn. Requests
 that name no agent (the CLI's own side requests) get a short text reply and are recorded too.
 
 The server runs in a thread (``http.server``), so it answers while the test's event loop is busy.
@@ -171,6 +172,18 @@ class Recorded:
         return "\n".join(_content_text(m.get("content")) for m in self.messages)
 
 
+def _is_prompt(message: dict[str, Any]) -> bool:
+    """A user message carrying a prompt: text other than system reminders (a resumed session's
+    new prompt may share the message with the last tool results of the killed turn)."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return not content.lstrip().startswith("<system-reminder>")
+    return any(isinstance(b, dict) and b.get("type") == "text" and
+               not b.get("text", "").lstrip().startswith("<system-reminder>") for b in content or [])
+
+
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -303,11 +316,8 @@ class ScriptedAPI:
         retry = self._last_fingerprint.get(agent) == fingerprint
         self._last_fingerprint[agent] = fingerprint
         last = next((m for m in reversed(messages) if m.get("role") in ("user", "assistant")), {})
-        content = last.get("content")
-        has_results = isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
         turn, step = self._cursor.get(agent, (-1, 0))
-        if not has_results and not retry:
+        if _is_prompt(last) and not retry:
             turn, step = turn + 1, 0
         self._cursor[agent] = (turn, step + 1)
         request.turn, request.step = turn, step

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.timeout(120)
 
 async def test_overload_is_retried_and_server_errors_fail_the_turn(claude_cli: RealCLI, make_runner, request_for):
     api = claude_cli.api
-    api.script("kit", [error(529, "overloaded_error", "Overloaded"), text("Fine after a retry.")],
+    api.script("kit", [error(429, "rate_limit_error", "Slow down", headers={"retry-after": "1"}),
+                       error(529, "overloaded_error", "Overloaded"), text("Fine after a retry.")],
                [error(500, "api_error", "Internal server error")] * 3)
     runner = make_runner()
     started = time.monotonic()
@@ -29,8 +30,9 @@ async def test_overload_is_retried_and_server_errors_fail_the_turn(claude_cli: R
     assert first.ok, first.error
     assert first.text == "Fine after a retry."
     retried = api.of("kit", turn=0)
-    assert [r.reply for r in retried] == ["HTTP 529 overloaded_error", "text 'Fine after a retry.'"]
-    assert retried[0].messages == retried[1].messages  # the same request again: a retry
+    assert [r.reply for r in retried] == ["HTTP 429 rate_limit_error", "HTTP 529 overloaded_error",
+                                          "text 'Fine after a retry.'"]
+    assert retried[0].messages == retried[1].messages == retried[2].messages  # the same request again: retries
 
     second = await runner.run_turn(request_for("kit", prompt="Again."), RecordingTools())
     elapsed = time.monotonic() - started
