@@ -159,3 +159,50 @@ async def test_preflight_finds_the_bundled_cli(tmp_path, monkeypatch):
     assert "_bundled" in wrapper.read_text()
     await runner.close()
     assert not wrapper.exists()
+
+
+def test_cli_version_from_the_stamp_or_the_cli(tmp_path):
+    from foreman.backends.claude.cliproc import bundled_cli, cli_version
+
+    bundled = bundled_cli()
+    if bundled is not None:  # the wheel's stamp beside the binary ("2.1.332 (Claude Code)")
+        stamp = (bundled.parent / "claude.version").read_text()
+        assert cli_version(None) == stamp.split()[0]
+    script = tmp_path / "claude"
+    script.write_text("#!/bin/sh\necho '9.8.7 (Claude Code)'\n")
+    script.chmod(0o755)
+    assert cli_version(str(script)) == "9.8.7"
+    script.write_text("#!/bin/sh\necho 'no version here'\n")
+    assert cli_version(str(script)) is None
+    assert cli_version(str(tmp_path / "missing")) is None
+
+
+def test_spawned_ref_reads_the_wrappers_pidfile(tmp_path):
+    import os
+
+    from foreman.backends.claude.cliproc import server_info_pid, spawned_ref
+
+    pidfile = tmp_path / "cli.pid"
+    assert spawned_ref(pidfile) is None
+    pidfile.write_text("garbage")
+    assert spawned_ref(pidfile) is None
+    pidfile.write_text(str(os.getpid()))
+    ref = spawned_ref(pidfile)
+    assert ref is not None and ref.pid == os.getpid()
+    assert server_info_pid({"pid": 42, "commands": []}) == 42
+    assert server_info_pid({"commands": []}) is None and server_info_pid(None) is None
+
+
+def test_tool_sets_per_role():
+    from foreman.backends.claude.toolset import DENIED_TOOLS, allowed_tools, builtin_tools, denied_tools
+
+    assert builtin_tools(lead=True) == ["Read", "Grep", "Glob", "Bash"]
+    assert builtin_tools(lead=False) == ["Read", "Grep", "Glob", "Bash", "Edit", "Write"]
+    assert "mcp__agentcraft__create_task" in allowed_tools(lead=True)
+    assert "mcp__agentcraft__create_task" not in allowed_tools(lead=False)
+    for lead in (True, False):
+        assert not set(denied_tools(lead=lead)) & allowed_tools(lead=lead)
+        assert {"ScheduleWakeup", "Skill", "Workflow", "Agent", "Task", "WebFetch", "ToolSearch"} <= set(
+            denied_tools(lead=lead))
+    assert {"Edit", "Write"} <= set(denied_tools(lead=True))
+    assert not set(DENIED_TOOLS) & set(builtin_tools(lead=False))
