@@ -10,6 +10,7 @@ merges; the dependent task follows the same way.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -136,5 +137,56 @@ async def test_goal_to_merge_on_the_real_cli(tmp_path: Path, claude_cli: RealCLI
         sessions = rig.world.meta["sessions"]
         assert sessions["marlow:g1"]["session"] == api.of("marlow", turn=0)[0].headers["x-claude-code-session-id"]
         assert rig.world.meta["costs"]["goal"][goal] > 0
+    finally:
+        await rig.stop()
+
+
+async def test_pause_mid_command_kills_the_tree_and_resume_continues_the_session(
+        tmp_path: Path, claude_cli: RealCLI, monkeypatch) -> None:
+    import asyncio
+    import time
+
+    import psutil
+
+    api = claude_cli.api
+    api.script("kit", [
+        tool("Write", {"file_path": "notes.md", "content": "started\n"}),
+        tool("Write", {"file_path": "slow_job.py", "content": "import time\ntime.sleep(300)\n"}),
+        bash("python3 slow_job.py"),
+        text("(never: paused)"),
+    ], [
+        foreman("update_task", status="blocked", note="paused work resumed"),
+        text("Blocked until told."),
+    ])
+    rig = Rig(tmp_path, claude_cli, monkeypatch, workers=["kit"], lead_review=False)
+    c = await rig.start()
+    try:
+        t1 = rig.task("Long work", assignee="kit")
+
+        def sleeping() -> list[psutil.Process]:
+            found = []
+            for proc in psutil.process_iter():
+                try:
+                    if "slow_job.py" in proc.cmdline() and proc.status() != psutil.STATUS_ZOMBIE:
+                        found.append(proc)
+                except psutil.Error:
+                    pass
+            return found
+
+        children = await wait_for(sleeping, 90, "the long command running")
+        cli = rig.d.backend.runners["kit"].cli_process("kit")
+        assert cli is not None
+        started = time.monotonic()
+        await c.ok({"type": "agent.pause", "agent": "kit"})
+        await c.ok({"type": "agent.resume", "agent": "kit"})  # at once: the next turn waits for the clean-up
+        await wait_for(lambda: c.tasks.get(t1, {}).get("status") == "blocked", 90, "the resumed turn")
+        await asyncio.sleep(0)
+        assert not [p for p in children if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        assert not psutil.pid_exists(cli.pid) or psutil.Process(cli.pid).status() == psutil.STATUS_ZOMBIE
+        assert time.monotonic() - started < 60
+        first, resumed = api.of("kit", turn=0), api.of("kit", turn=1)
+        assert resumed[0].headers["x-claude-code-session-id"] == first[0].headers["x-claude-code-session-id"]
+        assert "notes.md" in json.dumps(resumed[0].messages)  # the paused turn's work is in the resumed history
+        assert (rig.worktree("kit", t1) / "notes.md").read_text() == "started\n"
     finally:
         await rig.stop()
