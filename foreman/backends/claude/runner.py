@@ -37,6 +37,7 @@ from .agent_mcp import build_server
 from .auth import auth_status
 from .mapping import SERVER_NAME, activity_for, describe_call
 from .permissions import PermissionGate, disallowed_tools
+from .results import describe_failure, usage_fields
 from .toolset import CLI_ENV, builtin_tools
 
 logger = logging.getLogger(__name__)
@@ -390,8 +391,8 @@ class _Turn:
         if error is None and res is None:
             error = "the claude CLI ended the turn without a result"
         if error is None and res is not None and res.is_error:
-            error = _describe_failure(res, self.request.max_turns, self.api_error)
-        usage = _usage(res)
+            error = describe_failure(res, self.request.max_turns, self.api_error)
+        usage = usage_fields(res)
         if self.aborted:
             return TurnResult(ok=False, session_id=self.session_id, error="the turn was aborted", cost_usd=cost,
                               text=text, aborted=True, **usage)
@@ -435,33 +436,3 @@ class _Turn:
             await asyncio.wait({closing}, timeout=eof_grace + kill_grace + 5.0)
             if closing.done() and not closing.cancelled() and closing.exception() is not None:
                 logger.debug("disconnect failed: %r", closing.exception())
-
-
-def _usage(res: Any) -> dict[str, Any]:
-    """The TurnResult usage fields from a ``ResultMessage`` (its ``usage``: the API's token counts
-    summed over the turn's requests; ``model_usage``: per model)."""
-    usage = res.usage if res is not None and isinstance(res.usage, dict) else {}
-
-    def count(key: str) -> int | None:
-        value = usage.get(key)
-        return int(value) if isinstance(value, (int, float)) else None
-
-    models = list(res.model_usage or {}) if res is not None and isinstance(res.model_usage, dict) else []
-    return {"input_tokens": count("input_tokens"), "output_tokens": count("output_tokens"),
-            "cache_read_tokens": count("cache_read_input_tokens"),
-            "cache_write_tokens": count("cache_creation_input_tokens"),
-            "model": models[0] if len(models) == 1 else (",".join(models) or None)}
-
-
-def _describe_failure(res: Any, max_turns: int, api_error: str | None) -> str:
-    """A person-readable reason for an ``is_error`` result."""
-    subtype = res.subtype
-    if subtype == "error_max_turns" or res.terminal_reason == "max_turns":
-        return f"the turn reached its limit of {max_turns} model round trips (max turns)"
-    if subtype == "error_max_budget_usd" or res.terminal_reason == "budget_exhausted":
-        return "the turn reached its budget (--max-budget)"
-    detail = res.result if isinstance(res.result, str) and res.result.strip() else "; ".join(res.errors or [])
-    if res.api_error_status or res.terminal_reason == "api_error" or api_error:
-        status = f" {res.api_error_status}" if res.api_error_status else ""
-        return f"Claude API error{status}: {detail or api_error or 'unknown'}"
-    return detail or f"the turn failed ({subtype})"
