@@ -206,3 +206,23 @@ def test_tool_sets_per_role():
             denied_tools(lead=lead))
     assert {"Edit", "Write"} <= set(denied_tools(lead=True))
     assert not set(DENIED_TOOLS) & set(builtin_tools(lead=False))
+
+
+def test_doctor_names_the_claude_cli_version(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from foreman.backends.claude.cliproc import cli_version
+
+    env = {**os.environ, "ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path)}
+    fake_cli = tmp_path / "claude"
+    fake_cli.write_text("#!/bin/sh\necho '3.4.5 (Claude Code)'\n")
+    fake_cli.chmod(0o755)
+    found = cli_version(None)
+    for extra, expected in (([], f"[ok] claude CLI {found}" if found else "claude CLI not found"),
+                            (["--claude-cli", str(fake_cli)], "[ok] claude CLI 3.4.5")):
+        out = subprocess.run([sys.executable, "-m", "foreman", "doctor", "--backend", "claude", "--home",
+                              str(tmp_path / "home"), "--port", "0", *extra], env=env, capture_output=True,
+                             text=True, timeout=60).stdout
+        assert expected in out, out
