@@ -28,7 +28,7 @@ from foreman.backends.claude.cliproc import bundled_cli, cli_version
 from foreman.backends.claude.toolset import allowed_tools
 from foreman.backends.turns import TurnRequest
 
-from ..claude.conftest import RecordingTools  # noqa: F401 - re-exported for the tests
+from ..claude.conftest import RecordingTools, runner_for  # noqa: F401 - RecordingTools re-exported
 from .scripted_api import ScriptedAPI
 
 BUNDLED = bundled_cli()
@@ -94,6 +94,16 @@ def claude_cli(tmp_path: Path, request: pytest.FixtureRequest):
     assert not outside, f"tools outside the explicit set were offered: {outside}"
 
 
+def running(argument: str) -> list[psutil.Process]:
+    """Live processes with ``argument`` among their command-line words (e.g. ``slow_job.py``)."""
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if argument in proc.cmdline() and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+    return found
+
+
 def tools_outside_the_set(api: ScriptedAPI) -> dict[str, list[str]]:
     """Agent -> tool names it was offered that are not in its role's explicit set."""
     found: dict[str, set[str]] = {}
@@ -111,12 +121,7 @@ async def make_runner(claude_cli: RealCLI):
     made: list[ClaudeRunner] = []
 
     def build(**kw: Any) -> ClaudeRunner:
-        env = {**claude_cli.env, **kw.pop("env", {})}
-        options = {"cli_path": str(claude_cli.cli), "use_claude_login": False, "effort": None,
-                   "max_budget_usd": None, **FAST, **kw}
-        runner = ClaudeRunner(env=env, **options)
-        made.append(runner)
-        return runner
+        return runner_for(made, claude_cli.cli, claude_cli.env, FAST, **kw)
 
     yield build
     for runner in made:

@@ -19,7 +19,7 @@ import pytest
 from foreman.backends.claude.toolset import builtin_tools, foreman_tools
 
 from ..claude_e2e.harness import Rig, git, wait_for
-from .conftest import RealCLI
+from .conftest import RealCLI, running
 from .scripted_api import Recorded, Reply, foreman, result_text, text, tool
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
@@ -162,18 +162,7 @@ async def test_pause_mid_command_kills_the_tree_and_resume_continues_the_session
     c = await rig.start()
     try:
         t1 = rig.task("Long work", assignee="kit")
-
-        def sleeping() -> list[psutil.Process]:
-            found = []
-            for proc in psutil.process_iter():
-                try:
-                    if "slow_job.py" in proc.cmdline() and proc.status() != psutil.STATUS_ZOMBIE:
-                        found.append(proc)
-                except psutil.Error:
-                    pass
-            return found
-
-        children = await wait_for(sleeping, 90, "the long command running")
+        children = await wait_for(lambda: running("slow_job.py"), 90, "the long command running")
         cli = rig.d.backend.runners["kit"].cli_process("kit")
         assert cli is not None
         started = time.monotonic()

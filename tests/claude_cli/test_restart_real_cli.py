@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from ..claude_e2e.harness import DaemonProcess, make_repo, wait_for
-from .conftest import RealCLI
+from .conftest import RealCLI, running
 from .scripted_api import foreman, text, tool
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
@@ -86,24 +86,17 @@ async def test_sigkill_during_a_command_leaves_no_orphan_after_restart(tmp_path:
     c = await daemon.start(60)
 
     def jobs() -> list[psutil.Process]:
-        found = []
-        for proc in psutil.process_iter():
-            try:
-                if "slow_job.py" in proc.cmdline() and proc.status() != psutil.STATUS_ZOMBIE:
-                    found.append(proc)
-            except psutil.Error:
-                pass
-        return found
+        return running("slow_job.py")
 
     try:
         await c.ok({"type": "goal.submit", "text": "long work", "repo": "proj"})
-        running = await wait_for(jobs, 90, "the long command running")
+        launched = await wait_for(jobs, 90, "the long command running")
         await c.close()
         daemon.kill()
         await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLI gone with the daemon")
         c = await daemon.start(60)
         await wait_for(lambda: any(t["status"] == "blocked" for t in c.tasks.values()), 90, "the resumed turn")
-        left = [p for p in running if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        left = [p for p in launched if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
         for proc in left:
             proc.kill()
         assert left == [], "a command of the killed CLI outlived the restart"
