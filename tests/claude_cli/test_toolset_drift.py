@@ -43,3 +43,21 @@ async def test_every_default_cli_tool_is_classified(claude_cli: RealCLI, tmp_pat
     # whatever a role does not get is on its deny list
     for lead in (True, False):
         assert names - allowed_tools(lead=lead) <= set(denied_tools(lead=lead))
+
+
+def test_the_guard_names_tools_outside_the_set() -> None:
+    """The check every real-CLI test ends with (conftest): a tool outside a role's set is named."""
+    from .conftest import tools_outside_the_set
+    from .scripted_api import Recorded, ScriptedAPI
+
+    def request(agent: str, *names: str) -> Recorded:
+        return Recorded("POST", "/v1/messages", {}, {}, {"tools": [{"name": n} for n in names]}, agent=agent)
+
+    api = ScriptedAPI()
+    api.requests = [request("kit", "Read", "Edit", "mcp__agentcraft__update_task"),
+                    request("marlow", "Read", "mcp__agentcraft__create_task"), request(None, "Skill")]
+    assert tools_outside_the_set(api) == {}
+    api.requests += [request("kit", "Read", "ScheduleWakeup", "mcp__agentcraft__create_task"),
+                     request("marlow", "Edit", "Workflow")]
+    assert tools_outside_the_set(api) == {"kit": ["ScheduleWakeup", "mcp__agentcraft__create_task"],
+                                          "marlow": ["Edit", "Workflow"]}
