@@ -215,6 +215,10 @@ def _doctor(settings: Settings) -> int:
         check(importlib.util.find_spec("claude_agent_sdk") is not None, "claude-agent-sdk installed",
               "install the claude extra: pip install '.[claude]' in the Foreman checkout")
         check(bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY set", "export ANTHROPIC_API_KEY=... (or a cloud provider switch)")
+        from .backends.claude.cliproc import cli_version
+
+        version = cli_version(settings.claude_cli)
+        check(version is not None, f"claude CLI {version or 'not found'}", "reinstall claude-agent-sdk or pass --claude-cli PATH")
     if settings.backend == "local":
         check(importlib.util.find_spec("openai") is not None, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
     print("all good" if not problems else f"{problems} problem(s)")

@@ -64,6 +64,10 @@ class TurnResult:
             cumulative cost, never the cumulative figure).
         text: the agent's final text.
         aborted: the turn was aborted (pause, stop, cancel, shutdown).
+        input_tokens / output_tokens: the turn's token usage when the backend reports it (None:
+            not reported); input excludes the cache figures.
+        cache_read_tokens / cache_write_tokens: input tokens read from / written to the prompt cache.
+        model: the model the backend says answered (e.g. ``claude-sonnet-4-5``), if reported.
     """
 
     ok: bool
@@ -72,6 +76,11 @@ class TurnResult:
     cost_usd: float | None = None
     text: str = ""
     aborted: bool = False
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    model: str | None = None
 
 
 class AgentTools(Protocol):

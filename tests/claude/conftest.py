@@ -78,6 +78,16 @@ def fake(tmp_path: Path):
                 proc.kill()
 
 
+def runner_for(made: list[ClaudeRunner], cli: Path, env: dict[str, str], timings: dict[str, float],
+               **kw: Any) -> ClaudeRunner:
+    """A ClaudeRunner on ``cli`` with ``env`` (``env=`` in ``kw`` adds to it), appended to ``made``."""
+    options = {"cli_path": str(cli), "use_claude_login": False, "effort": None, "max_budget_usd": None,
+               **timings, **kw}
+    runner = ClaudeRunner(env={**env, **options.pop("env", {})}, **options)
+    made.append(runner)
+    return runner
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     """The agent's working directory."""
@@ -92,12 +102,7 @@ async def make_runner(fake: FakeClaude):
     made: list[ClaudeRunner] = []
 
     def build(**kw: Any) -> ClaudeRunner:
-        env = {"ANTHROPIC_API_KEY": "test-key", **fake.env, **kw.pop("env", {})}
-        options = {"cli_path": str(fake.cli), "use_claude_login": False, "effort": None, "max_budget_usd": None,
-                   **FAST, **kw}
-        runner = ClaudeRunner(env=env, **options)
-        made.append(runner)
-        return runner
+        return runner_for(made, fake.cli, {"ANTHROPIC_API_KEY": "test-key", **fake.env}, FAST, **kw)
 
     yield build
     for runner in made:

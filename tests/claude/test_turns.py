@@ -72,7 +72,10 @@ async def test_cli_options_isolation_and_own_session(fake, make_runner, request_
     assert opt(argv, "--permission-prompt-tool") == "stdio"
     assert opt(argv, "--resume") is None
     assert opt(argv, "--strict-mcp-config") is True
-    assert set(str(opt(argv, "--disallowedTools")).split(",")) == {"Task", "Agent", "AskUserQuestion"}
+    denied = set(str(opt(argv, "--disallowedTools")).split(","))
+    assert {"Task", "Agent", "AskUserQuestion", "ScheduleWakeup", "Skill", "Workflow", "WebFetch"} <= denied
+    assert opt(argv, "--tools") == "Read,Grep,Glob,Bash,Edit,Write"  # the worker's exact built-ins
+    assert not denied & {"Read", "Grep", "Glob", "Bash", "Edit", "Write"}
     assert json.loads(str(opt(argv, "--mcp-config")))["mcpServers"]["agentcraft"]["type"] == "sdk"
     # the CLI runs in a session and process group of its own, led by the pid the SDK spawned
     assert start["sid"] == start["pid"] == start["pgid"]

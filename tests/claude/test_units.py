@@ -15,6 +15,7 @@ from foreman.backends.claude.auth import MISSING_HINT, auth_status
 from foreman.backends.claude.mapping import activity_for, is_test_command
 from foreman.backends.claude.permissions import (
     LEAD_EDIT_REFUSAL,
+    NOT_IN_SET_REFUSAL,
     SUBAGENT_REFUSAL,
     PermissionGate,
 )
@@ -95,6 +96,14 @@ async def test_gate_fixed_refusals_and_policy_errors():
     assert await lead.decide("Edit", {}, "a") == (False, LEAD_EDIT_REFUSAL)
     assert await lead.decide("Agent", {}, "b") == (False, SUBAGENT_REFUSAL)
     assert await lead.decide("mcp__agentcraft__create_task", {}, "c") == (True, "a Foreman tool")
+    # a tool outside the explicit set is refused without asking the policy (or the user)
+    for n, name in enumerate(["Workflow", "ScheduleWakeup", "Skill", "SomeToolOfANewerCLI", "mcp__other__x"]):
+        allowed, reason = await lead.decide(name, {}, f"u{n}")
+        assert not allowed and name in reason
+    assert lead.tools.permits == []
+    worker_gate = PermissionGate(RecordingTools(), lead=False)
+    assert await worker_gate.decide("mcp__agentcraft__create_task", {}, "w") == (
+        False, NOT_IN_SET_REFUSAL.format(tool="mcp__agentcraft__create_task"))
     worker = PermissionGate(Raising(), lead=False)
     assert await worker.decide("Edit", {}, "d") == (False, "kit's turn is over")
     deny = await worker.can_use_tool("Bash", {"command": "ls"}, SimpleNamespace(tool_use_id="e"))
@@ -150,3 +159,70 @@ async def test_preflight_finds_the_bundled_cli(tmp_path, monkeypatch):
     assert "_bundled" in wrapper.read_text()
     await runner.close()
     assert not wrapper.exists()
+
+
+def test_cli_version_from_the_stamp_or_the_cli(tmp_path):
+    from foreman.backends.claude.cliproc import bundled_cli, cli_version
+
+    bundled = bundled_cli()
+    if bundled is not None:  # the wheel's stamp beside the binary ("2.1.332 (Claude Code)")
+        stamp = (bundled.parent / "claude.version").read_text()
+        assert cli_version(None) == stamp.split()[0]
+    script = tmp_path / "claude"
+    script.write_text("#!/bin/sh\necho '9.8.7 (Claude Code)'\n")
+    script.chmod(0o755)
+    assert cli_version(str(script)) == "9.8.7"
+    script.write_text("#!/bin/sh\necho 'no version here'\n")
+    assert cli_version(str(script)) is None
+    assert cli_version(str(tmp_path / "missing")) is None
+
+
+def test_spawned_ref_reads_the_wrappers_pidfile(tmp_path):
+    import os
+
+    from foreman.backends.claude.cliproc import server_info_pid, spawned_ref
+
+    pidfile = tmp_path / "cli.pid"
+    assert spawned_ref(pidfile) is None
+    pidfile.write_text("garbage")
+    assert spawned_ref(pidfile) is None
+    pidfile.write_text(str(os.getpid()))
+    ref = spawned_ref(pidfile)
+    assert ref is not None and ref.pid == os.getpid()
+    assert server_info_pid({"pid": 42, "commands": []}) == 42
+    assert server_info_pid({"commands": []}) is None and server_info_pid(None) is None
+
+
+def test_tool_sets_per_role():
+    from foreman.backends.claude.toolset import DENIED_TOOLS, allowed_tools, builtin_tools, denied_tools
+
+    assert builtin_tools(lead=True) == ["Read", "Grep", "Glob", "Bash"]
+    assert builtin_tools(lead=False) == ["Read", "Grep", "Glob", "Bash", "Edit", "Write"]
+    assert "mcp__agentcraft__create_task" in allowed_tools(lead=True)
+    assert "mcp__agentcraft__create_task" not in allowed_tools(lead=False)
+    for lead in (True, False):
+        assert not set(denied_tools(lead=lead)) & allowed_tools(lead=lead)
+        assert {"ScheduleWakeup", "Skill", "Workflow", "Agent", "Task", "WebFetch", "ToolSearch"} <= set(
+            denied_tools(lead=lead))
+    assert {"Edit", "Write"} <= set(denied_tools(lead=True))
+    assert not set(DENIED_TOOLS) & set(builtin_tools(lead=False))
+
+
+def test_doctor_names_the_claude_cli_version(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from foreman.backends.claude.cliproc import cli_version
+
+    env = {**os.environ, "ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path)}
+    fake_cli = tmp_path / "claude"
+    fake_cli.write_text("#!/bin/sh\necho '3.4.5 (Claude Code)'\n")
+    fake_cli.chmod(0o755)
+    found = cli_version(None)
+    for extra, expected in (([], f"[ok] claude CLI {found}" if found else "claude CLI not found"),
+                            (["--claude-cli", str(fake_cli)], "[ok] claude CLI 3.4.5")):
+        out = subprocess.run([sys.executable, "-m", "foreman", "doctor", "--backend", "claude", "--home",
+                              str(tmp_path / "home"), "--port", "0", *extra], env=env, capture_output=True,
+                             text=True, timeout=60).stdout
+        assert expected in out, out

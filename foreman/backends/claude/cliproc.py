@@ -7,14 +7,22 @@ it when the daemon dies (``PR_SET_PDEATHSIG``, Linux), and ``exec``\\ s the real
 arguments. ``exec`` keeps the pid, so the pid of the SDK's child is the CLI's pid and the id of
 the session holding everything the CLI starts; :func:`foreman.procs.abort` on it ends the
 whole tree, orphans included.
+
+The wrapper also tells the runner that pid, publicly: before ``exec`` it writes it to the file
+named by ``FOREMAN_CLI_PIDFILE`` (set per turn in the CLI's environment, removed before the CLI
+starts). The runner reads it while the SDK is still connecting, so an abort at any moment finds
+the process; the SDK's own public copy (``get_server_info()["pid"]``, from the initialize answer)
+exists only after the handshake. Nothing here reads the SDK's private transport.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +41,11 @@ import sys
 
 REAL = {real!r}
 parent = os.getppid()
+pidfile = os.environ.pop("FOREMAN_CLI_PIDFILE", "")
+if pidfile:
+    with open(pidfile + ".tmp", "w") as fh:
+        fh.write(str(os.getpid()))
+    os.replace(pidfile + ".tmp", pidfile)
 try:
     os.setsid()
 except OSError:
@@ -112,14 +125,56 @@ def write_wrapper(real_cli: str, directory: Path) -> Path:
     return path
 
 
-def spawned_ref(client: Any) -> ProcRef | None:
-    """Return the CLI process of a ``ClaudeSDKClient`` once spawned (None before, or once gone).
+PIDFILE_ENV = "FOREMAN_CLI_PIDFILE"
+"""The environment variable naming the file the wrapper writes the CLI's pid to."""
 
-    The SDK keeps the child in ``client._transport._process`` (verified for 0.2.189); the same
-    pid is in the initialize answer (``get_server_info()["pid"]``), which only exists after the
-    handshake.
+
+def spawned_ref(pidfile: Path) -> ProcRef | None:
+    """Return the CLI process the wrapper reported in ``pidfile`` (None before it exists, or once gone).
+
+    Args:
+        pidfile: the file named in the turn's ``FOREMAN_CLI_PIDFILE``.
     """
-    transport = getattr(client, "_transport", None)
-    process = getattr(transport, "_process", None)
-    pid = getattr(process, "pid", None)
-    return ProcRef.of(pid) if isinstance(pid, int) else None
+    try:
+        pid = int(pidfile.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+    return ProcRef.of(pid)
+
+
+def server_info_pid(info: Any) -> int | None:
+    """The CLI's pid from the SDK's public ``ClaudeSDKClient.get_server_info()`` (the initialize
+    answer's ``pid``, written by the CLI as ``process.pid``); None when absent."""
+    pid = info.get("pid") if isinstance(info, dict) else None
+    return pid if isinstance(pid, int) else None
+
+
+_VERSION = re.compile(r"\d+\.\d+\.\d+")
+
+
+def cli_version(cli: str | None) -> str | None:
+    """Return the claude CLI's version (``2.1.332``), or None when it cannot be told.
+
+    The bundled CLI has it in ``claude.version`` beside the binary (claude-agent-sdk's wheel);
+    any other CLI is asked with ``claude --version`` (up to 30 s: a cold start of the native
+    binary takes seconds on a busy machine).
+
+    Args:
+        cli: the CLI path (``--claude-cli``); None: the one :func:`find_cli` picks.
+    """
+    try:
+        path = Path(find_cli(cli))
+    except BackendError:
+        return None
+    stamp = path.parent / "claude.version"
+    text = ""
+    if stamp.is_file():
+        text = stamp.read_text(encoding="utf-8", errors="replace")
+    else:
+        try:
+            text = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=30,
+                                  stdin=subprocess.DEVNULL).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+    found = _VERSION.search(text)
+    return found.group(0) if found else None

@@ -9,8 +9,9 @@ Two SDK entry points lead here:
   ``permissionDecision`` allow or deny from the same policy.
 
 Both share one decision per ``tool_use_id``, so a call is never put to the policy (or the user)
-twice. Fixed refusals come first: subagents (``Task``/``Agent``) are refused for everyone and
-the lead never edits files. The Foreman's own MCP tools are allowed here: their handlers check
+twice. Fixed refusals come first: subagents (``Task``/``Agent``) are refused for everyone, the
+lead never edits files, and a tool outside the turn's explicit set (:mod:`.toolset`) is refused,
+never put to the policy or the user. The Foreman's own MCP tools are allowed here: their handlers check
 who may call them (:meth:`AgentTools.call`).
 """
 
@@ -23,11 +24,13 @@ from typing import Any
 from ...errors import ForemanError
 from ..turns import AgentTools
 from .mapping import EDIT_TOOLS, OWN_PREFIX, READ_TOOLS, SUBAGENT_TOOLS
+from .toolset import denied_tools, is_allowed
 
 logger = logging.getLogger(__name__)
 
 SUBAGENT_REFUSAL = "subagents are not available here: do the work yourself, or coordinate with send_message"
 LEAD_EDIT_REFUSAL = "the lead never edits files: create a task for a worker instead"
+NOT_IN_SET_REFUSAL = "{tool} is not one of your tools here; use the tools you were given"
 READ_HOOK_MATCHER = "|".join(sorted(READ_TOOLS))
 """The ``PreToolUse`` matcher (a tool-name regex) of the read gate."""
 HOOK_TIMEOUT = 3600.0
@@ -40,15 +43,15 @@ def fixed_refusal(tool: str, *, lead: bool) -> str | None:
         return SUBAGENT_REFUSAL
     if lead and tool in EDIT_TOOLS:
         return LEAD_EDIT_REFUSAL
+    if not is_allowed(tool, lead=lead):
+        return NOT_IN_SET_REFUSAL.format(tool=tool)
     return None
 
 
 def disallowed_tools(*, lead: bool) -> list[str]:
-    """Tools removed from the model's tool list entirely (``--disallowedTools``)."""
-    names = set(SUBAGENT_TOOLS) | {"AskUserQuestion"}  # questions go through ask_user
-    if lead:
-        names |= EDIT_TOOLS
-    return sorted(names)
+    """Tools removed from the model's tool list entirely (``--disallowedTools``): every known CLI
+    tool outside the role's explicit set (:func:`.toolset.denied_tools`)."""
+    return denied_tools(lead=lead)
 
 
 class PermissionGate:

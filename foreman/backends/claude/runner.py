@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import logging
 import os
 import shutil
@@ -36,13 +37,18 @@ from .agent_mcp import build_server
 from .auth import auth_status
 from .mapping import SERVER_NAME, activity_for, describe_call
 from .permissions import PermissionGate, disallowed_tools
+from .results import describe_failure, usage_fields
+from .toolset import CLI_ENV, builtin_tools
 
 logger = logging.getLogger(__name__)
 
 RESUME_FAILED = "could not resume session"
 """Start of :attr:`TurnResult.error` when the CLI does not know the session to resume."""
 
-_MAX_BUFFER = 16 * 1024 * 1024  # bytes per stdout line (the SDK's default 1 MiB kills big tool outputs)
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The SDK's ``max_buffer_size``: the longest stdout line of the CLI (one JSON message) the SDK
+reads. Its default, 1 MiB, ends the session with ``CLIJSONDecodeError`` on one large message
+(a model answer or tool input of many megabytes); 64 MiB covers them (tested with 20 MiB)."""
 
 
 class ClaudeRunner:
@@ -110,6 +116,11 @@ class ClaudeRunner:
         return self._wrapper
 
     # ------------------------------------------------------------------ process control
+    def cli_version(self) -> str | None:
+        """The version of the claude CLI this runner starts (``2.1.332``), for ``foreman doctor``
+        and the agent entity; None when it cannot be told (:func:`.cliproc.cli_version`)."""
+        return cliproc.cli_version(self.cli_path)
+
     def cli_process(self, agent: str) -> ProcRef | None:
         """The CLI process of ``agent``'s running turn (its pid is also its process group and session id)."""
         turn = self._turns.get(agent)
@@ -179,6 +190,7 @@ class ClaudeRunner:
         except Exception:
             logger.exception("clean-up of %s's turn failed", turn.request.agent)
         finally:
+            turn.pidfile.unlink(missing_ok=True)
             if self._turns.get(turn.request.agent) is turn:
                 del self._turns[turn.request.agent]
             for key in [k for k in self._last_cost if k[1] == turn.ref]:
@@ -210,6 +222,9 @@ class ClaudeRunner:
             self._wrapper = None
 
 
+_PIDFILES = itertools.count(1)
+
+
 class _Turn:
     """The state of one running turn (the SDK client, the CLI process, what the stream said)."""
 
@@ -228,11 +243,12 @@ class _Turn:
         self.api_error: str | None = None
         self.result: Any = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
+        self.pidfile = wrapper.parent / f"cli-{next(_PIDFILES)}.pid"
 
     # ------------------------------------------------------------------ options
     def options(self, sdk: Any) -> Any:
         req, runner = self.request, self.runner
-        env = {**runner.env, **req.env}
+        env = {**runner.env, **req.env, **CLI_ENV, cliproc.PIDFILE_ENV: str(self.pidfile)}
         return sdk.ClaudeAgentOptions(
             cwd=str(req.cwd),
             resume=req.session_id,
@@ -246,10 +262,11 @@ class _Turn:
             can_use_tool=self.gate.can_use_tool,
             hooks=self.gate.hooks(),
             mcp_servers={SERVER_NAME: build_server(self.tools, lead=req.lead)},
+            tools=builtin_tools(lead=req.lead),
             disallowed_tools=disallowed_tools(lead=req.lead),
             effort=runner.effort,
             max_budget_usd=runner.max_budget_usd,
-            max_buffer_size=_MAX_BUFFER,
+            max_buffer_size=MAX_LINE_BYTES,
             stderr=self._stderr,
         )
 
@@ -292,7 +309,7 @@ class _Turn:
         connect = asyncio.ensure_future(self.client.connect())
         try:
             while not connect.done() and self.ref is None:
-                self.ref = cliproc.spawned_ref(self.client)
+                self.ref = cliproc.spawned_ref(self.pidfile)
                 if self.ref is not None:
                     self._spawned()
                 await asyncio.wait({connect}, timeout=0.005)
@@ -302,10 +319,14 @@ class _Turn:
                 connect.cancel()
         self.connected = True
         if self.ref is None:
-            self.ref = cliproc.spawned_ref(self.client)
+            self.ref = cliproc.spawned_ref(self.pidfile)
             self._spawned()
-        logger.info("%s: claude CLI pid %s (turn %s)", self.request.agent,
-                    self.ref.pid if self.ref else "?", self.request.turn_id)
+        announced = cliproc.server_info_pid(await self.client.get_server_info())
+        if self.ref is not None and announced is not None and announced != self.ref.pid:
+            logger.warning("%s: the CLI says its pid is %s, the session wrapper said %s", self.request.agent,
+                           announced, self.ref.pid)
+        logger.info("%s: claude CLI pid %s, announced %s (turn %s)", self.request.agent,
+                    self.ref.pid if self.ref else "?", announced, self.request.turn_id)
 
     def _spawned(self) -> None:
         if self.ref is None:
@@ -370,11 +391,13 @@ class _Turn:
         if error is None and res is None:
             error = "the claude CLI ended the turn without a result"
         if error is None and res is not None and res.is_error:
-            error = _describe_failure(res, self.request.max_turns, self.api_error)
+            error = describe_failure(res, self.request.max_turns, self.api_error)
+        usage = usage_fields(res)
         if self.aborted:
             return TurnResult(ok=False, session_id=self.session_id, error="the turn was aborted", cost_usd=cost,
-                              text=text, aborted=True)
-        return TurnResult(ok=error is None, session_id=self.session_id, error=error, cost_usd=cost, text=text)
+                              text=text, aborted=True, **usage)
+        return TurnResult(ok=error is None, session_id=self.session_id, error=error, cost_usd=cost, text=text,
+                          **usage)
 
     # ------------------------------------------------------------------ ending
     async def interrupt(self, body: asyncio.Future[TurnResult], grace: float) -> None:
@@ -395,11 +418,11 @@ class _Turn:
         """Close the CLI's input, wait ``eof_grace`` s, then kill what is left of its process tree."""
         deadline = time.monotonic() + eof_grace
         while self.ref is None and self.client is not None and not body.done() and time.monotonic() < deadline:
-            self.ref = cliproc.spawned_ref(self.client)  # aborted while the SDK was still spawning the CLI
+            self.ref = cliproc.spawned_ref(self.pidfile)  # aborted while the SDK was still spawning the CLI
             if self.ref is None:
                 await asyncio.sleep(0.01)
         if self.ref is None and self.client is not None:
-            self.ref = cliproc.spawned_ref(self.client)
+            self.ref = cliproc.spawned_ref(self.pidfile)
         closing = None
         if self.connected and self.client is not None:
             closing = asyncio.ensure_future(self.client.disconnect())
@@ -413,17 +436,3 @@ class _Turn:
             await asyncio.wait({closing}, timeout=eof_grace + kill_grace + 5.0)
             if closing.done() and not closing.cancelled() and closing.exception() is not None:
                 logger.debug("disconnect failed: %r", closing.exception())
-
-
-def _describe_failure(res: Any, max_turns: int, api_error: str | None) -> str:
-    """A person-readable reason for an ``is_error`` result."""
-    subtype = res.subtype
-    if subtype == "error_max_turns" or res.terminal_reason == "max_turns":
-        return f"the turn reached its limit of {max_turns} model round trips (max turns)"
-    if subtype == "error_max_budget_usd" or res.terminal_reason == "budget_exhausted":
-        return "the turn reached its budget (--max-budget)"
-    detail = res.result if isinstance(res.result, str) and res.result.strip() else "; ".join(res.errors or [])
-    if res.api_error_status or res.terminal_reason == "api_error" or api_error:
-        status = f" {res.api_error_status}" if res.api_error_status else ""
-        return f"Claude API error{status}: {detail or api_error or 'unknown'}"
-    return detail or f"the turn failed ({subtype})"
