@@ -9,6 +9,7 @@ becomes :class:`BadTurnError`, which the agent loop treats as a bad model turn.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -152,12 +153,36 @@ class Endpoint:
                                    f"{self._translate(exc, model).message}") from None
         return default
 
+    async def supports_json_schema(self, model: str) -> bool:
+        """Whether the endpoint enforces a ``response_format`` of type ``json_schema``: a tiny
+        completion must come back as JSON of the asked shape. Any refusal (HTTP 4xx/5xx, an
+        error body) or a free-text answer means no; never raises.
+        """
+        import openai
+
+        schema = {"type": "json_schema", "json_schema": {"name": "probe", "strict": True, "schema": {
+            "type": "object", "additionalProperties": False, "required": ["ok"],
+            "properties": {"ok": {"type": "boolean"}}}}}
+        try:
+            resp = await self.client.chat.completions.create(
+                model=model, max_tokens=16, temperature=0,
+                messages=[{"role": "user", "content": 'Answer {"ok": true}'}], extra_body={"response_format": schema})
+            content = (resp.choices[0].message.content or "") if getattr(resp, "choices", None) else ""
+            data = json.loads(content)
+        except (openai.OpenAIError, ValueError, TypeError, AttributeError, IndexError) as exc:
+            logger.info("json_schema probe of %s: not supported (%s)", self.url, str(exc)[:200])
+            return False
+        return isinstance(data, dict) and isinstance(data.get("ok"), bool)
+
     async def stream(self, *, model: str, messages: list[dict[str, Any]], max_tokens: int, temperature: float,
                      tools: list[dict[str, Any]] | None = None, tool_choice: str = "auto",
                      on_content: Callable[[str], None] | None = None,
                      on_tool_delta: Callable[[Any], None] | None = None,
+                     extra_body: dict[str, Any] | None = None,
                      clock: Callable[[], float] = time.monotonic) -> Reply:
         """Stream one chat completion, calling back for each content piece and tool-call delta.
+
+        ``extra_body`` is merged into the request's JSON (e.g. a ``response_format``).
 
         Returns:
             The :class:`Reply` (content exactly as streamed, finish_reason, usage).
@@ -174,6 +199,8 @@ class Endpoint:
                                       temperature=temperature, stream=True, stream_options={"include_usage": True})
         if tools:
             kwargs.update(tools=tools, tool_choice=tool_choice)
+        if extra_body:
+            kwargs.update(extra_body=extra_body)
         try:
             stream = await self.client.chat.completions.create(**kwargs)
             async for chunk in stream:
