@@ -25,7 +25,7 @@ async def run(tmp_path: Path, responder, **profile):
     repo = git_repo(tmp_path / "wt", {"calc.py": CALC, "test_calc.py": TEST})
     with FakeOpenAI(responder) as server:
         runner = LocalRunner(settings_for(tmp_path, server.url, ci=CI))
-        runner.profile = replace(runner.profile, mode="guided", temperature=0.2, **profile)
+        runner.profile = replace(runner.profile, **{"mode": "guided", "temperature": 0.2, **profile})
         await runner.preflight()
         tools = FakeTools(repo)
         try:
@@ -96,3 +96,17 @@ async def test_constrained_replies_are_used_when_the_endpoint_enforces_them(tmp_
     edit = [r for r in server.requests if r.get("stream")][0]
     assert "Answer as JSON" in edit["messages"][-1]["content"]
     assert "def sub(a, b):" in (repo / "calc.py").read_text()
+
+
+async def test_auto_mode_guides_after_the_agent_loop_fails_the_turn(tmp_path: Path) -> None:
+    def responder(req):
+        if req["messages"][0]["content"].startswith("You are a careful programmer"):  # guided
+            return text("```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```")
+        return text("I would like to help with that.")  # the agent loop: no action, every time
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, mode="auto", small=False, attempts=1,
+                                                   idle_limit=2)
+    assert stats.passed and result.ok
+    assert any("trying guided mode" in line for _, line in tools.logs)
+    agent_requests = [r for r in server.requests if not r["messages"][0]["content"].startswith("You are a careful")]
+    assert len(agent_requests) == 2  # the loop gave up after idle_limit replies, then guided took over
