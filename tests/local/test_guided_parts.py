@@ -109,3 +109,15 @@ def test_profile_modes_and_guided_keys() -> None:
         parse_profile("q", {"mode": "fast"})
     with pytest.raises(ConfigError, match="small"):
         parse_profile("q", {"small": "yes"})
+
+
+def test_a_block_naming_no_file_goes_to_the_shown_file_that_defines_its_function(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    planned = plan_answer(blocks_of("```python\ndef helper():\n    return LIMIT + 1\n```"), read=read,
+                          known=["pkg/fmt.py", "pkg/other.py"], default="pkg/fmt.py", test_file=None,
+                          owners={"helper": "pkg/other.py", "format_age": "pkg/fmt.py"})
+    assert list(planned.texts) == ["pkg/other.py"] and "return LIMIT + 1" in planned.texts["pkg/other.py"]

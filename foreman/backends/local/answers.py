@@ -101,7 +101,7 @@ def blocks_of_json(reply: str) -> list[Block]:
 
 
 def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known: list[str], default: str | None,
-                test_file: str | None) -> Planned:
+                test_file: str | None, owners: dict[str, str] | None = None) -> Planned:
     """Place every block; later blocks see the earlier ones' results.
 
     Args:
@@ -111,13 +111,15 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
         default: the file for a block that names none (the localized source file).
         test_file: the file for a block of test functions that names none (a test file gets
             ``pytest`` and the names of ``default`` it uses imported).
+        owners: top-level name -> the shown file that defines it: a block that names no file
+            but redefines such a name goes to that file.
 
     Returns:
         The :class:`Planned` texts, actions and failures.
     """
     planned = Planned()
     for block in blocks:
-        path = _resolve(block, known, default, test_file)
+        path = _resolve(block, known, default, test_file, owners or {})
         if path is None:
             planned.failures.append("a block names no file and there is no file to put it in")
             continue
@@ -154,7 +156,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
     return planned
 
 
-def _resolve(block: Block, known: list[str], default: str | None, test_file: str | None) -> str | None:
+def _resolve(block: Block, known: list[str], default: str | None, test_file: str | None,
+             owners: dict[str, str]) -> str | None:
     path = block.path
     if path:
         if path in known or "/" in path:
@@ -169,7 +172,14 @@ def _resolve(block: Block, known: list[str], default: str | None, test_file: str
         return path
     if block.code and test_file and _only_tests(block.code):
         return test_file
+    named = {owners[n] for n in _defined(block.code) if n in owners}
+    if len(named) == 1:
+        return named.pop()
     return default
+
+
+def _defined(code: str) -> list[str]:
+    return [a or b for a, b in re.findall(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", code, re.M)]
 
 
 def _only_tests(code: str) -> bool:

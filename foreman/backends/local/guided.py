@@ -40,6 +40,7 @@ from .answers import Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .localize import Localized, list_files, localize, module_name, numbered, read
 from .loop import LineLog, LoopStats
+from .placement import top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
@@ -231,7 +232,9 @@ class GuidedTask:
 
     def _place(self, reply: str, where: Localized, known: list[str], default: str | None) -> Planned:
         blocks = (blocks_of_json(reply) if self.response_format else []) or blocks_of(reply)
-        planned = plan_answer(blocks, read=self._read, known=known, default=default, test_file=where.test_file)
+        owners = {name: rel for rel in where.files for name, _ in top_level_symbols(self._read(rel) or "")}
+        planned = plan_answer(blocks, read=self._read, known=known, default=default, test_file=where.test_file,
+                              owners=owners)
         if not blocks:
             planned.failures.append("the answer holds no code block")
         return planned
