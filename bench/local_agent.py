@@ -216,7 +216,8 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
         for trace in (home / "local" / "traces").rglob("*.jsonl"):
             sub = "guided-" if trace.parent.name == "guided" else ""
             shutil.copy2(trace, keep / f"{sub}{task.title.replace(' ', '_')}-{trace.name}")
-    stats = [s for runner in backend.runners.values() for s in getattr(runner, "stats", {}).values()]
+    runners = {id(r): r for r in backend.runners.values()}.values()  # agents may share one runner
+    stats = [s for runner in runners for s in getattr(runner, "stats", {}).values()]
     guided = [s for s in stats if getattr(s, "mode", "") == "guided"]
     note = ""
     success = false_success = False
