@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from foreman.backends.local.placement import (PlacementRefused, add_imports_for, place_python, top_level_symbols,
-                                              undefined_names)
+from foreman.backends.local.placement import PlacementRefused, place_python
+from foreman.backends.local.symbols import add_imports_for, top_level_symbols, undefined_names
 
 BASE = '''"""Formatting helpers."""
 
@@ -173,3 +173,10 @@ def test_test_file_gets_the_imports_it_needs():
 def test_symbols_index():
     assert top_level_symbols(BASE) == [("format_age", 6), ("title", 12)]
     assert top_level_symbols("def (") == []
+
+
+def test_two_imports_from_one_module_extend_the_same_line():
+    out = place_python(BASE, "from datetime import timedelta\nfrom datetime import timezone\n\n"
+                             "def later(d):\n    return d + timedelta(days=1)\n")
+    assert "from datetime import datetime, timedelta, timezone\n" in out.text
+    assert out.text.count("from datetime") == 1

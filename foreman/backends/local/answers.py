@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import edits, placement
+from . import edits, placement, symbols
 from .localize import is_test_file, module_name
 
 _FENCE_RE = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
@@ -140,8 +140,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                 planned.dropped.extend(placed.dropped)
                 if is_test_file(path) and default and default.endswith(".py"):
                     source = planned.texts.get(default, read(default)) or ""
-                    names = {n for n, _ in placement.top_level_symbols(source)}
-                    fixed = placement.add_imports_for(new, module_name(default), names)
+                    names = {n for n, _ in symbols.top_level_symbols(source)}
+                    fixed = symbols.add_imports_for(new, module_name(default), names)
                     new = fixed.text
                     planned.actions.extend(f"{path}: {a}" for a in fixed.actions)
             elif old is None:

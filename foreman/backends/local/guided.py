@@ -40,7 +40,7 @@ from .answers import Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .localize import Localized, list_files, localize, module_name, numbered, read
 from .loop import LineLog, LoopStats
-from .placement import top_level_symbols
+from .symbols import top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
