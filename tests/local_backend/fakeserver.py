@@ -28,6 +28,10 @@ class Reply:
     status: int = 200
     error: str = ""
     piece: int = 7
+    deltas: list[dict[str, Any]] | None = None
+    """Quirks: stream these deltas verbatim (instead of ``text``/``tool_calls``)."""
+    error_in_body: str = ""
+    """Quirks: HTTP 200 whose body (or first stream event) is this error object's message."""
 
 
 def text(body: str, **kw: Any) -> Reply:
@@ -53,9 +57,12 @@ class FakeOpenAI:
         models: the ids ``/v1/models`` lists.
     """
 
-    def __init__(self, responder: Responder, models: tuple[str, ...] = ("fake-coder",)) -> None:
+    def __init__(self, responder: Responder, models: tuple[str, ...] = ("fake-coder",), *,
+                 reject_stream_options: bool = False, preflight: Reply | None = None) -> None:
         self.responder = responder
         self.models = models
+        self.reject_stream_options = reject_stream_options
+        self.preflight_reply = preflight
         self.requests: list[dict[str, Any]] = []
         self.streamed_chunks = 0
         outer = self
@@ -91,14 +98,21 @@ class FakeOpenAI:
                     self._json(404, {"error": {"message": f"model {req.get('model')} not found",
                                                "type": "not_found_error"}})
                     return
+                if outer.reject_stream_options and "stream_options" in req:
+                    self._json(400, {"error": {"code": 400, "type": "invalid_request_error",
+                                               "message": "Unrecognized request argument supplied: stream_options"}})
+                    return
                 if req.get("max_tokens") == 1 and req["messages"][-1].get("content") == "Say OK.":
-                    reply = Reply(text="OK", finish_reason="length")
+                    reply = outer.preflight_reply or Reply(text="OK", finish_reason="length")
                 else:
                     outer.requests.append(req)
                     reply = outer.responder(req)
                 if reply.status != 200:
                     self._json(reply.status, {"error": {"code": reply.status, "message": reply.error,
                                                         "type": "server_error"}})
+                    return
+                if reply.error_in_body and not req.get("stream"):
+                    self._json(200, {"error": {"message": reply.error_in_body, "type": "upstream_error"}})
                     return
                 if req.get("stream"):
                     self._stream(req, reply)
@@ -135,7 +149,14 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
+                if reply.error_in_body:
+                    data = f"data: {json.dumps({'error': {'message': reply.error_in_body}})}\n\n".encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
+                    self.wfile.flush()
+                    return
                 self._chunk(req, {"role": "assistant", "content": ""})
+                for delta in reply.deltas or []:
+                    self._chunk(req, delta)
                 for i in range(0, len(reply.text), reply.piece):
                     self._chunk(req, {"content": reply.text[i:i + reply.piece]})
                 for index, (name, args) in enumerate(reply.tool_calls):

@@ -91,3 +91,30 @@ async def test_cancel_kills_the_command_tree(tmp_path: Path) -> None:
     assert not psutil.pid_exists(pids[0]) or psutil.Process(pids[0]).status() == psutil.STATUS_ZOMBIE
     assert all(not c.is_running() or c.status() == psutil.STATUS_ZOMBIE for c in children)
     assert os.getpgid(0) != pids[0]
+
+
+def test_plan_edit_tolerates_a_whole_block_indented_differently() -> None:
+    src = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n"
+    plan = edits.plan_edit(src, "def f(self):\n    return 1", "def f(self):\n    if True:\n        return 3")
+    assert plan.match == "indentation"
+    assert plan.new == "class A:\n    def f(self):\n        if True:\n            return 3\n\n    def g(self):\n        return 2\n"
+    with pytest.raises(edits.EditRefused, match="matches 2 places"):  # ambiguous once shifted: refused
+        edits.plan_edit("class A:\n    x = 1\nclass B:\n    x = 1\n", "x = 1", "x = 2")
+    with pytest.raises(edits.EditRefused, match="does not match"):  # nowhere: a failure, never a guess
+        edits.plan_edit(src, "return 7", "return 8")
+
+
+def test_local_edits_keep_crlf_on_every_line(tmp_path: Path) -> None:
+    """Issue 12 item 15: a CRLF file stays CRLF, whatever line ends the model's text used."""
+    crlf = "def f():\r\n    return 1\r\n\r\n\r\ndef g():\r\n    return 2\r\n"
+    (tmp_path / "m.py").write_bytes(crlf.encode())
+    ws = Workspace(tmp_path)
+    ws.read(Read(path="m.py"))
+    ws.commit(ws.propose(Edit(path="m.py", search="def f():\n    return 1", replace="def f():\n    x = 1\n    return x")))
+    data = (tmp_path / "m.py").read_bytes()
+    assert data == b"def f():\r\n    x = 1\r\n    return x\r\n\r\n\r\ndef g():\r\n    return 2\r\n"
+    ws.read(Read(path="m.py"))
+    ws.commit(ws.propose(Create(path="m.py", content="def f():\n    return 5\n")))
+    assert (tmp_path / "m.py").read_bytes() == b"def f():\r\n    return 5\r\n"
+    plan = edits.plan_edit("a\r\nb\r\n", "b\r\n", "c\nd")  # CRLF in the model's text too
+    assert plan.new == "a\r\nc\r\nd\r\n"

@@ -183,3 +183,15 @@ async def test_at_most_eight_actions_run_per_reply(tmp_path: Path) -> None:
     result, *_ = await run(tmp_path, responder)
     assert responder.seen[1].count("skipped: at most 8 actions") == 4
     assert result.ok
+
+
+async def test_several_bare_json_calls_say_which_one_ran(tmp_path: Path) -> None:
+    """Issue 13 item 5: several bare JSON calls in one reply are never dropped silently."""
+    responder = script(
+        text('{"name": "read", "arguments": {"path": "test_calc.py"}}\n'
+             '{"name": "read", "arguments": {"path": "calc.py"}}'),
+        text("FINAL Read both; nothing to change."),
+    )
+    result, tools, server, runner, repo = await run(tmp_path, responder, job="followup", task=None)
+    results = responder.seen[1]
+    assert "only the last one ran (READ calc.py)" in results and "def add(a, b):" in results

@@ -7,6 +7,8 @@ two spellings decode to the same action.
 
 from __future__ import annotations
 
+import re
+
 import typing
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,6 +124,12 @@ def _normalise(spec: ToolSpec, args: dict[str, Any], repairs: list[str]) -> dict
     return out
 
 
+_PLACEHOLDER_RE = re.compile(r"^<(?:the[ _-])?(?:path|file|file[ _-]?path|filename|command|cmd|pattern|regex|text|query|"
+                             r"dir|directory|folder|name|content|contents|summary|old|new|src|dst|source|"
+                             r"destination|arg|args|argument|arguments|message|note|status|task|start|end)>$",
+                             re.IGNORECASE)
+
+
 def build_action(name: str, args: Any, *, role: str | None = None) -> CallOutcome:
     """Build an action from a tool name and its arguments.
 
@@ -156,6 +164,8 @@ def build_action(name: str, args: Any, *, role: str | None = None) -> CallOutcom
         args = {}
     if not isinstance(args, dict):
         return CallOutcome(None, repairs, "bad_arguments")
+    if any(isinstance(v, str) and _PLACEHOLDER_RE.match(v.strip()) for v in args.values()):
+        return CallOutcome(None, repairs, "placeholder_argument")  # an echoed instruction, never an action
     values = _normalise(spec, args, repairs)
     if spec.name == "edit" and values.get("search") == "" and "path" in values:
         spec = BY_NAME["create"]

@@ -8,6 +8,11 @@ Matching is exact first. When that fails, a passage that matches line by line on
 whitespace is ignored is accepted (small models drop or add trailing spaces); its match is
 counted as ``trailing_whitespace``. Anything looser is refused with the closest passage as a
 hint, never applied: an anchor the model invented must not land somewhere plausible.
+A passage equal line by line but indented differently as a whole (the model dedented a method)
+is accepted too (``indentation``), its replacement shifted by the same amount.
+
+A file's line endings are kept: in a CRLF file the passage is matched and the replacement
+written with CRLF on every line, whatever the model's text used.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ class EditPlan:
         first_line / last_line: 1-based lines of the replacement in ``new`` (last < first
             when the replacement is empty).
         diff: a unified diff of the change.
-        match: "exact" or "trailing_whitespace".
+        match: "exact", "trailing_whitespace" or "indentation".
     """
 
     old: str
@@ -75,6 +80,37 @@ def _loose_matches(content: str, search: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _indent_matches(content: str, search: str) -> list[tuple[int, int, str, str]]:
+    """Passages equal to ``search`` once a common leading indentation is added to or removed
+    from every non-blank line: ``(start, end, add, remove)`` where the replacement's lines get
+    ``add`` prefixed or ``remove`` stripped."""
+    want = [line.rstrip() for line in search.strip("\n").split("\n")]
+    first_want = next((w for w in want if w.strip()), "")
+    want_lead = first_want[:len(first_want) - len(first_want.lstrip())]
+    have = content.split("\n")
+    starts = _line_starts(content)
+    spans = []
+    for first in range(len(have) - len(want) + 1):
+        window = [h.rstrip() for h in have[first:first + len(want)]]
+        first_have = next((w for w, x in zip(window, want) if x.strip()), "")
+        have_lead = first_have[:len(first_have) - len(first_have.lstrip())]
+        if have_lead == want_lead:
+            continue
+        if have_lead.endswith(want_lead):
+            add, remove = have_lead[:len(have_lead) - len(want_lead)], ""
+            ok = all((not x.strip() and not h.strip()) or h == add + x for h, x in zip(window, want))
+        elif want_lead.endswith(have_lead):
+            add, remove = "", want_lead[:len(want_lead) - len(have_lead)]
+            ok = all((not x.strip() and not h.strip()) or (x.startswith(remove) and h == x[len(remove):])
+                     for h, x in zip(window, want))
+        else:
+            ok = False
+        if ok:
+            last = first + len(want) - 1
+            spans.append((starts[first], starts[last] + len(have[last]), add, remove))
+    return spans
+
+
 def closest_passage(content: str, search: str) -> tuple[int, str] | None:
     """Return ``(first_line, text)`` of the passage most like ``search``, or None when nothing
     is at least half alike (a hint for the model, never applied)."""
@@ -97,18 +133,27 @@ def plan_edit(content: str, search: str, replace: str, *, path: str = "file") ->
     """Replace the one passage of ``content`` equal to ``search`` with ``replace``.
 
     Args:
-        content: the file's current text.
+        content: the file's current text (its line endings, LF or CRLF, are kept).
         search: the passage to find (its surrounding blank lines are not significant).
         replace: its replacement.
         path: for the diff headers.
 
     Returns:
-        The :class:`EditPlan`.
+        The :class:`EditPlan` (``new`` in the file's line endings).
 
     Raises:
         EditRefused: the passage is not found, found more than once, or empty; the message
             says so with the closest passage when there is one.
     """
+    if "\r\n" in content and content.count("\r\n") * 2 >= content.count("\n"):
+        plan = _plan_lf(content.replace("\r\n", "\n"), search.replace("\r\n", "\n"),
+                        replace.replace("\r\n", "\n"), path)
+        return EditPlan(content, plan.new.replace("\n", "\r\n"), plan.first_line, plan.last_line, plan.diff,
+                        plan.match)
+    return _plan_lf(content, search, replace, path)
+
+
+def _plan_lf(content: str, search: str, replace: str, path: str) -> EditPlan:
     anchor = search.strip("\n")
     if not anchor.strip():
         raise EditRefused("the SEARCH part is empty; to create a file use a block with an empty SEARCH "
@@ -123,6 +168,16 @@ def plan_edit(content: str, search: str, replace: str, *, path: str = "file") ->
     if not spans:
         spans = _loose_matches(content, anchor)
         match = "trailing_whitespace"
+    if not spans:
+        shifted = _indent_matches(content, anchor)
+        if len(shifted) == 1:
+            begin, end, add, remove = shifted[0]
+            spans = [(begin, end)]
+            body = "\n".join((add + line if add else line[len(remove):] if line.startswith(remove) else line.lstrip())
+                             if line.strip() else "" for line in body.split("\n"))
+            match = "indentation"
+        elif shifted:
+            spans = [(b, e) for b, e, _, _ in shifted]
     if len(spans) > 1:
         raise EditRefused(f"the SEARCH part matches {len(spans)} places in {path}; include more lines so it "
                           "matches exactly one")

@@ -9,6 +9,7 @@ becomes :class:`BadTurnError`, which the agent loop treats as a bad model turn.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -48,6 +49,20 @@ class Reply:
     pieces: list[str] = field(default_factory=list, repr=False)
 
 
+def _error_message(obj: Any) -> str:
+    """The server's message in an error object carried by an HTTP 200 body, or ""."""
+    extra = getattr(obj, "model_extra", None) or (obj if isinstance(obj, dict) else {})
+    error = extra.get("error") if isinstance(extra, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error) if error else ""
+
+
+def _rejects_stream_options(exc: Any) -> bool:
+    status, body = _status_body(exc)
+    return status in (400, 422) and "stream_options" in f"{getattr(exc, 'message', '')} {body}"
+
+
 def _status_body(exc: Any) -> tuple[int, Any]:
     response = getattr(exc, "response", None)
     status = int(getattr(exc, "status_code", 0) or getattr(response, "status_code", 0) or 0)
@@ -58,6 +73,15 @@ def _status_body(exc: Any) -> tuple[int, Any]:
         except Exception:  # noqa: BLE001 - the body is only for the message
             body = None
     return status, body
+
+
+def _reasoning(delta: Any) -> str:
+    """``reasoning_content`` (or ``reasoning``) of a streamed delta, as servers of reasoning models send it."""
+    if delta is None:
+        return ""
+    extra = getattr(delta, "model_extra", None) or {}
+    value = getattr(delta, "reasoning_content", None) or extra.get("reasoning_content") or extra.get("reasoning")
+    return value if isinstance(value, str) else ""
 
 
 class Endpoint:
@@ -83,6 +107,8 @@ class Endpoint:
                 raise BackendError(f"the local backend needs the openai package: pip install '.[local]' in the Foreman checkout ({exc})") from None
             client = AsyncOpenAI(base_url=url, api_key=api_key or "local", max_retries=0, timeout=request_timeout)
         self.client = client
+        self.no_stream_options = False
+        """The server rejected ``stream_options`` once: streams go without it (no usage figures)."""
 
     async def close(self) -> None:
         """Close the HTTP client."""
@@ -145,19 +171,46 @@ class Endpoint:
                 raise BackendError(f"the endpoint {self.url} does not serve model {model!r} "
                                    f"(it serves: {', '.join(served)}); set --model or the profile's model")
             try:
-                await self.client.chat.completions.create(
+                resp = await self.client.chat.completions.create(
                     model=model, messages=[{"role": "user", "content": "Say OK."}], max_tokens=1, temperature=0)
             except openai.OpenAIError as exc:
                 raise BackendError(f"model {model!r} at {self.url} failed a minimal completion: "
                                    f"{self._translate(exc, model).message}") from None
+            if not getattr(resp, "choices", None):  # HTTP 200 whose body is an error object (proxies)
+                raise BackendError(f"model {model!r} at {self.url} failed a minimal completion: "
+                                   f"{_error_message(resp) or 'the answer held no choices'}")
         return default
+
+    async def supports_json_schema(self, model: str) -> bool:
+        """Whether the endpoint enforces a ``response_format`` of type ``json_schema``: a tiny
+        completion must come back as JSON of the asked shape. Any refusal (HTTP 4xx/5xx, an
+        error body) or a free-text answer means no; never raises.
+        """
+        import openai
+
+        schema = {"type": "json_schema", "json_schema": {"name": "probe", "strict": True, "schema": {
+            "type": "object", "additionalProperties": False, "required": ["ok"],
+            "properties": {"ok": {"type": "boolean"}}}}}
+        try:
+            resp = await self.client.chat.completions.create(
+                model=model, max_tokens=16, temperature=0,
+                messages=[{"role": "user", "content": 'Answer {"ok": true}'}], extra_body={"response_format": schema})
+            content = (resp.choices[0].message.content or "") if getattr(resp, "choices", None) else ""
+            data = json.loads(content)
+        except (openai.OpenAIError, ValueError, TypeError, AttributeError, IndexError) as exc:
+            logger.info("json_schema probe of %s: not supported (%s)", self.url, str(exc)[:200])
+            return False
+        return isinstance(data, dict) and isinstance(data.get("ok"), bool)
 
     async def stream(self, *, model: str, messages: list[dict[str, Any]], max_tokens: int, temperature: float,
                      tools: list[dict[str, Any]] | None = None, tool_choice: str = "auto",
                      on_content: Callable[[str], None] | None = None,
                      on_tool_delta: Callable[[Any], None] | None = None,
+                     extra_body: dict[str, Any] | None = None,
                      clock: Callable[[], float] = time.monotonic) -> Reply:
         """Stream one chat completion, calling back for each content piece and tool-call delta.
+
+        ``extra_body`` is merged into the request's JSON (e.g. a ``response_format``).
 
         Returns:
             The :class:`Reply` (content exactly as streamed, finish_reason, usage).
@@ -171,12 +224,27 @@ class Endpoint:
         started = clock()
         reply = Reply()
         kwargs: dict[str, Any] = dict(model=model, messages=messages, max_tokens=max_tokens,
-                                      temperature=temperature, stream=True, stream_options={"include_usage": True})
+                                      temperature=temperature, stream=True)
+        if not self.no_stream_options:
+            kwargs["stream_options"] = {"include_usage": True}
         if tools:
             kwargs.update(tools=tools, tool_choice=tool_choice)
+        if extra_body:
+            kwargs.update(extra_body=extra_body)
+        thinking = False
         try:
-            stream = await self.client.chat.completions.create(**kwargs)
+            try:
+                stream = await self.client.chat.completions.create(**kwargs)
+            except openai.BadRequestError as exc:  # 400/422 naming stream_options: retry once without it
+                if "stream_options" not in kwargs or not _rejects_stream_options(exc):
+                    raise
+                logger.info("%s rejects stream_options; streaming without usage figures", self.url)
+                self.no_stream_options = True
+                kwargs.pop("stream_options")
+                stream = await self.client.chat.completions.create(**kwargs)
             async for chunk in stream:
+                if not getattr(chunk, "choices", None) and _error_message(chunk):
+                    raise BackendError(f"model {model!r} at {self.url} sent an error: {_error_message(chunk)}")
                 usage = getattr(chunk, "usage", None)
                 if usage is not None:
                     reply.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -184,6 +252,11 @@ class Endpoint:
                 for choice in getattr(chunk, "choices", None) or []:
                     delta = getattr(choice, "delta", None)
                     text = getattr(delta, "content", None) if delta is not None else None
+                    reasoning = _reasoning(delta)
+                    if reasoning and not text:  # reasoning models: shown to the decoder as a <think> block
+                        text, thinking = ("" if thinking else "<think>") + reasoning, True
+                    elif text and thinking:
+                        text, thinking = "</think>" + text, False
                     calls = (getattr(delta, "tool_calls", None) or []) if delta is not None else []
                     if text or calls:
                         reply.chunks += 1
@@ -200,6 +273,10 @@ class Endpoint:
                         reply.finish_reason = choice.finish_reason
         except openai.OpenAIError as exc:
             raise self._translate(exc, model) from None
+        if thinking:
+            reply.pieces.append("</think>")
+            if on_content is not None:
+                on_content("</think>")
         reply.content = "".join(reply.pieces)
         reply.duration_s = clock() - started
         return reply

@@ -153,6 +153,7 @@ class AgentLoop:
         self.role = "lead" if request.lead else "worker"
         self.native = profile.protocol == "native"
         self.stats = LoopStats()
+        self._notes: list[str] = []
         self.repeats: Counter[str] = Counter()
         self.reads: set[tuple[str, str, int | None, int | None]] = set()
         self.nothing_done_warned = False
@@ -284,6 +285,10 @@ class AgentLoop:
                                  "<<<<<<< SEARCH / ======= / >>>>>>> REPLACE block. Keep the reply short.")
                 continue
             idle = 0
+            if "last_json_wins" in result.repairs:  # several bare JSON calls: say which one ran, never drop silently
+                ran = render_action(result.actions[-1], last=True).split("\n", 1)[0]
+                self._notes.append(f"Your reply held several JSON tool calls; only the last one ran ({ran}). "
+                                   "Send one call per reply.")
             done = await self._act(result.actions, round_no)
             if isinstance(done, TurnResult):
                 return done
@@ -294,7 +299,8 @@ class AgentLoop:
         inspects = any(a.kind in INSPECT for a in actions)
         inspected = {getattr(a, "path", None) for a in actions if a.kind in INSPECT} - {None}
         outcomes: list[Outcome] = []
-        extra: list[str] = []
+        extra: list[str] = list(self._notes)
+        self._notes.clear()
         final: Final | None = None
         for index, action in enumerate(actions):
             if index >= MAX_ACTIONS and not isinstance(action, Final):

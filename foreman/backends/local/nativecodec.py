@@ -115,15 +115,42 @@ class NativeDecoder:
         Returns:
             Actions of earlier calls completed by this delta (a later index started).
         """
-        index = _get(delta, "index")
-        index = len(self._calls) if index is None else int(index)
-        call = self._calls.setdefault(index, {"name": "", "arguments": [], "id": None})
-        call["id"] = _get(delta, "id") or call["id"]
         function = _get(delta, "function")
-        call["name"] += _get(function, "name") or ""
-        call["arguments"].append(_get(function, "arguments") or "")
+        name, arguments, call_id = _get(function, "name") or "", _get(function, "arguments"), _get(delta, "id")
+        if arguments is not None and not isinstance(arguments, str):  # an object, not a JSON string
+            arguments = json.dumps(arguments)
+        index = _get(delta, "index")
+        last = max(self._calls) if self._calls else -1
+        if index is None:  # no index: the current call, unless this delta starts another
+            index = last if last >= 0 and not self._starts_new(self._calls[last], name, call_id) else last + 1
+        else:
+            index = int(index)
+            if index in self._calls and self._starts_new(self._calls[index], name, call_id):
+                index = last + 1  # several calls sharing one index
+        call = self._calls.setdefault(index, {"name": "", "arguments": [], "id": None})
+        call["id"] = call_id or call["id"]
+        if name and not call["name"].endswith(name) or not call["name"]:
+            call["name"] += name  # a name repeated in every delta is kept once
+        call["arguments"].append(arguments or "")
         ready = [i for i in sorted(self._calls) if i < index]
         return self._emit_upto(len(ready))
+
+    @staticmethod
+    def _starts_new(call: dict[str, Any], name: str, call_id: str | None) -> bool:
+        """A delta starts a new call when it carries another id, or a name after the current
+        call's arguments already form a complete JSON object."""
+        if call_id and call["id"] and call_id != call["id"]:
+            return True
+        if not name or not call["name"]:
+            return False
+        text = "".join(call["arguments"]).strip()
+        if not text:
+            return False
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+        return True
 
     def feed_chunk(self, chunk: Any) -> list[ActionBase]:
         """Add one streamed ``ChatCompletionChunk`` (SDK object or dict); return completed actions."""

@@ -47,6 +47,16 @@ class LocalProfile:
         repeat_limit: identical calls (without a change in between) refused after this many.
         loop_limit: identical calls that end the turn as a loop.
         idle_limit: replies in a row without any action that end the turn.
+        mode: how a worker's task turn runs: "agent" (the free agent loop), "guided" (the
+            harness localizes, the model writes definitions, the tests decide; see
+            :mod:`.guided`) or "auto" (guided when ``small``, else the agent loop and guided
+            after it fails a turn).
+        small: the model is small (a few billion parameters or less): "auto" guides it.
+        attempts: guided mode's best-of-N attempts.
+        repairs: guided mode's repair rounds per attempt (a placement failure or a failed check
+            told back to the model).
+        constrained: "auto": constrain guided replies to a JSON shape when the endpoint
+            accepts a ``response_format`` json_schema (checked once); "off": free text.
     """
 
     name: str = "default"
@@ -66,12 +76,18 @@ class LocalProfile:
     repeat_limit: int = 2
     loop_limit: int = 4
     idle_limit: int = 3
+    mode: str = "agent"
+    small: bool = False
+    attempts: int = 3
+    repairs: int = 1
+    constrained: str = "off"
 
 
 _FILE_KEYS = {f.name: f.name for f in fields(LocalProfile) if f.name != "name"}
 _FILE_KEYS.update({"".join([k.split("_")[0], *(p.capitalize() for p in k.split("_")[1:])]): k
                    for k in list(_FILE_KEYS)})
-_CHOICES = {"protocol": ("text", "native"), "tool_choice": ("auto", "required")}
+_CHOICES = {"protocol": ("text", "native"), "tool_choice": ("auto", "required"), "mode": ("agent", "guided", "auto"),
+            "constrained": ("auto", "off")}
 
 
 def _convert(key: str, value: Any, where: str) -> Any:
@@ -83,6 +99,12 @@ def _convert(key: str, value: Any, where: str) -> Any:
             return str(value)
         if value is None and key in ("model", "max_turns", "wall_timeout"):
             return None
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ValueError(f"expected true or false, got {value!r}")
+            return value
+        if key == "repairs" and value == 0 and not isinstance(value, bool):
+            return 0
         if isinstance(default, bool) or isinstance(value, bool):
             raise ValueError(f"expected a number or text, got {value!r}")
         if isinstance(default, int) or key == "max_turns":

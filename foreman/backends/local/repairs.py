@@ -16,7 +16,8 @@ _FENCE_RE = re.compile(r"^\s*```[\w+-]*[ \t]*\n(.*?)\n?\s*```\s*$", re.DOTALL)
 
 
 def _scan_fix(text: str) -> tuple[str, list[str]]:
-    """Drop trailing commas and escape raw control characters inside strings (JSON only)."""
+    """Drop trailing commas and ``//``/``/* */`` comments, and escape raw control characters
+    inside strings (JSON only)."""
     out: list[str] = []
     repairs: set[str] = set()
     in_string = False
@@ -38,6 +39,16 @@ def _scan_fix(text: str) -> tuple[str, list[str]]:
         elif char == '"':
             in_string = True
             out.append(char)
+        elif text.startswith("//", i):
+            repairs.add("json_comments")
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        elif text.startswith("/*", i):
+            repairs.add("json_comments")
+            end = text.find("*/", i + 2)
+            i = len(text) if end == -1 else end + 2
+            continue
         elif char == ",":
             if _CLOSER_RE.match(text, i + 1):
                 repairs.add("trailing_comma")

@@ -24,6 +24,10 @@ REPAIRS: dict[str, str] = {
     "arrow_variant": "MOVE/COPY/RENAME with => or 'to' instead of ->",
     "path_decorated": "an edit's path line with backticks, bold, heading marks or a label",
     "path_in_fence_info": "an edit's path taken from the fence info string (```src/x.py)",
+    "path_in_prose": "a block without a path line took the one path named in the prose just before it",
+    "path_with_spaces": "an edit's path line holding spaces (docs/user guide.md)",
+    "block_indented": "a whole edit block indented as a list item was read without that indentation",
+    "json_comments": "JSON with // or /* */ comments",
     "orphan_search_block": "a block without a path line took the path of the edit before it",
     "marker_reversed": "a SEARCH/REPLACE marker written with the wrong arrow direction",
     "marker_size": "a SEARCH/REPLACE/divider marker of the wrong length",
@@ -66,6 +70,7 @@ DROPS: dict[str, str] = {
     "invalid_json": "a tool call whose JSON could not be read",
     "unknown_tool": "a tool name the registry does not know",
     "bad_arguments": "a known tool with missing or invalid arguments",
+    "placeholder_argument": "an argument that is an instruction's placeholder (<path>, <command>): never an action",
     "not_allowed": "a tool this role may not use",
 }
 """Drop id -> why something that looked like an action was not one."""

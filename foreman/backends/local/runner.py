@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import shlex
+import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +31,7 @@ from ..turns import AgentTools, TurnRequest, TurnResult
 from . import commands
 from .endpoint import Endpoint
 from .executor import Executor
+from .guided import EDITS_FORMAT, GuidedStats, GuidedTask, ci_command_for
 from .loop import AgentLoop, LoopStats
 from .profiles import LocalProfile, resolve_profile
 from .registry import openai_tools, render_instructions
@@ -104,6 +106,7 @@ class LocalRunner:
         """The OS sandbox RUN commands run in (None: off or unavailable)."""
         self.sessions = SessionStore(self.home / "local" / "sessions")
         self.stats: dict[str, LoopStats] = {}
+        self._constrained: dict[str, bool] = {}
         """Figures of every turn run, by turn id (the bench reads them)."""
 
     @property
@@ -192,6 +195,9 @@ class LocalRunner:
         if turn_timeout and (wall is None or wall > turn_timeout * 0.95):
             wall = turn_timeout * 0.95
         profile = replace(self.profile, wall_timeout=wall)
+        guidable = not request.lead and bool(request.task) and request.job in ("work", "followup")
+        if guidable and (profile.mode == "guided" or (profile.mode == "auto" and profile.small)):
+            return await self._guided(request, tools, profile, model, session_id)
         executor = Executor(workspace, tools, env=dict(request.env) or None, run_timeout=profile.run_timeout,
                             max_output=profile.max_output, sandbox=self.sandbox)
         recorder = TraceRecorder(self.traces_dir / f"{_SAFE_ID.sub('_', session_id)}.jsonl")
@@ -206,9 +212,43 @@ class LocalRunner:
                 self.sessions.save(session_id, messages[1:])
             except OSError as exc:
                 logger.warning("cannot save local session %s: %s", session_id, exc)
-        if result.ok and not request.lead and request.task and request.job in ("work", "followup"):
+        if guidable and profile.mode == "auto" and not result.ok and not result.aborted:
+            tools.log(f"the agent loop failed this turn ({result.error}); trying guided mode", kind="error")
+            return await self._guided(request, tools, profile, model, session_id)
+        if result.ok and guidable:
             await self._finish_worker(request, tools, result.text)
         return result
+
+    async def _guided(self, request: TurnRequest, tools: AgentTools, profile: LocalProfile, model: str,
+                      session_id: str) -> TurnResult:
+        """Run the turn in guided mode (:mod:`.guided`); commit and send to review only when an
+        attempt passed the checks (otherwise the guided task already set the task blocked)."""
+        stats = GuidedStats()
+        self.stats[request.turn_id] = stats
+        response_format = await self._response_format(model) if profile.constrained == "auto" else None
+        deadline = time.monotonic() + profile.wall_timeout if profile.wall_timeout else None
+        task = GuidedTask(request, tools, self.endpoint, profile, model,
+                          ci_command=ci_command_for(self.settings, Path(request.cwd)),
+                          ci_timeout=float(getattr(self.settings, "ci_timeout", 0) or 600.0),
+                          trace_path=self.traces_dir / "guided" / f"{_SAFE_ID.sub('_', session_id)}.jsonl",
+                          stats=stats, deadline=deadline, response_format=response_format)
+        try:
+            result = await task.run()
+        except BackendError as exc:
+            return TurnResult(ok=False, session_id=session_id, error=exc.message)
+        if stats.passed:
+            await self._finish_worker(request, tools, result.text)
+        return result
+
+    async def _response_format(self, model: str) -> dict[str, Any] | None:
+        """The guided edit schema when the endpoint enforces ``response_format`` json_schema
+        (probed once per model), else None: the text decoder reads free replies."""
+        if model not in self._constrained:
+            supported = await self.endpoint.supports_json_schema(model)
+            self._constrained[model] = supported
+            logger.info("local endpoint %s: json_schema response_format %s", self.profile.url,
+                        "enforced" if supported else "not supported; guided replies use the text decoder")
+        return EDITS_FORMAT if self._constrained[model] else None
 
     async def _finish_worker(self, request: TurnRequest, tools: AgentTools, summary: str) -> None:
         """Commit the worktree's changes (through the policy) and move the task to review."""

@@ -79,6 +79,7 @@ class TextDecoder:
         self._fence_info = ""
         self._path: tuple[str, list[str]] | None = None
         self._last_edit_path: str | None = None
+        self._prose_path: str | None = None
         self._block: dict[str, Any] = {}
         self._scanner = BraceScanner()
         self._json_seen = 0
@@ -244,11 +245,12 @@ class TextDecoder:
         found = tl.marker(line)
         if found is not None:
             if found.kind == "search":
-                self._open_block(list(found.repairs))
+                self._open_block(list(found.repairs), indent=found.indent)
             else:
                 self._repairs.append("stray_marker")
             return
         self._path = None
+        self._prose_path = None
         if text.startswith("<function="):
             self._state, self._pending = _FUNCTION, []
             self._in_function(line)
@@ -270,6 +272,7 @@ class TextDecoder:
             return
         self._chatter.append(line)
         self._path = tl.clean_path(text)
+        self._prose_path = tl.prose_path(text) if self._path is None else None
 
     def _tool_line(self, name: str, rest: str) -> None:
         if rest.startswith("{"):
@@ -345,7 +348,7 @@ class TextDecoder:
         self._call(name, args_value, repairs + more + call_repairs)
 
     # -- edit blocks --------------------------------------------------------------------
-    def _open_block(self, repairs: list[str]) -> None:
+    def _open_block(self, repairs: list[str], indent: str = "") -> None:
         path_repairs: list[str] = []
         path: str | None
         if self._path is not None:
@@ -354,10 +357,14 @@ class TextDecoder:
             path, path_repairs = tl.fence_path(self._fence_info), ["path_in_fence_info"]
         elif self._last_edit_path is not None:
             path, path_repairs = self._last_edit_path, ["orphan_search_block"]
+        elif self._prose_path is not None:
+            path, path_repairs = self._prose_path, ["path_in_prose"]
         else:
             path = None
         self._path = None
-        self._block = {"path": path, "repairs": repairs + path_repairs, "search": [], "replace": []}
+        self._prose_path = None
+        self._block = {"path": path, "repairs": repairs + path_repairs, "search": [], "replace": [],
+                       "indent": indent}
         self._state = _SEARCH
 
     def _in_search(self, line: str) -> None:
@@ -405,6 +412,12 @@ class TextDecoder:
             self._drop("edit_without_path")
             return
         self._last_edit_path = block["path"]
+        indent = block.get("indent", "")
+        body = [ln for ln in block["search"] + block["replace"] if ln.strip()]
+        if indent and body and all(ln.startswith(indent) for ln in body):  # the whole block is a list item
+            block["search"] = [ln[len(indent):] for ln in block["search"]]
+            block["replace"] = [ln[len(indent):] for ln in block["replace"]]
+            block["repairs"].append("block_indented")
         search, replace = "\n".join(block["search"]), "\n".join(block["replace"])
         if search:
             self._call("edit", {"path": block["path"], "search": search, "replace": replace}, block["repairs"])

@@ -27,7 +27,11 @@ FINAL_RE = re.compile(r"^(?:[-*+]\s+)?`?FINAL\b:?`?\s*(?P<rest>.*)$")
 _RANGE_RE = re.compile(r"^(?P<path>.+?)(?::(?P<s>\d+)(?:-(?P<e>\d+))?|#L(?P<s2>\d+)(?:-L?(?P<e2>\d+))?)$")
 _SPACED_RANGE_RE = re.compile(r"^(?P<path>\S+)\s+(?:lines?\s+)?(?P<s>\d+)\s*(?:-|to)\s*(?P<e>\d+)$")
 _ARROW_RE = re.compile(r"\s*(->|=>|→|\bto\b)\s*")
-_PATH_LABEL_RE = re.compile(r"^(?:#+\s*)?(?:(?:file|path|filename)\s*:\s*)?", re.IGNORECASE)
+_PATH_LABEL_RE = re.compile(r"^(?:#+\s*)?(?:(?:updated|modified|changed|edited|new|created?|fixed|in)\s+(?:file\s+)?"
+                            r"(?=[*`'\"]))?(?:(?:file|path|filename)\s*:\s*)?", re.IGNORECASE)
+_SPACED_PATH_RE = re.compile(r"^[\w.~@+\-]+/[^<>|\"'`*:]*\.[A-Za-z0-9]{1,8}$")
+_PROSE_PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|ts|tsx|jsx|md|toml|json|txt|cfg|ini|yml|yaml|sh|rs|go|"
+                            r"java|c|h|cpp|rb|html|css))(?![\w/])")
 _PATH_OK_RE = re.compile(r"^[\w.~@+\-/\\][^\s<>|\"'`*]*$")
 
 
@@ -37,6 +41,7 @@ class Marker:
 
     kind: str  # "search", "divider" or "replace"
     repairs: tuple[str, ...] = ()
+    indent: str = ""
 
 
 def marker(line: str) -> Marker | None:
@@ -55,7 +60,7 @@ def marker(line: str) -> Marker | None:
             repairs.append("marker_indent")
         if match["word"] != match["word"].upper():
             repairs.append("marker_case")
-        return Marker(word, tuple(repairs))
+        return Marker(word, tuple(repairs), match["indent"])
     match = _DIVIDER_RE.match(line)
     if match:
         repairs = []
@@ -84,6 +89,9 @@ def clean_path(line: str) -> tuple[str, list[str]] | None:
     """
     text = line.strip()
     bare = _PATH_LABEL_RE.sub("", text, count=1).strip().strip("*`").rstrip(":").strip("*`").strip()
+    if bare and " " in bare and len(bare) <= 255 and bare.count(" ") <= 3 and _SPACED_PATH_RE.match(bare) \
+            and not _WORD_RE.match(bare):
+        return bare, ["path_with_spaces"] + (["path_decorated"] if bare != text else [])
     if not bare or len(bare) > 255 or not _PATH_OK_RE.match(bare) or _WORD_RE.match(bare):
         return None
     if bare == text:
@@ -91,6 +99,13 @@ def clean_path(line: str) -> tuple[str, list[str]] | None:
     if "." not in bare and "/" not in bare:
         return None
     return bare, ["path_decorated"]
+
+
+def prose_path(line: str) -> str | None:
+    """The one file path a prose line names (``the bug is in calc.py``), or None when it names
+    none or several different ones."""
+    found = set(_PROSE_PATH_RE.findall(line))
+    return found.pop() if len(found) == 1 else None
 
 
 def fence_path(info: str) -> str | None:

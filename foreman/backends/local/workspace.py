@@ -293,6 +293,8 @@ class Workspace:
             if seen.sha != current:
                 raise Refused(f"{rel} changed on disk since you read it (stale); READ {rel} again")
             old = _read_text(path)
+            if "\r\n" in old and old.count("\r\n") * 2 >= old.count("\n"):  # keep the file's CRLF line ends
+                content = content.replace("\r\n", "\n").replace("\n", "\r\n")
             lines = content.count("\n")
             return Change(action, "Write", str(path), edits.unified_diff(old, content, rel), {rel: current},
                           content, 1, lines)

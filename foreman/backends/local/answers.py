@@ -1,0 +1,191 @@
+"""A guided-mode answer: code blocks (definitions or a new file) and SEARCH/REPLACE blocks.
+
+The guided mode asks for "only the new or changed definitions, complete, in one block per file,
+the first line ``# file: <path>``". Small models follow that loosely, so each block's file is
+taken from, in order: that first comment line; a path on the line just before the block (with
+backticks, bold, "File:" or a trailing colon); the default file the harness chose. Pure: no I/O.
+
+:func:`plan_answer` turns the blocks into new file texts with :mod:`.placement` (Python files)
+or :func:`.edits.plan_edit` (SEARCH/REPLACE); a block that cannot be placed is a counted
+failure with its reason, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import edits, placement, symbols
+from .localize import is_test_file, module_name
+
+_FENCE_RE = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
+_SR_RE = re.compile(r"<{5,9} ?SEARCH[^\n]*\n(.*?)\n?={5,9}[^\n]*\n(.*?)\n?>{5,9} ?REPLACE[^\n]*", re.S)
+_FILE_COMMENT_RE = re.compile(r"^\s*(?:#|//)\s*(?:file(?:name)?\s*[:=]\s*)?([\w./-]+\.[A-Za-z0-9]{1,8})\s*$", re.I)
+_PATH_IN_LINE_RE = re.compile(r"([\w./-]*[\w-]+\.[A-Za-z0-9]{1,8})\b")
+
+
+@dataclass
+class Block:
+    """One block of an answer: ``code`` (definitions or a file) or ``search``/``replace``."""
+
+    path: str | None
+    code: str = ""
+    search: str | None = None
+    replace: str = ""
+
+
+@dataclass
+class Planned:
+    """The outcome of an answer: new texts by path, what was done, what failed."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    actions: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+def _path_before(text: str, start: int) -> str | None:
+    lines = text[:start].rstrip("\n").split("\n")
+    for line in reversed(lines[-2:]):
+        if not line.strip():
+            continue
+        found = [p for p in _PATH_IN_LINE_RE.findall(line.replace("`", " ").replace("*", " ")) if "/" in p or
+                 re.search(r"\.(py|js|ts|md|toml|txt|json|cfg|ini|yml|yaml|sh|rs|go)$", p)]
+        return found[-1].strip("./") if len(found) == 1 else None
+    return None
+
+
+def blocks_of(reply: str) -> list[Block]:
+    """The blocks of a reply: fenced code blocks, SEARCH/REPLACE blocks (fenced or not), or
+    the whole reply when it is bare Python code."""
+    out: list[Block] = []
+    for match in _FENCE_RE.finditer(reply):
+        body = match.group(3)
+        path = _path_before(reply, match.start())
+        first = body.split("\n", 1)[0]
+        comment = _FILE_COMMENT_RE.match(first)
+        if comment:
+            path = comment.group(1).lstrip("./") if comment.group(1).startswith("./") else comment.group(1)
+            body = body.split("\n", 1)[1] if "\n" in body else ""
+        pairs = list(_SR_RE.finditer(body))
+        if pairs:
+            out.extend(Block(path, search=m.group(1), replace=m.group(2)) for m in pairs)
+        elif body.strip():
+            out.append(Block(path, code=body))
+    if not out:
+        for m in _SR_RE.finditer(reply):
+            out.append(Block(_path_before(reply, m.start()), search=m.group(1), replace=m.group(2)))
+    if not out and reply.strip():
+        try:
+            compile(reply, "answer", "exec")
+        except (SyntaxError, ValueError):
+            return []
+        out.append(Block(None, code=reply))
+    return out
+
+
+def blocks_of_json(reply: str) -> list[Block]:
+    """The blocks of a constrained (JSON) reply ``{"edits": [{"file": ..., "code": ...}]}``
+    ([] when it is not that shape)."""
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        return []
+    items = data.get("edits") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [Block(str(i.get("file") or "") or None, code=str(i.get("code") or "")) for i in items
+            if isinstance(i, dict) and str(i.get("code") or "").strip()]
+
+
+def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known: list[str], default: str | None,
+                test_file: str | None, owners: dict[str, str] | None = None) -> Planned:
+    """Place every block; later blocks see the earlier ones' results.
+
+    Args:
+        blocks: the answer's blocks.
+        read: a file's current text by relative path (None when it does not exist).
+        known: the repository's files (a bare file name is resolved against them).
+        default: the file for a block that names none (the localized source file).
+        test_file: the file for a block of test functions that names none (a test file gets
+            ``pytest`` and the names of ``default`` it uses imported).
+        owners: top-level name -> the shown file that defines it: a block that names no file
+            but redefines such a name goes to that file.
+
+    Returns:
+        The :class:`Planned` texts, actions and failures.
+    """
+    planned = Planned()
+    for block in blocks:
+        path = _resolve(block, known, default, test_file, owners or {})
+        if path is None:
+            planned.failures.append("a block names no file and there is no file to put it in")
+            continue
+        old = planned.texts.get(path, read(path))
+        try:
+            if block.search is not None:
+                if old is None:
+                    if block.search.strip():
+                        raise edits.EditRefused(f"{path} does not exist")
+                    new = block.replace.strip("\n") + "\n"
+                else:
+                    new = edits.plan_edit(old, block.search, block.replace, path=path).new
+                planned.actions.append(f"{path}: SEARCH/REPLACE")
+            elif path.endswith(".py"):
+                placed = placement.place_python(old or "", block.code, module=module_name(path))
+                new = placed.text
+                planned.actions.extend(f"{path}: {a}" for a in placed.actions)
+                planned.dropped.extend(placed.dropped)
+                if is_test_file(path) and default and default.endswith(".py"):
+                    source = planned.texts.get(default, read(default)) or ""
+                    names = {n for n, _ in symbols.top_level_symbols(source)}
+                    fixed = symbols.add_imports_for(new, module_name(default), names)
+                    new = fixed.text
+                    planned.actions.extend(f"{path}: {a}" for a in fixed.actions)
+            elif old is None:
+                new = block.code if block.code.endswith("\n") else block.code + "\n"
+                planned.actions.append(f"{path}: new file")
+            else:
+                raise edits.EditRefused(f"{path} exists and is not Python: change it with a SEARCH/REPLACE block")
+        except (edits.EditRefused, placement.PlacementRefused) as exc:
+            planned.failures.append(f"{path}: {exc}")
+            continue
+        planned.texts[path] = new
+    return planned
+
+
+def _resolve(block: Block, known: list[str], default: str | None, test_file: str | None,
+             owners: dict[str, str]) -> str | None:
+    path = block.path
+    if path:
+        if path in known or "/" in path:
+            return path
+        matches = [k for k in known if k.rsplit("/", 1)[-1] == path]
+        if len(matches) == 1:
+            return matches[0]
+        if default and default.rsplit("/", 1)[-1] == path:
+            return default
+        if test_file and test_file.rsplit("/", 1)[-1] == path:
+            return test_file
+        return path
+    if block.code and test_file and _only_tests(block.code):
+        return test_file
+    named = {owners[n] for n in _defined(block.code) if n in owners}
+    if len(named) == 1:
+        return named.pop()
+    return default
+
+
+def _defined(code: str) -> list[str]:
+    return [a or b for a, b in re.findall(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)", code, re.M)]
+
+
+def _only_tests(code: str) -> bool:
+    names = re.findall(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)", code, re.M)
+    flat = [a or b for a, b in names]
+    return bool(flat) and all(n.startswith("test") or n.startswith("Test") for n in flat)
+
+
+__all__ = ["Block", "Planned", "blocks_of", "blocks_of_json", "plan_answer"]

@@ -1,0 +1,398 @@
+"""Guided mode: the harness drives a worker's task, the model writes one small thing at a time.
+
+For a small model the free agent loop fails on the protocol, not on the code (issue 13): it
+writes the right function but not a valid edit. Here the harness does the rest:
+
+1. *Localize* (:mod:`.localize`): the files and symbols the task names, shown with line
+   numbers (or a repository map when nothing is named).
+2. *Edit*: the model answers with complete definitions; :mod:`.answers` places them by name
+   (:mod:`.placement`), or applies SEARCH/REPLACE blocks; a block that cannot be placed is a
+   counted failure told back to the model.
+3. *Tests*: when the task asks for a test and the answer wrote none, the model is asked for test
+   functions, placed in the named test file (or ``tests/test_<module>.py``) with the imports
+   they need.
+4. *Validate*: the repository's CI command (the configured ``ci`` or the detected one, the same
+   command the conductor runs after the work, so not an agent command asked of the policy) runs
+   in the worktree; a failure's short summary goes back to the model for a bounded number of
+   repairs. File writes do go through the policy (``Edit``/``Write``).
+5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
+   attempt wrote is put back as it was); the first attempt whose checks pass wins.
+
+Honesty: when no attempt passes, the files are restored and the task is set ``blocked`` with
+what was tried; the turn never reports done. Every reply is recorded under
+``<traces>/guided/<session>.jsonl`` (one JSON object per reply, with its attempt and step).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ...errors import ForemanError
+from ..turns import AgentTools, TurnRequest, TurnResult
+from . import commands
+from .answers import Planned, blocks_of, blocks_of_json, plan_answer
+from .endpoint import BadTurnError, Endpoint
+from .localize import Localized, list_files, localize, module_name, numbered, read
+from .loop import LineLog, LoopStats
+from .symbols import top_level_symbols
+from .profiles import LocalProfile
+
+logger = logging.getLogger(__name__)
+
+SYSTEM = ("You are a careful programmer who changes an existing code base. You answer with code only: the "
+          "complete new or changed functions, classes or methods, never the unchanged rest of a file.")
+EDIT_ASK = ("Reply with only the new or changed code: each function, class or method you add or change, complete "
+            "from its def line to its end, with any import it needs, in one ```python block per file. Make the first "
+            "line of each block a comment naming the file, like `# file: {target}`. Do not repeat code you do not "
+            "change. No explanations.")
+TEST_ASK = ("Now write pytest test functions for this task, for the file {test_file}: one ```python block whose first "
+            "line is `# file: {test_file}`, only test functions (def test_...) using plain assert statements. "
+            "Import what you use from {module}.")
+REPAIR_ASK = ("Write the corrected code: the complete functions (or test functions) that must change, in ```python "
+              "blocks whose first line is `# file: <path>`. No explanations.")
+JSON_ASK = ('Answer as JSON: {"edits": [{"file": "<path>", "code": "<the complete new or changed code of that '
+            'file>"}]}.')
+EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "edits", "strict": True, "schema": {
+    "type": "object", "additionalProperties": False, "required": ["edits"],
+    "properties": {"edits": {"type": "array", "minItems": 1, "items": {
+        "type": "object", "additionalProperties": False, "required": ["file", "code"],
+        "properties": {"file": {"type": "string"}, "code": {"type": "string"}}}}}}}}
+"""The ``response_format`` of a constrained guided reply (llama.cpp turns it into a grammar)."""
+
+
+@dataclass
+class Attempt:
+    """One best-of-N attempt: its temperature, outcome and what it did."""
+
+    number: int
+    temperature: float
+    outcome: str = ""
+    detail: str = ""
+    repairs: int = 0
+    actions: list[str] = field(default_factory=list)
+    placement_failures: int = 0
+
+    def line(self) -> str:
+        """A one-line summary for the task history."""
+        extra = f", {self.repairs} repair(s)" if self.repairs else ""
+        return f"attempt {self.number} (temperature {self.temperature:.2f}{extra}): {self.outcome}" + (
+            f": {self.detail[:160]}" if self.detail else "")
+
+
+@dataclass
+class GuidedStats(LoopStats):
+    """The figures of a guided turn (the bench reads them next to the agent loop's).
+
+    Attributes:
+        mode: "guided".
+        attempts: every attempt, in order.
+        model_s / checks_s / wall_s: seconds spent waiting for the model, running the checks,
+            and in all (the harness's own share is the rest).
+        placement_failures: blocks that could not be placed (never applied).
+        passed: an attempt passed the checks.
+    """
+
+    mode: str = "guided"
+    attempts: list[Attempt] = field(default_factory=list)
+    model_s: float = 0.0
+    checks_s: float = 0.0
+    wall_s: float = 0.0
+    placement_failures: int = 0
+    passed: bool = False
+
+
+def summarize_failure(output: str, *, limit: int = 1500) -> str:
+    """The useful part of a failed test run: pytest's ``E`` lines, failure headers and the
+    summary, else the output's tail; at most ``limit`` characters."""
+    lines = output.replace("\r\n", "\n").split("\n")
+    keep = [ln for ln in lines if re.match(r"\s*E\s|FAILED |ERROR |_{3,} .* _{3,}|.*Error:|.*\d+ (failed|passed|error)",
+                                          ln)]
+    text = "\n".join(dict.fromkeys(keep)) if keep else "\n".join(lines[-25:])
+    return text[-limit:]
+
+
+def _goal_text(prompt: str) -> str:
+    return "\n".join(ln for ln in prompt.split("\n") if "update_task" not in ln).strip()
+
+
+class GuidedTask:
+    """Runs one worker turn in guided mode.
+
+    Args:
+        request: the turn (a worker's ``work`` or ``followup`` on a task).
+        tools: the agent's tools (policy, log, task status).
+        endpoint: the model endpoint.
+        profile: the local profile (``attempts``, ``repairs``, ``temperature``, ``max_tokens``,
+            ``context_window``, ``constrained``).
+        model: the model id.
+        ci_command: the repository's check command (None: none found; placing the code is
+            then the only check, and the task's CI and review still follow).
+        ci_timeout: seconds for one check run.
+        trace_path: the ``.jsonl`` file for the replies.
+        stats: the figures to fill (the runner keeps them by turn id).
+        deadline: a ``clock()`` time after which no new request starts (None: none).
+        response_format: a ``response_format`` to constrain edit replies with (the endpoint
+            supports it), or None for free text.
+        clock: monotonic seconds.
+    """
+
+    def __init__(self, request: TurnRequest, tools: AgentTools, endpoint: Endpoint, profile: LocalProfile, model: str,
+                 *, ci_command: str | None, ci_timeout: float, trace_path: Path, stats: GuidedStats,
+                 deadline: float | None = None, response_format: dict[str, Any] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.req, self.tools, self.endpoint, self.profile, self.model = request, tools, endpoint, profile, model
+        self.root = Path(request.cwd)
+        self.ci_command, self.ci_timeout = ci_command, ci_timeout
+        self.trace_path, self.stats, self.deadline, self.clock = trace_path, stats, deadline, clock
+        self.response_format = response_format
+        self.original: dict[str, bytes | None] = {}
+        self.goal = _goal_text(request.prompt)
+
+    # -- files -----------------------------------------------------------------------------
+    def _read(self, rel: str) -> str | None:
+        path = self.root / rel
+        return read(self.root, rel) if path.is_file() else None
+
+    async def _write(self, planned: Planned) -> list[str]:
+        """Write the planned texts (through the policy); return the paths written."""
+        written = []
+        for rel, text in planned.texts.items():
+            path = self.root / rel
+            if self._read(rel) == text:
+                continue
+            allowed, reason = await self.tools.permit("Edit" if path.exists() else "Write", {"file_path": str(path)})
+            if not allowed:
+                planned.failures.append(f"{rel}: not allowed ({reason})")
+                continue
+            if rel not in self.original:
+                self.original[rel] = path.read_bytes() if path.is_file() else None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode("utf-8", "surrogateescape"))
+            written.append(rel)
+        return written
+
+    def _restore(self) -> None:
+        """Put every file an attempt wrote back as it was (the same clean start)."""
+        for rel, data in self.original.items():
+            path = self.root / rel
+            if data is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(data)
+        self.original.clear()
+
+    def _changed(self) -> bool:
+        return any((self.root / rel).read_bytes() != data if (self.root / rel).is_file() else data is not None
+                   for rel, data in self.original.items())
+
+    # -- model -----------------------------------------------------------------------------
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and self.clock() >= self.deadline
+
+    async def _ask(self, messages: list[dict[str, Any]], temperature: float, attempt: int, step: str,
+                   *, constrained: bool = False) -> str:
+        log = LineLog(lambda text: self.tools.log(text, kind="text"))
+        self.tools.activity("thinking", f"guided attempt {attempt}: {step}")
+        started = self.clock()
+        extra = {"response_format": self.response_format} if constrained and self.response_format else None
+        if extra:
+            messages = [*messages[:-1], {**messages[-1], "content": f"{messages[-1]['content']}\n{JSON_ASK}"}]
+        try:
+            reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=self.profile.max_tokens,
+                                               temperature=temperature, on_content=log.add, extra_body=extra)
+        except BadTurnError as exc:
+            self.stats.bad_turns += 1
+            self._trace(attempt, step, temperature, "", f"bad turn: {exc.message}")
+            return ""
+        finally:
+            self.stats.model_s += self.clock() - started
+            log.flush()
+        self.stats.replies += 1
+        self.stats.prompt_tokens += reply.prompt_tokens
+        self.stats.completion_tokens += reply.completion_tokens
+        self._trace(attempt, step, temperature, reply.content, reply.finish_reason)
+        return reply.content
+
+    def _trace(self, attempt: int, step: str, temperature: float, reply: str, finish: str | None, **more: Any) -> None:
+        record = {"v": 1, "kind": "guided", "time": time.time(), "agent": self.req.agent, "task": self.req.task,
+                  "attempt": attempt, "step": step, "temperature": temperature, "finish_reason": finish,
+                  "reply": reply, **more}
+        try:
+            self.trace_path.parent.mkdir(parents=True, exist_ok=True)
+            with self.trace_path.open("a", encoding="ascii") as handle:
+                handle.write(json.dumps(record, ensure_ascii=True) + "\n")
+        except OSError as exc:
+            logger.warning("cannot record a guided reply to %s: %s", self.trace_path, exc)
+
+    def _place(self, reply: str, where: Localized, known: list[str], default: str | None) -> Planned:
+        blocks = (blocks_of_json(reply) if self.response_format else []) or blocks_of(reply)
+        owners = {name: rel for rel in where.files for name, _ in top_level_symbols(self._read(rel) or "")}
+        planned = plan_answer(blocks, read=self._read, known=known, default=default, test_file=where.test_file,
+                              owners=owners)
+        if not blocks:
+            planned.failures.append("the answer holds no code block")
+        return planned
+
+    # -- checks ----------------------------------------------------------------------------
+    async def _check(self) -> tuple[bool, str]:
+        if not self.ci_command:
+            return True, "no check command found for this repository"
+        self.tools.activity("testing", f"guided: {self.ci_command}")
+        started = self.clock()
+        try:
+            res = await commands.run_command(self.ci_command, cwd=self.root, env=dict(self.req.env) or None,
+                                             timeout=self.ci_timeout, max_output=20_000,
+                                             on_start=self.tools.track_process)
+        finally:
+            self.stats.checks_s += self.clock() - started
+        if res.timed_out:
+            return False, f"the checks timed out after {self.ci_timeout:.0f} s"
+        return res.exit_code == 0, summarize_failure(res.output)
+
+    # -- the flow --------------------------------------------------------------------------
+    async def run(self) -> TurnResult:
+        """Run the attempts; return the turn's result (the task is blocked when none passed).
+
+        Raises:
+            BackendError: the endpoint failed (not a model failure).
+        """
+        started = self.clock()
+        try:
+            return await self._run()
+        finally:
+            self.stats.wall_s = self.clock() - started
+
+    async def _run(self) -> TurnResult:
+        known = list_files(self.root)
+        budget = max(2000, (self.profile.context_window - self.profile.max_tokens - 700) * 3)
+        where = localize(self.root, self.goal, budget=budget)
+        default = where.target
+        self.tools.log(f"guided: localized {', '.join(where.files) or 'nothing (repository map)'}"
+                       + (f"; tests go to {where.test_file}" if where.test_file else ""), kind="text")
+        count = max(1, self.profile.attempts)
+        temperatures = [round(min(1.0, self.profile.temperature + 0.35 * i), 2) for i in range(count)]
+        for number, temperature in enumerate(temperatures, 1):
+            if self._out_of_time():
+                break
+            attempt = Attempt(number, temperature)
+            self.stats.attempts.append(attempt)
+            await self._attempt(attempt, where, known, default)
+            self.tools.log(f"guided {attempt.line()}", kind="text" if attempt.outcome == "passed" else "error")
+            if attempt.outcome == "passed":
+                self.stats.passed = True
+                how = f"({self.ci_command} passed)" if self.ci_command else "(no check command found)"
+                summary = (f"guided attempt {number}/{count} {how}: "
+                           + "; ".join(dict.fromkeys(attempt.actions))[:400])
+                return TurnResult(ok=True, session_id=self.req.session_id, text=summary)
+            self._restore()
+        return await self._block(count)
+
+    async def _block(self, count: int) -> TurnResult:
+        self._restore()
+        tried = " | ".join(a.line() for a in self.stats.attempts) or "no attempt could start (out of time)"
+        note = f"guided mode: {len(self.stats.attempts)} of {count} attempt(s), none passed the checks. {tried}"
+        try:
+            await self.tools.call("update_task", {"status": "blocked", "note": note[:900]})
+        except ForemanError as exc:
+            logger.info("update_task blocked after guided attempts: %s", exc.message)
+        return TurnResult(ok=True, session_id=self.req.session_id, text=note)
+
+    async def _attempt(self, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
+        target = default or (where.test_file or "path/to/file.py")
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Task:\n{self.goal}\n\n{where.context}\n\n{EDIT_ASK.format(target=target)}"}]
+        step, feedback_left = "edit", max(0, self.profile.repairs)
+        while True:
+            if self._out_of_time():
+                attempt.outcome = "out of time"
+                return
+            reply = await self._ask(messages, attempt.temperature, attempt.number, step, constrained=True)
+            messages.append({"role": "assistant", "content": reply})
+            planned = self._place(reply, where, known, default)
+            attempt.placement_failures += len(planned.failures)
+            self.stats.placement_failures += len(planned.failures)
+            written = await self._write(planned)
+            attempt.actions.extend(planned.actions)
+            if planned.actions:
+                self.stats.converted += 1
+                self.stats.commits += len(written)
+            if planned.failures and not written:
+                problem = "; ".join(planned.failures)
+                if feedback_left <= 0:
+                    attempt.outcome, attempt.detail = "nothing placed", problem
+                    return
+                feedback_left -= 1
+                attempt.repairs += 1
+                step = "repair"
+                messages.append({"role": "user", "content": f"That could not be applied: {problem}\n{REPAIR_ASK}"})
+                continue
+            if where.wants_test and where.test_file and not any(a.startswith(where.test_file + ":")
+                                                                 for a in attempt.actions):
+                await self._tests(attempt, where, known, default, messages)
+            if not self._changed():
+                attempt.outcome, attempt.detail = "no change", "the answer changed no file"
+                if feedback_left <= 0:
+                    return
+                feedback_left -= 1
+                attempt.repairs += 1
+                step = "repair"
+                messages.append({"role": "user", "content": f"That changed nothing. {REPAIR_ASK}"})
+                continue
+            ok, summary = await self._check()
+            if ok:
+                attempt.outcome, attempt.detail = "passed", ""
+                return
+            attempt.outcome, attempt.detail = "checks failed", summary.strip().split("\n")[-1]
+            if feedback_left <= 0:
+                return
+            feedback_left -= 1
+            attempt.repairs += 1
+            step = "repair"
+            shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
+                                if self._read(rel) is not None)[:6000]
+            messages.append({"role": "user", "content": f"The checks ({self.ci_command}) failed:\n{summary}\n\n"
+                                                        f"{shown}\n\n{REPAIR_ASK}"})
+
+    async def _tests(self, attempt: Attempt, where: Localized, known: list[str], default: str | None,
+                     messages: list[dict[str, Any]]) -> None:
+        """Ask for the task's test functions and place them in the test file."""
+        assert where.test_file is not None
+        module = module_name(default) if default else "the module under test"
+        source = self._read(default) if default else None
+        code = f"\n\nThe code under test, {default}:\n{numbered(source)}" if source else ""
+        ask = [{"role": "system", "content": SYSTEM},
+               {"role": "user", "content": f"Task:\n{self.goal}{code}\n\n"
+                                           + TEST_ASK.format(test_file=where.test_file, module=module)}]
+        if self._out_of_time():
+            return
+        reply = await self._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
+        planned = self._place(reply, where, known, default)
+        attempt.placement_failures += len(planned.failures)
+        self.stats.placement_failures += len(planned.failures)
+        await self._write(planned)
+        attempt.actions.extend(planned.actions)
+        messages.append({"role": "user", "content": "Tests were added:\n" + reply[:2000]})
+        messages.append({"role": "assistant", "content": "Understood."})
+
+
+def ci_command_for(settings: Any, cwd: Path) -> str | None:
+    """The check command: the configured ``ci`` setting, else the one detected for the project."""
+    import shlex
+
+    from ...repos import ci
+
+    command = getattr(settings, "ci", None) or ci.detect_ci_command(cwd)
+    if not command:
+        return None
+    return command if isinstance(command, str) else shlex.join(command)
+
+
+__all__ = ["EDITS_FORMAT", "Attempt", "GuidedStats", "GuidedTask", "ci_command_for", "summarize_failure"]
+

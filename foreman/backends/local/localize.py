@@ -1,0 +1,228 @@
+"""Localize a task: the files and symbols its text names, shown with line numbers.
+
+The guided mode (:mod:`.guided`) asks a small model one small thing at a time, so the harness,
+not the model, finds what to show it:
+
+- the repository's files come from ``git ls-files --cached --others --exclude-standard`` (so
+  ``.gitignore`` is honoured), or a walk that skips the usual build and cache folders;
+- a *symbol index* maps each top-level Python name (functions, classes, CONSTANTS) to its
+  file and line (parsed with ``ast``);
+- paths (``pocket_notes/formatting.py``, ``formatting.py``) and identifiers (``format_age``,
+  ``test_shout``) in the task text pick the files; quoted text the task cites (an error
+  message) is grepped for;
+- the picked files are shown whole with line numbers while they fit the budget, else the named
+  symbols' regions; when nothing is named, a repository map (files and their top-level
+  symbols) is shown instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .symbols import top_level_symbols
+from .workspace import SKIP_DIRS
+
+_PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+_IDENT_RE = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
+_QUOTED_RE = re.compile(r"""["'`]([^"'`\n]{6,80})["'`]""")
+_TEST_PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*test_[\w]+\.py)\b")
+MAX_FILE_CHARS = 400_000
+
+
+def list_files(root: Path) -> list[str]:
+    """The repository's files, relative and sorted, honouring ``.gitignore`` when git knows it."""
+    try:
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=root,
+                             capture_output=True, timeout=30)
+        if out.returncode == 0:
+            names = [n for n in out.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+            return sorted(n for n in names if (root / n).is_file())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        found.extend(Path(folder, f).relative_to(root).as_posix() for f in files)
+    return sorted(found)
+
+
+def read(root: Path, rel: str) -> str:
+    """A file's text ("" when missing, binary or huge)."""
+    path = root / rel
+    try:
+        if path.stat().st_size > MAX_FILE_CHARS:
+            return ""
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return "" if b"\0" in data[:8192] else data.decode("utf-8", "surrogateescape")
+
+
+def numbered(text: str, first: int = 1, last: int | None = None) -> str:
+    """Lines ``first``..``last`` (1-based, inclusive) of ``text``, each as ``  12| code``."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    last = len(lines) if last is None else min(last, len(lines))
+    width = len(str(max(last, 1)))
+    return "\n".join(f"{n:>{width}}| {lines[n - 1]}" for n in range(max(1, first), last + 1))
+
+
+def symbol_index(root: Path, files: list[str]) -> dict[str, list[tuple[str, int]]]:
+    """Top-level Python names -> ``[(file, line)]`` over ``files``."""
+    index: dict[str, list[tuple[str, int]]] = {}
+    for rel in files:
+        if rel.endswith(".py"):
+            for name, line in top_level_symbols(read(root, rel)):
+                index.setdefault(name, []).append((rel, line))
+    return index
+
+
+def module_name(rel: str) -> str:
+    """``pocket_notes/formatting.py`` -> ``pocket_notes.formatting`` (``src/`` dropped)."""
+    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def is_test_file(rel: str) -> bool:
+    """A pytest file by name (``test_*.py``, ``*_test.py``)."""
+    name = rel.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+@dataclass
+class Localized:
+    """What the harness found for a task.
+
+    Attributes:
+        files: the files to show, most relevant first (sources before tests).
+        symbols: ``(name, file, line)`` the task names.
+        context: the prompt text (numbered files, or the repository map).
+        test_file: where new tests go (the named test file, or ``tests/test_<module>.py``), or
+            None when the task asks for no test.
+        wants_test: the task asks for a test.
+    """
+
+    files: list[str] = field(default_factory=list)
+    symbols: list[tuple[str, str, int]] = field(default_factory=list)
+    context: str = ""
+    test_file: str | None = None
+    wants_test: bool = False
+
+    @property
+    def target(self) -> str | None:
+        """The main source file (the first non-test file), if any."""
+        return next((f for f in self.files if not is_test_file(f)), None)
+
+
+def repo_map(root: Path, files: list[str], *, budget: int = 4000) -> str:
+    """``path: name, name`` lines (top-level symbols of Python files), clipped to ``budget`` chars."""
+    lines = []
+    for rel in files:
+        names = [n for n, _ in top_level_symbols(read(root, rel))] if rel.endswith(".py") else []
+        lines.append(f"{rel}: {', '.join(names)}" if names else rel)
+    text = "\n".join(lines)
+    return text if len(text) <= budget else text[:budget].rsplit("\n", 1)[0] + "\n..."
+
+
+def _named_identifiers(goal: str) -> list[str]:
+    """Identifiers a task names: with an underscore, called (``name(``), in backticks, or
+    CamelCase (plain words such as "add" or "list" are not taken as names)."""
+    names = []
+    for match in _IDENT_RE.finditer(goal):
+        word = match.group(0)
+        after = goal[match.end():match.end() + 1]
+        before = goal[match.start() - 1:match.start()] if match.start() else ""
+        if ("_" in word.strip("_") or after == "(" or before == "`" or re.match(r"[A-Z][a-z]+[A-Z]", word)
+                or word.isupper() and len(word) > 3):
+            names.append(word)
+    return list(dict.fromkeys(names))
+
+
+def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
+    """Find and show what ``goal`` names in the repository at ``root``.
+
+    Args:
+        root: the worktree.
+        goal: the task's text.
+        budget: characters of context at most.
+
+    Returns:
+        The :class:`Localized` result.
+    """
+    root = Path(root)
+    files = list_files(root)
+    index = symbol_index(root, files)
+    found = Localized()
+    picked: list[str] = []
+
+    def pick(rel: str) -> None:
+        if rel in files and rel not in picked:
+            picked.append(rel)
+
+    for raw in _PATH_RE.findall(goal):
+        raw = raw.strip("./") if raw.startswith("./") else raw
+        if raw in files:
+            pick(raw)
+        elif "/" not in raw:
+            for rel in files:
+                if rel.endswith("/" + raw) or rel == raw:
+                    pick(rel)
+    for ident in _named_identifiers(goal):
+        for rel, line in index.get(ident, [])[:3]:
+            found.symbols.append((ident, rel, line))
+            pick(rel)
+    if not picked:
+        for quoted in _QUOTED_RE.findall(goal):
+            for rel in files:
+                if quoted in read(root, rel):
+                    pick(rel)
+    lower = goal.lower()
+    found.wants_test = bool(re.search(r"\btests?\b|\btest_\w+", lower))
+    named_tests = [t for t in _TEST_PATH_RE.findall(goal)]
+    picked.sort(key=is_test_file)  # sources first, stable
+    found.files = picked
+    if found.wants_test:
+        target = found.target
+        if named_tests:
+            found.test_file = named_tests[0]
+        elif target:
+            found.test_file = f"tests/test_{Path(target).stem}.py"
+    found.context = _render(root, found, files, budget)
+    return found
+
+
+def _render(root: Path, found: Localized, files: list[str], budget: int) -> str:
+    if not found.files:
+        return "Repository map (files and their top-level definitions):\n" + repo_map(root, files, budget=budget)
+    parts: list[str] = []
+    used = 0
+    for rel in found.files:
+        text = read(root, rel)
+        whole = f"{rel}:\n{numbered(text)}"
+        if used + len(whole) <= budget:
+            parts.append(whole)
+            used += len(whole)
+            continue
+        regions = sorted({line for name, path, line in found.symbols if path == rel})
+        if not regions:
+            continue
+        total = len(text.split("\n"))
+        pieces = [numbered(text, max(1, line - 3), min(total, line + 30)) for line in regions]
+        clipped = f"{rel} (parts):\n" + "\n...\n".join(pieces)
+        if used + len(clipped) <= budget:
+            parts.append(clipped)
+            used += len(clipped)
+    return "\n\n".join(parts)
+
+
+__all__ = ["Localized", "is_test_file", "list_files", "localize", "module_name", "numbered", "read", "repo_map",
+           "symbol_index"]

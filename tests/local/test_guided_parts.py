@@ -1,0 +1,123 @@
+"""Guided mode's pure parts: localization, answer blocks, failure summaries, profile keys."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from foreman.backends.local.answers import blocks_of, blocks_of_json, plan_answer
+from foreman.backends.local.guided import summarize_failure
+from foreman.backends.local.localize import localize, module_name
+from foreman.backends.local.profiles import parse_profile
+from foreman.errors import ConfigError
+
+
+def _repo(root: Path) -> Path:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/fmt.py": "import os\n\n\ndef format_age(x):\n    return x\n\n\nclass Shelf:\n    pass\n",
+        "pkg/other.py": "LIMIT = 3\n\n\ndef helper():\n    return LIMIT\n",
+        "tests/test_fmt.py": "from pkg.fmt import format_age\n\n\ndef test_a():\n    assert format_age(1) == 1\n",
+        ".gitignore": "secret/\n",
+        "secret/hidden.py": "def hidden():\n    pass\n",
+    }
+    for rel, body in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def test_localize_finds_named_paths_and_symbols_with_line_numbers(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    found = localize(root, "Fix format_age in fmt.py; add a test.")
+    assert found.files == ["pkg/fmt.py"] and found.target == "pkg/fmt.py"
+    assert ("format_age", "pkg/fmt.py", 4) in found.symbols
+    assert "pkg/fmt.py:\n1| import os\n" in found.context and "\n4| def format_age(x):\n" in found.context
+    assert found.wants_test and found.test_file == "tests/test_fmt.py"
+    named = localize(root, "Make helper() return LIMIT + 1; check it in tests/test_helper.py.")
+    assert named.files == ["pkg/other.py"] and named.test_file == "tests/test_helper.py"
+
+
+def test_localize_shows_a_gitignore_aware_repo_map_when_nothing_is_named(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    found = localize(root, "Make the program faster.")
+    assert found.files == [] and not found.wants_test
+    assert "pkg/fmt.py: format_age, Shelf" in found.context and "pkg/other.py: LIMIT, helper" in found.context
+    assert "secret" not in found.context
+
+
+def test_localize_keeps_to_the_budget(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    (root / "pkg" / "fmt.py").write_text("import os\n" + "".join(f"X{i} = {i}\n" for i in range(400))
+                                         + "\n\ndef format_age(x):\n    return x\n")
+    found = localize(root, "Fix format_age in pkg/fmt.py.", budget=1500)
+    assert len(found.context) <= 1500 and "def format_age(x):" in found.context and "(parts)" in found.context
+
+
+def test_module_names() -> None:
+    assert module_name("pkg/fmt.py") == "pkg.fmt" and module_name("src/a/__init__.py") == "a"
+
+
+def test_blocks_take_the_file_from_a_comment_a_line_before_or_the_default() -> None:
+    reply = ("Updated `pkg/fmt.py`:\n```python\ndef a():\n    pass\n```\n\n```python\n# file: tests/test_x.py\n"
+             "def test_a():\n    assert a() is None\n```\n```\ndef b():\n    pass\n```")
+    blocks = blocks_of(reply)
+    assert [b.path for b in blocks] == ["pkg/fmt.py", "tests/test_x.py", None]
+    assert blocks[1].code.startswith("def test_a")
+    assert [b.path for b in blocks_of("def f():\n    return 1\n")] == [None]  # bare code
+    assert blocks_of("I think you should change the function.") == []
+    assert blocks_of_json('{"edits": [{"file": "a.py", "code": "x = 1"}]}')[0].path == "a.py"
+    assert blocks_of_json("not json") == [] and blocks_of_json('{"edits": 3}') == []
+
+
+def test_plan_answer_places_defs_tests_with_imports_and_counts_failures(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    known = ["pkg/fmt.py", "pkg/other.py", "tests/test_fmt.py"]
+    reply = ("```python\ndef shout(t):\n    return t.upper()\n```\n```python\ndef test_shout():\n"
+             "    assert shout('a') == 'A'\n```\nfmt.py\n```\n<<<<<<< SEARCH\nnot in the file\n=======\nx\n"
+             ">>>>>>> REPLACE\n```")
+    planned = plan_answer(blocks_of(reply), read=read, known=known, default="pkg/fmt.py",
+                          test_file="tests/test_shout.py")
+    assert "def shout(t):" in planned.texts["pkg/fmt.py"]
+    assert planned.texts["tests/test_shout.py"].startswith("from pkg.fmt import shout\n")
+    assert len(planned.failures) == 1 and "does not match" in planned.failures[0]  # counted, never a guess
+    bad = plan_answer(blocks_of("```python\ndef broken(:\n```"), read=read, known=known, default="pkg/fmt.py",
+                      test_file=None)
+    assert bad.texts == {} and "not valid Python" in bad.failures[0]
+
+
+def test_summarize_failure_keeps_the_errors() -> None:
+    out = "\n".join(["noise"] * 50 + ["    def test_a():", ">       assert f(1) == 2", "E       assert 1 == 2",
+                                     "FAILED tests/test_a.py::test_a - assert 1 == 2", "1 failed, 3 passed in 0.1s"])
+    summary = summarize_failure(out)
+    assert "E       assert 1 == 2" in summary and "FAILED tests/test_a.py::test_a" in summary
+    assert "noise" not in summary
+
+
+def test_profile_modes_and_guided_keys() -> None:
+    p = parse_profile("q", {"mode": "auto", "small": True, "attempts": 5, "repairs": 0, "constrained": "auto"})
+    assert (p.mode, p.small, p.attempts, p.repairs, p.constrained) == ("auto", True, 5, 0, "auto")
+    assert parse_profile("d", {}).mode == "agent"
+    with pytest.raises(ConfigError, match="mode"):
+        parse_profile("q", {"mode": "fast"})
+    with pytest.raises(ConfigError, match="small"):
+        parse_profile("q", {"small": "yes"})
+
+
+def test_a_block_naming_no_file_goes_to_the_shown_file_that_defines_its_function(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    planned = plan_answer(blocks_of("```python\ndef helper():\n    return LIMIT + 1\n```"), read=read,
+                          known=["pkg/fmt.py", "pkg/other.py"], default="pkg/fmt.py", test_file=None,
+                          owners={"helper": "pkg/other.py", "format_age": "pkg/fmt.py"})
+    assert list(planned.texts) == ["pkg/other.py"] and "return LIMIT + 1" in planned.texts["pkg/other.py"]

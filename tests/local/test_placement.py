@@ -1,0 +1,182 @@
+"""Symbol placement: definitions placed by name with the ast parser."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from foreman.backends.local.placement import PlacementRefused, place_python
+from foreman.backends.local.symbols import add_imports_for, top_level_symbols, undefined_names
+
+BASE = '''"""Formatting helpers."""
+
+from datetime import datetime
+
+
+def format_age(created, now):
+    delta = now - created
+    seconds = delta.seconds
+    return f"{seconds} s"
+
+
+def title(text):
+    return text.title()
+'''
+
+
+def test_existing_function_is_replaced_in_place():
+    snippet = "def format_age(created, now):\n    return str(int((now - created).total_seconds()))\n"
+    out = place_python(BASE, snippet)
+    assert out.actions == ["replaced def format_age"]
+    assert "delta.seconds" not in out.text
+    assert out.text.index("def format_age") < out.text.index("def title")  # same place
+    assert out.text.count("def format_age") == 1
+    assert "def title(text):\n    return text.title()\n" in out.text
+
+
+def test_new_function_is_appended_with_the_files_spacing():
+    out = place_python(BASE, "def shout(text: str) -> str:\n    return text.upper() + '!'\n")
+    assert out.actions == ["appended def shout"]
+    assert out.text.endswith("    return text.title()\n\n\ndef shout(text: str) -> str:\n    return text.upper() + '!'\n")
+    ns: dict = {}
+    exec(compile(out.text, "f", "exec"), ns)
+    assert ns["shout"]("hi") == "HI!"
+
+
+def test_snippet_indented_as_a_list_item_is_dedented():
+    out = place_python(BASE, "    def is_blank(text):\n        return not text.strip()\n")
+    assert "\ndef is_blank(text):\n    return not text.strip()\n" in out.text
+
+
+CLASS = '''class Store:
+    """Notes."""
+
+    limit = 10
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, item):
+        self.items.append(item)
+
+
+def helper():
+    return 1
+'''
+
+
+def test_method_in_a_class_is_replaced_and_other_methods_kept():
+    snippet = "class Store:\n    def add(self, item):\n        self.items.insert(0, item)\n"
+    out = place_python(CLASS, snippet)
+    assert out.actions == ["replaced method Store.add"]
+    assert "self.items.insert(0, item)" in out.text and "append" not in out.text
+    assert "def __init__(self):" in out.text and "limit = 10" in out.text
+
+
+def test_new_method_goes_inside_the_class_not_at_the_end():
+    out = place_python(CLASS, "class Store:\n    def count(self):\n        return len(self.items)\n")
+    assert out.actions == ["appended method Store.count"]
+    tree = ast.parse(out.text)
+    store = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    assert [m.name for m in store.body if isinstance(m, ast.FunctionDef)] == ["__init__", "add", "count"]
+    assert out.text.rstrip().endswith("return 1")
+
+
+def test_bare_method_lands_in_the_class_that_has_it():
+    out = place_python(CLASS, "def add(self, item):\n    self.items += [item]\n")
+    assert out.actions == ["replaced method Store.add"]
+    assert "    def add(self, item):\n        self.items += [item]\n" in out.text
+
+
+def test_decorators_are_replaced_with_the_definition():
+    text = "import functools\n\n\n@functools.cache\ndef f(x):\n    return x\n"
+    out = place_python(text, "@functools.lru_cache(maxsize=2)\ndef f(x):\n    return x * 2\n")
+    assert "@functools.cache" not in out.text
+    assert "@functools.lru_cache(maxsize=2)\ndef f(x):\n    return x * 2\n" in out.text
+    kept = place_python(text, "def f(x):\n    return 3\n")  # no decorator in the snippet: it goes too
+    assert kept.text.count("@") == 0
+
+
+def test_imports_are_merged_without_duplicates():
+    snippet = ("import re\nfrom datetime import datetime, timedelta\n\n"
+               "def word_count(text):\n    return len(re.findall(r'\\S+', text))\n")
+    out = place_python(BASE, snippet)
+    assert "from datetime import datetime, timedelta\n" in out.text
+    assert out.text.count("from datetime") == 1 and out.text.count("import re\n") == 1
+    assert out.text.index("import re") < out.text.index("def format_age")
+    again = place_python(out.text, snippet)
+    assert again.text.count("import re") == 1 and again.text.count("timedelta") == out.text.count("timedelta")
+
+
+def test_import_of_the_files_own_module_is_skipped():
+    out = place_python(BASE, "from pocket_notes.formatting import title\n\ndef t2(x):\n    return title(x)\n",
+                       module="pocket_notes.formatting")
+    assert "import title" not in out.text
+
+
+def test_import_into_a_file_without_imports_goes_on_top():
+    out = place_python("def a():\n    return 1\n", "import os\n\ndef b():\n    return os.sep\n")
+    assert out.text.startswith("import os\n\n\ndef a():")
+    ast.parse(out.text)
+
+
+def test_crlf_file_stays_crlf_on_every_line():
+    crlf = BASE.replace("\n", "\r\n")
+    out = place_python(crlf, "import re\n\ndef shout(text):\n    return text.upper()\n\n"
+                             "def format_age(created, now):\n    return 'x'\n")
+    assert out.text.count("\n") == out.text.count("\r\n") > 10
+    assert "def shout(text):\r\n    return text.upper()\r\n" in out.text
+
+
+def test_tab_indented_file_keeps_tabs():
+    out = place_python("def a():\n\treturn 1\n", "def b():\n    if True:\n        return 2\n")
+    assert "def b():\n\tif True:\n\t\treturn 2\n" in out.text
+
+
+def test_syntax_error_is_refused_and_nothing_placed():
+    with pytest.raises(PlacementRefused, match="not valid Python"):
+        place_python(BASE, "def shout(text)\n    return text\n")
+
+
+def test_stray_statements_are_dropped_and_listed():
+    out = place_python(BASE, "def shout(t):\n    return t\n\nprint(shout('x'))\nif __name__ == '__main__':\n    pass\n")
+    assert out.actions == ["appended def shout"]
+    assert out.dropped == ["print(shout('x'))", "if __name__ == '__main__':"]
+    assert "print(" not in out.text
+
+
+def test_a_block_with_nothing_to_place_is_refused():
+    with pytest.raises(PlacementRefused, match="no function"):
+        place_python(BASE, "print('hello')\n")
+
+
+def test_constants_replace_or_go_after_the_imports():
+    out = place_python("import os\n\nLIMIT = 3\n\n\ndef f():\n    return LIMIT\n", "LIMIT = 5\nSEP = ','\n")
+    assert "LIMIT = 5" in out.text and "LIMIT = 3" not in out.text
+    assert out.text.index("SEP = ','") < out.text.index("def f")
+
+
+def test_new_file_takes_the_snippet():
+    out = place_python("", "import pytest\n\ndef test_a():\n    assert 1\n")
+    assert out.text == "import pytest\n\ndef test_a():\n    assert 1\n"
+
+
+def test_test_file_gets_the_imports_it_needs():
+    text = "def test_shout():\n    assert shout('hi') == 'HI!'\n    with pytest.raises(TypeError):\n        shout(1)\n"
+    assert undefined_names(text) == {"shout", "pytest"}
+    out = add_imports_for(text, "pocket_notes.formatting", {"shout", "title"})
+    assert out.text.startswith("import pytest\nfrom pocket_notes.formatting import shout\n")
+    assert add_imports_for(out.text, "pocket_notes.formatting", {"shout"}).actions == []
+
+
+def test_symbols_index():
+    assert top_level_symbols(BASE) == [("format_age", 6), ("title", 12)]
+    assert top_level_symbols("def (") == []
+
+
+def test_two_imports_from_one_module_extend_the_same_line():
+    out = place_python(BASE, "from datetime import timedelta\nfrom datetime import timezone\n\n"
+                             "def later(d):\n    return d + timedelta(days=1)\n")
+    assert "from datetime import datetime, timedelta, timezone\n" in out.text
+    assert out.text.count("from datetime") == 1

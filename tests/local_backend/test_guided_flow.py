@@ -1,0 +1,105 @@
+"""Guided mode through the real daemon, conductor and LocalRunner, the model behind real HTTP (the
+scripted server): attempt 1 writes a wrong function and the repository's tests catch it, attempt
+2 (a higher temperature, from the same clean start) passes; the work is committed, CI runs, the
+merge decision is answered and ``main`` holds exactly attempt 2's code."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from foreman.backends import make_backend
+from foreman.backends.local.guided import GuidedStats
+from foreman.backends.sim.demo_repo import create_demo_repo
+from foreman.config import resolve
+from foreman.daemon import Daemon
+
+from .fakeserver import FakeOpenAI, Reply, last_user, text
+
+GOAL = ("Add a function word_count(text: str) -> int to pocket_notes/formatting.py that returns how many words the "
+        "text has (split on whitespace). Add a test file tests/test_word_count.py that checks "
+        "word_count('two words') == 2.")
+WRONG = "# file: pocket_notes/formatting.py\ndef word_count(text: str) -> int:\n    return len(text)\n"
+RIGHT = "Here it is:\n```python\n# file: pocket_notes/formatting.py\ndef word_count(text: str) -> int:\n    return len(text.split())\n```\n"
+TESTS = "```python\n# file: tests/test_word_count.py\ndef test_word_count():\n    assert word_count('two words') == 2\n```"
+
+
+def responder(req: dict) -> Reply:
+    asked = last_user(req)
+    if "Now write pytest test functions" in asked:
+        return text(TESTS)
+    if asked.startswith("Task:"):
+        return text(f"```python\n{WRONG}```" if req["temperature"] < 0.3 else RIGHT)
+    return text("I do not know.")
+
+
+async def wait_for(pred, timeout: float = 60.0, world=None) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not pred():
+        if loop.time() > end:
+            shown = "" if world is None else "\n".join(
+                [f.text for f in world.feed] + [ln.text for lines in world.logs.values() for ln in lines])
+            raise AssertionError(f"condition not reached in time\n{shown}")
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.slow
+async def test_guided_task_second_attempt_passes_and_merges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    repo = tmp_path / "pocket-notes"
+    create_demo_repo(repo)
+    home = tmp_path / "home"
+    (home / "local").mkdir(parents=True)
+    with FakeOpenAI(responder) as server:
+        (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {"fake": {
+            "url": server.url, "model": "fake-coder", "maxTokens": 256, "temperature": 0.1, "mode": "guided",
+            "attempts": 3, "repairs": 0}}}}))
+        settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
+                            "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "notify": False}, env={})
+        backend = make_backend(settings)
+        daemon = Daemon(settings, backend=backend)
+        await daemon.start()
+        try:
+            await daemon.add_repo(str(repo))
+            repo_id = next(iter(daemon.core.world.repos))
+            task = daemon.act(lambda c, now: c.create_task("Add word_count", now, description=GOAL,
+                                                            assignee="juniper", repo=repo_id, who="user"))
+            world = daemon.core.world
+
+            def open_merge():
+                return next((d for d in world.decisions.values() if d.kind == "merge" and d.status == "open"), None)
+
+            await wait_for(lambda: open_merge() is not None or world.tasks[task.id].status == "blocked",
+                           world=world)
+            assert world.tasks[task.id].status == "review"
+            daemon.act(lambda c, now: c.answer_decision(open_merge().id, 0, now))
+            await wait_for(lambda: world.tasks[task.id].status == "done")
+        finally:
+            await daemon.stop()
+    stats = [s for s in backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
+    assert len(stats) == 1 and stats[0].passed
+    assert [(a.number, a.outcome) for a in stats[0].attempts] == [(1, "checks failed"), (2, "passed")]
+    assert [a.temperature for a in stats[0].attempts] == [0.1, 0.45]
+    # 4 model requests: attempt 1 (edit, tests), attempt 2 (edit, tests)
+    assert [r["temperature"] for r in server.requests] == [0.1, 0.1, 0.45, 0.45]
+    subprocess.run(["git", "checkout", "-q", "main"], cwd=repo, check=True)
+    source = (repo / "pocket_notes" / "formatting.py").read_text()
+    assert "return len(text.split())" in source and "return len(text)\n" not in source
+    assert source.count("def word_count") == 1 and source.index("def word_count") > source.index("def _plural")
+    test = (repo / "tests" / "test_word_count.py").read_text()
+    assert test.startswith("from pocket_notes.formatting import word_count\n")
+    suite = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo,
+                           capture_output=True, text=True)
+    assert suite.returncode == 0, suite.stdout
+    log = subprocess.run(["git", "log", "--format=%s", "main"], cwd=repo, capture_output=True, text=True).stdout
+    assert "guided attempt 2/3" in log
+    traces = [json.loads(line) for f in (home / "local" / "traces" / "guided").glob("*.jsonl")
+              for line in f.read_text().splitlines()]
+    assert [(t["attempt"], t["step"]) for t in traces] == [(1, "edit"), (1, "tests"), (2, "edit"), (2, "tests")]

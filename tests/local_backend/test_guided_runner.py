@@ -1,0 +1,112 @@
+"""Guided mode in the LocalRunner against the scripted HTTP server: honesty when no attempt
+passes, repairs with the failure's summary, constrained replies and their fallback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from foreman.backends.local.guided import GuidedStats
+from foreman.backends.local.runner import LocalRunner
+
+from .fakeserver import FakeOpenAI, error, last_user, text
+from .helpers import FakeTools, git_repo, request, settings_for
+
+CALC = "def add(a, b):\r\n    return a + b\r\n"  # CRLF: guided placement keeps it
+TEST = "import calc\n\n\ndef test_sub():\n    assert calc.sub(3, 1) == 2\n"
+GOAL = "Add sub(a, b) to calc.py: it returns a minus b."
+CI = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+
+
+async def run(tmp_path: Path, responder, **profile):
+    repo = git_repo(tmp_path / "wt", {"calc.py": CALC, "test_calc.py": TEST})
+    with FakeOpenAI(responder) as server:
+        runner = LocalRunner(settings_for(tmp_path, server.url, ci=CI))
+        runner.profile = replace(runner.profile, **{"mode": "guided", "temperature": 0.2, **profile})
+        await runner.preflight()
+        tools = FakeTools(repo)
+        try:
+            result = await runner.run_turn(request(repo, GOAL), tools)
+        finally:
+            await runner.close()
+    stats = next(s for s in runner.stats.values() if isinstance(s, GuidedStats))
+    return result, tools, server, stats, repo
+
+
+async def test_no_attempt_passes_the_task_is_blocked_and_the_files_restored(tmp_path: Path) -> None:
+    def responder(req):
+        return text("```python\n# file: calc.py\ndef sub(a, b):\n    return b - a\n```")
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, attempts=2, repairs=1)
+    assert result.ok and not stats.passed
+    assert [(a.number, a.outcome, a.repairs) for a in stats.attempts] == [(1, "checks failed", 1),
+                                                                          (2, "checks failed", 1)]
+    assert [a.temperature for a in stats.attempts] == [0.2, 0.55]
+    blocked = [args for name, args in tools.calls if name == "update_task"]
+    assert blocked and blocked[-1]["status"] == "blocked"
+    assert "none passed the checks" in blocked[-1]["note"] and "attempt 2" in blocked[-1]["note"]
+    assert not any(args.get("status") == "review" for _, args in tools.calls)
+    assert (repo / "calc.py").read_bytes() == CALC.encode()  # the same clean start, left clean
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == ""
+    # the repair request carried the failure's summary and the file as it was then
+    repair = server.requests[1]["messages"][-1]["content"]
+    assert "The checks" in repair and "assert -2 == 2" in repair and "def sub(a, b):" in repair
+    assert len(server.requests) == 4 and stats.replies == 4 and stats.checks_s > 0
+
+
+async def test_placement_failure_is_told_back_and_crlf_is_kept(tmp_path: Path) -> None:
+    replies = iter([text("You should subtract b from a."),
+                    text("calc.py\n```python\ndef sub(a, b):\n    return a - b\n```")])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), attempts=1, repairs=1)
+    assert stats.passed and result.ok and "guided attempt 1/1" in result.text
+    assert stats.placement_failures == 1 and stats.attempts[0].repairs == 1
+    assert "holds no code block" in last_user(server.requests[1])
+    data = (repo / "calc.py").read_bytes()
+    assert b"def sub(a, b):\r\n    return a - b\r\n" in data and data.count(b"\n") == data.count(b"\r\n")
+    assert ("update_task", {"status": "review", "note": result.text[:300]}) in tools.calls
+
+
+async def test_constrained_replies_fall_back_to_text_when_the_endpoint_refuses(tmp_path: Path) -> None:
+    def responder(req):
+        if "response_format" in req:
+            return error(400, "response_format type json_schema is not supported")
+        return text("```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```")
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, attempts=1, constrained="auto")
+    assert stats.passed
+    probes = [r for r in server.requests if "response_format" in r]
+    assert len(probes) == 1 and not probes[0].get("stream")  # probed once, then free text
+    assert all("response_format" not in r for r in server.requests if r.get("stream"))
+
+
+async def test_constrained_replies_are_used_when_the_endpoint_enforces_them(tmp_path: Path) -> None:
+    def responder(req):
+        if "response_format" not in req:
+            return text("no")
+        if not req.get("stream"):
+            return text('{"ok": true}')
+        assert req["response_format"]["json_schema"]["name"] == "edits"
+        return text(json.dumps({"edits": [{"file": "calc.py", "code": "def sub(a, b):\n    return a - b\n"}]}))
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, attempts=1, constrained="auto")
+    assert stats.passed, stats.attempts
+    edit = [r for r in server.requests if r.get("stream")][0]
+    assert "Answer as JSON" in edit["messages"][-1]["content"]
+    assert "def sub(a, b):" in (repo / "calc.py").read_text()
+
+
+async def test_auto_mode_guides_after_the_agent_loop_fails_the_turn(tmp_path: Path) -> None:
+    def responder(req):
+        if req["messages"][0]["content"].startswith("You are a careful programmer"):  # guided
+            return text("```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```")
+        return text("I would like to help with that.")  # the agent loop: no action, every time
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, mode="auto", small=False, attempts=1,
+                                                   idle_limit=2)
+    assert stats.passed and result.ok
+    assert any("trying guided mode" in line for _, line in tools.logs)
+    agent_requests = [r for r in server.requests if not r["messages"][0]["content"].startswith("You are a careful")]
+    assert len(agent_requests) == 2  # the loop gave up after idle_limit replies, then guided took over
