@@ -48,6 +48,7 @@ _BASIC_AUTH = re.compile(r"://[^\s/:@]+:[^\s/@]+@")
 _ARTIFACTORY = re.compile(r"\bA(?:KC|P[\dA-F])[a-zA-Z0-9]{8,}")
 _PLACEHOLDER = re.compile(
     r"(?i)example|placeholder|dummy|changeme|change[_-]me|redacted|sample|your[_-]?(?:api|secret|token|key|pass)"
+    r"|^(?:pass|password|passwd|pwd|secret|token|key|apikey|api_key|changeit|hunter2|admin|root|user)$"
     r"|^<.*>$|^\$\{.*\}$|^\{\{.*\}\}$|^%\(.*\)s$|xxxx|\*\*\*\*|^fake|[_-]fake|not[_-]?a[_-]?real|^test[_-]?(?:key|secret|token|password)"
 )
 _NO_ENTROPY_FILES = re.compile(
