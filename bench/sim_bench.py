@@ -46,9 +46,9 @@ AUTO = "merge,permission,question"
 
 
 # ----------------------------------------------------------------------------- process
-async def _watch(port: int, timeout: float) -> None:
+async def _watch(port: int, timeout: float, token: str | None = None) -> None:
     async with connect(f"ws://127.0.0.1:{port}", max_size=None) as ws:
-        await ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "sim-bench", "since": 0}))
+        await ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "sim-bench", "since": 0, "token": token}))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             msg = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
@@ -80,7 +80,7 @@ def run_process(tmp: Path, timeout: float = 120.0) -> float:
             except (OSError, ValueError):
                 pass
             time.sleep(0.005)
-        asyncio.run(_watch(int(data["port"]), timeout))
+        asyncio.run(_watch(int(data["port"]), timeout, data.get("token")))
         return time.perf_counter() - start
     finally:
         proc.terminate()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .config import OPTIONS, Settings, resolve
+from .config import OPTIONS, Settings, check_paths, resolve
 from .errors import ForemanError
 
 
@@ -187,7 +187,14 @@ def _doctor(settings: Settings) -> int:
         check(ver >= (2, 38), f"{out.strip()} (>= 2.38 for merge-tree --write-tree)", "upgrade git to 2.38 or newer")
     except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
         check(False, "git on PATH", "install git >= 2.38")
+    _doctor_identity(settings, check)
+    _doctor_sandbox(settings, check)
     home = settings.home
+    try:
+        check_paths(settings)
+        check(True, f"profile folder {settings.profile_dir} has no ':' (git can fence worktrees in)")
+    except ForemanError as exc:
+        check(False, exc.message, "use a --home and --profile without ':'")
     try:
         home.mkdir(parents=True, exist_ok=True)
         probe = home / ".doctor-probe"
@@ -214,21 +221,122 @@ def _doctor(settings: Settings) -> int:
     return 0 if not problems else 1
 
 
+IDENTITY_FIX = ('git config --global user.name "Your Name" && git config --global user.email you@example.com '
+                '(or set them in each repository you register)')
+
+
+def git_identity(cwd: Path | None = None) -> tuple[str | None, str]:
+    """Ask git who commits: ``(identity, "")``, or ``(None, reason)`` when git does not know.
+
+    Uses ``git var GIT_COMMITTER_IDENT``, which applies git's own strict rules (config, then
+    ``GIT_COMMITTER_*``/``EMAIL``, then refuses an address it would have to guess); an approved
+    merge commit is made with exactly that identity.
+
+    Args:
+        cwd: a repository whose local config counts too (default: a folder outside any repository).
+    """
+    import tempfile
+
+    try:
+        done = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], capture_output=True, text=True, timeout=20,
+                              cwd=cwd or tempfile.gettempdir())
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"git could not run ({exc})"
+    if done.returncode == 0:
+        return done.stdout.rsplit(">", 1)[0] + ">", ""
+    lines = [ln for ln in done.stderr.splitlines() if ln.startswith("fatal:")]
+    return None, (lines[-1] if lines else done.stderr.strip() or f"git var exited {done.returncode}")
+
+
+def _identity_places(settings: Settings) -> list[Path | None]:
+    return [Path(r).expanduser() for r in settings.repo if Path(r).expanduser().is_dir()] or [None]
+
+
+def _doctor_identity(settings: Settings, check: Callable[..., None]) -> None:
+    for place in _identity_places(settings):
+        who, why = git_identity(place)
+        where = f" in {place}" if place else ""
+        check(who is not None, f"git knows who you are{where} (approved merges carry {who or 'your identity'})"
+              if who else f"git knows who you are{where}: {why}", IDENTITY_FIX)
+
+
+def _doctor_sandbox(settings: Settings, check: Callable[..., None]) -> None:
+    from .sandbox import describe
+
+    on, line = describe(settings)
+    if on or settings.os_sandbox == "off":
+        check(True, line)
+    elif settings.os_sandbox == "required":
+        check(False, line, "install bubblewrap (apt-get install bubblewrap) where it can create namespaces, or --os-sandbox auto")
+    else:
+        print(f"[warn] {line}\n       fix: install bubblewrap (apt-get install bubblewrap) to sandbox agents' commands")
+
+
+def _check_sandbox(settings: Settings) -> None:
+    """At start: refuse ``--os-sandbox required`` without a sandbox; say once when ``auto`` finds none."""
+    import logging
+
+    from .sandbox import describe, from_settings
+
+    from_settings(settings)  # raises SandboxUnavailable for "required"
+    on, line = describe(settings)
+    if not on and settings.os_sandbox == "auto":
+        print(f"foreman: {line}", file=sys.stderr)
+    logging.getLogger("foreman.sandbox").info("%s", line)
+
+
+def _warn_identity(settings: Settings) -> None:
+    """Say once, at start, when a real backend's merges would fail for want of an identity."""
+    if settings.backend == "sim":
+        return
+    for place in _identity_places(settings):
+        who, why = git_identity(place)
+        if who is None:
+            print(f"foreman: warning: git does not know who you are{f' in {place}' if place else ''} ({why}); "
+                  f"approved merges will be refused until you set it: {IDENTITY_FIX}", file=sys.stderr)
+            return
+
+
 def _start(settings: Settings) -> int:
     from .daemon import Daemon
     from .logs import configure
 
+    check_paths(settings)
+    _warn_identity(settings)
+    fresh = not settings.profile_dir.exists()
     configure(settings.log_level, settings.profile_dir / "foreman.log")
-    daemon = Daemon(settings)
     try:
-        asyncio.run(_serve(daemon))
+        _check_sandbox(settings)
+    except ForemanError:
+        if fresh:
+            _forget_new_profile(settings.profile_dir)
+        raise
+    daemon = Daemon(settings)
+    up: list[bool] = []
+    try:
+        asyncio.run(_serve(daemon, on_up=lambda: up.append(True)))
     except ForemanError as exc:
         print(f"foreman: {exc.message}", file=sys.stderr)
+        if fresh and not up:
+            _forget_new_profile(settings.profile_dir)
         return 2
     return 0
 
 
-async def _serve(daemon: Any) -> None:
+def _forget_new_profile(profile_dir: Path) -> None:
+    """After a failed first start, remove what it created in the new profile folder but its log."""
+    import shutil
+
+    for child in profile_dir.iterdir() if profile_dir.is_dir() else []:
+        if child.name == "foreman.log":
+            continue
+        if child.is_dir():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+async def _serve(daemon: Any, on_up: Callable[[], Any] = lambda: None) -> None:
     loop = asyncio.get_running_loop()
     presses = 0
 
@@ -259,6 +367,7 @@ async def _serve(daemon: Any) -> None:
         loop.add_reader(sys.stdin.fileno(), on_stdin)
     try:
         await daemon.start()
+        on_up()
         say(f"Foreman {daemon.settings.profile} ({daemon.settings.backend}) on ws://127.0.0.1:{daemon.port}  "
             f"- connect with: foreman tui --port {daemon.port}   (q + Enter or Ctrl+C to stop)")
         await daemon.stopping.wait()

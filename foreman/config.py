@@ -1,10 +1,16 @@
 """Settings: the one module that reads the environment.
 
 Every setting can come from a command-line flag, an ``AGENTCRAFT_*`` environment variable, a
-key in ``<home>/<profile>/config.json`` or its default; precedence is flag > env > file >
-default. The merged :class:`Settings` remembers where each value came from, so
-``foreman config --json`` can show it. Unknown config keys and bad values raise
-:class:`~foreman.errors.ConfigError` naming the key and the fix.
+key in ``<home>/<profile>/config.json`` (the profile file), a key in ``<home>/config.json``
+(the home file, shared by every profile) or its default; precedence is
+flag > env > profile file > home file > default. In either file, a backend section
+(``"claude"``, ``"local"`` or ``"sim"``) may hold settings that apply only when that backend is
+the one started, e.g. ``{"claude": {"workers": ["kit", "wren"]}}``; within one file a backend
+section outranks the file's top-level keys. The merged :class:`Settings` remembers where each
+value came from (``flag``, ``env``, ``file``, ``file:<backend>``, ``home-file``,
+``home-file:<backend>``, ``default``), so ``foreman config --json`` can show it. Unknown keys
+(also inside a backend section, whichever backend is started) and bad values raise
+:class:`~foreman.errors.ConfigError` naming the file, the key and the fix.
 """
 
 from __future__ import annotations
@@ -127,6 +133,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("goal", str, None, "submit this goal right away"),
     Option("reset", _bool, False, "wipe this profile's state first", kind="bool"),
     Option("allow_browser_origins", _bool, False, "accept WebSocket requests from browsers (development only)", kind="bool"),
+    Option("auth", _bool, True, "clients must present the profile's token from foreman.json (--no-auth: any local process, an agent's included, may read and steer)", kind="bool"),
     Option("repo_poll_ms", _positive(int), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
     Option("merge_style", _choice("merge", "squash"), "merge", "approved merges: a merge commit, or one squashed commit"),
     Option("sign_merges", _bool, True, "sign approved merge commits when your git config signs", kind="bool"),
@@ -162,14 +169,21 @@ OPTIONS: tuple[Option, ...] = (
     Option("use_claude_login", _bool, False, "claude: use your local CLI login instead of an API key (personal use)", kind="bool"),
     Option("local_profile", str, None, "local: the named profile of the config section 'local' to use"),
     Option("url", _url, "http://127.0.0.1:8790/v1", "local: the OpenAI-compatible endpoint (env FOREMAN_URL also works)"),
+    Option("os_sandbox", _choice("auto", "required", "off"), "auto",
+           "run agents' commands (local RUN, CI) in the OS sandbox (bubblewrap): auto (where available), required, off"),
     Option("log_level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "daemon log level"),
 )
 """Every setting of ``foreman start``."""
 
 BY_KEY = {o.key: o for o in OPTIONS}
 BY_FILE_KEY = {o.file_key: o for o in OPTIONS}
-SECTIONS = ("claude", "local", "agents", "profiles")
-"""Config-file sections owned by backends (validated by them)."""
+BACKEND_SECTIONS = ("claude", "local", "sim")
+"""Config-file sections whose setting keys apply only when that backend is started."""
+SECTION_EXTRAS: dict[str, frozenset[str]] = {"local": frozenset({"profile", "profiles"}), "claude": frozenset(), "sim": frozenset()}
+"""Keys of a backend section that are not settings: kept in :attr:`Settings.sections` for the
+backend to validate (the local backend's endpoint profiles)."""
+SECTIONS = ("agents", *BACKEND_SECTIONS)
+"""Config-file sections (objects) besides the top-level settings."""
 
 
 @dataclass(frozen=True)
@@ -180,8 +194,11 @@ class Settings:
         home: the state root (``~/.agentcraft``).
         profile: the profile name; state lives in ``home / profile``.
         values: every option's value by key.
-        sources: where each value came from: ``flag``, ``env``, ``file`` or ``default``.
-        sections: backend sections of the config file (``claude``, ``local`` ...).
+        sources: where each value came from: ``flag``, ``env``, ``file`` (the profile file),
+            ``file:<backend>`` (its backend section), ``home-file``, ``home-file:<backend>`` or
+            ``default``.
+        sections: config-file sections for the backends to read (``agents``; the non-setting
+            keys of ``local``), the profile file's keys over the home file's.
     """
 
     home: Path
@@ -210,7 +227,7 @@ class Settings:
         for key, value in self.values.items():
             out[key] = {"value": value, "source": self.sources[key]}
         for name, section in self.sections.items():
-            out[name] = {"value": section, "source": "file"}
+            out[name] = {"value": section, "source": self.sources.get(f"section:{name}", "file")}
         return out
 
 
@@ -220,7 +237,7 @@ def default_home(env: Mapping[str, str]) -> Path:
 
 
 def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Settings:
-    """Merge flags, environment, config file and defaults into :class:`Settings`.
+    """Merge flags, environment, config files and defaults into :class:`Settings`.
 
     Args:
         flags: values given on the command line (only those the user typed), by option key,
@@ -228,8 +245,8 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
         env: the environment (defaults to ``os.environ``; tests pass a dict).
 
     Raises:
-        ConfigError: an unknown key in config.json, a bad value anywhere (naming where), or a
-            config file that is not a JSON object.
+        ConfigError: an unknown key in a config file or one of its backend sections, a bad value
+            anywhere (naming where), or a config file that is not a JSON object.
     """
     env = os.environ if env is None else env
     sources: dict[str, str] = {}
@@ -237,39 +254,79 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
         home, sources["home"] = Path(flags["home"]).expanduser(), "flag"
     else:
         home, sources["home"] = default_home(env), "env" if env.get("AGENTCRAFT_HOME") else "default"
-    backend_hint = flags.get("backend") or env.get("AGENTCRAFT_BACKEND") or BY_KEY["backend"].default
+    home_file = _read_file(home / "config.json")
+    backend_hint = (flags.get("backend") or env.get("AGENTCRAFT_BACKEND") or home_file.top.get("backend")
+                    or BY_KEY["backend"].default)
     if flags.get("profile"):
         profile, sources["profile"] = str(flags["profile"]), "flag"
     elif env.get("AGENTCRAFT_PROFILE"):
         profile, sources["profile"] = env["AGENTCRAFT_PROFILE"], "env"
     else:
         profile, sources["profile"] = str(backend_hint), "default"
-    file_values, sections = _read_file(home / profile / "config.json")
+    profile_file = _read_file(home / profile / "config.json")
     if env.get("FOREMAN_URL") and not env.get("AGENTCRAFT_URL"):
         env = {**env, "AGENTCRAFT_URL": env["FOREMAN_URL"]}  # the local backend's documented alias
     values: dict[str, Any] = {}
+    backend_opt = BY_KEY["backend"]
+    _pick(backend_opt, values, sources, [("flag", flags.get("backend"), backend_opt.cli), ("env", env.get(backend_opt.env), backend_opt.env),
+                                         *profile_file.layers(backend_opt, None, "file"), *home_file.layers(backend_opt, None, "home-file")])
+    backend = values["backend"]
     for opt in OPTIONS:
-        for source, raw, where in (
-            ("flag", flags.get(opt.key), opt.cli),
-            ("env", env.get(opt.env), opt.env),
-            ("file", file_values.get(opt.file_key), f"{home / profile / 'config.json'}: {opt.file_key}"),
-        ):
-            if raw is None:
-                continue
-            try:
-                values[opt.key] = opt.parse(raw)
-            except (ValueError, TypeError) as exc:
-                raise ConfigError(f"{where}: {exc}. Fix the value or remove it ({opt.help}).") from None
-            sources[opt.key] = source
-            break
-        else:
-            values[opt.key] = opt.default
-            sources[opt.key] = "default"
+        if opt.key == "backend":
+            continue
+        _pick(opt, values, sources, [("flag", flags.get(opt.key), opt.cli), ("env", env.get(opt.env), opt.env),
+                                     *profile_file.layers(opt, backend, "file"), *home_file.layers(opt, backend, "home-file")])
+    for cfg in (profile_file, home_file):  # a section for another backend: its values must still be valid
+        cfg.check_values()
     if values["user_name"] is None:
         values["user_name"] = _os_user(env)
     if values["notify"] is None:
         values["notify"] = values["backend"] != "sim"
+    sections: dict[str, Any] = {}
+    for name in SECTIONS:
+        merged = {**home_file.sections.get(name, {}), **profile_file.sections.get(name, {})}
+        if merged:
+            sections[name] = merged
+            in_profile, in_home = name in profile_file.sections, name in home_file.sections
+            sources[f"section:{name}"] = "file" if in_profile and not in_home else (
+                "home-file" if in_home and not in_profile else "file+home-file")
     return Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
+
+
+def _pick(opt: Option, values: dict[str, Any], sources: dict[str, str],
+          layers: list[tuple[str, Any, str]]) -> None:
+    """Set ``values[opt.key]`` from the first layer that has a value (else the default)."""
+    for source, raw, where in layers:
+        if raw is None:
+            continue
+        values[opt.key] = _parse(opt, raw, where)
+        sources[opt.key] = source
+        return
+    values[opt.key] = opt.default
+    sources[opt.key] = "default"
+
+
+def _parse(opt: Option, raw: Any, where: str) -> Any:
+    try:
+        return opt.parse(raw)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{where}: {exc}. Fix the value or remove it ({opt.help}).") from None
+
+
+def check_paths(settings: Settings) -> None:
+    """Refuse a home whose paths git cannot fence in (``foreman start`` and ``foreman doctor``).
+
+    An agent's git runs with ``GIT_CEILING_DIRECTORIES`` set to its worktree's parent, so it can
+    never walk up into an enclosing repository; git splits that variable on ``:`` with no escape,
+    so a profile folder (where worktrees live) containing ``:`` is refused
+    (:func:`foreman.repos.gitsafety.check_ceiling_path`).
+
+    Raises:
+        UnsafePath: (a ConfigError) naming the folder and what to do.
+    """
+    from .repos.gitsafety import check_ceiling_path
+
+    check_ceiling_path(settings.profile_dir.expanduser().absolute(), what="profile folder")
 
 
 def _os_user(env: Mapping[str, str]) -> str:
@@ -279,23 +336,72 @@ def _os_user(env: Mapping[str, str]) -> str:
         return "you"
 
 
-def _read_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass
+class _File:
+    """One parsed config file: top-level settings, backend-section settings and other sections."""
+
+    path: Path
+    top: dict[str, Any] = field(default_factory=dict)
+    by_backend: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def layers(self, opt: Option, backend: str | None, source: str) -> list[tuple[str, Any, str]]:
+        """The layers this file gives ``opt``: the started backend's section, then the top level."""
+        out = []
+        if backend is not None and opt.file_key in self.by_backend.get(backend, {}):
+            out.append((f"{source}:{backend}", self.by_backend[backend][opt.file_key], f"{self.path}: {backend}.{opt.file_key}"))
+        out.append((source, self.top.get(opt.file_key), f"{self.path}: {opt.file_key}"))
+        return out
+
+    def check_values(self) -> None:
+        """Parse every backend section's settings (also those of a backend not started)."""
+        for backend, keys in self.by_backend.items():
+            for key, raw in keys.items():
+                if raw is not None:
+                    _parse(BY_FILE_KEY[key], raw, f"{self.path}: {backend}.{key}")
+
+
+def _read_file(path: Path) -> _File:
+    out = _File(path)
     if not path.exists():
-        return {}, {}
+        return out
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc}). Fix the file or delete it.") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: must hold a JSON object of settings")
-    values: dict[str, Any] = {}
-    sections: dict[str, Any] = {}
     for key, value in data.items():
         if key in SECTIONS:
-            sections[key] = value
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: {key} must be a JSON object (of settings for that backend, or per agent)")
+            if key in BACKEND_SECTIONS:
+                _split_section(path, key, value, out)
+            else:
+                out.sections[key] = value
         elif key in BY_FILE_KEY:
-            values[key] = value
+            out.top[key] = value
         else:
             known = ", ".join(sorted([*BY_FILE_KEY, *SECTIONS]))
             raise ConfigError(f"{path}: unknown key {key!r}. Remove it or use one of: {known}")
-    return values, sections
+    return out
+
+
+def _split_section(path: Path, name: str, section: dict[str, Any], out: _File) -> None:
+    """Put a backend section's settings in ``out.by_backend`` and its other keys in ``out.sections``."""
+    settings: dict[str, Any] = {}
+    extras: dict[str, Any] = {}
+    for key, value in section.items():
+        if key in SECTION_EXTRAS[name]:
+            extras[key] = value
+        elif key == "backend":
+            raise ConfigError(f"{path}: {name}.backend: a backend section cannot choose the backend; "
+                              "set 'backend' at the top level of the file")
+        elif key in BY_FILE_KEY:
+            settings[key] = value
+        else:
+            known = ", ".join(sorted([*(k for k in BY_FILE_KEY if k != "backend"), *SECTION_EXTRAS[name]]))
+            raise ConfigError(f"{path}: unknown key {key!r} in the {name!r} section. Remove it or use one of: {known}")
+    out.by_backend[name] = settings
+    if extras:
+        out.sections[name] = extras

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import secrets
 import shutil
+import socket
 import time
 from collections import deque
 from pathlib import Path
@@ -37,7 +39,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RING_SIZE = 20_000
-"""State frames kept for clients that reconnect with ``since``; older gaps get a snapshot."""
+"""State frames kept for clients that reconnect with ``since``; a client further behind gets a
+snapshot, then live frames."""
 
 CHECKPOINT_INTERVAL = 1.0
 """Seconds between WAL checkpoints (run off the loop)."""
@@ -71,6 +74,7 @@ class Daemon:
         self.server = WebSocketServer(
             on_hello=self.on_hello, on_intent=self.on_intent, snapshot=self.snapshot_frame,
             allow_browser_origins=settings.allow_browser_origins,
+            token=secrets.token_urlsafe(32) if settings.auth else None,
         )
         self.notifier = Notifier(enabled=settings.notify, silent=settings.toast_silent)
         self.backend: Any = backend
@@ -415,6 +419,7 @@ class Daemon:
         """
         home, profile = self.settings.home, self.settings.profile
         runtime.claim_profile(home, profile)
+        await self._preflight()  # before any state is written: a start that cannot run leaves none
         self.load()
         try:
             self.port = await self.server.start(self.settings.port)
@@ -425,14 +430,16 @@ class Daemon:
                     f"(see {home / 'foreman.json'}); stop it or start with --port N"
                 ) from None
             raise
-        runtime.record(home, profile, {
+        record: dict[str, Any] = {
             "port": self.port, "host": "127.0.0.1", "backend": self.settings.backend,
             "version": __version__, "startedAt": self.now(),
-        })
-        from .backends import make_backend
-
-        if self.backend is None:
-            self.backend = make_backend(self.settings)
+        }
+        if self.server.token is not None:
+            record["token"] = self.server.token
+        else:
+            logger.warning("--no-auth: any local process, including code an agent runs, can connect to port %d "
+                           "and answer decisions; use it only for clients that cannot send a token", self.port)
+        runtime.record(home, profile, record)
         self.auth = self.backend.status()
         self.publish_status()
         for path in self.settings.repo:
@@ -447,6 +454,30 @@ class Daemon:
         self.spawn(self._checkpoints(), "wal-checkpoint")
         logger.info("Foreman %s (%s) listening on ws://127.0.0.1:%d", profile, self.settings.backend, self.port)
         return self.port
+
+    async def _preflight(self) -> None:
+        """Check what needs no state: the port is free and the backend can run (its ``preflight``).
+
+        Raises:
+            ConfigError: the port is taken. BackendError: the backend's own check failed.
+        """
+        if self.settings.port:
+            with socket.socket() as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+                try:
+                    probe.bind(("127.0.0.1", self.settings.port))
+                except OSError:
+                    raise ConfigError(
+                        f"port {self.settings.port} is already in use: another Foreman may be running "
+                        f"(see {self.settings.home / 'foreman.json'}); stop it or start with --port N"
+                    ) from None
+        if self.backend is None:
+            from .backends import make_backend
+
+            self.backend = make_backend(self.settings)
+        check = getattr(self.backend, "preflight", None)
+        if check is not None:
+            await check()
 
     async def stop(self) -> None:
         """Shut down: stop accepting, stop the backend, cancel background work, close the store."""

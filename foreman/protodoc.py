@@ -41,6 +41,7 @@ SCHEMA_NAME = "protocol.schema.json"
 
 # Sample values for the generated examples, by (model, wire field) first, then by wire field.
 _SAMPLES_BY_MODEL: dict[tuple[str, str], Any] = {
+    ("Hello", "capabilities"): ["batch"], ("Hello", "token"): "k3Xq...the token from foreman.json",
     ("Agent", "name"): "kit", ("Agent", "title"): "Kit", ("Agent", "activity"): "editing src/notes/tags.py",
     ("Agent", "task"): "t2", ("Agent", "worktree"): "kit-t2", ("Agent", "state"): "editing", ("Agent", "station"): "desk",
     ("Agent", "model"): None, ("Agent", "role"): "worker", ("DecisionAnswer", "option"): 0,
@@ -148,6 +149,8 @@ def _sample(model: str, field: str, schema: dict[str, Any], defs: dict[str, Any]
     if "$ref" in schema:
         target = schema["$ref"].rsplit("/", 1)[1]
         return _object_sample(target, defs, depth + 1)
+    if "oneOf" in schema:  # a discriminated union: its first member
+        return _sample(model, field, schema["oneOf"][0], defs, depth)
     if "anyOf" in schema:
         options = [s for s in schema["anyOf"] if s.get("type") != "null"]
         return _sample(model, field, options[0], defs, depth) if options else None
@@ -271,6 +274,7 @@ def _error_codes() -> list[tuple[str, str]]:
         "unknown_type": "The `type` names no client intent of this protocol version.",
         "protocol": "The `hello` names a protocol version this daemon does not speak.",
         "hello_first": "An intent arrived before the connection's `hello`.",
+        "unauthorized": "The client has not presented the profile's token (see Authentication): no snapshot, nothing changed.",
         "internal": "The daemon failed to handle the intent (a bug; see its log). Nothing is assumed changed.",
     })
     return sorted(codes.items())
@@ -279,7 +283,7 @@ def _error_codes() -> list[tuple[str, str]]:
 def build_markdown(schema: dict[str, Any]) -> str:
     """Return the text of ``docs/protocol.md`` for the given schema (see :func:`build_schema`)."""
     from .daemon import RING_SIZE
-    from .server import MAX_FRAME_BYTES, QUEUE_MAX, TRANSPORT_MAX_BYTES
+    from .server import BACKLOG_MAX_BYTES, HELD_MAX, MAX_FRAME_BYTES, TRANSPORT_MAX_BYTES
 
     defs = schema["$defs"]
     client = _union_models(protocol.ClientMessage)
@@ -302,8 +306,23 @@ def build_markdown(schema: dict[str, Any]) -> str:
         "  Unknown fields are ignored, so additions within v1 are backward compatible.",
         f"- A client frame over {MAX_FRAME_BYTES} bytes gets an `error` with code `too_large`; over"
         f" {TRANSPORT_MAX_BYTES} bytes the WebSocket layer closes the connection (code 1009).",
-        f"- Each client has a bounded queue of {QUEUE_MAX} frames. A client that stops reading never delays the others:",
-        "  when its queue overflows its backlog is dropped and it gets a fresh `snapshot` once it reads again.",
+        f"- Each client has a bounded backlog: {BACKLOG_MAX_BYTES} unsent bytes beyond its last catch-up. A client that",
+        "  stops reading never delays the others: past the bound, state messages skip it and its replies are held;",
+        "  once it reads again it gets a fresh `snapshot`, then the held replies, then live messages. A client that",
+        f"  lags with more than {HELD_MAX} replies held is disconnected (close code 1013) and may reconnect.",
+        "",
+        "## Authentication",
+        "",
+        "- The daemon writes a random token (new at every start) as the `token` field of",
+        "  `<home>/<profile>/foreman.json`, and of `<home>/foreman.json` when it is the first running Foreman.",
+        "  Both files have mode 0600: reading them is the privilege. The token is never put in an agent's",
+        "  environment, prompt, log or the feed.",
+        "- A client sends it as `hello.token`, or as `Authorization: Bearer <token>` on the WebSocket upgrade",
+        "  request (a wrong bearer token is refused with HTTP 401).",
+        "- Until it has, the client reads nothing and changes nothing: `hello` gets `error` `unauthorized` and",
+        "  no snapshot, every intent gets `error` `unauthorized`. It may send `hello` again with the token.",
+        "- A daemon started with `--no-auth` (insecure; it logs a warning) writes no token and accepts every",
+        "  local client.",
         "",
         "## Session, `seq` and `since`",
         "",

@@ -4,6 +4,10 @@
 its lock: a second Foreman on a profile whose recorded pid is alive is refused.
 ``<home>/foreman.json`` names the first live Foreman; when it exits, another live profile
 takes its place.
+
+Both files carry the client ``token`` (unless the daemon runs with ``--no-auth``) and are
+written with mode 0600: a client proves it may read and steer this Foreman by reading it
+(see ``docs/protocol.md``, "Authentication"). The token is new at every start.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class ProfileInUse(ConfigError):
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.fchmod(fd, 0o600)  # it holds the client token: readable by its owner only
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=2)
     os.replace(tmp, path)
@@ -74,7 +79,7 @@ def record(home: Path, profile: str, info: dict[str, Any]) -> dict[str, Any]:
     """Write this Foreman's run files; return the record written.
 
     Args:
-        info: ``{port, host, backend, version, startedAt}``; pid and profile are added.
+        info: ``{port, host, backend, version, startedAt, token?}``; pid and profile are added.
     """
     data = {"pid": os.getpid(), "pidCreated": psutil.Process().create_time(), "profile": profile, **info}
     (home / profile).mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The WebSocket edge: local clients only, bounded per-client queues, ack/error replies.
+"""The WebSocket edge: local clients only, bounded per-client backlogs, ack/error replies.
 
 The server knows nothing of the core. It hands every decoded intent to a handler (the
 daemon) and sends whatever text the daemon broadcasts. Guards:
@@ -6,20 +6,28 @@ daemon) and sends whatever text the daemon broadcasts. Guards:
 * Only 127.0.0.1 is bound. A request with an ``Origin`` header (every browser sends one) or a
   ``Host`` other than ``127.0.0.1``, ``localhost`` or ``[::1]`` (DNS rebinding) is refused
   with HTTP 401 unless ``allow_browser_origins``.
+* Unless started without a token (``--no-auth``), a client must present the profile's token:
+  in ``hello.token`` or as ``Authorization: Bearer <token>`` on the upgrade request (a wrong
+  bearer token is refused with HTTP 401). Until it does, it reads nothing and changes nothing:
+  ``hello`` and every intent get an ``unauthorized`` error.
 * A malformed frame, unknown type, missing field or oversized frame gets an ``error`` reply
   with a stable code; the connection lives on.
-* Each client has a bounded queue: a client that stops reading never delays the others; when
-  its queue overflows, its backlog is dropped and it gets a fresh snapshot once it reads again.
+* Frames go straight to each socket's write buffer, encoded once for all clients. A client
+  that stops reading never delays the others: once its unsent backlog passes a bound, state
+  frames skip it; when it drains, it gets a fresh snapshot and live frames again. A lagging
+  client that keeps sending intents without reading is disconnected (close code 1013).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 from http import HTTPStatus
 from typing import Any, Awaitable, Callable
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import broadcast as ws_broadcast
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
@@ -34,8 +42,14 @@ MAX_FRAME_BYTES = 256 * 1024
 """Client frames larger than this get a ``too_large`` error (the connection lives on)."""
 TRANSPORT_MAX_BYTES = 16 * 1024 * 1024
 """Frames larger than this are refused by the WebSocket layer itself (close code 1009)."""
-QUEUE_MAX = 2_000
-"""Messages queued per client before it counts as lagging."""
+BACKLOG_MAX_BYTES = 4 * 1024 * 1024
+"""Unsent bytes a client's socket may hold (beyond its last catch-up) before it counts as lagging."""
+BACKLOG_LOW_BYTES = 64 * 1024
+"""A lagging client gets its fresh snapshot once its unsent bytes fall below this."""
+HELD_MAX = 1_000
+"""Replies held for a lagging client; past this it is disconnected (close code 1013)."""
+UNAUTHORIZED = ("this Foreman needs its client token: send hello.token (or Authorization: Bearer) with the token "
+                "read from <home>/<profile>/foreman.json")
 ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 IntentHandler = Callable[[Any], Awaitable[list[str]]]
@@ -48,27 +62,35 @@ def error_frame(code: str, message: str, request_id: Any = None) -> str:
 
 
 class Client:
-    """One connected client: its socket, its bounded outgoing queue and its writer task."""
+    """One connected client: its socket and its lag state.
+
+    Frames are written straight into the socket's write buffer (no queue, no writer task); the
+    buffer's size is the backlog. A client whose backlog passes ``limit`` is *lagging*: state
+    frames skip it, its replies are held, and once its backlog drains it gets a fresh snapshot,
+    then the held replies, then live frames again.
+    """
 
     def __init__(self, ws: ServerConnection, name: str) -> None:
         self.ws = ws
         self.name = name
-        self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize=QUEUE_MAX)
         self.ready = False
-        """True once the client said hello and got its snapshot (it then receives broadcasts)."""
+        """True once the client said hello and got its catch-up (it then receives broadcasts)."""
+        self.authed = False
+        """True once the client presented the token (always True without auth)."""
+        self.batch = False
+        """The client said ``capabilities: ["batch"]``: a transaction's frames go as one ``batch``."""
         self.lagging = False
+        self.held: list[str] = []
+        """Replies kept while lagging (sent after the fresh snapshot)."""
+        self.limit = BACKLOG_MAX_BYTES
+        self.dropped = False
+        """True once the server closes this connection for lagging too far (it gets nothing more)."""
+        self.recovery: asyncio.Task[None] | None = None
 
-    def push(self, text: str) -> None:
-        """Queue a frame without waiting; on overflow drop the backlog and mark the client lagging."""
-        if self.lagging:
-            return
-        try:
-            self.queue.put_nowait(text)
-        except asyncio.QueueFull:
-            self.lagging = True
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            logger.warning("client %s lags: backlog dropped, it will get a fresh snapshot", self.name)
+    def backlog(self) -> int:
+        """Bytes written for this client that its socket has not taken yet."""
+        transport = self.ws.transport
+        return 0 if transport is None else transport.get_write_buffer_size()
 
 
 class WebSocketServer:
@@ -81,6 +103,7 @@ class WebSocketServer:
         on_intent: the daemon's intent handler.
         snapshot: returns a fresh snapshot frame (for lagging clients).
         allow_browser_origins: skip the Origin/Host guard (development only).
+        token: the client token every client must present; None accepts any client (``--no-auth``).
     """
 
     def __init__(
@@ -90,11 +113,13 @@ class WebSocketServer:
         on_intent: IntentHandler,
         snapshot: Callable[[], str],
         allow_browser_origins: bool = False,
+        token: str | None = None,
     ) -> None:
         self.on_hello = on_hello
         self.on_intent = on_intent
         self.snapshot = snapshot
         self.allow_browser_origins = allow_browser_origins
+        self.token = token
         self.clients: set[Client] = set()
         self._server: Server | None = None
 
@@ -124,7 +149,24 @@ class WebSocketServer:
             self._server.close()
             await self._server.wait_closed()
 
+    def token_ok(self, presented: str | None) -> bool:
+        """True when no token is required or ``presented`` is the token (constant-time compare)."""
+        if self.token is None:
+            return True
+        return presented is not None and hmac.compare_digest(presented.encode(), self.token.encode())
+
+    @staticmethod
+    def _bearer(request: Request) -> str | None:
+        value = request.headers.get("Authorization")
+        if value is None:
+            return None
+        scheme, _, credentials = value.strip().partition(" ")
+        return credentials.strip() if scheme.lower() == "bearer" else ""
+
     def _guard(self, connection: ServerConnection, request: Request) -> Response | None:
+        bearer = self._bearer(request)
+        if bearer is not None and self.token is not None and not self.token_ok(bearer):
+            return connection.respond(HTTPStatus.UNAUTHORIZED, "wrong token: read it from <home>/<profile>/foreman.json\n")
         if self.allow_browser_origins:
             return None
         if "Origin" in request.headers:
@@ -137,41 +179,83 @@ class WebSocketServer:
         return None
 
     def broadcast(self, frames: list[str]) -> None:
-        """Queue state frames for every client that said hello (never waits)."""
-        for client in self.clients:
-            if client.ready:
-                for text in frames:
-                    client.push(text)
+        """Write one transaction's state frames to every client that said hello and keeps up.
 
-    async def _writer(self, client: Client) -> None:
-        ws = client.ws
-        try:
-            while True:
-                text = await client.queue.get()
-                await ws.send(text)
-                if client.lagging and client.queue.empty():
-                    client.lagging = False
-                    client.queue.put_nowait(self.snapshot())
-        except ConnectionClosed:
-            pass
+        Never waits. Each frame is UTF-8 encoded once and written to all sockets
+        (``websockets.broadcast``); clients with the ``batch`` capability get one ``batch`` frame
+        when there are several. A client whose backlog then passes its limit starts lagging
+        (see :class:`Client`).
+        """
+        live = [c for c in self.clients if c.ready and not c.lagging]
+        if not live or not frames:
+            return
+        if len(frames) > 1 and any(c.batch for c in live):
+            ws_broadcast([c.ws for c in live if c.batch],
+                         ('{"type":"batch","messages":[' + ",".join(frames) + "]}").encode(), text=True)
+            plain = [c.ws for c in live if not c.batch]
+        else:
+            plain = [c.ws for c in live]
+        if plain:
+            for text in frames:
+                ws_broadcast(plain, text.encode(), text=True)
+        for client in live:
+            transport = client.ws.transport
+            if transport is not None and transport.get_write_buffer_size() > client.limit:
+                self._check(client)
+
+    def send(self, client: Client, frames: list[str]) -> None:
+        """Write frames (replies, a catch-up) to one client, in order; held while it lags."""
+        if not frames or client.dropped:
+            return
+        if client.lagging:
+            client.held.extend(frames)
+            if len(client.held) > HELD_MAX:
+                self._drop(client, "too many replies held for a client that does not read")
+            return
+        for text in frames:
+            ws_broadcast((client.ws,), text)
+        self._check(client)
+
+    def _check(self, client: Client) -> None:
+        if client.lagging or client.backlog() <= client.limit:
+            return
+        client.lagging = True
+        logger.warning("client %s lags (%d bytes unsent): state frames skip it until it reads; then a fresh snapshot",
+                       client.name, client.backlog())
+        client.recovery = asyncio.create_task(self._recover(client), name=f"ws-recover {client.name}")
+
+    async def _recover(self, client: Client) -> None:
+        transport = client.ws.transport
+        while client.backlog() > BACKLOG_LOW_BYTES:
+            if transport.is_closing():
+                return
+            await asyncio.sleep(0.05)
+        snapshot = self.snapshot()
+        held, client.held = client.held, []
+        client.lagging = False
+        client.limit = BACKLOG_MAX_BYTES + len(snapshot)
+        logger.info("client %s caught up: fresh snapshot at its socket", client.name)
+        self.send(client, [snapshot, *held])
+
+    def _drop(self, client: Client, why: str) -> None:
+        logger.warning("client %s dropped: %s", client.name, why)
+        client.ready, client.dropped = False, True
+        client.held.clear()
+        client.recovery = asyncio.create_task(client.ws.close(1013, why[:100]), name=f"ws-drop {client.name}")
 
     async def _handle(self, ws: ServerConnection) -> None:
         client = Client(ws, f"{ws.remote_address}")
+        client.authed = self.token is None or (ws.request is not None and self.token_ok(self._bearer(ws.request)))
         self.clients.add(client)
-        writer = asyncio.create_task(self._writer(client), name=f"ws-writer {client.name}")
         try:
             async for frame in ws:
-                for reply in await self._frame(client, frame):
-                    client.push(reply)
+                self.send(client, await self._frame(client, frame))
         except ConnectionClosed:
             pass
         finally:
             self.clients.discard(client)
-            writer.cancel()
-            try:
-                await writer
-            except asyncio.CancelledError:
-                pass
+            if client.recovery is not None and not client.recovery.done():
+                client.recovery.cancel()
 
     async def _frame(self, client: Client, frame: str | bytes) -> list[str]:
         if len(frame) > MAX_FRAME_BYTES:
@@ -183,12 +267,20 @@ class WebSocketServer:
         if isinstance(intent, Hello):
             if intent.protocol != protocol.PROTOCOL_VERSION:
                 return [error_frame("protocol", f"this Foreman speaks protocol {protocol.PROTOCOL_VERSION}, not {intent.protocol}", intent.id)]
+            if not client.authed:
+                if not self.token_ok(intent.token):
+                    logger.warning("client %s@%s refused: no valid token", intent.client, client.ws.remote_address)
+                    return [error_frame("unauthorized", UNAUTHORIZED, intent.id)]
+                client.authed = True
             client.name = f"{intent.client}@{client.ws.remote_address}"
+            client.batch = "batch" in (intent.capabilities or ())
             frames = self.on_hello(intent)
-            for text in frames:
-                client.push(text)
+            client.limit = BACKLOG_MAX_BYTES + sum(map(len, frames))
+            self.send(client, frames)
             client.ready = True
             return []
+        if not client.authed:
+            return [error_frame("unauthorized", UNAUTHORIZED, intent.id)]
         if not client.ready:
             return [error_frame("hello_first", "send hello before any other message", intent.id)]
         try:

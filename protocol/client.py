@@ -29,6 +29,16 @@ class Hello(Intent):
     """Free-form client name and version (``minecraft-mod/1.2``, ``foreman-tui``)."""
     since: StrictInt | None = None
     """The last ``seq`` this client saw; the daemon then sends only what was missed when it can."""
+    capabilities: list[StrictStr] | None = None
+    """Optional features this client accepts (unknown ones are ignored). ``batch``: the daemon may
+    send the state messages of one transaction as one ``batch`` frame instead of one frame each.
+    Without it every state message comes in its own frame."""
+    token: StrictStr | None = None
+    """The profile's client token: the ``token`` field of ``<home>/<profile>/foreman.json`` (or of
+    ``<home>/foreman.json`` for the first running Foreman), files readable by their owner only and
+    rewritten with a new token at every daemon start. Required unless the daemon runs with
+    ``--no-auth``; it may instead be sent as ``Authorization: Bearer <token>`` on the WebSocket
+    upgrade request. Without it ``hello`` gets ``error`` ``unauthorized`` and no snapshot."""
 
 
 class GoalSubmit(Intent):

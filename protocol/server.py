@@ -125,6 +125,27 @@ class StatusMessage(StateMessage, Status):
     type: Literal["foreman.status"] = "foreman.status"
 
 
+BatchedMessage = Annotated[
+    Union[AgentUpsert, GoalUpsert, TaskUpsert, DecisionUpsert, RepoUpsert, FeedAppend, MessageAppend, LogAppend,
+          StatusMessage],
+    Field(discriminator="type"),
+]
+"""A state message that may travel inside a ``batch``."""
+
+
+class Batch(WireModel):
+    """Several state messages of one transaction in one frame (only to clients that said
+    ``hello.capabilities: ["batch"]``).
+
+    Apply ``messages`` in order, exactly as if each had come in its own frame; each keeps its
+    own ``seq``. A client that did not ask for ``batch`` never receives one.
+    """
+
+    type: Literal["batch"] = "batch"
+    messages: list[BatchedMessage]
+    """State messages (``*.upsert``, ``*.append``, ``foreman.status``) in ``seq`` order, two or more."""
+
+
 class Ack(WireModel):
     """An intent was accepted and its state changes are durable."""
 
@@ -189,6 +210,7 @@ ServerMessage = Annotated[
         MessageAppend,
         LogAppend,
         StatusMessage,
+        Batch,
         Ack,
         Error,
         DiffResult,

@@ -19,13 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from foreman.tui.app import ForemanApp
+from foreman.tui.discovery import Locator
 from tests.tui.real_daemon import start_daemon
 
 GOAL = "Add tags to pocket-notes: tag notes, list and search by tag, export, and ship it"
 
 
-async def shoot(url: str, out: Path) -> None:
-    app = ForemanApp(lambda: url)
+async def shoot(locator: Locator, out: Path) -> None:
+    app = ForemanApp(locator)
     async with app.run_test(size=(170, 44)) as pilot:
 
         async def until(predicate, timeout: float = 60.0) -> None:
@@ -52,7 +53,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         daemon = start_daemon(Path(tmp), speed=3.0)
         try:
-            asyncio.run(shoot(daemon.url, svg))
+            asyncio.run(shoot(Locator(daemon.home, daemon.profile), svg))
         finally:
             daemon.stop()
     print(f"wrote {svg}")

@@ -27,6 +27,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from foreman.config import resolve
 from foreman.daemon import Daemon
+from foreman.tui.discovery import Locator
 
 NOTES = {"notes.txt": "first line\n"}
 """A repository with one text file and no test command."""
@@ -106,10 +107,11 @@ class Client:
         self._reader: asyncio.Task[None] | None = None
 
     @classmethod
-    async def connect(cls, port: int, name: str = "rig-tests") -> Client:
-        """Connect, say hello, read the snapshot and keep reading in the background."""
+    async def connect(cls, port: int, token: str | None = None, name: str = "rig-tests") -> Client:
+        """Connect, say hello with ``token`` (read from the run file, as the TUI does), read the
+        snapshot and keep reading in the background."""
         client = cls(await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None, open_timeout=10))
-        await client.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": name}))
+        await client.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": name, "token": token}))
         first = json.loads(await asyncio.wait_for(client.ws.recv(), 10))
         assert first["type"] == "snapshot", first
         for field, store, key in (("agents", client.agents, "name"), ("tasks", client.tasks, "id"),
@@ -244,7 +246,8 @@ class DaemonRig:
         await self.ready()
         if "proj" not in self.daemon.core.world.repos:
             await self.daemon.add_repo(str(self.repo))
-        self.client = await Client.connect(self.daemon.port)
+        self.client = await Client.connect(self.daemon.port,
+                                           Locator(self.daemon.settings.home, self.daemon.settings.profile).token())
         return self.client
 
     async def stop(self) -> None:

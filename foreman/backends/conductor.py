@@ -70,6 +70,11 @@ class Conductor:
         self.removal_backoff = Backoff()
         self._kick = asyncio.Event()
         self._loop_task: asyncio.Task[Any] | None = None
+        self._preflighted = False
+        from ..sandbox import from_settings
+
+        self.sandbox = from_settings(settings)
+        """The OS sandbox agents' commands and CI run in (None: off or unavailable)."""
 
     # ------------------------------------------------------------------ the Backend contract
     def status(self) -> tuple[str, str]:
@@ -87,10 +92,18 @@ class Conductor:
             daemon.act(lambda c, now, name=name, backend=backend: c.add_agent(
                 name, now, title=TITLES[name], backend=backend, model=self.models.get(name),
                 **({"role": "lead"} if name == LEAD else {"active": name in self.workers})))
-        for runner in {id(r): r for r in self.runners.values()}.values():
-            await runner.preflight()
+        await self.preflight()
         restart.reconcile(self)
         self._loop_task = daemon.spawn(self._schedule_loop(), "scheduler")
+
+    async def preflight(self) -> None:
+        """Check each runner's model service once (credentials, endpoint); the daemon calls this
+        before it writes any state, so a start that cannot run leaves none. Raises BackendError."""
+        if self._preflighted:
+            return
+        for runner in {id(r): r for r in self.runners.values()}.values():
+            await runner.preflight()
+        self._preflighted = True
 
     def on_effect(self, effect: Effect) -> None:
         """React to the core's effects (goal, abort, handoff, deliver); every effect kicks the scheduler."""

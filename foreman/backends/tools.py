@@ -111,7 +111,9 @@ class DaemonTools:
         from ..policy import classify_tool
 
         grants = list(self.d.core.world.meta.get("grants", {}).get(self.agent, []))
-        verdict = classify_tool(tool, args, worktree=str(self.cwd), lead=self.lead, granted=grants)
+        base_branches = [r.base_branch for r in self.d.core.world.repos.values() if r.base_branch]
+        verdict = classify_tool(tool, args, worktree=str(self.cwd), lead=self.lead, granted=grants,
+                                protected_refs=base_branches)
         if verdict.outcome == "allow":
             return True, verdict.reason
         if verdict.outcome == "deny":

@@ -7,7 +7,7 @@ import os
 import posixpath
 from typing import Callable, Iterable
 
-from . import gitcmd, progs_dev, progs_files, progs_net, wrappers  # noqa: F401  (register handlers)
+from . import gitcmd, launchers, progs_dev, progs_files, progs_net, progs_pkg, progs_text, wrappers  # noqa: F401
 from .context import Budget, Ctx, default_tmpdir
 from .verdict import Verdict, describe_scope, exact_key
 from .walker import fallback_scan, parse, run_block
@@ -23,7 +23,8 @@ _LEAD_REASON = "the lead works in your checkout and may only run read-only comma
 
 
 def classify_command(command: str, *, worktree: str, lead: bool = False, granted: Iterable[str] = (),
-                     tmpdir: str | None = None, realpath: Callable[[str], str] = os.path.realpath) -> Verdict:
+                     tmpdir: str | None = None, realpath: Callable[[str], str] = os.path.realpath,
+                     protected_refs: Iterable[str] = ()) -> Verdict:
     """Classify one shell command an agent wants to run.
 
     Args:
@@ -33,6 +34,9 @@ def classify_command(command: str, *, worktree: str, lead: bool = False, granted
         granted: rule keys stored for this agent ("always allow"); matched exactly.
         tmpdir: the scratch directory whose files may be used freely (default ``/tmp``).
         realpath: resolves symbolic links; the only filesystem access the policy makes.
+        protected_refs: branches only an approved merge may move (the base branches): a
+            command that moves, deletes or creates one asks for the exact command, so no stored
+            key for a ref command (``update-ref``, ``branch -f/-d``...) ever covers it.
 
     Returns:
         The :class:`Verdict`. ``deny`` wins over everything; an ``ask`` lists the keys not yet
@@ -41,6 +45,7 @@ def classify_command(command: str, *, worktree: str, lead: bool = False, granted
     wt = realpath(posixpath.abspath(worktree))
     tmp = realpath(tmpdir or default_tmpdir())
     ctx = Ctx(command, wt, tmp, lead, realpath)
+    ctx.protected = frozenset(protected_refs)
     if command.strip():
         _analyse(ctx, command)
     return finish(ctx, granted)

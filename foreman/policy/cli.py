@@ -10,7 +10,7 @@ from .api import classify_command
 
 
 def policy_main(argv: list[str]) -> int:
-    """Run ``foreman policy [--worktree DIR] [--lead] [--json] [--grant KEY]... -- '<command>'``.
+    """Run ``foreman policy [--worktree DIR] [--lead] [--json] [--grant KEY]... [--base BRANCH]... -- '<cmd>'``.
 
     Prints the outcome, the rule keys an ask would need and the reason (with ``--json``, one
     object ``{"outcome": ..., "keys": [...], "reason": ...}``). The daemon uses the same
@@ -27,6 +27,8 @@ def policy_main(argv: list[str]) -> int:
     parser.add_argument("--lead", action="store_true", help="classify as the lead (read-only in your checkout)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--grant", action="append", default=[], metavar="KEY", help="a stored rule key (repeatable)")
+    parser.add_argument("--base", action="append", default=[], metavar="BRANCH",
+                        help="a base branch no stored ref key may move (repeatable; the daemon passes its repos')")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     args = parser.parse_args(argv)
     words = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -34,7 +36,8 @@ def policy_main(argv: list[str]) -> int:
         parser.print_usage()
         return 2
     command = " ".join(words)
-    verdict = classify_command(command, worktree=args.worktree, lead=args.lead, granted=args.grant)
+    verdict = classify_command(command, worktree=args.worktree, lead=args.lead, granted=args.grant,
+                               protected_refs=args.base)
     if args.json:
         print(json.dumps({"outcome": verdict.outcome, "keys": list(verdict.keys), "reason": verdict.reason}))
         return 0
@@ -44,4 +47,8 @@ def policy_main(argv: list[str]) -> int:
     print(f"  reason: {verdict.reason}")
     if verdict.scope:
         print(f"  {verdict.scope}")
+    if verdict.outcome != "deny":  # would it run in the OS sandbox (local RUN, CI)?
+        from ..sandbox import policy_note
+
+        print(f"  sandbox: {policy_note()[1]}")
     return 0

@@ -82,7 +82,21 @@ class Ctx:
         self.depth = 0
         self.steps = 0
         self.functions: dict[str, object] = {}
+        self.aliases: dict[str, str] = {}  # alias name -> value, defined earlier on the line
         self.probe_only = False
+        # Static text written to files earlier on this command line (resolved path -> texts),
+        # so ``echo 'git push' > x.sh && sh x.sh`` can be seen through.
+        self.written: dict[str, list[str]] = {}
+        # Branches only an approved merge may move (the base branches), by short name.
+        self.protected: frozenset[str] = frozenset()
+
+    def protected_ref(self, ref: str) -> bool:
+        """Whether ``ref`` (``main``, ``refs/heads/main``, ``heads/main``) names a protected branch."""
+        for prefix in ("refs/heads/", "heads/"):
+            if ref.startswith(prefix):
+                ref = ref[len(prefix):]
+                break
+        return ref in self.protected
 
     # ---- findings -------------------------------------------------------------------------
     def deny(self, reason: str) -> None:
@@ -108,6 +122,31 @@ class Ctx:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise Budget("too many commands to analyse")
+
+    # ---- files written on this command line --------------------------------------------
+    def record_written(self, arg: Arg, cwds: Cwds, out) -> None:
+        """Remember the static text (``out`` is a :class:`Result` ``out``) written to ``arg``."""
+        if arg.kind != LIT or arg.glob or out is None or out[0] not in ("text", "dyntext"):
+            return
+        keys = [self.resolve(cwd, arg.text) for cwd in cwds or ("/",)] if arg.text.startswith("/") or cwds else []
+        if not arg.text.startswith("/"):
+            keys.append("\0" + posixpath.normpath(arg.text))  # also by name: the directory may be unknown later
+        for key in keys:
+            texts = self.written.setdefault(key, [])
+            if len(texts) < 8:
+                texts.append(out[1])
+
+    def written_texts(self, arg: Arg, cwds: Cwds) -> list[str]:
+        """Texts written earlier on this command line to the file ``arg`` (may be empty)."""
+        if not self.written or arg.kind != LIT or arg.glob:
+            return []
+        out: list[str] = []
+        if arg.text.startswith("/") or cwds:
+            for cwd in cwds or ("/",):
+                out.extend(self.written.get(self.resolve(cwd, arg.text), ()))
+        if not arg.text.startswith("/"):
+            out.extend(t for t in self.written.get("\0" + posixpath.normpath(arg.text), ()) if t not in out)
+        return out
 
     # ---- paths ----------------------------------------------------------------------------
     def realpath(self, path: str) -> str:

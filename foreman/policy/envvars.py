@@ -44,6 +44,13 @@ CODE = frozenset({
 })
 CODE_PREFIXES = ("npm_config_", "NPM_CONFIG_", "PIP_", "LD_", "DYLD_", "BASH_FUNC_", "UV_", "POETRY_")
 
+#: Code variables whose value is not a command line (paths, options, names).
+_NOT_PROGRAMS = frozenset({"PATH", "CDPATH", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "PYTHONPATH", "PYTHONHOME",
+                           "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH",
+                           "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+                           "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GIT_TEMPLATE_DIR", "GIT_EXEC_PATH", "IFS",
+                           "GLOBIGNORE", "SHELLOPTS", "BASHOPTS"})
+
 #: Variables that may be set for a command without asking.
 HARMLESS = frozenset({
     "CI", "NODE_ENV", "DEBUG", "LANG", "LANGUAGE", "TZ", "FORCE_COLOR", "NO_COLOR", "COLUMNS", "LINES",
@@ -68,7 +75,7 @@ def kind_of(name: str) -> str:
     return "other"
 
 
-def check_name(ctx: Ctx, name: str, how: str, what: str) -> None:
+def check_name(ctx: Ctx, name: str, how: str, what: str, value: str | None = None, cwds=None) -> None:
     """Record what setting, exporting or clearing variable ``name`` needs.
 
     Args:
@@ -77,6 +84,9 @@ def check_name(ctx: Ctx, name: str, how: str, what: str) -> None:
         how: ``"prefix"`` (set for a command, or set and exported), ``"export"`` (exported),
             ``"statement"`` (a plain shell assignment), ``"unset"`` (cleared).
         what: words for the reason (``"unset clears"``).
+        value: the static value set, when known: for a variable that names a program
+            (``GIT_PAGER='git push'``) that program is classified too, so a push is refused.
+        cwds: the working directories that program would start in (None: unknown).
     """
     kind = kind_of(name)
     if kind == "safety":
@@ -90,5 +100,8 @@ def check_name(ctx: Ctx, name: str, how: str, what: str) -> None:
         ctx.exact(f"{what} {name}, which points git at another repository")
     elif kind == "code":
         ctx.exact(f"{what} {name}, which can make a program run other code")
+        if value and name not in _NOT_PROGRAMS:
+            from .walker import probe_text
+            probe_text(ctx, value, cwds, f"the program {name} names")
     elif kind == "other" and how in ("prefix",):
         ctx.exact(f"{what} the environment variable {name}, which the policy does not know")

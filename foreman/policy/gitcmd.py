@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from .context import Result
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
-from .walker import run_text
+from .walker import probe_text, run_text
 from .words import LIT, Arg
 
 READ_SUBS = frozenset({
@@ -25,11 +25,11 @@ READ_SUBS = frozenset({
     "hash-object", "mktree", "write-tree", "stripspace", "interpret-trailers", "patch-id", "fmt-merge-msg",
     "verify-pack", "unpack-file", "diff-pairs", "last-modified",
 })
-WRITE_SUBS = frozenset({"add", "rm", "mv", "restore", "apply", "am", "cherry-pick", "revert", "merge",
+WRITE_SUBS = frozenset({"add", "rm", "mv", "apply", "am", "cherry-pick", "revert", "merge",
                         "update-index", "read-tree", "commit-tree", "commit", "rerere", "mailsplit",
                         "mailinfo", "checkout-index", "unpack-objects", "prune-packed", "init"})
 SIGNING_SUBS = frozenset({"commit", "merge", "rebase", "cherry-pick", "revert", "am", "commit-tree", "pull"})
-SHARED_ACTION_SUBS = frozenset({"update-ref", "gc", "prune", "repack", "maintenance", "pack-refs", "fast-import",
+SHARED_ACTION_SUBS = frozenset({"gc", "prune", "repack", "maintenance", "pack-refs", "fast-import",
                                 "replace", "sparse-checkout", "notes"})
 GUI_SUBS = frozenset({"gui", "citool", "instaweb", "web--browse", "mergetool", "send-email", "imap-send",
                       "daemon", "http-backend", "upload-pack", "shell", "credential", "credential-cache",
@@ -88,6 +88,10 @@ def check_config(c: Call, key: str, value: str | None, how: str, aliases: dict |
     if low == "core.pager" and value in ("cat", "less", ""):
         return
     c.exact(f"{how} {key} can make git run other programs or change shared settings")
+    if value:
+        # core.pager, core.editor, sequence.editor, diff.external, *.textconv, filters, helpers...:
+        # the program a value names is classified, so a push in it is refused.
+        probe_text(c.ctx, value.lstrip("!"), c.cwds, f"the program {how} {key} names")
 
 
 def _classify_alias(c: Call, value: str, rest: list[Arg]) -> Result:
@@ -246,6 +250,37 @@ def _read_sub(c: Call, sub: str):
         return Result(c.cwds, ("wtlist",))
     if sub == "hash-object" and p.has("-w"):
         c.mutate("git hash-object -w writes objects")
+    if sub == "help" and p.has("-w", "--web", "-i", "--info"):
+        c.exact("git help --web/--info opens a browser or another program")
+    return None
+
+
+#: Pathspecs that name the whole worktree (discarding them discards all uncommitted work).
+_ALL_PATHS = frozenset({".", "./", ":/", ":/*", "*", ":(top)", ":(glob)**"})
+
+
+def _discards_all(c: Call, paths: list[Arg]) -> bool:
+    """Whether pathspecs cover the whole worktree (``.`` at the top, ``:/``, ``*``) or cannot be checked."""
+    for a in paths:
+        t = lit_text(a)
+        if t is None or t.rstrip("/") in _ALL_PATHS or t in _ALL_PATHS:
+            return True
+        if t.startswith(":") or a.glob:
+            return True
+        if c.cwds is not None and all(c.ctx.resolve(cwd, t) == c.ctx.worktree for cwd in c.cwds):
+            return True
+    return False
+
+
+def _restore(c: Call):
+    """git restore: restoring the worktree from the index or another commit discards work."""
+    p = parse_opts(c.args, "sU", {"--source", "--pathspec-from-file", "--conflict", "--unified", "-U"})
+    worktree = p.has("-W", "--worktree") or not p.has("-S", "--staged")
+    if p.values("-s", "--source") and worktree:
+        c.exact("git restore --source replaces files with another commit's version")
+    elif worktree and (_discards_all(c, p.operands) or p.has("--pathspec-from-file")):
+        c.action("git restore .", "restoring the whole worktree discards all uncommitted work")
+    c.mutate("git restore changes the worktree")
     return None
 
 
@@ -262,7 +297,8 @@ def _write_sub(c: Call, sub: str):
         if p.has("--template", "--separate-git-dir"):
             c.exact("git init --template/--separate-git-dir uses another directory")
         for a in p.operands or [Arg.lit(".")]:
-            c.write(a)
+            if c.write(a) == "in":
+                c.action("git init", "git init inside the worktree makes a nested repository")
     c.mutate(f"git {sub} changes the worktree")
     return None
 
@@ -295,14 +331,28 @@ def _checkout(c: Call):
     if p.has("--ignore-other-worktrees"):
         c.action("git checkout --ignore-other-worktrees", "--ignore-other-worktrees checks out a branch used by another worktree")
     new = p.values("-b", "-B", "--orphan")
+    if p.values("-B"):
+        # -B resets an existing branch: a key names that action and branch, never the base branch.
+        _ref_key(c, "git checkout -B", p.values("-B")[:1], "git checkout -B resets")
+        return None
     if new:
         _target_key(c, new[0], "git checkout -b")
         return None
     if "--" in raw:
+        at = raw.index("--")
+        before = [a for a in p.operands if a not in c.args[at + 1:]]
+        if before:
+            c.exact("git checkout <commit> -- <paths> replaces files with another commit's version")
+        elif _discards_all(c, c.args[at + 1:]):
+            c.action("git restore .", "git checkout -- . discards all uncommitted work")
         c.mutate("git checkout restores files")
         return None
     ops = p.operands
-    if len(ops) >= 2 or (len(ops) == 1 and lit_text(ops[0]) == "."):
+    if len(ops) == 1 and _discards_all(c, ops) and lit_text(ops[0]) is not None:
+        c.action("git restore .", "git checkout . discards all uncommitted work")
+        c.mutate("git checkout restores files")
+    elif len(ops) >= 2:
+        c.exact("git checkout <commit> <paths> may replace files with another commit's version")
         c.mutate("git checkout restores files")
     elif len(ops) == 1:
         _target_key(c, ops[0], "git checkout")
@@ -314,6 +364,9 @@ def _switch(c: Call):
     if p.has("--ignore-other-worktrees"):
         c.action("git checkout --ignore-other-worktrees", "--ignore-other-worktrees checks out a branch used by another worktree")
     new = p.values("-c", "-C", "--create", "--force-create", "--orphan")
+    if p.values("-C", "--force-create"):
+        _ref_key(c, "git checkout -B", p.values("-C", "--force-create")[:1], "git switch -C resets")
+        return None
     if new:
         _target_key(c, new[0], "git switch -c")
     elif p.operands:
@@ -366,20 +419,25 @@ def _bisect(c: Call):
 
 
 def _branch(c: Call):
-    p = parse_opts(c.args, "utcCmM", {"--set-upstream-to", "--contains", "--no-contains", "--merged", "--no-merged",
+    p = parse_opts(c.args, "u", {"--set-upstream-to", "--contains", "--no-contains", "--merged", "--no-merged",
                                       "--points-at", "--sort", "--format", "--column", "--color", "-u", "-t", "--track"})
     if p.has("-d", "-D", "--delete"):
         force = p.has("-D") or p.has("-f", "--force")
-        c.action("git branch -D" if force else "git branch -d", "deleting a branch changes the repository shared with your checkout")
+        _ref_key(c, "git branch -D" if force else "git branch -d", p.operands, "git branch deletes")
+        return None
     elif p.has("-m", "-M", "--move", "-c", "-C", "--copy"):
-        c.action("git branch -m", "renaming or copying a branch changes the shared repository")
+        _ref_key(c, "git branch -m", p.operands, "git branch renames or copies")
+        return None
     elif p.has("-u", "--set-upstream-to", "--unset-upstream", "-t", "--track"):
         c.action("git branch -u", "setting a branch's upstream writes the shared config")
     elif p.has("--edit-description"):
         c.exact("git branch --edit-description opens an editor")
     elif p.has("-f", "--force") and p.operands:
-        c.action("git branch -f", "git branch -f moves an existing branch")
+        _ref_key(c, "git branch -f", p.operands[:1], "git branch -f moves")
+        return None
     elif p.operands and not p.has("-l", "--list", "--contains", "--merged", "--no-merged", "--points-at", "-a", "-r"):
+        if c.ctx.protected_ref(lit_text(p.operands[0]) or ""):
+            c.exact("git branch would create the base branch")
         c.action("git branch", "creating a branch changes the repository shared with your checkout")
     else:
         return None
@@ -490,6 +548,7 @@ def _difftool(c: Call):
             c.exact("git difftool -x runs a command from a variable")
         else:
             run_text(c.ctx, v.text + " a b", c.cwds, None, "git difftool -x")
+            probe_text(c.ctx, v.text, c.cwds, "git difftool -x")
     if not cmds or p.has("-g", "--gui", "-t", "--tool"):
         c.exact("git difftool starts a configured diff program")
     return None
@@ -512,6 +571,8 @@ def _network(c: Call, sub: str, remote_index: int = 0):
             k, eq, val = t.partition("=")
             check_config(c, k, val if eq else "true", f"git {sub} -c")
     ops = p.operands
+    if sub in ("fetch", "pull") and any(":" in (lit_text(a) or ":") for a in ops[remote_index + 1:]):
+        c.exact(f"git {sub} with a <src>:<dst> refspec writes local refs (it could move a base branch)")
     remote = lit_text(ops[remote_index]) if len(ops) > remote_index else ("--all" if p.has("--all") else "origin")
     if remote is None:
         c.exact(f"git {sub} contacts a remote named by a variable")
@@ -593,11 +654,39 @@ def _reflog(c: Call):
     return None
 
 
+def _ref_key(c: Call, action: str, refs: list[Arg], what: str) -> None:
+    """Ask for ``action`` on exactly these refs: ``Bash:git update-ref -d:refs/heads/x``.
+
+    A key never covers another ref or another action; a ref that is a protected branch (the
+    base branch the Foreman merges into) or a name from a variable asks for the exact command.
+    """
+    names = [lit_text(r) for r in refs]
+    if not names or None in names:
+        c.exact(f"{what} a ref named by a variable or from its input")
+    elif any(c.ctx.protected_ref(n) for n in names):
+        c.exact(f"{what} the base branch, which only an approved merge may move")
+    else:
+        c.action(f"{action}:{' '.join(names)}", f"{what} {', '.join(names)}, shared with your checkout")
+    c.mutate(action)
+
+
+def _update_ref(c: Call):
+    p = parse_opts(c.args, "m", set())
+    if p.has("--stdin"):
+        c.exact("git update-ref --stdin changes refs read from its input")
+        c.mutate("git update-ref")
+        return None
+    delete = p.has("-d")
+    _ref_key(c, "git update-ref -d" if delete else "git update-ref", p.operands[:1], "git update-ref moves")
+    return None
+
+
 def _symbolic_ref(c: Call):
     p = parse_opts(c.args, "m", set())
-    if p.has("-d", "--delete") or len(p.operands) >= 2:
-        c.action("git symbolic-ref", "git symbolic-ref moves a shared ref")
-        c.mutate("git symbolic-ref")
+    if p.has("-d", "--delete"):
+        _ref_key(c, "git symbolic-ref -d", p.operands[:1], "git symbolic-ref deletes")
+    elif len(p.operands) >= 2:
+        _ref_key(c, "git symbolic-ref", p.operands[:2], "git symbolic-ref points")
     return None
 
 
@@ -620,7 +709,7 @@ _SUBS = {
     "fetch": lambda c: _network(c, "fetch"), "pull": lambda c: _network(c, "pull"),
     "ls-remote": lambda c: _network(c, "ls-remote"), "clone": lambda c: _network(c, "clone"),
     "remote": _remote, "lfs": _lfs, "subtree": _subtree, "archive": _archive, "bundle": _bundle,
-    "reflog": _reflog, "symbolic-ref": _symbolic_ref, "format-patch": _format_patch,
+    "reflog": _reflog, "symbolic-ref": _symbolic_ref, "update-ref": _update_ref, "format-patch": _format_patch, "restore": _restore,
 }
 
 

@@ -1,12 +1,11 @@
-"""Development tools, package managers, interpreters, network tools, servers and system programs."""
+"""Development tools, builds, dev servers and interpreters (package managers: :mod:`.progs_pkg`;
+awk and sed: :mod:`.progs_text`)."""
 
 from __future__ import annotations
 
-
-
 from .opts import lit_text, parse_opts
-from .registry import Call, handles
-from .walker import probe_text, run_text
+from .registry import HANDLERS, Call, handles
+from .walker import probe_text
 from .words import LIT, UNKNOWN, Arg
 
 # ---- operand paths of dev tools -----------------------------------------------------------
@@ -49,7 +48,7 @@ def _dev_tool(exact_flags=(), write_flags=(), serve_subs=()):
         if serve_subs and (not p.operands or lit_text(p.operands[0]) in serve_subs):
             c.action(f"serve:{c.name}", f"{c.name} starts a development server")
             return None
-        c.mutate(f"{c.name} runs project code")
+        c.project(f"{c.name} runs project code")
         _operand_paths(c, [a for a in c.args if not (a.kind == LIT and a.text in write_flags)])
         return None
     return handler
@@ -58,11 +57,57 @@ def _dev_tool(exact_flags=(), write_flags=(), serve_subs=()):
 for _n in ("pytest", "py.test", "tox", "nox", "mypy", "ruff", "black", "isort", "flake8", "pylint", "pyright",
            "coverage", "tsc", "eslint", "prettier", "vitest", "jest", "mocha", "ava", "tap", "c8", "nyc",
            "cmake", "ctest", "ninja", "meson", "rustfmt", "gofmt", "golangci-lint", "shellcheck", "shfmt",
-           "clang-format", "javac", "mvn", "gradle", "dotnet", "swift", "rustc", "bandit", "pydocstyle",
+           "clang-format", "dotnet", "swift", "rustc", "bandit", "pydocstyle",
            "pre-commit", "biome", "stylelint", "markdownlint", "yamllint", "hadolint", "pyflakes", "autopep8",
            "yapf", "ty", "pyre", "hatch", "sphinx-build", "mkdocs_build", "bats", "phpunit", "rspec"):
     handles(_n)(_dev_tool(write_flags=("-o", "--output", "--output-file", "--outFile", "--outDir", "--cov-report")))
 handles("vite")(_dev_tool(serve_subs=("dev", "serve", "preview")))
+
+
+#: Gradle/Maven tasks that start a server or the app (asks like ``npm start``).
+_JVM_SERVE = frozenset({"bootRun", "run", "appRun", "jettyRun", "tomcatRun", "quarkusDev", "spring-boot:run",
+                        "jetty:run", "tomcat7:run", "quarkus:dev", "exec:java", "exec:exec", "liberty:dev"})
+
+
+@handles("gradle", "mvn")
+def _jvm_build(c: Call):
+    """Gradle and Maven (also ``./gradlew``/``./mvnw``): build and test tasks run the project's
+    build like ``npm test``; tasks that start the app ask; init scripts from elsewhere ask."""
+    p = parse_opts(c.args, "IcbfsgpPD" if c.name == "gradle" else "fsgPDTbl",
+                   {"--init-script", "--settings-file", "--build-file", "--project-dir", "--gradle-user-home",
+                    "--project-cache-dir", "--file", "--settings", "--global-settings", "--toolchains", "--log-file"})
+    for f, v in p.opts:
+        if f in ("-I", "--init-script") or (c.name == "mvn" and f in ("-s", "--settings", "-gs", "--global-settings")):
+            c.exact(f"{c.name} {f} runs build code from another file")
+        elif f in ("-p", "--project-dir", "-c", "--settings-file", "-b", "--build-file", "-f", "--file") and v is not None:
+            c.read(v)
+    for a in p.operands:
+        t = lit_text(a)
+        if t is None:
+            c.exact(f"{c.name} gets a task from a variable")
+        elif t in _JVM_SERVE or t.endswith((":bootRun", ":run", ":appRun")):
+            c.action(f"serve:{c.name} {t}", f"{c.name} {t} starts the application")
+    c.project(f"{c.name} runs the project's build")
+    return None
+
+
+@handles("javac")
+def _javac(c: Call):
+    """javac: annotation processors and plugins are code the compiler runs (asks)."""
+    p = parse_opts(c.args, "dsh", {"-d", "-s", "-h", "-cp", "-classpath", "--class-path", "-sourcepath",
+                                   "--source-path", "-encoding", "--release", "-source", "-target", "--module-path",
+                                   "-p", "-processor", "-processorpath", "--processor-path", "--processor-module-path",
+                                   "--module", "-m", "--add-modules"}, long_single_dash=True)
+    for f, v in p.opts:
+        if f in ("-processor", "-processorpath", "--processor-path", "--processor-module-path") or f.startswith(
+                ("-Xplugin", "-J", "--plugin")):
+            c.exact(f"javac {f} runs an annotation processor or compiler plugin")
+        elif f in ("-d", "-s", "-h") and v is not None:
+            c.write(v, tree=True)
+    for a in p.operands:
+        c.read(a)
+    c.project("javac compiles")
+    return None
 
 
 @handles("webpack", "webpack-cli")
@@ -87,6 +132,18 @@ for _n in ("webpack-dev-server", "http-server", "serve", "live-server", "nodemon
         c.action(f"serve:{c.name}", f"{c.name} starts a development server")
         return None
     handles(_n)(_server)
+
+
+@handles("flask", "rails")
+def _web_framework(c: Call):
+    """``flask run``, ``rails s``/``server``: development servers (ask); other subcommands run
+    code the policy does not know (ask for the exact command)."""
+    first = lit_text(c.args[0]) if c.args else None
+    if first in ("run", "s", "server"):
+        c.action(f"serve:{c.name} {first}", f"{c.name} {first} starts a development server")
+        return None
+    c.exact(f"{c.name} {first or ''} runs application code the policy does not know".replace("  ", " "))
+    return None
 
 
 @handles("gcc", "cc", "clang", "g++", "c++", "clang++", "ld")
@@ -114,7 +171,8 @@ def _make(c: Call):
     if p.has("--eval"):
         c.exact("make --eval runs make code given on the command line")
     for v in p.values("-f", "--file", "--makefile"):
-        c.run(v)
+        if c.run(v) != "in":
+            c.exact("make -f runs a Makefile from outside the worktree")
     if not c.ctx.cwds_inside(cwds):
         c.exact("make runs a Makefile outside the worktree")
     c.mutate("make runs the project's build")
@@ -162,14 +220,19 @@ def inline_code(c: Call, code: Arg | None, lang: str) -> None:
     c.mutate(f"{c.name} runs inline code")
     if code is None or code.kind != LIT:
         return
-    lits = _string_literals(code.text)
+    probe_strings(c, code.text, f"{c.name} code")
+
+
+def probe_strings(c: Call, code: str, what: str) -> None:
+    """Refuse the command if the string literals of ``code`` (any language) spell a git push."""
+    lits = _string_literals(code)
     for s in lits:
         if "push" in s or "git" in s:
-            probe_text(c.ctx, s, c.cwds, f"a string in {c.name} code")
+            probe_text(c.ctx, s, c.cwds, f"a string in {what}")
     if any("push" in s for s in lits):
         for i, s in enumerate(lits):
             if s == "git" or s.endswith("/git"):
-                probe_text(c.ctx, " ".join(lits[i:i + 8]), c.cwds, f"strings in {c.name} code")
+                probe_text(c.ctx, " ".join(lits[i:i + 8]), c.cwds, f"strings in {what}")
 
 
 def _stdin_code(c: Call, lang: str) -> None:
@@ -205,8 +268,14 @@ def _python(c: Call):
         if t.startswith("-"):
             i += 1
             continue
+        nxt = lit_text(args[i + 1]) if i + 1 < len(args) else None
+        if t.rsplit("/", 1)[-1] == "manage.py" and nxt in ("runserver", "runserver_plus", "testserver", "runfcgi"):
+            c.action(f"serve:manage.py {nxt}", f"manage.py {nxt} starts a development server")
+            return None
         c.run(args[i])
-        c.mutate(f"{c.name} runs a script")
+        for text in c.ctx.written_texts(args[i], c.cwds):
+            probe_strings(c, text, "a script written earlier in the command")
+        c.project(f"{c.name} runs a script")
         _operand_paths(c, args[i + 1:])
         return None
     if c.stdin is None and not args:
@@ -228,7 +297,7 @@ def _python_module(c: Call, rest: list[Arg]):
         c.exact("python -m runs a module named by a variable")
         return None
     if mod in ("pip", "pip3"):
-        return _pip(Call(c.ctx, "pip", rest[1:], c.cwds, c.stdin))
+        return HANDLERS["pip"](Call(c.ctx, "pip", rest[1:], c.cwds, c.stdin))
     if mod in ("http.server", "SimpleHTTPServer", "flask", "uvicorn", "gunicorn", "django", "smtpd", "aiohttp.web"):
         if mod == "django" and len(rest) > 1 and lit_text(rest[1]) != "runserver":
             c.mutate("django management command")
@@ -269,6 +338,9 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
             if t == stdin_flag:
                 _stdin_code(c, lang)
                 return None
+            if c.name == "php" and (t == "-S" or t.startswith("-S")):
+                c.action("serve:php -S", "php -S starts a development server")
+                return None
             if t in ("--version", "-v", "-V", "--help", "-h") and len(args) == 1:
                 return None
             if t.startswith("-"):
@@ -279,13 +351,19 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
                 inline_code(c, args[i + 1] if i + 1 < len(args) else None, lang)
                 return None
             if c.name in ("deno", "bun") and t in ("run", "test", "fmt", "lint", "check", "x"):
+                if t == "x" and c.name == "bun":
+                    return HANDLERS["bunx"](Call(c.ctx, "bunx", args[i + 1:], c.cwds, c.stdin))
                 if t == "x":
                     c.exact(f"{c.name} x runs a package that may be downloaded")
+                    if i + 1 < len(args):
+                        c.sub(args[i + 1:], c.stdin)  # the command it runs, classified too
                     return None
                 c.mutate(f"{c.name} {t}")
                 continue
             c.run(a)
-            c.mutate(f"{c.name} runs a script")
+            for text in c.ctx.written_texts(a, c.cwds):
+                probe_strings(c, text, "a script written earlier in the command")
+            c.project(f"{c.name} runs a script")
             _operand_paths(c, args[i + 1:])
             return None
         _stdin_code(c, lang)
@@ -303,367 +381,3 @@ handles("Rscript")(_interp("R", ("-e", "--expr")))
 handles("osascript")(_interp("AppleScript", ("-e",)))
 handles("pwsh", "powershell")(_interp("PowerShell", ("-c", "-Command", "-command", "-EncodedCommand")))
 handles("tclsh", "wish")(_interp("Tcl", ()))
-
-
-@handles("awk", "gawk", "mawk", "nawk")
-def _awk(c: Call):
-    p = parse_opts(c.args, "fFvW", {"--file", "--field-separator", "--assign", "--include", "--load", "--source"})
-    ops = p.operands
-    progs = p.values("-f", "--file")
-    for v in progs:
-        c.run(v)
-    if p.has("-i", "--include", "-l", "--load", "-E", "--exec"):
-        c.exact(f"{c.name} loads extra code")
-    inplace = any(lit_text(v) == "inplace" for v in p.values("-i", "--include"))
-    if not progs and p.values("--source"):
-        progs = p.values("--source")
-        program = progs[0]
-    elif not progs:
-        if not ops:
-            c.exact("awk without a program")
-            return None
-        program, ops = ops[0], ops[1:]
-    else:
-        program = None
-    if program is not None:
-        text = lit_text(program)
-        if text is None:
-            c.exact("awk runs a program from a variable")
-        elif "system" in text or "|" in text or ">" in text or "getline" in text or "ENVIRON" in text:
-            inline_code(c, program, "awk")
-    for a in ops:
-        t = lit_text(a)
-        if t is not None and "=" in t and not t.startswith(("/", ".")):
-            continue
-        c.write(a) if inplace else c.read(a)
-    return None
-
-
-def sed_unsafe(script: str) -> bool:
-    """Whether a sed script may run commands or write files (``e``, ``w``, ``r``, ``s///w|e``).
-
-    Follows the command grammar of GNU sed(1); anything not understood counts as unsafe.
-    """
-    i, n = 0, len(script)
-    while i < n:
-        ch = script[i]
-        if ch in " \t\n;!{}":
-            i += 1
-            continue
-        if ch in "0123456789$,~+":
-            i += 1
-            continue
-        if ch == "/" or (ch == "\\" and i + 1 < n):
-            delim = "/" if ch == "/" else script[i + 1]
-            i = _skip_delimited(script, i + (1 if ch == "/" else 2), delim)
-            if i < 0:
-                return True
-            while i < n and script[i] in "IM":
-                i += 1
-            continue
-        if ch == "#" or ch in "aic":
-            j = script.find("\n", i)
-            i = n if j < 0 else j + 1
-            continue
-        if ch in ":btT":
-            j = i + 1
-            while j < n and script[j] not in ";\n}":
-                j += 1
-            i = j
-            continue
-        if ch in "sy":
-            if i + 1 >= n:
-                return True
-            delim = script[i + 1]
-            j = _skip_delimited(script, i + 2, delim)
-            if j < 0:
-                return True
-            j = _skip_delimited(script, j, delim)
-            if j < 0:
-                return True
-            while j < n and script[j] not in ";\n}":
-                if ch == "s" and script[j] in "we":
-                    return True
-                j += 1
-            i = j
-            continue
-        if ch in "=dDgGhHlnNpPqQxzF":
-            i += 1
-            continue
-        return True  # e, r, R, w, W, v and anything unknown
-    return False
-
-
-def _skip_delimited(s: str, i: int, delim: str) -> int:
-    n = len(s)
-    while i < n:
-        if s[i] == "\\":
-            i += 2
-            continue
-        if s[i] == delim:
-            return i + 1
-        if s[i] == "\n":
-            return -1
-        i += 1
-    return -1
-
-
-@handles("sed", "gsed")
-def _sed(c: Call):
-    p = parse_opts(c.args, "efl", {"--expression", "--file", "--line-length"})
-    scripts = p.values("-e", "--expression")
-    ops = p.operands
-    files = p.values("-f", "--file")
-    for f in files:
-        c.read(f)
-    if files:
-        c.exact("sed runs a script file that may write or run commands")
-    if not scripts and not files:
-        if not ops:
-            return None
-        scripts, ops = [ops[0]], ops[1:]
-    for s in scripts:
-        t = lit_text(s)
-        if t is None:
-            c.exact("sed runs a script from a variable")
-        elif sed_unsafe(t):
-            c.exact("the sed script may write files or run commands (e, w, r)")
-    inplace = p.has("-i", "--in-place") or any(f.startswith("-i") or f.startswith("--in-place") for f, _ in p.opts)
-    for a in ops:
-        c.write(a) if inplace else c.read(a)
-    return None
-
-
-# ---- package managers ---------------------------------------------------------------------
-_NPM_READ = frozenset({"ls", "list", "ll", "la", "version", "help", "root", "prefix", "bin", "why", "explain",
-                       "config-get", "get", "query", "fund", "doctor", "-v", "--version", "pkg-get"})
-_NPM_NET = frozenset({"view", "v", "info", "show", "outdated", "search", "s", "se", "audit", "publish", "unpublish",
-                      "deprecate", "dist-tag", "owner", "access", "login", "logout", "adduser", "whoami", "ping",
-                      "star", "stars", "team", "token", "hook", "org", "repo", "docs", "bugs", "home"})
-_NPM_INSTALL = {"install": "install", "i": "install", "in": "install", "ins": "install", "inst": "install",
-                "add": "install", "isntall": "install", "ci": "ci", "clean-install": "ci", "update": "update",
-                "up": "update", "upgrade": "update", "uninstall": "uninstall", "remove": "uninstall",
-                "rm": "uninstall", "un": "uninstall", "r": "uninstall", "link": "link", "ln": "link",
-                "dedupe": "dedupe", "prune": "prune", "rebuild": "rebuild", "install-test": "install",
-                "it": "install", "install-ci-test": "ci", "cit": "ci", "audit-fix": "audit fix"}
-_DEV_SCRIPTS = frozenset({"dev", "start", "serve", "preview", "watch", "storybook", "server"})
-
-
-def _npm_like(c: Call, tool: str):
-    p = parse_opts(c.args, "wC", {"--prefix", "--workspace", "-w", "--registry", "--cache", "--userconfig"},
-                   stop_at_operand=True)
-    if p.has("--userconfig", "--globalconfig", "--registry", "--cache", "--location") or any(
-            lit_text(a) in ("-g", "--global", "--location=global") for a in c.args):
-        c.exact(f"{tool} is pointed at another registry, config or the global install")
-    sub = lit_text(p.rest[0]) if p.rest else ("install" if tool in ("yarn", "pnpm", "bun") else None)
-    rest = p.rest[1:]
-    if sub is None:
-        if p.rest:
-            c.exact(f"{tool} runs a subcommand from a variable")
-        return None
-    if sub in _NPM_READ:
-        return None
-    if sub in ("test", "t", "tst", "run", "run-script", "rum", "urn", "build", "lint", "format", "typecheck",
-               "check", "exec", "x", "dlx", "pack", "init", "create", "stop", "restart", "start"):
-        if sub in ("run", "run-script", "rum", "urn"):
-            script = lit_text(rest[0]) if rest else None
-            if script is None:
-                if rest:
-                    c.exact(f"{tool} run gets the script name from a variable")
-                return None
-            if script in _DEV_SCRIPTS:
-                c.action(f"serve:{tool} run {script}", f"{tool} run {script} starts a development server")
-                return None
-        elif sub in ("start", "restart"):
-            c.action(f"serve:{tool} start", f"{tool} start starts the app")
-            return None
-        elif sub in ("exec", "x", "dlx"):
-            return _npx(Call(c.ctx, "npx", rest, c.cwds, c.stdin))
-        elif sub in ("init", "create"):
-            c.exact(f"{tool} {sub} may download a starter package")
-            return None
-        c.mutate(f"{tool} {sub} runs the project's scripts")
-        return None
-    if sub in _NPM_INSTALL:
-        c.action(f"{tool} {_NPM_INSTALL[sub]}", f"{tool} {sub} installs packages from the network")
-        c.mutate(f"{tool} {sub}")
-        return None
-    if sub in _NPM_NET:
-        c.ctx.ask(f"Bash:net:{tool}:{sub}", f"{tool} {sub} uses the network")
-        return None
-    if tool in ("yarn", "pnpm", "bun") and not sub.startswith("-"):
-        if sub in _DEV_SCRIPTS:
-            c.action(f"serve:{tool} {sub}", f"{tool} {sub} starts a development server")
-            return None
-        c.mutate(f"{tool} {sub} runs a project script")
-        return None
-    c.exact(f"{tool} {sub} is not a subcommand the policy knows")
-    return None
-
-
-handles("npm")(lambda c: _npm_like(c, "npm"))
-handles("yarn")(lambda c: _npm_like(c, "yarn"))
-handles("pnpm")(lambda c: _npm_like(c, "pnpm"))
-
-
-@handles("npx", "bunx", "pnpx")
-def _npx(c: Call):
-    p = parse_opts(c.args, "pc", {"--package", "--call", "-p", "-c"}, stop_at_operand=True)
-    for v in p.values("-c", "--call"):
-        if v.kind != LIT:
-            c.exact("npx -c runs a command from a variable")
-        else:
-            run_text(c.ctx, v.text, c.cwds, c.stdin, "npx -c")
-    if p.has("-p", "--package"):
-        c.exact("npx --package installs a package to run")
-        return None
-    if not p.rest:
-        return None
-    tool = lit_text(p.rest[0])
-    if tool is None:
-        c.exact("npx runs a tool named by a variable")
-        return None
-    if "@" in tool[1:] or "/" in tool and not tool.startswith("@"):
-        c.ctx.ask(f"Bash:net:npx:{tool}", f"npx {tool} may download the package")
-        return None
-    # A tool installed in the worktree is a link in node_modules/.bin (npm creates links there).
-    if c.cwds is not None and len(c.cwds) == 1 and c.ctx.inside(c.cwds[0]):
-        link = f"{c.ctx.worktree}/node_modules/.bin/{tool}"
-        real = c.ctx.realpath(link)
-        if real != link and c.ctx.inside(real):
-            return c.sub([Arg.lit(link), *p.rest[1:]], c.stdin)
-    c.ctx.ask(f"Bash:net:npx:{tool}", f"npx {tool} is not installed in the worktree and would be downloaded")
-    return None
-
-
-@handles("pip", "pip3")
-def _pip(c: Call):
-    p = parse_opts(c.args, "rceit", {"--requirement", "--constraint", "--editable", "--index-url",
-                                     "--extra-index-url", "--target", "--prefix", "--root", "--src"},
-                   stop_at_operand=True)
-    sub = lit_text(p.rest[0]) if p.rest else None
-    if sub in (None, "list", "show", "freeze", "check", "help", "--version", "-V", "debug", "inspect", "hash"):
-        return None
-    if sub in ("install", "uninstall", "download", "wheel"):
-        q = parse_opts(p.rest[1:], "rcet", {"--requirement", "--constraint", "--editable", "--target", "--prefix",
-                                            "--root", "--index-url", "--extra-index-url", "-i", "--src"})
-        for v in q.values("-r", "--requirement", "-c", "--constraint"):
-            c.read(v)
-        for v in q.values("-t", "--target", "--prefix", "--root"):
-            c.write(v, tree=True)
-        if q.has("--user", "--break-system-packages"):
-            c.exact(f"pip {sub} changes your own Python installation")
-        c.action(f"pip {sub}", f"pip {sub} installs packages from the network")
-        c.mutate(f"pip {sub}")
-        return None
-    c.exact(f"pip {sub} is not a subcommand the policy knows")
-    return None
-
-
-@handles("uv", "poetry", "pipenv", "pdm", "rye", "hatch_env")
-def _py_manager(c: Call):
-    p = parse_opts(c.args, "", {"--directory", "--project", "--with", "--python", "-p"}, stop_at_operand=True)
-    sub = lit_text(p.rest[0]) if p.rest else None
-    rest = p.rest[1:]
-    if sub == "run":
-        q = parse_opts(rest, "", {"--with", "--python", "-p", "--env-file", "--extra", "--group", "--package"},
-                       stop_at_operand=True)
-        if q.has("--with"):
-            c.exact(f"{c.name} run --with installs extra packages")
-        c.mutate(f"{c.name} run")
-        return c.sub(q.rest, c.stdin) if q.rest else None
-    if sub == "pip":
-        return _pip(Call(c.ctx, "pip", rest, c.cwds, c.stdin))
-    if sub in ("--version", "version", "show", "check", "tree", "list", "help", "env", "info", None):
-        return None
-    if sub in ("build", "fmt", "format"):
-        c.mutate(f"{c.name} {sub}")
-        return None
-    if sub in ("tool", "x", "exec") or c.name == "uv" and sub == "tool":
-        c.exact(f"{c.name} {sub} runs a tool that may be downloaded")
-        return None
-    if sub in ("install", "add", "remove", "sync", "lock", "update", "upgrade", "uninstall", "venv", "init", "new"):
-        c.action(f"{c.name} {sub}", f"{c.name} {sub} installs or changes packages")
-        c.mutate(f"{c.name} {sub}")
-        return None
-    if sub in ("publish", "upload"):
-        c.ctx.ask(f"Bash:net:{c.name}:{sub}", f"{c.name} {sub} uploads a package")
-        return None
-    c.exact(f"{c.name} {sub} is not a subcommand the policy knows")
-    return None
-
-
-@handles("uvx", "pipx")
-def _uvx(c: Call):
-    tool = lit_text(c.args[0]) if c.args else None
-    c.ctx.ask(f"Bash:net:{c.name}:{tool}" if tool else "Bash:exact:" + c.ctx.command.strip(),
-              f"{c.name} runs a tool that may be downloaded")
-    return None
-
-
-_CARGO_OK = frozenset({"build", "b", "check", "c", "test", "t", "run", "r", "clippy", "fmt", "doc", "d", "bench",
-                       "tree", "metadata", "clean", "new", "init", "version", "--version", "help", "locate-project",
-                       "pkgid", "verify-project", "read-manifest", "nextest", "expand", "llvm-cov"})
-
-
-@handles("cargo")
-def _cargo(c: Call):
-    p = parse_opts(c.args, "", {"--manifest-path", "--config", "-Z"}, stop_at_operand=True)
-    if p.has("--config", "-Z"):
-        c.exact("cargo --config/-Z changes how cargo runs programs")
-    sub = lit_text(p.rest[0]) if p.rest else None
-    if sub is None:
-        return None
-    if sub in _CARGO_OK:
-        c.mutate(f"cargo {sub}")
-        if any(lit_text(a) == "--config" for a in p.rest):
-            c.exact("cargo --config changes how cargo runs programs")
-        return None
-    if sub in ("install", "add", "remove", "rm", "update", "fetch", "vendor", "generate-lockfile", "uninstall"):
-        c.action(f"cargo {sub}", f"cargo {sub} changes or downloads dependencies")
-        c.mutate(f"cargo {sub}")
-        return None
-    if sub in ("publish", "login", "logout", "owner", "yank", "search", "info"):
-        c.ctx.ask(f"Bash:net:cargo:{sub}", f"cargo {sub} uses the network")
-        return None
-    c.exact(f"cargo {sub} is not a subcommand the policy knows")
-    return None
-
-
-@handles("go")
-def _go(c: Call):
-    sub = lit_text(c.args[0]) if c.args else None
-    rest = c.args[1:]
-    if sub in (None, "version", "help", "doc", "list"):
-        return None
-    if sub == "env":
-        if any(lit_text(a) in ("-w", "-u") for a in rest):
-            c.exact("go env -w changes your Go configuration")
-        return None
-    for a in rest:
-        t = lit_text(a) or ""
-        if t in ("-exec", "-toolexec", "--exec") or t.startswith(("-exec=", "-toolexec=")):
-            c.exact(f"go {sub} -exec runs another program")
-        if t == "-o" or t.startswith("-o="):
-            pass
-    p = parse_opts(rest, "o", {"-o"}, long_single_dash=True)
-    for v in p.values("-o"):
-        c.write(v)
-    if sub in ("build", "test", "vet", "fmt", "run", "generate", "clean", "fix"):
-        c.mutate(f"go {sub}")
-        return None
-    if sub == "mod":
-        what = lit_text(rest[0]) if rest else None
-        if what in ("graph", "why", "verify", "edit"):
-            if what == "edit":
-                c.mutate("go mod edit")
-            return None
-        c.action(f"go mod {what}", f"go mod {what} downloads or changes dependencies")
-        c.mutate("go mod")
-        return None
-    if sub in ("get", "install", "work"):
-        c.action(f"go {sub}", f"go {sub} downloads or installs packages")
-        c.mutate(f"go {sub}")
-        return None
-    c.exact(f"go {sub} is not a subcommand the policy knows")
-    return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .context import Result
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
+from .walker import probe_text
 from .words import LIT, WTLIST, Arg
 
 # ---- programs without path operands -------------------------------------------------------
@@ -287,7 +288,10 @@ def _rg(c: Call):
 
 
 # ---- writers ------------------------------------------------------------------------------
-def _writer(short_value: str = "", long_value=(), *, skip_first=False, tree_flags=(), reads=()):
+def _writer(short_value: str = "", long_value=(), *, skip_first=False, tree_flags=(), reads=(), action=None,
+            tree_action=None):
+    """A program that writes its operands. ``action``: a key (``shred``) it always asks for when
+    it writes inside the worktree; ``tree_action``: a key (``chmod -R``) for a recursive change."""
     long_value = frozenset(long_value)
 
     def handler(c: Call):
@@ -295,8 +299,13 @@ def _writer(short_value: str = "", long_value=(), *, skip_first=False, tree_flag
         for v in p.values(*reads):
             c.read(v)
         tree = p.has(*tree_flags)
+        inside = False
         for a in p.operands[1:] if skip_first else p.operands:
-            c.write(a, tree=tree)
+            inside |= c.write(a, tree=tree) in ("in", "unknown")
+        if inside and action:
+            c.action(action, f"{c.name} destroys file contents beyond recovery")
+        if inside and tree and tree_action:
+            c.action(tree_action, f"{c.name} {tree_flags[0]} changes a whole directory tree")
         return None
 
     return handler
@@ -304,10 +313,14 @@ def _writer(short_value: str = "", long_value=(), *, skip_first=False, tree_flag
 
 handles("touch")(_writer("dtr", {"--date", "--reference", "--time"}, reads=("-r", "--reference")))
 handles("mkdir")(_writer("m", {"--mode", "--context"}))
-handles("rmdir", "unlink", "shred")(_writer("nus", {"--iterations", "--size", "--remove", "--random-source"}))
+handles("rmdir", "unlink")(_writer())
+handles("shred")(_writer("ns", {"--iterations", "--size", "--remove", "--random-source"}, action="shred"))
 handles("truncate")(_writer("sr", {"--size", "--reference"}, reads=("-r", "--reference")))
-handles("chmod")(_writer("", {"--reference"}, skip_first=True, tree_flags=("-R", "--recursive")))
-handles("chown", "chgrp")(_writer("", {"--reference", "--from"}, skip_first=True, tree_flags=("-R", "--recursive")))
+handles("chmod")(_writer("", {"--reference"}, skip_first=True, tree_flags=("-R", "--recursive"), tree_action="chmod -R"))
+handles("chown")(_writer("", {"--reference", "--from"}, skip_first=True, tree_flags=("-R", "--recursive"),
+                         tree_action="chown -R"))
+handles("chgrp")(_writer("", {"--reference", "--from"}, skip_first=True, tree_flags=("-R", "--recursive"),
+                         tree_action="chgrp -R"))
 handles("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4")(
     _writer("bS", {"--suffix", "--block-size"}, tree_flags=("-r", "--recursive")))
 handles("sponge")(_writer())
@@ -318,6 +331,7 @@ def _tee(c: Call):
     p = parse_opts(c.args, "", {"--output-error"})
     for a in p.operands:
         c.write(a)
+        c.ctx.record_written(a, c.cwds, c.stdin)
     return Result(c.cwds, c.stdin if c.stdin is not None and c.stdin[0] in ("text", "dyntext") else None)
 
 
@@ -469,9 +483,17 @@ def _tar(c: Call):
 
 @handles("zip")
 def _zip(c: Call):
-    p = parse_opts(c.args, "bnxitTOP", {"--temp-path", "--output-file", "--exclude", "--include", "--unzip-command"})
-    if p.has("-TT", "--unzip-command"):
-        c.exact("zip -TT runs another program")
+    args = list(c.args)
+    for i, a in enumerate(c.args):
+        t = lit_text(a) or ""
+        if t in ("-TT", "--unzip-command") or t.startswith(("-TT=", "--unzip-command=")):
+            c.exact("zip -TT runs another program to test the archive")
+            cmd = t.split("=", 1)[1] if "=" in t else lit_text(c.args[i + 1]) if i + 1 < len(c.args) else None
+            if cmd:
+                probe_text(c.ctx, cmd, c.cwds, "the program zip -TT runs")
+            args = c.args[:i] + c.args[i + (1 if "=" in t else 2):]
+            break
+    p = parse_opts(args, "bnxitOP", {"--temp-path", "--output-file", "--exclude", "--include"})
     ops = p.operands
     if ops:
         c.write(ops[0])

@@ -149,13 +149,13 @@ def _net_tool(c: Call):
 
 
 # ---- process, system and GUI programs ----------------------------------------------------
-_SYSTEM = ("kill", "pkill", "killall", "su", "systemctl", "service", "shutdown", "reboot", "halt", "poweroff",
-           "mount", "umount", "crontab", "at", "launchctl", "taskkill", "reg", "sc", "chroot", "iptables", "ufw",
+_SYSTEM = ("kill", "pkill", "killall", "systemctl", "service", "shutdown", "reboot", "halt", "poweroff",
+           "mount", "umount", "crontab", "launchctl", "taskkill", "reg", "sc", "iptables", "ufw",
            "useradd", "usermod", "userdel", "passwd", "modprobe", "insmod", "rmmod", "sysctl", "renice", "disown",
            "apt", "apt-get", "dpkg", "yum", "dnf", "pacman", "brew", "snap", "flatpak", "port", "choco", "winget",
            "schtasks", "wmic", "netsh", "diskutil", "mkfs", "fdisk", "parted", "losetup", "ip", "ifconfig", "route",
            "nmcli", "defaults", "pmset", "scutil", "setcap", "chattr", "xattr", "journalctl", "dmesg", "loginctl",
-           "newgrp", "sg", "visudo", "update-alternatives", "ldconfig", "tmux", "screen", "nsenter", "unshare",
+           "newgrp", "sg", "visudo", "update-alternatives", "ldconfig", "tmux", "screen",
            "xdotool", "xclip", "xsel", "pbcopy", "pbpaste", "wl-copy", "notify-send", "osascript_gui", "ssh-add",
            "ssh-keygen", "gpg", "gpg2", "gpg-agent", "security", "keyctl", "pass", "op", "openssl")
 _GUI = ("xdg-open", "open", "gio", "firefox", "chromium", "chromium-browser", "google-chrome", "chrome", "code",

@@ -11,7 +11,16 @@ import posixpath
 from typing import Callable
 
 from .context import Ctx, Cwds, Result
-from .words import LIT, Arg
+from .words import FD, LIT, Arg, static_text
+
+#: Scripts and tools a project keeps in its worktree that are run like the tool they stand for
+#: (the same rule as ``npm test``): build wrappers, and tools installed into the worktree.
+ENTRY_WRAPPERS = {"gradlew": "gradle", "mvnw": "mvn", "manage.py": "manage.py"}
+_TOOL_DIRS = ("/node_modules/.bin", "/.venv/bin", "/venv/bin")
+_VENV_DIRS = ("/.venv/bin", "/venv/bin")
+#: Where a virtualenv's interpreter links may lead (the system's Python), never a home or temp dir.
+_SYSTEM_PREFIXES = ("/usr/", "/bin/", "/sbin/", "/lib/", "/opt/", "/nix/store/")
+_IFS = ("${IFS}", "$IFS", "${IFS:0:1}", "${IFS::1}", "$'\\t'", "$'\\n'")
 
 Handler = Callable[["Call"], "Result | None"]
 HANDLERS: dict[str, Handler] = {}
@@ -63,6 +72,37 @@ class Call:
         """Check a program or script file the program runs."""
         return self.ctx.access(arg, "x", self.cwds, f"{self.name} runs")
 
+    def run_script(self, arg: Arg, lang: str = "shell") -> str:
+        """A script file this program runs: the file can hold anything, so the exact command asks.
+
+        Static text written to that file earlier on the same command line is classified too
+        (a ``git push`` in it is refused): shell text as commands, other languages through
+        the strings in their code.
+        """
+        where = self.run(arg)
+        if arg.kind == FD:
+            if arg.data is not None:
+                self.probe_script(arg.data[1], lang, f"{self.name} runs a process substitution")
+            else:
+                self.exact(f"{self.name} runs a script from a process substitution that cannot be seen")
+            return where
+        if where in ("in", "tmp", "dev", "gitlink"):
+            # (a file outside asks for its directory's key already)
+            self.exact(f"{self.name} runs the file {arg.src or arg.text}, which can hold anything")
+        self.mutate(f"{self.name} runs a script")
+        for text in self.ctx.written_texts(arg, self.cwds):
+            self.probe_script(text, lang, "a script written earlier in the command")
+        return where
+
+    def probe_script(self, text: str, lang: str, what: str) -> None:
+        """Refuse the command if static script text (shell, or strings of other code) pushes."""
+        from .walker import probe_text
+        if lang == "shell":
+            probe_text(self.ctx, text, self.cwds, what)
+        else:
+            from .progs_dev import probe_strings
+            probe_strings(self, text, what)
+
     def action(self, key: str, reason: str) -> None:
         """Ask for an action key (``Bash:rm -r``) inside the worktree."""
         self.ctx.ask(f"Bash:{key}", reason)
@@ -79,6 +119,14 @@ class Call:
         """Note that the program changes files or runs project code."""
         self.ctx.mutate(reason)
 
+    def project(self, reason: str) -> None:
+        """Note that the program runs the project's code (tests, builds, installs): from a
+        working directory outside the worktree that is another project, so the exact command
+        asks (a key for reading that directory does not cover running its code)."""
+        self.ctx.mutate(reason)
+        if not self.ctx.cwds_inside(self.cwds):
+            self.exact(f"{reason} in a directory outside the worktree")
+
     def sub(self, argv: list[Arg], stdin=None) -> Result:
         """Classify another command this one runs (wrappers, ``-exec``, ``xargs``)."""
         return dispatch(self.ctx, argv, self.cwds, stdin)
@@ -90,8 +138,7 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
         return Result(cwds)
     prog = argv[0]
     if prog.kind != LIT or prog.glob:
-        if any(a.kind == LIT and a.text in ("push", "send-pack") for a in argv[1:]):
-            ctx.deny("a program named by a variable or substitution is given 'push'")
+        _disguised(ctx, argv, cwds)
         ctx.exact("the program name comes from a variable or substitution")
         return Result(cwds)
     name = prog.text
@@ -100,11 +147,31 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
         if directory in SYSTEM_BIN and base:
             name = base
         else:
-            ctx.access(prog, "x", cwds, f"running {name}")
-            ctx.mutate(f"runs the program {name}")
+            tool = _entry_point(ctx, name, cwds)
+            if tool is not None:
+                if tool == "manage.py":
+                    return dispatch(ctx, [Arg.lit("python"), prog, *argv[1:]], cwds, stdin)
+                if tool in HANDLERS:
+                    return HANDLERS[tool](Call(ctx, tool, argv[1:], cwds, stdin)) or Result(cwds)
+                ctx.mutate(f"runs the project's tool {name}")
+                return Result(cwds)
+            Call(ctx, name, argv[1:], cwds, stdin).run_script(prog)
             if base.startswith("git-"):
                 return dispatch(ctx, [Arg.lit("git"), Arg.lit(base[4:]), *argv[1:]], cwds, stdin)
+            if base in HANDLERS:
+                # A copy of a known program (./git, /tmp/x/git): what that program would refuse
+                # (a push) is refused here too.
+                from .walker import probe_text
+                words = [base] + ["'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"'
+                                  for a in argv[1:]]
+                probe_text(ctx, " ".join(words), cwds, f"the program {name}")
             return Result(cwds)
+    if name in ctx.aliases:
+        # An alias defined earlier on the line (bash expands them only when expand_aliases is
+        # on): what the expansion would refuse is refused.
+        from .walker import probe_text
+        rest = " ".join("'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"' for a in argv[1:])
+        probe_text(ctx, ctx.aliases[name] + " " + rest, cwds, f"the alias {name}")
     if name in ctx.functions:
         from .walker import call_function
         return call_function(ctx, name, cwds, stdin)
@@ -120,3 +187,56 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
             return Result(cwds)
     res = handler(Call(ctx, name, argv[1:], cwds, stdin))
     return res if res is not None else Result(cwds)
+
+
+def _entry_point(ctx: Ctx, path: str, cwds: Cwds) -> str | None:
+    """The tool a path in the worktree stands for (``./gradlew`` -> gradle), or None.
+
+    Only wrappers in :data:`ENTRY_WRAPPERS` and tools in the worktree's ``node_modules/.bin``
+    or virtualenv ``bin`` count, and only when the path and what it resolves to stay inside the
+    worktree (a virtualenv's ``python`` may link to the system's interpreter); any other program
+    named by a path asks.
+    """
+    if cwds is None:
+        return None
+    found = set()
+    for cwd in cwds:
+        lex = posixpath.normpath(path if path.startswith("/") else posixpath.join(cwd, path))
+        if not ctx.inside(lex):
+            return None
+        directory, base = posixpath.split(lex)
+        real = ctx.realpath(lex)
+        if not ctx.inside(real) and not (directory.endswith(_VENV_DIRS) and real.startswith(_SYSTEM_PREFIXES)):
+            return None
+        if base in ENTRY_WRAPPERS:
+            found.add(ENTRY_WRAPPERS[base])
+        elif directory.endswith(_TOOL_DIRS) and base:
+            found.add(base)
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
+def _disguised(ctx: Ctx, argv: list[Arg], cwds: Cwds) -> None:
+    """Refuse a push spelled through a program word the shell builds at run time.
+
+    ``$(echo git) push``, ``"$(git --exec-path)"/git-push``, ``git${IFS}push``, ``$"git" push``:
+    a known substitution output is classified as the command it spells; otherwise the source
+    text is read without the shell's meaning (errs on the side of refusing).
+    """
+    from .walker import _push_in, probe_text
+    if any(a.kind == LIT and a.text in ("push", "send-pack") for a in argv[1:]):
+        ctx.deny("a program named by a variable or substitution is given 'push'")
+        return
+    prog = argv[0]
+    if prog.data is not None:
+        rest = " ".join("'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else static_text(a) or '"$x"'
+                        for a in argv[1:])
+        probe_text(ctx, static_text(prog) + " " + rest, cwds, "a program name built by a substitution")
+    text = " ".join(a.src for a in argv)
+    for ifs in _IFS:
+        text = text.replace(ifs, " ")
+    words = [w.strip("'\"$") for w in text.replace("'", " ").replace('"', " ").split()]
+    name = prog.src.replace("'", "").replace('"', "").rstrip("/").rsplit("/", 1)[-1]
+    if _push_in(words) or name in ("git-push", "git-send-pack", "git-receive-pack"):
+        ctx.deny("a program name built at run time spells git push")

@@ -19,7 +19,8 @@ _SUBAGENTS = frozenset({"Task", "Agent"})
 
 
 def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, granted: Iterable[str] = (),
-                  tmpdir: str | None = None, realpath: Callable[[str], str] = os.path.realpath) -> Verdict:
+                  tmpdir: str | None = None, realpath: Callable[[str], str] = os.path.realpath,
+                  protected_refs: Iterable[str] = ()) -> Verdict:
     """Classify one tool call a backend wants to make.
 
     Args:
@@ -31,6 +32,7 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
         granted: rule keys stored for this agent.
         tmpdir: the scratch directory (default ``/tmp``).
         realpath: resolves symbolic links.
+        protected_refs: the base branches (see :func:`classify_command`).
 
     Returns:
         The :class:`Verdict`. Paths are confined to the worktree (links that lead out are
@@ -42,7 +44,8 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
         cmd = args.get("command")
         if not isinstance(cmd, str):
             return Verdict("deny", (), "Refused: the Bash call has no command.", "")
-        return classify_command(cmd, worktree=worktree, lead=lead, granted=granted, tmpdir=tmpdir, realpath=realpath)
+        return classify_command(cmd, worktree=worktree, lead=lead, granted=granted, tmpdir=tmpdir, realpath=realpath,
+                                protected_refs=protected_refs)
     wt = realpath(posixpath.abspath(worktree))
     ctx = Ctx(f"{tool} {args!r}", wt, realpath(tmpdir or default_tmpdir()), lead, realpath)
     if tool in _ALWAYS or tool.startswith("mcp__agentcraft__"):

@@ -129,6 +129,9 @@ def describe_key(key: str) -> str:
         return f"`{tool}` to {target}"
     if key.startswith("Bash:git checkout:"):
         return f"switching the worktree to exactly `{key[len('Bash:git checkout:'):]}`"
+    if key.startswith(("Bash:git update-ref", "Bash:git symbolic-ref", "Bash:git branch -")) and ":" in key[5:]:
+        action, _, refs = key[5:].partition(":")
+        return f"`{action}` on exactly {refs}"
     if key.startswith("Bash:serve:"):
         return f"running the dev server `{key[len('Bash:serve:'):]}`"
     if key.startswith("Bash:.git:"):

@@ -85,6 +85,8 @@ def probe_text(ctx: Ctx, text: str, cwds: Cwds, what: str) -> None:
     sub.depth = ctx.depth
     sub.steps = ctx.steps
     sub.probe_only = True
+    sub.written = ctx.written
+    sub.aliases = ctx.aliases
     try:
         run_text(sub, text, cwds, None, what)
     except (Budget, RecursionError):
@@ -162,7 +164,9 @@ def run_stmt(ctx: Ctx, node, cwds: Cwds, stdin=None) -> Result:
     return Result(None)
 
 
-def _run_list(ctx: Ctx, node, cwds: Cwds, stdin) -> Result:
+def _run_list(ctx: Ctx, node, cwds: Cwds, stdin, tail_redirects=()) -> Result:
+    """Run ``a && b || c``; ``tail_redirects`` belong to the last command (tree-sitter hangs
+    the redirections of ``a && b < f`` on the whole list, bash applies them to ``b``)."""
     rights = []
     cur = node
     while cur.type == "list":
@@ -171,8 +175,14 @@ def _run_list(ctx: Ctx, node, cwds: Cwds, stdin) -> Result:
         cur = ch[0]
     rights.reverse()
     res = run_stmt(ctx, cur, cwds, stdin)
-    for right in rights:
-        nxt = run_stmt(ctx, right, res.cwds, None)
+    for i, right in enumerate(rights):
+        if tail_redirects and i == len(rights) - 1:
+            if right.type == "command":
+                nxt = run_command(ctx, right, res.cwds, None, tail_redirects)
+            else:
+                nxt = run_stmt(ctx, right, res.cwds, apply_redirects(ctx, tail_redirects, res.cwds, None))
+        else:
+            nxt = run_stmt(ctx, right, res.cwds, None)
         res = Result(union(res.cwds, nxt.cwds), nxt.out)
     return res
 
@@ -201,6 +211,8 @@ def _run_redirected(ctx: Ctx, node, cwds: Cwds, stdin) -> Result:
         res = Result(cwds)
     elif body.type == "command":
         res = run_command(ctx, body, cwds, stdin, redirects)
+    elif body.type == "list":
+        res = _run_list(ctx, body, cwds, stdin, redirects)
     else:
         stdin = apply_redirects(ctx, redirects, cwds, stdin)
         res = run_stmt(ctx, body, cwds, stdin)
@@ -337,9 +349,9 @@ def assignment(ctx: Ctx, node, cwds: Cwds, prefix: bool) -> None:
     name = _text(name_node) if name_node is not None else ""
     if "[" in name:
         name = name.split("[", 1)[0]
-    if value is not None:
-        eval_word(ctx, value, cwds)
-    envvars.check_name(ctx, name, "prefix" if prefix else "statement", "the command sets")
+    words = eval_word(ctx, value, cwds) if value is not None else []
+    static = " ".join(w.text for w in words) if words and all(w.kind == LIT for w in words) else None
+    envvars.check_name(ctx, name, "prefix" if prefix else "statement", "the command sets", static, cwds)
 
 
 def _declaration(ctx: Ctx, node, cwds: Cwds) -> None:
@@ -404,25 +416,36 @@ def run_command(ctx: Ctx, node, cwds: Cwds, stdin, redirects) -> Result:
         argv.extend(_eval_children(ctx, name, cwds))
     for a in args_nodes:
         argv.extend(eval_word(ctx, a, cwds))
-    stdin = apply_redirects(ctx, redirs, cwds, stdin)
+    outputs: list[Arg] = []
+    stdin = apply_redirects(ctx, redirs, cwds, stdin, outputs)
     for a in assigns:
         assignment(ctx, a, cwds, prefix=bool(argv))
     if not argv:
         return Result(cwds)
-    return registry.dispatch(ctx, argv, cwds, stdin)
+    res = registry.dispatch(ctx, argv, cwds, stdin)
+    for a in outputs:
+        ctx.record_written(a, cwds, res.out)
+    return res
 
 
-def apply_redirects(ctx: Ctx, redirects, cwds: Cwds, stdin):
-    """Check redirection targets; returns what the command reads on stdin afterwards."""
+def apply_redirects(ctx: Ctx, redirects, cwds: Cwds, stdin, outputs: list | None = None):
+    """Check redirection targets; returns what the command reads on stdin afterwards.
+
+    ``outputs`` (when given) receives the files the command's stdout goes to, so that a script
+    written by ``echo ... > x.sh`` can be recognised when it is run later on the same line.
+    """
     for r in redirects:
         t = r.type
         if t == "file_redirect":
             op = ""
             dests = []
+            fd = None
             for c in r.children:
                 if not c.is_named:
                     op = c.type
-                elif c.type != "file_descriptor":
+                elif c.type == "file_descriptor":
+                    fd = _text(c)
+                else:
                     dests.append(c)
             for d in dests:
                 args = eval_word(ctx, d, cwds)
@@ -432,10 +455,15 @@ def apply_redirects(ctx: Ctx, redirects, cwds: Cwds, stdin):
                     continue
                 for a in args:
                     if op == "<":
+                        if a.kind == FD:
+                            stdin = a.data  # sh < <(echo ls): the substitution's output
+                            continue
                         ctx.access(a, "r", cwds, "a < redirection reads")
                         stdin = ("path", a)
                     else:
                         ctx.access(a, "w", cwds, "a redirection writes")
+                        if outputs is not None and fd in (None, "1") and op in (">", ">>", ">|", "&>", "&>>"):
+                            outputs.append(a)
         elif t == "herestring_redirect":
             words = []
             for c in r.named_children:
@@ -513,10 +541,10 @@ def eval_word(ctx: Ctx, node, cwds: Cwds) -> list[Arg]:
             return [Arg(WTLIST, None, False, _text(node))]
         if val is not None and val[0] == "path":
             return [Arg(LIT, val[1], False, _text(node))]
-        return [Arg(UNKNOWN, None, False, _text(node))]
+        return [Arg(UNKNOWN, None, False, _text(node), val if val is not None and val[0] == "text" else None)]
     elif t == "process_substitution":
-        substitution(ctx, node, cwds)
-        return [Arg(FD, "/dev/fd/63", False, _text(node))]
+        val = substitution(ctx, node, cwds)
+        return [Arg(FD, "/dev/fd/63", False, _text(node), val if val is not None and val[0] == "text" else None)]
     parts: list[str] = []
     dynamic = _collect(ctx, node, cwds, parts)
     src = _text(node)
@@ -546,8 +574,10 @@ def _collect(ctx: Ctx, node, cwds: Cwds, parts: list[str]) -> bool:
         return False
     if t in ("string", "translated_string"):
         dynamic = False
-        for c in node.children:
+        for i, c in enumerate(node.children):
             ct = c.type
+            if t == "translated_string" and i == 0 and ct == "$":
+                continue  # $"..." is a locale-translated string: the $ is not part of the text
             if ct == "string_content":
                 parts.append(quote_escape(decode_dq(_text(c))))
             elif ct == '"':
@@ -591,8 +621,9 @@ def substitution(ctx: Ctx, node, cwds: Cwds):
     """Classify a ``$(...)``, backtick or ``<(...)`` as its own command; returns a known output.
 
     Returns:
-        ``("path", p)`` for ``$(pwd)``-like output, ``("wtlist",)`` for lists of worktree paths,
-        else None (unknown output).
+        The substitution's known output (see :class:`Result` ``out``): ``("path", p)`` for
+        ``$(pwd)``-like output, ``("wtlist",)`` for lists of worktree paths, ``("text", s)``
+        for static text (``$(echo git push)``), else None (unknown output).
     """
     res = Result(cwds)
     ctx.depth += 1
@@ -604,10 +635,7 @@ def substitution(ctx: Ctx, node, cwds: Cwds):
         res = run_block(ctx, node, cwds, None)
     finally:
         ctx.depth -= 1
-    out = res.out
-    if out is not None and out[0] in ("path", "wtlist"):
-        return out
-    return None
+    return res.out
 
 
 def scan_substitutions(ctx: Ctx, node, cwds: Cwds) -> None:

@@ -29,15 +29,19 @@ class Arg:
         text: the word's value for ``LIT`` and ``FD`` words, else ``None``.
         glob: the word holds an unquoted ``*``, ``?`` or ``[``.
         src: the source text of the word, for messages.
+        data: for a substitution whose output the policy knows (``$(echo git push)``,
+            ``<(printf ls)``), that output as a :class:`~foreman.policy.context.Result` ``out``
+            tuple (``("text", s)``); else None. The word itself stays unknown.
     """
 
-    __slots__ = ("kind", "text", "glob", "src")
+    __slots__ = ("kind", "text", "glob", "src", "data")
 
-    def __init__(self, kind: str, text: str | None, glob: bool = False, src: str = "") -> None:
+    def __init__(self, kind: str, text: str | None, glob: bool = False, src: str = "", data=None) -> None:
         self.kind = kind
         self.text = text
         self.glob = glob
         self.src = src
+        self.data = data
 
     @classmethod
     def lit(cls, text: str) -> "Arg":
@@ -46,6 +50,16 @@ class Arg:
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Arg({self.kind}, {self.text!r}{', glob' if self.glob else ''})"
+
+
+def static_text(arg: Arg) -> str | None:
+    """The text of a word when it is known before run time: a literal, or a substitution with
+    a known output (``$(echo git)`` -> ``git``, as bash would split it); else None."""
+    if arg.kind == LIT:
+        return arg.text
+    if arg.data is not None and arg.data[0] == "text":
+        return " ".join(arg.data[1].split())
+    return None
 
 
 def quote_escape(text: str) -> str:

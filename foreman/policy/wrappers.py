@@ -6,8 +6,8 @@ from . import envvars
 from .context import Result
 from .opts import lit_text, parse_opts
 from .registry import Call, dispatch, handles
-from .walker import run_text
-from .words import LIT, UNKNOWN, WTLIST, Arg
+from .walker import probe_text, run_text
+from .words import FD, LIT, UNKNOWN, WTLIST, Arg, static_text
 
 _SHELLS = ("bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox_sh", "fish", "tcsh", "csh")
 
@@ -58,7 +58,8 @@ def _env(c: Call):
         t = lit_text(a)
         if t is None:
             c.exact("env gets a word from a variable")
-            return None
+            res = dispatch(c.ctx, args[i:], cwds, c.stdin)
+            return Result(c.cwds, res.out)
         if t in ("-i", "--ignore-environment", "-"):
             c.deny("env -i clears the git safety environment")
         elif t in ("-u", "--unset") or t.startswith("--unset=") or (t.startswith("-u") and len(t) > 2):
@@ -96,7 +97,7 @@ def _env(c: Call):
         elif t.startswith("-"):
             c.exact(f"env {t} is not understood")
         elif "=" in t:
-            envvars.check_name(c.ctx, t.split("=", 1)[0], "prefix", "env sets")
+            envvars.check_name(c.ctx, t.split("=", 1)[0], "prefix", "env sets", t.split("=", 1)[1], cwds)
         else:
             res = dispatch(c.ctx, args[i:], cwds, c.stdin)
             return Result(c.cwds, res.out)
@@ -131,9 +132,8 @@ handles("sudo", "doas", "pkexec", "run0")(
     _simple_wrapper("ugpChDrtTUR", {"--user", "--group", "--prompt", "--close-from", "--host", "--chdir",
                                     "--role", "--type", "--other-user", "--command-timeout", "--chroot"},
                     exact="{name} runs a command as another user"))
-handles("chrt", "taskset")(_simple_wrapper("", exact="{name} changes how the system schedules a process"))
-handles("strace", "ltrace", "gdb", "valgrind", "perf")(
-    _simple_wrapper("oepsEaSI", {"--output"}, exact="{name} traces or debugs a process"))
+handles("strace", "ltrace", "valgrind", "perf")(
+    _simple_wrapper("oepsEaSIuU", {"--output", "--user"}, exact="{name} traces or debugs a process"))
 
 
 @handles("command")
@@ -170,8 +170,14 @@ def _watch(c: Call):
     p = parse_opts(c.args, "nq", {"--interval", "--differences", "--errexit-exec"}, stop_at_operand=True)
     words = p.rest
     if any(w.kind != LIT for w in words):
+        # watch joins its words and runs them with sh -c: read unknown words as written.
         c.exact("watch runs a command from a variable")
+        run_text(c.ctx, " ".join(w.text if w.kind == LIT else _unquote_src(w.src) for w in words), c.cwds,
+                 None, "watch")
         return None
+    if any(" " in w.text or "'" in w.text for w in words):
+        # watch -x runs the words as they are: what that would refuse is refused too.
+        probe_text(c.ctx, " ".join(_quote(w) for w in words), c.cwds, "watch")
     return run_text(c.ctx, " ".join(w.text for w in words), c.cwds, None, "watch")
 
 
@@ -185,8 +191,7 @@ def _shell(c: Call):
     while i < len(args):
         t = lit_text(args[i])
         if t is None:
-            c.exact(f"{c.name} gets an option from a variable")
-            return None
+            break  # the script: a process substitution, or a path from a variable (asks)
         if t == "--":
             i += 1
             break
@@ -209,17 +214,37 @@ def _shell(c: Call):
             return None
         src = args[command_text]
         if src.kind != LIT:
-            if src.kind == UNKNOWN:
-                c.exact(f"{c.name} -c runs a command from a variable or substitution")
+            c.exact(f"{c.name} -c runs a command from a variable, substitution or file list")
+            if src.data is not None:
+                run_text(c.ctx, src.data[1], c.cwds, c.stdin, f"{c.name} -c")
+            elif src.src and src.src[0] in "'\"":
+                # find -exec sh -c 'git push {}': the text as written, with the file names unknown.
+                probe_text(c.ctx, src.src[1:-1], c.cwds, f"{c.name} -c")
             return None
         return run_text(c.ctx, src.text, c.cwds, c.stdin, f"{c.name} -c")
     if i < len(args):
-        script = args[i]
-        c.run(script)
-        c.mutate(f"{c.name} runs the script {script.src}")
-        return None
+        return _script_file(c, args[i], c.name)
     # The shell reads its script from stdin.
     return _stdin_script(c, c.name)
+
+
+#: Paths that name the shell's own stdin when given as a script.
+_STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def _script_file(c: Call, script: Arg, what: str):
+    """A shell runs a script file: stdin and process substitutions are read like piped text;
+    any other file can hold anything (asks), and static text written to it earlier on the same
+    command line is classified too (a push in it is refused)."""
+    if script.kind == LIT and script.text in _STDIN_PATHS:
+        return _stdin_script(c, what)
+    if script.kind == FD:
+        if script.data is None:
+            c.exact(f"{what} runs a script from a process substitution that cannot be seen")
+            return None
+        return run_text(c.ctx, script.data[1], c.cwds, None, f"a script fed to {what}")
+    c.run_script(script)
+    return None
 
 
 def _stdin_script(c: Call, what: str):
@@ -242,6 +267,10 @@ def _stdin_script(c: Call, what: str):
 
 @handles("eval")
 def _eval(c: Call):
+    texts = [static_text(a) for a in c.args]
+    if None not in texts:
+        # eval "$(echo git push)": the text is known before run time.
+        return run_text(c.ctx, " ".join(texts), c.cwds, c.stdin, "eval")
     if any(a.kind != LIT for a in c.args):
         c.exact("eval runs text built from variables or substitutions")
         # Classify the text as written: its variables stay unknown words (git $x is refused).
@@ -257,12 +286,21 @@ def _unquote_src(src: str) -> str:
     return src
 
 
+#: Files a project sources that set up its own tools (a virtualenv's activate script).
+_ACTIVATE = (".venv/bin/activate", "venv/bin/activate", ".venv/bin/activate.fish", "env/bin/activate")
+
+
 @handles("source", ".")
 def _source(c: Call):
     if not c.args:
         c.exact("source without a file")
         return None
-    c.run(c.args[0])
+    f = c.args[0]
+    t = lit_text(f)
+    if t is not None and t.lstrip("./").endswith(_ACTIVATE) and c.read(f) == "in" and c.ctx.cwds_inside(c.cwds):
+        c.mutate("source activates the project's virtualenv")
+        return Result(c.cwds)
+    _script_file(c, f, c.name)
     c.mutate("source runs a script in this shell")
     return Result(None)
 
@@ -282,14 +320,16 @@ def _alias(c: Call):
         if a.kind != LIT:
             c.exact("alias gets its value from a variable")
         elif "=" in a.text:
-            run_text(c.ctx, a.text.split("=", 1)[1], c.cwds, None, "an alias")
+            name, _, value = a.text.partition("=")
+            c.ctx.aliases[name] = value
+            run_text(c.ctx, value, c.cwds, None, "an alias")
     return None
 
 
 # ---- xargs --------------------------------------------------------------------------------
 @handles("xargs")
 def _xargs(c: Call):
-    p = parse_opts(c.args, "0adEeIiLlnPs", {"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
+    p = parse_opts(c.args, "adEILnPs", {"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
                                              "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
                    stop_at_operand=True)
     files = p.values("-a", "--arg-file")
@@ -303,6 +343,8 @@ def _xargs(c: Call):
     else:
         item = Arg(UNKNOWN, None, False, "xargs input")
     cmd = p.rest or [Arg.lit("echo")]
+    if lit_text(cmd[0]) in _SHELLS:
+        c.exact("xargs runs a shell on its input")
     replace = None
     for f, v in p.opts:
         if f in ("-I", "--replace"):
@@ -361,10 +403,18 @@ def _find(c: Call):
             k = j + 1
             cmd = []
             while k < len(expr) and lit_text(expr[k]) not in (";", "+"):
-                cmd.append(found if (expr[k].kind == LIT and "{}" in expr[k].text) else expr[k])
+                a = expr[k]
+                if a.kind == LIT and a.text == "{}":
+                    cmd.append(found)
+                elif a.kind == LIT and "{}" in a.text:
+                    cmd.append(Arg(found.kind, None, False, a.src))  # a file name inside a word
+                else:
+                    cmd.append(a)
                 k += 1
             if k >= len(expr):
                 c.exact("find -exec is not terminated")
+            if cmd and lit_text(cmd[0]) in _SHELLS + ("env", "xargs", "eval"):
+                c.exact(f"find {t} runs a shell on the files it finds")
             if cmd:
                 before = c.ctx.writes
                 if t in ("-execdir", "-okdir"):

@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from foreman import procs
 
@@ -205,6 +205,7 @@ async def run_ci(
     max_output_bytes: int = 64_000,
     kill_grace: float = 2.0,
     on_start: Callable[[int], None] | None = None,
+    sandbox: Any = None,
 ) -> CIResult:
     """Run a test command in a worktree and report its result.
 
@@ -217,6 +218,8 @@ async def run_ci(
         kill_grace: seconds between SIGTERM and SIGKILL when killing.
         on_start: called with the leader's pid right after the start (to record it for crash
             clean-up).
+        sandbox: a :class:`foreman.sandbox.Sandbox` to run the command in (None: unsandboxed);
+            a failure it caused gets a hint line naming the rule (:func:`foreman.sandbox.explain`).
 
     Returns:
         The :class:`CIResult`. A command that cannot start gives ``ok=False``,
@@ -224,6 +227,8 @@ async def run_ci(
         tree is killed before the cancellation propagates.
     """
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    if sandbox is not None:
+        argv = sandbox.wrap(argv, worktree=cwd, env=env)
     sink = _HeadTail(max_output_bytes)
     started = time.monotonic()
     try:
@@ -264,4 +269,10 @@ async def run_ci(
         popen.stdout.close()
     code = await procs.wait_exit(popen)
     logger.info("ci %s exited %s after %.1fs%s", argv, code, duration, " (timeout)" if timed_out else "")
-    return CIResult(code == 0 and not timed_out, code, sink.text(), duration, timed_out)
+    output = sink.text()
+    if sandbox is not None and code != 0 and not timed_out:
+        from ..sandbox import explain
+
+        hint = explain(output, home=env.get("HOME"))
+        output += f"\n[os sandbox] {hint}\n" if hint else ""
+    return CIResult(code == 0 and not timed_out, code, output, duration, timed_out)

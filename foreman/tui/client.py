@@ -1,7 +1,7 @@
 """The client's connection to the daemon: hello, the receive loop, requests and reconnects.
 
 It connects exactly like the Minecraft mod: a WebSocket to ``127.0.0.1`` with no ``Origin``
-header, ``hello {protocol: 1, client}`` and then the snapshot and state messages, which feed
+header, ``hello {protocol: 1, client, token}`` (the token from ``foreman.json``) and then the snapshot and state messages, which feed
 the :class:`~foreman.tui.mirror.Mirror`. Intents go out with an ``id``; the reply carrying
 that id (``ack``, ``error``, ``diff``, ``memory``) completes the request.
 
@@ -67,6 +67,9 @@ class Connection:
         reconnect_interval: the first delay before reconnecting, in seconds; doubles per failure.
         max_reconnect_interval: the largest delay, in seconds.
         open_timeout: how long one connection attempt may take, in seconds.
+        token: returns the daemon's client token (sent in ``hello``), called before every
+            attempt; default: ``locate.token`` when ``locate`` has one (a
+            :class:`~foreman.tui.discovery.Locator` reads it from ``foreman.json``), else none.
     """
 
     def __init__(
@@ -80,8 +83,10 @@ class Connection:
         reconnect_interval: float = 0.2,
         max_reconnect_interval: float = 5.0,
         open_timeout: float = 5.0,
+        token: Callable[[], str | None] | None = None,
     ) -> None:
         self.locate = locate
+        self.token = token or getattr(locate, "token", None)
         self.mirror = mirror
         self.client_name = client_name
         self.listener = listener
@@ -141,7 +146,8 @@ class Connection:
             self.connections += 1
             since = None if self._resync_full or not self.mirror.synced else self.mirror.seq
             self._resync_full = False
-            await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, client=self.client_name, since=since)))
+            token = self.token() if self.token is not None else None
+            await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, client=self.client_name, since=since, token=token)))
             if since is not None:
                 self._mark_ready()
             self.last_error = None
@@ -163,6 +169,12 @@ class Connection:
         except (ValidationError, ValueError) as exc:
             logger.warning("ignoring a frame this client cannot read: %s", str(exc).splitlines()[0])
             return True
+        if isinstance(msg, p.Error) and msg.code == "unauthorized":
+            # the token is missing or stale (a restarted daemon has a new one): retry with backoff
+            self.last_error = f"refused: {msg.message}"
+            logger.warning(self.last_error)
+            self._ready.clear()
+            return False
         outcome = self.mirror.apply(msg)
         if outcome is Outcome.REPLY:
             self._complete(msg)

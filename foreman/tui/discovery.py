@@ -4,6 +4,7 @@ A running daemon records ``{pid, port, host, backend, profile, version, startedA
 ``<home>/<profile>/foreman.json`` and, for the first live daemon, in ``<home>/foreman.json``.
 The home is ``--home``, else ``$AGENTCRAFT_HOME``, else ``~/.agentcraft``. The record is read
 again on every connection attempt, so a daemon restarted on another port is found again.
+The record also carries the client ``token`` (mode 0600), sent in ``hello``.
 """
 
 from __future__ import annotations
@@ -86,6 +87,25 @@ class Locator:
                 )
             return url_for(DEFAULT_PORT)
         return url_for(record["port"], str(record.get("host") or "127.0.0.1"))
+
+    def token(self) -> str | None:
+        """Return the client token of the daemon this locator finds, or None (none recorded).
+
+        With a fixed port, the token comes from whichever record under the home names that
+        port (``<home>/foreman.json`` or ``<home>/*/foreman.json``).
+        """
+        if self.port is None:
+            record = self.read_record()
+            token = record.get("token") if record else None
+            return token if isinstance(token, str) else None
+        for path in [self.home / "foreman.json", *sorted(self.home.glob("*/foreman.json"))]:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and data.get("port") == self.port and isinstance(data.get("token"), str):
+                return data["token"]
+        return None
 
     def describe(self) -> str:
         """Say where the address comes from, for error messages."""

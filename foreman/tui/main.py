@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a /wait or a reply may take (default 120)")
     parser.add_argument("--line", action="store_true", help="line mode: read commands from standard input")
+    parser.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="line mode: give up (exit 3) when no Foreman answers within SECONDS (default 30)")
     return parser
 
 
@@ -59,8 +61,8 @@ def tui_main(argv: list[str]) -> int:
     if kinds - DECISION_KINDS:
         print(f"foreman tui: --auto-answer takes {','.join(sorted(DECISION_KINDS))}, not {','.join(sorted(kinds - DECISION_KINDS))}", file=sys.stderr)
         return EXIT_USAGE
-    if args.timeout <= 0:
-        print("foreman tui: --timeout must be positive seconds", file=sys.stderr)
+    if args.timeout <= 0 or args.connect_timeout <= 0:
+        print("foreman tui: --timeout and --connect-timeout must be positive seconds", file=sys.stderr)
         return EXIT_USAGE
     home = args.home.expanduser() if args.home else default_home(os.environ)
     locator = Locator(home, args.profile, args.port)
@@ -104,7 +106,7 @@ async def run_line_mode(args: argparse.Namespace, locator: Locator, kinds: set[s
 
 
 async def _drive(args, conn: Connection, runner: LineRunner, transcript: Transcript, lines) -> int:
-    connect_timeout = min(args.timeout, 30.0)
+    connect_timeout = min(args.timeout, args.connect_timeout)
     try:
         await conn.wait_ready(connect_timeout)
     except TimeoutError:

@@ -27,6 +27,8 @@ from typing import Any
 
 import psutil
 
+from foreman.tui.discovery import Locator
+
 from .. import rig
 from ..claude.fake_claude import FakeClaude
 from ..rig import Client, git, wait_for
@@ -148,7 +150,7 @@ class DaemonProcess:
             return None
 
         found = await wait_for(port, timeout, "the daemon's run file")
-        client = await Client.connect(found)
+        client = await Client.connect(found, Locator(self.home, "claude").token())
         await wait_for(lambda: client.repos, timeout, "the repository registered")
         return client
 

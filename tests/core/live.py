@@ -15,6 +15,8 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from foreman.tui.discovery import Locator
+
 ROOT = Path(__file__).resolve().parents[2]
 STATE_TYPES = ("snapshot", "agent.upsert", "goal.upsert", "task.upsert", "decision.upsert", "repo.upsert",
                "feed.append", "message.append", "log.append", "foreman.status")
@@ -47,6 +49,11 @@ class LiveDaemon:
     @property
     def run_file(self) -> Path:
         return self.home / "sim" / "foreman.json"
+
+    @property
+    def token(self) -> str | None:
+        """The client token, read from the run file as the TUI reads it."""
+        return Locator(self.home, "sim").token()
 
     def start(self, timeout: float = 30.0) -> int:
         """Start the process and wait until its run file names it; return the port.
@@ -101,14 +108,17 @@ class Conn:
 
     _ids = itertools.count(1)
 
-    def __init__(self, ws: ClientConnection) -> None:
+    def __init__(self, ws: ClientConnection, token: str | None = None) -> None:
         self.ws = ws
+        self.token = token
+        """Sent in ``hello`` (None: no token)."""
         self.states: list[dict[str, Any]] = []
         """Every state message received, in order."""
 
     @classmethod
-    async def open(cls, port: int, **kw: Any) -> "Conn":
-        return cls(await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None, **kw))
+    async def open(cls, port: int, token: str | None = None, **kw: Any) -> "Conn":
+        """Connect to ``port``; ``token`` goes in every ``hello`` (``kw`` go to ``connect``)."""
+        return cls(await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None, **kw), token)
 
     async def close(self) -> None:
         await self.ws.close()
@@ -127,6 +137,8 @@ class Conn:
         msg: dict[str, Any] = {"type": "hello", "protocol": 1, "client": "core-tests"}
         if since is not None:
             msg["since"] = since
+        if self.token is not None:
+            msg["token"] = self.token
         await self.ws.send(json.dumps(msg))
         probe = f"probe-{next(self._ids)}"
         await self.ws.send(json.dumps({"type": "memory.read", "id": probe}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +126,177 @@ def test_doctor_checks_git_home_and_port(tmp_path: Path) -> None:
     blocked.write_text("not a folder")
     bad = _foreman("doctor", "--home", str(blocked / "home"), "--port", "0")
     assert bad.returncode == 1 and "[FAIL]" in bad.stdout and "fix:" in bad.stdout
+
+
+# ---------------------------------------------------------------- backend sections and the home file
+def test_backend_section_applies_only_to_the_started_backend(tmp_path: Path) -> None:
+    _file(tmp_path, {"backend": "claude", "maxConcurrent": 2, "claude": {"workers": ["kit", "wren"], "maxConcurrent": 4},
+                     "local": {"workers": ["rowan"]}}, profile="claude")
+    s = resolve({"home": str(tmp_path), "profile": "claude"}, {})
+    assert s.profile == "claude" and s.backend == "claude"
+    assert (s.workers, s.sources["workers"]) == (["kit", "wren"], "file:claude")
+    assert (s.max_concurrent, s.sources["max_concurrent"]) == (4, "file:claude")  # the section outranks the top level
+    s = resolve({"home": str(tmp_path), "backend": "local", "profile": "claude"}, {})
+    assert (s.workers, s.sources["workers"]) == (["rowan"], "file:local")
+    assert (s.max_concurrent, s.sources["max_concurrent"]) == (2, "file")
+    s = resolve({"home": str(tmp_path), "backend": "sim", "profile": "claude"}, {})
+    assert (s.workers, s.sources["workers"]) == (["3"], "default")
+    s = resolve({"home": str(tmp_path), "profile": "claude", "workers": "tove"}, {})
+    assert (s.workers, s.sources["workers"]) == (["tove"], "flag")
+
+
+@pytest.mark.parametrize("section,fragment", [
+    ({"claude": {"wrokers": ["kit"]}}, "unknown key 'wrokers' in the 'claude' section"),
+    ({"sim": {"speed": 0}}, "sim.speed: must be greater than 0"),  # not the started backend: still checked
+    ({"local": {"workers": ["bob"]}}, "local.workers: workers are"),
+    ({"claude": {"backend": "local"}}, "claude.backend: a backend section cannot choose the backend"),
+    ({"claude": ["kit"]}, "claude must be a JSON object"),
+    ({"profiles": {}}, "unknown key 'profiles'"),
+])
+def test_backend_section_errors_name_the_key(tmp_path: Path, section: dict, fragment: str) -> None:
+    _file(tmp_path, section, profile="claude")
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path), "backend": "claude"}, {})
+    assert fragment in info.value.message and "config.json" in info.value.message
+
+
+def test_local_section_keeps_its_endpoint_profiles_beside_settings(tmp_path: Path) -> None:
+    from foreman.backends.local.profiles import resolve_profile
+
+    _file(tmp_path, {"local": {"maxTurnsWorker": 9, "profile": "small",
+                               "profiles": {"small": {"url": "http://127.0.0.1:9/v1", "model": "m"}}}}, profile="local")
+    s = resolve({"home": str(tmp_path), "backend": "local"}, {})
+    assert (s.max_turns_worker, s.sources["max_turns_worker"]) == (9, "file:local")
+    assert set(s.sections["local"]) == {"profile", "profiles"}
+    assert resolve_profile(s).url == "http://127.0.0.1:9/v1"
+
+
+def test_home_file_is_shared_by_profiles_below_the_profile_file(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"port": 5151, "seed": 3, "claude": {"workers": ["juniper"]},
+                                                      "agents": {"kit": {"model": "home-model"}}}))
+    _file(tmp_path, {"seed": 4})
+    s = resolve({"home": str(tmp_path)}, {})
+    assert (s.port, s.sources["port"]) == (5151, "home-file")
+    assert (s.seed, s.sources["seed"]) == (4, "file")
+    assert (s.workers, s.sources["workers"]) == (["3"], "default")  # sim started: the claude section waits
+    assert s.sections["agents"] == {"kit": {"model": "home-model"}}
+    s = resolve({"home": str(tmp_path), "profile": "other", "backend": "claude"}, {"AGENTCRAFT_SEED": "5"})
+    assert (s.port, s.sources["port"]) == (5151, "home-file")
+    assert (s.workers, s.sources["workers"]) == (["juniper"], "home-file:claude")
+    assert (s.seed, s.sources["seed"]) == (5, "env")
+    (tmp_path / "config.json").write_text(json.dumps({"backend": "local"}))
+    s = resolve({"home": str(tmp_path)}, {})
+    assert (s.backend, s.sources["backend"], s.profile) == ("local", "home-file", "local")
+    (tmp_path / "config.json").write_text(json.dumps({"prot": 1}))
+    with pytest.raises(ConfigError, match="unknown key 'prot'"):
+        resolve({"home": str(tmp_path)}, {})
+
+
+def test_config_json_shows_home_file_and_section_sources(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"maxConcurrent": 2, "sim": {"speed": 3}}))
+    out = _foreman("config", "--json", env={"AGENTCRAFT_HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["max_concurrent"] == {"value": 2, "source": "home-file"}
+    assert data["speed"] == {"value": 3.0, "source": "home-file:sim"}
+
+
+# ---------------------------------------------------------------- paths git cannot fence in
+def test_start_refuses_a_home_with_a_colon(tmp_path: Path) -> None:
+    home = tmp_path / "a:b"
+    out = _foreman("start", "--home", str(home), "--port", "0", "--no-autostart")
+    assert out.returncode == 2
+    assert "contains ':'" in out.stderr and "GIT_CEILING_DIRECTORIES" in out.stderr
+    assert not home.exists()
+    doctor = _foreman("doctor", "--home", str(home), "--port", "0")
+    assert doctor.returncode == 1 and "[FAIL] the profile folder" in doctor.stdout
+
+
+# ---------------------------------------------------------------- git identity
+def _no_identity(tmp_path: Path) -> dict:
+    empty_home = tmp_path / "emptyhome"
+    empty_home.mkdir(exist_ok=True)
+    (tmp_path / "empty.gitconfig").write_text("")
+    return {"HOME": str(empty_home), "GIT_CONFIG_GLOBAL": str(tmp_path / "empty.gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _foreman_without(keys: tuple[str, ...], *args: str, env: dict) -> subprocess.CompletedProcess[str]:
+    import os
+
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTCRAFT_", *keys))}
+    full.update(env, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "foreman", *args], capture_output=True, text=True, env=full,
+                          cwd=ROOT, timeout=60)
+
+
+_IDENTITY_VARS = ("EMAIL", "GIT_AUTHOR_", "GIT_COMMITTER_", "ANTHROPIC_")
+
+
+def test_doctor_says_when_git_does_not_know_who_you_are(tmp_path: Path) -> None:
+    bad = _foreman_without(_IDENTITY_VARS, "doctor", "--home", str(tmp_path / "h"), "--port", "0", env=_no_identity(tmp_path))
+    assert bad.returncode == 1
+    assert "[FAIL] git knows who you are" in bad.stdout and 'git config --global user.email' in bad.stdout
+    good = _foreman("doctor", "--home", str(tmp_path / "h"), "--port", "0")  # the suite's own identity
+    assert "[ok] git knows who you are (approved merges carry Foreman Tests <tests@foreman.invalid>)" in good.stdout
+
+
+def test_start_with_a_real_backend_warns_once_without_identity_and_a_failed_start_leaves_no_state(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # nothing listens there once closed
+    home = tmp_path / "home"
+    out = _foreman_without(_IDENTITY_VARS, "start", "--home", str(home), "--backend", "local", "--port", "0",
+                           "--url", f"http://127.0.0.1:{dead}/v1", env=_no_identity(tmp_path))
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("git does not know who you are") == 1 and "user.email" in out.stderr
+    assert "cannot reach the endpoint" in out.stderr
+    leftovers = sorted(p.name for p in (home / "local").iterdir()) if (home / "local").exists() else []
+    assert leftovers in ([], ["foreman.log"])
+    sim = _foreman_without(_IDENTITY_VARS, "config", "--home", str(home), env=_no_identity(tmp_path))
+    assert "git does not know" not in sim.stderr
+
+
+def test_a_taken_port_leaves_no_new_profile_state(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = _foreman("start", "--home", str(home), "--port", str(port), "--no-autostart")
+    assert out.returncode == 2 and f"port {port} is already in use" in out.stderr
+    assert not (home / "sim" / "state.db").exists()
+    assert sorted(p.name for p in (home / "sim").iterdir()) in ([], ["foreman.log"])
+
+
+def test_missing_login_registers_no_repository_in_an_existing_profile(tmp_path: Path) -> None:
+    from foreman.store import Store
+
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    store = Store(home / "claude")
+    store.open()
+    store.close()
+    repo.mkdir()
+    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(cmd, cwd=repo, check=True, capture_output=True)
+    out = _foreman_without(("ANTHROPIC_", "CLAUDE_CODE_"), "start", "--home", str(home), "--backend", "claude", "--port", "0",
+                           "--repo", str(repo), env={})
+    assert out.returncode == 2, out.stderr
+    store = Store(home / "claude")
+    world, _ = store.open()
+    store.close()
+    assert dict(world.repos) == {}
+
+
+def test_tui_line_mode_gives_up_without_a_daemon(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    import time
+
+    began = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "foreman", "tui", "--line", "--home", str(tmp_path), "--port", str(port),
+                          "--connect-timeout", "1.5"], input="/agents\n", capture_output=True, text=True, timeout=60,
+                         cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 3
+    assert "cannot reach the Foreman" in out.stderr and "foreman start" in out.stderr
+    assert time.monotonic() - began < 20

@@ -107,7 +107,7 @@ async def _crash_rounds(home: Path, rounds: int, *, unsafe: bool, seed: int) -> 
     try:
         for n in range(rounds):
             daemon.start()
-            conn = await Conn.open(daemon.port)
+            conn = await Conn.open(daemon.port, token=daemon.token)
             snap = (await conn.hello())[0]
             assert snap["type"] == "snapshot"
             if prev is not None:
@@ -124,7 +124,7 @@ async def _crash_rounds(home: Path, rounds: int, *, unsafe: bool, seed: int) -> 
             acks += len(rnd.acked)
             prev = rnd
         daemon.start()
-        conn = await Conn.open(daemon.port)
+        conn = await Conn.open(daemon.port, token=daemon.token)
         losses.append(_missing(prev, (await conn.hello())[0]))
         await conn.close()
     finally:

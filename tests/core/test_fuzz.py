@@ -27,23 +27,28 @@ FUZZ = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthC
 
 
 class Session:
-    """A sync client that said hello and keeps one connection across examples."""
+    """A sync client that said hello and keeps one connection across examples.
 
-    def __init__(self, port: int) -> None:
+    Keepalive pings are off: the client's ping thread draws its payload from the global
+    ``random``, which Hypothesis reports as a strategy using ``random`` when it lands mid-draw.
+    """
+
+    def __init__(self, port: int, token: str | None) -> None:
         self.port = port
+        self.token = token
         self.ws = self._open()
         self.sent = 0
 
     def _open(self) -> ClientConnection:
-        ws = connect(f"ws://127.0.0.1:{self.port}", compression=None, max_size=None)
-        ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "fuzz"}))
+        ws = connect(f"ws://127.0.0.1:{self.port}", compression=None, max_size=None, ping_interval=None)
+        ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "fuzz", "token": self.token}))
         assert json.loads(ws.recv(timeout=10))["type"] == "snapshot"
         return ws
 
     def snapshot(self) -> dict[str, Any]:
-        ws = connect(f"ws://127.0.0.1:{self.port}", compression=None, max_size=None)
+        ws = connect(f"ws://127.0.0.1:{self.port}", compression=None, max_size=None, ping_interval=None)
         try:
-            ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "fuzz-probe"}))
+            ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "fuzz-probe", "token": self.token}))
             return json.loads(ws.recv(timeout=10))
         finally:
             ws.close()
@@ -62,7 +67,7 @@ class Session:
 def session(tmp_path_factory: pytest.TempPathFactory):
     d = LiveDaemon(tmp_path_factory.mktemp("fuzz"))
     d.start()
-    s = Session(d.port)
+    s = Session(d.port, d.token)
     before = s.snapshot()
     yield s
     after = s.snapshot()
@@ -166,7 +171,7 @@ def test_oversized_frames(session: Session, size: int, binary: bool) -> None:
 
 def test_a_frame_over_the_transport_limit_closes_only_that_connection(session: Session) -> None:
     ws = connect(f"ws://127.0.0.1:{session.port}", compression=None, max_size=None)
-    ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "huge"}))
+    ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "huge", "token": session.token}))
     ws.recv(timeout=10)
     with pytest.raises(ConnectionClosed) as info:
         ws.send("x" * (17 * 1024 * 1024))

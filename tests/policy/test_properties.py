@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from hypothesis import given, settings, strategies as st
 
 from foreman.policy import classify_command
@@ -76,3 +78,62 @@ def test_arbitrary_text_never_crashes_and_never_allows_a_literal_push(text: str)
     assert v.outcome in ("allow", "ask", "deny")
     if text.strip() == "git push":
         assert v.outcome == "deny"
+
+
+# ---- wrappers and runners never hide a refused command (issue 14) ---------------------------
+def _simple(cmd: str) -> bool:
+    """A refused case that is one simple command (a prefix wrapper can run it as its argument)."""
+    from foreman.policy.walker import parse
+
+    root = parse(cmd).root_node
+    kids = [c for c in root.named_children if c.type != "comment"]
+    first = cmd.split(" ", 1)[0]
+    return len(kids) == 1 and kids[0].type == "command" and "=" not in first and not root.has_error
+
+
+_DENIED = [c[0] for c in CASES if c[1] == "deny" and "\n" not in c[0] and "<<" not in c[0]]
+_DENIED_SIMPLE = [c for c in _DENIED if _simple(c)]
+#: Programs that run the command given as their arguments.
+_PREFIX_WRAPPERS = ["timeout 5 ", "timeout -k 1 60 ", "nice -n 5 ", "ionice -c 3 ", "taskset -c 0 ", "taskset 1 ",
+                    "stdbuf -oL ", "chrt -f 5 ", "setsid ", "flock /tmp/l ", "strace -f -o /tmp/t ", "ltrace ",
+                    "sudo ", "sudo -u bob ", "doas ", "systemd-run --user ", "unshare -r ", "nsenter -t 1 -m ",
+                    "chroot / ", "busybox ", "toybox ", "env ", "command ", "exec ", "nohup ", "time ",
+                    "gdb --args ", "npx ", "npm exec -- ", "npm x ", "pnpm exec ", "pnpm dlx ", "yarn exec ",
+                    "yarn dlx ", "bunx ", "uvx ", "uv tool run ", "pipx run ", "coproc ", "watch ",
+                    "git bisect run ", "timeout 5 nice -n 1 sudo "]
+#: Programs and settings that run a command given as one string ({q}: the command, quoted).
+_STRING_WRAPPERS = ["bash -c {q}", "sh -c {q}", "su -c {q}", "su bob -c {q}", "script -qc {q} /dev/null",
+                    "flock -c {q} /tmp/l", "at now <<< {q}", "batch <<< {q}", "eval {q}", "watch -n 1 {q}",
+                    "git bisect run sh -c {q}", "git -c core.pager={q} log", "git -c core.editor={q} commit",
+                    "git -c sequence.editor={q} rebase -i HEAD~1", "git -c diff.external={q} diff",
+                    "GIT_EDITOR={q} git commit", "GIT_PAGER={q} git log", "GIT_EXTERNAL_DIFF={q} git diff",
+                    "GIT_SEQUENCE_EDITOR={q} git rebase -i HEAD~1", "env GIT_PAGER={q} git log",
+                    "bash <(printf '%s' {q})", "source <(printf '%s' {q})", "sh < <(printf '%s' {q})",
+                    "printf '%s' {q} > /tmp/w.sh && bash /tmp/w.sh", "printf '%s' {q} > w.sh; chmod +x w.sh; ./w.sh",
+                    "find . -exec sh -c {q} \\;", "busybox sh -c {q}", "npx sh -c {q}", "sudo sh -c {q}",
+                    "coproc bash -c {q}", "git difftool -x {q}", "parallel {q} ::: x", "zip -T -TT {q} a.zip f",
+                    "gdb -batch -ex 'shell '{q}", "xargs -0 sh -c {q} < /dev/null"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(_DENIED_SIMPLE), st.sampled_from(_PREFIX_WRAPPERS))
+def test_a_refused_command_run_by_a_wrapper_stays_refused(cmd: str, wrapper: str) -> None:
+    assert _classify(wrapper + cmd).outcome == "deny", (wrapper + cmd)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(_DENIED), st.sampled_from(_STRING_WRAPPERS))
+def test_a_refused_command_given_as_a_string_stays_refused(cmd: str, wrapper: str) -> None:
+    wrapped = wrapper.format(q=shlex.quote(cmd))
+    assert _classify(wrapped).outcome == "deny", wrapped
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_PREFIX_WRAPPERS[:12]), st.sampled_from(["pytest -q", "npm test", "make test", "cargo test",
+                                                                 "ls -la", "git status", "rg foo src"]))
+def test_scheduling_wrappers_around_an_allowed_command_stay_allowed(wrapper: str, cmd: str) -> None:
+    # timeout/nice/ionice/taskset/stdbuf/setsid/flock only change how the command is scheduled.
+    if wrapper.startswith(("chrt", "strace", "ltrace")):
+        assert _classify(wrapper + cmd).outcome == "ask"
+    else:
+        assert _classify(wrapper + cmd).outcome == "allow", wrapper + cmd

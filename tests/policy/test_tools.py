@@ -123,3 +123,31 @@ def test_a_worktree_under_the_scratch_dir_does_not_make_its_neighbours_scratch()
         assert v.outcome == "ask", (cmd, v)
     assert classify_command("echo hi > /tmp/scratch.txt", worktree=wt, tmpdir="/tmp",
                             realpath=posixpath.normpath).outcome == "allow"
+
+
+def test_programs_by_path_on_disk_ask_unless_they_are_the_projects_own_tools(tmp_path) -> None:
+    wt = tmp_path / "wt"
+    (wt / ".venv" / "bin").mkdir(parents=True)
+    (wt / "bin").mkdir()
+    os.symlink("/usr/bin/python3", wt / ".venv" / "bin" / "python")  # as `python -m venv` makes it
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "evil").write_text("#!/bin/sh\ngit push\n")
+    os.symlink(tmp_path / "t" / "evil", wt / ".venv" / "bin" / "pytest")  # a "tool" leading to the temp dir
+    os.symlink("/usr/bin/git", wt / "bin" / "git")
+    (wt / "gradlew").write_text("#!/bin/sh\n")
+    os.symlink("/etc/passwd", wt / "mvnw")  # an entry-point name leading out of the worktree
+    kw = dict(worktree=str(wt), tmpdir=str(tmp_path / "t"))
+    assert classify_command(".venv/bin/python -m pytest -q", **kw).outcome == "allow"
+    assert classify_command("./gradlew test", **kw).outcome == "allow"
+    assert classify_command(".venv/bin/pytest", **kw).outcome == "ask"
+    assert classify_command("./mvnw test", **kw).outcome == "ask"
+    assert classify_command("bin/git push", **kw).outcome == "deny"
+    assert classify_command("bin/git status", **kw).outcome == "ask"
+    assert classify_command(".venv/bin/python -c 'import os; os.system(\"git push\")'", **kw).outcome == "deny"
+
+
+def test_policy_main_takes_the_base_branches(capsys) -> None:
+    assert policy_main(["--worktree", WT, "--json", "--base", "main", "--", "git update-ref refs/heads/main HEAD"]) == 0
+    assert json.loads(capsys.readouterr().out)["keys"] == ["Bash:exact:git update-ref refs/heads/main HEAD"]
+    assert policy_main(["--worktree", WT, "--json", "--base", "main", "--", "git update-ref refs/heads/x HEAD"]) == 0
+    assert json.loads(capsys.readouterr().out)["keys"] == ["Bash:git update-ref:refs/heads/x"]

@@ -27,6 +27,8 @@ from typing import Any
 
 import websockets
 
+from foreman.tui.discovery import Locator
+
 ROOT = Path(__file__).resolve().parents[2]
 DONE_TEXT = "The sim scenario is complete"
 """The last feed line of a finished scenario (beat 16)."""
@@ -41,6 +43,16 @@ Answerer = Callable[[dict[str, Any], "SimClient"], "int | None"]
 def first_option(decision: dict[str, Any], client: SimClient) -> int:
     """The answerer that moves the goal forward: option 0 everywhere."""
     return 0
+
+
+_RECORDS: dict[int, tuple[Path, str]] = {}
+"""Port -> (home, profile) of every daemon :func:`start_daemon` started (to find its token)."""
+
+
+def token_for(port: int) -> str | None:
+    """The client token of the daemon on ``port``, read from its ``foreman.json`` as the TUI reads it."""
+    home, profile = _RECORDS.get(port, (None, None))
+    return Locator(home, profile).token() if home is not None else None
 
 
 @dataclass
@@ -115,6 +127,7 @@ def start_daemon(home: Path, *extra: str, speed: float = 1000.0, reset: bool = T
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(record.read_text())
             if data.get("pid") == proc.pid:
+                _RECORDS[int(data["port"])] = (home, profile)
                 return SimDaemon(proc, home, sandbox, profile, int(data["port"]), log)
         time.sleep(0.02)
     if proc.poll() is None:
@@ -157,16 +170,18 @@ class SimClient:
         self.closed = False
 
     # ------------------------------------------------------------------ connection
-    async def connect(self, port: int, since: int | None = None) -> SimClient:
+    async def connect(self, port: int, since: int | None = None, token: str | None = None) -> SimClient:
         """Connect, say hello, apply the snapshot and start reading.
 
         Args:
             since: hello's ``since``. ``0`` on a fresh daemon replays every state message
                 from the first one (no snapshot), so :attr:`messages` is the run's whole history
                 whenever the client connects.
+            token: the client token; default: read from the ``foreman.json`` of the daemon
+                :func:`start_daemon` started on ``port``.
         """
         self._ws = await websockets.connect(f"ws://127.0.0.1:{port}", max_size=None, open_timeout=10)
-        hello: dict[str, Any] = {"type": "hello", "protocol": 1, "client": "sim-tests"}
+        hello: dict[str, Any] = {"type": "hello", "protocol": 1, "client": "sim-tests", "token": token or token_for(port)}
         if since is not None:
             hello["since"] = since
         await self._ws.send(json.dumps(hello))

@@ -22,6 +22,8 @@ import psutil
 import pytest
 from websockets.asyncio.client import connect
 
+from foreman.tui.discovery import Locator
+
 from .chaos_child import chaos_flags
 from .chaos_scripts import TITLES, install
 from .harness import Rig, git, make_repo, wait_for
@@ -83,9 +85,9 @@ class View:
         self.replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.state: dict[str, dict[str, dict[str, Any]]] = {}
 
-    async def open(self, port: int) -> None:
+    async def open(self, port: int, token: str | None) -> None:
         self.ws = await connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None)
-        await self.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "chaos"}))
+        await self.ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "chaos", "token": token}))
         self.reader = asyncio.create_task(self._read())
         await wait_for(lambda: self.state, what="the snapshot")
 
@@ -194,7 +196,7 @@ async def test_chaos_steering_and_crashes_lose_nothing(tmp_path: Path) -> None:
     view = View()
     log: list[str] = []
     try:
-        await view.open(child.start())
+        await view.open(child.start(), Locator(child.home, "sim").token())
         await view.send({"type": "goal.submit", "text": "chaos"})
         for i in range(EVENTS):
             await asyncio.sleep(rnd.uniform(0.05, 0.9))
@@ -203,7 +205,7 @@ async def test_chaos_steering_and_crashes_lose_nothing(tmp_path: Path) -> None:
                 log.append(f"{i}: {how}")
                 await view.close()
                 await asyncio.to_thread(child.kill if how == "kill" else child.term)
-                await view.open(await asyncio.to_thread(child.start))
+                await view.open(await asyncio.to_thread(child.start), Locator(child.home, "sim").token())
                 continue
             intent = steering_event(rnd, view)
             if intent is not None:

@@ -31,6 +31,7 @@ from foreman.backends.sim import patches
 from foreman.backends.sim.scenario import ASSIGN
 from foreman.config import resolve
 from foreman.daemon import Daemon
+from foreman.tui.discovery import Locator
 from tests.sim._sim import (
     MERGED_TASKS,
     SimClient,
@@ -162,7 +163,7 @@ async def phase2(home: Path, rnd: random.Random, log: list[str]) -> Path:
     client = SimClient(answer=None)
     loop = asyncio.get_running_loop()
     try:
-        await client.connect(d.port)
+        await client.connect(d.port, token=Locator(home, "sim").token())
         unwaited: dict[str, float] = {}
         events, next_event, resumed = 0, loop.time(), False
         deadline = loop.time() + 120

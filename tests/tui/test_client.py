@@ -165,6 +165,18 @@ async def test_locator_follows_foreman_json(tmp_path, daemon):
     assert default_home({}).name == ".agentcraft"
 
 
+async def test_the_client_sends_the_token_from_foreman_json(tmp_path, daemon):
+    record = tmp_path / "sim" / "foreman.json"
+    record.parent.mkdir()
+    record.write_text(json.dumps({"pid": 1, "port": daemon.port, "token": "tok-1"}))
+    assert Locator(tmp_path, "sim").token() == "tok-1"
+    assert Locator(tmp_path, port=daemon.port).token() == "tok-1"  # --port: the record naming that port
+    assert Locator(tmp_path, port=daemon.port + 1).token() is None
+    async with Run(Locator(tmp_path, "sim")) as conn:
+        await conn.wait_ready(5)
+    assert daemon.hellos[-1].token == "tok-1"
+
+
 async def test_reconnect_finds_a_daemon_that_moved_port(tmp_path, daemon):
     record = tmp_path / "foreman.json"
     record.write_text(json.dumps({"port": daemon.port}))

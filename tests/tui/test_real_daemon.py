@@ -29,7 +29,7 @@ def real(tmp_path):
 
 
 async def test_pilot_against_the_real_daemon(real):
-    app = ForemanApp(lambda: real.url, reconnect_interval=0.05)
+    app = ForemanApp(Locator(real.home, real.profile), reconnect_interval=0.05)
     async with app.run_test(size=(180, 50)) as pilot:
         await until(pilot, lambda: app.mirror.synced and len(cells(app, "agents")) == len(app.mirror.agents) > 0, 15)
         agents = cells(app, "agents")

@@ -38,7 +38,7 @@ async def after_work(c: Conductor, task_id: str, agent: str, claims: str = "") -
     if command:
         d.act(lambda core, now: core.set_activity(agent, "testing", now, activity=f"CI for {task_id}"))
         res = await ci.run_ci(command, cwd=wt, env=safety_env(os.environ, agent=agent, worktree=wt),
-                              timeout=c.settings.ci_timeout)
+                              timeout=c.settings.ci_timeout, sandbox=c.sandbox)
         ci_text = ("passed" if res.ok else f"FAILED (exit {res.exit_code})") + "\n" + res.output[-2000:]
         d.act(lambda core, now: core.feed(f"CI {'passed' if res.ok else 'failed'} on {task_id}", now, kind="ci",
                                           task=task_id))

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from ...repos import ci
@@ -50,7 +51,7 @@ class RunOutcome:
 
 async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None, timeout: float,
                       max_output: int = 6000, on_start: Callable[[int], None] | None = None,
-                      kill_grace: float = 2.0) -> RunOutcome:
+                      kill_grace: float = 2.0, sandbox: Any = None) -> RunOutcome:
     """Run ``command`` with ``/bin/sh -c`` in ``cwd``.
 
     Args:
@@ -61,12 +62,13 @@ async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None,
         max_output: bytes of output kept (head and tail halves).
         on_start: called with the pid right after the start (to register it for crash clean-up).
         kill_grace: seconds between SIGTERM and SIGKILL.
+        sandbox: the OS sandbox to run in (:class:`foreman.sandbox.Sandbox`; None: unsandboxed).
 
     Raises:
         asyncio.CancelledError: the turn was cancelled; the process tree is gone when it
             propagates.
     """
     res = await ci.run_ci(command, cwd=cwd, env=os.environ if env is None else env, timeout=timeout,
-                          max_output_bytes=max_output, kill_grace=kill_grace, on_start=on_start)
+                          max_output_bytes=max_output, kill_grace=kill_grace, on_start=on_start, sandbox=sandbox)
     logger.debug("run %r exited %s after %.2fs", command, res.exit_code, res.duration)
     return RunOutcome(res.exit_code, res.output, res.timed_out, res.duration)

@@ -75,15 +75,17 @@ class Executor:
         env: the environment for commands (the git safety environment).
         run_timeout: seconds before a RUN is killed.
         max_output: bytes of command output kept.
+        sandbox: the OS sandbox RUN commands run in (:class:`foreman.sandbox.Sandbox`; None: unsandboxed).
     """
 
     def __init__(self, workspace: Workspace, tools: Any, *, env: dict[str, str] | None, run_timeout: float,
-                 max_output: int) -> None:
+                 max_output: int, sandbox: Any = None) -> None:
         self.ws = workspace
         self.tools = tools
         self.env = env
         self.run_timeout = run_timeout
         self.max_output = max_output
+        self.sandbox = sandbox
 
     async def _permit(self, tool: str, args: dict[str, Any]) -> str | None:
         allowed, reason = await self.tools.permit(tool, args)
@@ -145,7 +147,7 @@ class Executor:
         self.tools.activity("testing" if testing else "running", action.command[:200])
         track = getattr(self.tools, "track_process", None)
         res = await commands.run_command(action.command, cwd=self.ws.root, env=self.env, timeout=self.run_timeout,
-                                         max_output=self.max_output, on_start=track)
+                                         max_output=self.max_output, on_start=track, sandbox=self.sandbox)
         head = ("timed out after %.0f s and was killed" % self.run_timeout if res.timed_out
                 else f"exit {res.exit_code}")
         self.tools.log(f"$ {action.command} -> {head}", kind="result")

@@ -98,6 +98,10 @@ class LocalRunner:
         self.default_model: str | None = None
         self.home = Path(settings.profile_dir)
         self.traces_dir = self.home / "traces"
+        from ...sandbox import from_settings
+
+        self.sandbox = from_settings(settings)
+        """The OS sandbox RUN commands run in (None: off or unavailable)."""
         self.sessions = SessionStore(self.home / "local" / "sessions")
         self.stats: dict[str, LoopStats] = {}
         """Figures of every turn run, by turn id (the bench reads them)."""
@@ -189,7 +193,7 @@ class LocalRunner:
             wall = turn_timeout * 0.95
         profile = replace(self.profile, wall_timeout=wall)
         executor = Executor(workspace, tools, env=dict(request.env) or None, run_timeout=profile.run_timeout,
-                            max_output=profile.max_output)
+                            max_output=profile.max_output, sandbox=self.sandbox)
         recorder = TraceRecorder(self.traces_dir / f"{_SAFE_ID.sub('_', session_id)}.jsonl")
         role = "lead" if request.lead else "worker"
         loop = AgentLoop(request, tools, self.endpoint, profile, model, messages, recorder, executor,

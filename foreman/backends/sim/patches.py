@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from foreman.backends.sim import task_files_export as export
 from foreman.backends.sim import task_files_misc as misc
+from foreman.backends.sim import task_files_tag_model as tag_model
 from foreman.backends.sim import task_files_tags as tags
 from foreman.errors import NotFound
 
@@ -130,10 +132,10 @@ _TASK_LIST = (
         deps=(),
         variants=MappingProxyType({"default": (
             Step("Add tags to notes (model, store, add --tag, tag command)", _w(
-                ("pocket_notes/notes.py", tags.T1_NOTES),
-                ("pocket_notes/store.py", tags.T1_STORE),
-                ("pocket_notes/commands/notes.py", tags.T1_COMMANDS_NOTES),
-                ("tests/test_tags.py", tags.T1_TEST_TAGS),
+                ("pocket_notes/notes.py", tag_model.T1_NOTES),
+                ("pocket_notes/store.py", tag_model.T1_STORE),
+                ("pocket_notes/commands/notes.py", tag_model.T1_COMMANDS_NOTES),
+                ("tests/test_tags.py", tag_model.T1_TEST_TAGS),
             )),
         )}),
     ),
@@ -182,17 +184,17 @@ _TASK_LIST = (
         deps=("t1",),
         variants=MappingProxyType({"default": (
             Step("Add `notes export`: every note as one Markdown document", _w(
-                ("pocket_notes/export.py", misc.T4_EXPORT),
-                ("pocket_notes/commands/export.py", misc.T4_COMMANDS_EXPORT),
-                ("tests/test_export.py", misc.T4_TEST_EXPORT),
+                ("pocket_notes/export.py", export.T4_EXPORT),
+                ("pocket_notes/commands/export.py", export.T4_COMMANDS_EXPORT),
+                ("tests/test_export.py", export.T4_TEST_EXPORT),
             )),
             Step("Export: escape Markdown in titles, add --output FILE", _w(
-                ("pocket_notes/export.py", misc.T4_EXPORT_V2),
-                ("pocket_notes/commands/export.py", misc.T4_COMMANDS_EXPORT_V2),
-                ("tests/test_export.py", misc.T4_TEST_EXPORT_V2),
+                ("pocket_notes/export.py", export.T4_EXPORT_V2),
+                ("pocket_notes/commands/export.py", export.T4_COMMANDS_EXPORT_V2),
+                ("tests/test_export.py", export.T4_TEST_EXPORT_V2),
             ), trigger="revision"),
         )}),
-        changes_requested=misc.T4_CHANGES_REQUESTED,
+        changes_requested=export.T4_CHANGES_REQUESTED,
     ),
     SimTaskContent(
         id="t5",

@@ -1,0 +1,35 @@
+"""Suite-wide fixtures: every test runs with a git configuration of its own.
+
+A newcomer's machine may have no global git identity (``user.name``/``user.email``) and its
+``HOME`` may be an empty folder; CI runs that way too (``.ci/run`` sets no identity). So each
+test gets ``GIT_CONFIG_GLOBAL`` pointing at a file in a temporary folder of its own, holding a
+test identity, and ``GIT_CONFIG_NOSYSTEM=1`` so ``/etc/gitconfig`` cannot change the result.
+Both are set in ``os.environ`` (``monkeypatch.setenv``), so every subprocess a test starts
+(git, the daemon, the TUI, a fake CLI) inherits them. Folders with their own conftest may
+override them (``tests/repos`` sets its own ``HOME`` and identity).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+# Property tests judge behaviour, not speed: a loaded 2-core machine (CI, several suites at once)
+# must not turn a slow example into a failure (hypothesis' default deadline is 200 ms).
+settings.register_profile("foreman", deadline=None)
+settings.load_profile("foreman")
+
+TEST_GIT_NAME = "Foreman Tests"
+TEST_GIT_EMAIL = "tests@foreman.invalid"
+
+
+@pytest.fixture(autouse=True)
+def git_config_of_the_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point git at a per-test global config with a test identity; return that file's path."""
+    path = tmp_path_factory.mktemp("gitconfig") / "gitconfig"
+    path.write_text(f"[user]\n\tname = {TEST_GIT_NAME}\n\temail = {TEST_GIT_EMAIL}\n", encoding="utf-8")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    return path
