@@ -38,7 +38,8 @@ from functools import lru_cache
 
 from protocol.risk import RiskSeverity
 
-_KEYWORDS = ("key", "pass", "pwd", "secret", "contras")
+_KEYWORDS = re.compile("key|pass|pwd|secret|contras")
+"""The keyword detector's keywords, searched in lower-cased text (faster than ``(?i)``)."""
 _UNQUOTED_TYPES = re.compile(r"(?:^|/)(?:\.[^/]*|[^/.]+|[^/]*\.(?:ya?ml|ini|cfg|conf|properties|env|toml|txt|sh|bash|zsh|ps1|tf|tfvars))$")
 _RUN = re.compile(r"[A-Za-z0-9+/=_\-.]{20,}")
 _DIGIT = re.compile(r"\d")
@@ -47,6 +48,7 @@ _BASIC_AUTH = re.compile(r"://[^\s/:@]+:[^\s/@]+@")
 _ARTIFACTORY = re.compile(r"\bA(?:KC|P[\dA-F])[a-zA-Z0-9]{8,}")
 _PLACEHOLDER = re.compile(
     r"(?i)example|placeholder|dummy|changeme|change[_-]me|redacted|sample|your[_-]?(?:api|secret|token|key|pass)"
+    r"|^(?:pass|password|passwd|pwd|secret|token|key|apikey|api_key|changeit|hunter2|admin|root|user)$"
     r"|^<.*>$|^\$\{.*\}$|^\{\{.*\}\}$|^%\(.*\)s$|xxxx|\*\*\*\*|^fake|[_-]fake|not[_-]?a[_-]?real|^test[_-]?(?:key|secret|token|password)"
 )
 _NO_ENTROPY_FILES = re.compile(
@@ -142,7 +144,7 @@ def scan_lines(path: str, lines: Iterable[tuple[int, str]]) -> Iterator[SecretHi
     whole = "\n".join(t for _, t in lines)  # the gates first run once on the file's added text
     low_whole = whole.lower()
     maybe_token = _token_gate(whole)
-    maybe_keyword = any(k in low_whole for k in _KEYWORDS)
+    maybe_keyword = _KEYWORDS.search(low_whole) is not None
     if not maybe_token and not maybe_keyword:
         return
     for number, text in lines:
@@ -151,7 +153,7 @@ def scan_lines(path: str, lines: Iterable[tuple[int, str]]) -> Iterator[SecretHi
         groups = []
         if token:
             groups.append(shapes)
-        if maybe_keyword and any(k in text.lower() for k in _KEYWORDS) and ("=" in text or ":" in text or "<-" in text) \
+        if maybe_keyword and _KEYWORDS.search(text.lower()) and ("=" in text or ":" in text or "<-" in text) \
                 and (not quotes or "'" in text or '"' in text or "`" in text):
             groups.append(keyword)
         if token and entropy_ok:

@@ -66,6 +66,8 @@ CASES: list[tuple[str, DiffFile, set]] = [
     ("removed secret is not new", DiffFile(path="old.py", status="modified", old_mode="100644", new_mode="100644", deletions=1,
                                            hunks=[DiffHunk(old_start=1, old_lines=1, new_start=1, new_lines=0,
                                                            lines=[DiffLine(op="-", text=f'KEY = "{AWS}"', old=1)])]), set()),
+    ("basic auth placeholder in docs", file("docs/proxy.md", ["Use ``https://user:pass@host/`` for a proxy."]), set()),
+    ("password equal to its name", file("settings.py", ['password = "password"']), set()),
     ("plain code", file("src/tags.py", ["def normalise(tag: str) -> str:", "    return tag.strip().lower()"]), set()),
     ("repeated x", file("conf.ini", ["token = xxxxxxxxxxxxxxxxxxxxxxxx"]), set()),
     # --- install hooks ---
