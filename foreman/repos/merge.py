@@ -40,6 +40,7 @@ from typing import Literal
 from foreman.errors import MergeRefused, RepoError
 
 from ._checkout import fast_forward_checkout, name_files, tracked_changes
+from .refs import is_ancestor
 from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
 
 logger = logging.getLogger(__name__)
@@ -201,8 +202,10 @@ async def contains(repo_root: StrPath, branch: str, commit: str) -> bool:
     A squash merge does not contain the agent's commit itself, only its content: check the
     :attr:`MergeResult.commit` then.
     """
-    res = await git("merge-base", "--is-ancestor", commit, f"refs/heads/{branch}", cwd=repo_root, check=False)
-    return res.rc == 0
+    try:
+        return await is_ancestor(repo_root, commit, f"refs/heads/{branch}")
+    except GitFailed:
+        return False  # an unknown commit or branch contains nothing
 
 
 async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> None:
