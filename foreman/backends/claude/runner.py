@@ -38,7 +38,7 @@ from .auth import auth_status
 from .mapping import SERVER_NAME, activity_for, describe_call
 from .permissions import PermissionGate, disallowed_tools
 from .results import describe_failure, usage_fields
-from .toolset import CLI_ENV, builtin_tools
+from .toolset import CLI_ENV, SETTING_SOURCES, builtin_tools, cli_sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +67,9 @@ class ClaudeRunner:
         on_spawn: called with ``(agent, ProcRef)`` as soon as a turn's CLI process exists, e.g.
             to persist it so a restarted daemon can sweep the session of a CLI it lost
             (``foreman.procs.abort(ref)``; the CLI itself dies with the daemon).
+        os_sandbox: the OS sandbox is on (``foreman.sandbox.from_settings`` gave one): each turn
+            passes the SDK's ``sandbox`` settings (:func:`.toolset.cli_sandbox`) so the CLI's own
+            sandbox wraps its Bash tool.
     """
 
     name = "claude"
@@ -74,7 +77,7 @@ class ClaudeRunner:
     def __init__(self, *, cli_path: str | None, use_claude_login: bool, effort: str | None,
                  max_budget_usd: float | None, env: Mapping[str, str], abort_grace: float = 3.0,
                  eof_grace: float = 3.0, kill_grace: float = 2.0,
-                 on_spawn: Callable[[str, ProcRef], None] | None = None) -> None:
+                 on_spawn: Callable[[str, ProcRef], None] | None = None, os_sandbox: bool = False) -> None:
         self.cli_path = cli_path
         self.use_claude_login = use_claude_login
         self.effort = effort or None
@@ -84,6 +87,7 @@ class ClaudeRunner:
         self.eof_grace = eof_grace
         self.kill_grace = kill_grace
         self.on_spawn = on_spawn
+        self.os_sandbox = os_sandbox
         self._scratch: Path | None = None
         self._wrapper: Path | None = None
         self._gates: dict[str, asyncio.Future[None]] = {}
@@ -255,7 +259,8 @@ class _Turn:
             model=req.model,
             max_turns=req.max_turns,
             system_prompt={"type": "preset", "preset": "claude_code", "append": req.system},
-            setting_sources=[],
+            setting_sources=list(SETTING_SOURCES),
+            sandbox=cli_sandbox() if runner.os_sandbox else None,
             strict_mcp_config=True,
             env=env,
             cli_path=str(self.wrapper),

@@ -91,3 +91,32 @@ def is_allowed(tool: str, *, lead: bool) -> bool:
 
 CLI_ENV = {"ENABLE_TOOL_SEARCH": "false"}
 """Environment for the CLI: MCP tools are offered directly, not deferred behind ``ToolSearch``."""
+
+SETTING_SOURCES: list[str] = []
+"""The SDK's ``setting_sources`` (``--setting-sources=``): no filesystem settings at all.
+
+``"user"`` would load the user's own ``~/.claude`` settings and ``CLAUDE.md``; ``"project"``
+would load the repository's ``CLAUDE.md`` but also its ``.claude/settings.json`` and
+``.claude/settings.local.json``, whose ``hooks`` run shell commands the policy never sees and
+whose ``permissions.allow`` rules let calls past ``can_use_tool`` (and a worker can write those
+files in its worktree). The repository's instructions (``AGENTS.md``/``CLAUDE.md``) reach the
+model through the system prompt instead (:func:`foreman.backends.prompts.repo_instructions`)."""
+
+
+def cli_sandbox() -> dict[str, object]:
+    """The SDK's ``sandbox`` settings when the OS sandbox is on (``SandboxSettings`` of
+    claude-agent-sdk; the SDK merges them into the CLI's ``--settings`` JSON as ``sandbox``).
+
+    The CLI's own sandbox (bubblewrap on Linux, Seatbelt on macOS) wraps its Bash tool: writes
+    only in the working directory, no network (no allowed domains, no local binding, no Unix
+    sockets), no ``dangerouslyDisableSandbox`` escape, no excluded commands.
+    ``autoAllowBashIfSandboxed: False`` keeps the permission policy judging every command.
+    A fresh dict each call (the SDK may keep a reference).
+    """
+    return {
+        "enabled": True,
+        "allowUnsandboxedCommands": False,
+        "autoAllowBashIfSandboxed": False,
+        "excludedCommands": [],
+        "network": {"allowedDomains": [], "allowLocalBinding": False, "allowAllUnixSockets": False},
+    }
