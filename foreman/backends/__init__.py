@@ -26,7 +26,8 @@ def _runner(kind: str, settings: Settings) -> Any:
 
         return ClaudeRunner(cli_path=settings.claude_cli, use_claude_login=settings.use_claude_login,
                             effort=settings.effort or None, max_budget_usd=settings.max_budget, env=dict(os.environ),
-                            os_sandbox=from_settings(settings) is not None)
+                            os_sandbox=from_settings(settings) is not None,
+                            sandbox_required=settings.os_sandbox == "required")
     try:
         from .local.runner import LocalRunner
     except ImportError as exc:

@@ -7,6 +7,9 @@ turns ``setting_sources`` into ``--setting-sources=...``; the fake CLI records i
 from __future__ import annotations
 
 import json
+import logging
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,19 +44,20 @@ async def test_sandbox_settings_reach_the_cli_only_when_the_os_sandbox_is_on(fak
                                                                              tmp_path, workdir):
     home = tmp_path / "home"
     _user_and_project_settings(home, workdir)
-    fake.script({"turns": [[{"text": "ok"}]]}, {"turns": [[{"text": "ok"}]]})
+    fake.script({"turns": [[{"text": "ok"}]]}, {"turns": [[{"text": "ok"}]]}, {"turns": [[{"text": "ok"}]]})
 
-    on = make_runner(os_sandbox=True, env={"HOME": str(home)})
-    assert (await on.run_turn(request_for(), RecordingTools())).ok
-    off = make_runner(env={"HOME": str(home)})
-    assert (await off.run_turn(request_for(), RecordingTools())).ok
+    for kw in ({"os_sandbox": True}, {"os_sandbox": True, "sandbox_required": True}, {}):
+        runner = make_runner(env={"HOME": str(home)}, **kw)
+        assert (await runner.run_turn(request_for(), RecordingTools())).ok
 
-    sandboxed, plain = (start["argv"] for start in fake.starts())
+    sandboxed, required, plain = (start["argv"] for start in fake.starts())
     settings = json.loads(str(opt(sandboxed, "--settings")))
     assert settings == {"sandbox": EXPECTED_SANDBOX}  # nothing else: no user or project settings merged in
+    # --os-sandbox required: a CLI that cannot start its sandbox fails instead of running Bash unsandboxed
+    assert json.loads(str(opt(required, "--settings"))) == {"sandbox": {**EXPECTED_SANDBOX, "failIfUnavailable": True}}
     assert opt(plain, "--settings") is None
     assert "sandbox" not in " ".join(plain)
-    for argv in (sandboxed, plain):
+    for argv in (sandboxed, required, plain):
         # no filesystem settings at all: not the user's (~/.claude) and not the project's
         # (.claude/settings.json hooks and allow rules would bypass the policy)
         assert opt(argv, "--setting-sources") == ""
@@ -65,9 +69,25 @@ def test_the_backend_turns_the_os_sandbox_setting_into_the_runner_option(tmp_pat
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "availability",
                         lambda bwrap=None: sandbox.Availability(True, "bubblewrap 0.8.0", "/usr/bin/bwrap"))
-    assert _runner("claude", resolve({"home": str(tmp_path)}, {})).os_sandbox is True
+    auto = _runner("claude", resolve({"home": str(tmp_path)}, {}))
+    assert auto.os_sandbox is True and auto.sandbox_required is False
+    required = _runner("claude", resolve({"home": str(tmp_path), "os_sandbox": "required"}, {}))
+    assert required.os_sandbox is True and required.sandbox_required is True
     assert _runner("claude", resolve({"home": str(tmp_path), "os_sandbox": "off"}, {})).os_sandbox is False
     monkeypatch.setattr(sandbox, "availability", lambda bwrap=None: sandbox.Availability(False, "bwrap is not installed"))
     assert _runner("claude", resolve({"home": str(tmp_path)}, {})).os_sandbox is False  # auto, unavailable
     with pytest.raises(sandbox.SandboxUnavailable):
         _runner("claude", resolve({"home": str(tmp_path), "os_sandbox": "required"}, {}))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the CLI's sandbox needs bwrap and socat on Linux only")
+async def test_preflight_says_when_the_clis_sandbox_cannot_start(fake, make_runner, monkeypatch, caplog):
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "socat" else real_which(name, *a, **k))
+    with caplog.at_level(logging.WARNING, logger="foreman.backends.claude.runner"):
+        await make_runner(os_sandbox=True).preflight()
+        await make_runner(os_sandbox=True, sandbox_required=True).preflight()
+        await make_runner().preflight()  # sandbox off: nothing to say
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2 and all("sandbox needs" in line and "socat" in line for line in lines), lines
+    assert "run WITHOUT a sandbox" in lines[0] and "its turns will fail" in lines[1]

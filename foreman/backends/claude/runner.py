@@ -22,6 +22,7 @@ import itertools
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -38,7 +39,7 @@ from .auth import auth_status
 from .mapping import SERVER_NAME, activity_for, describe_call
 from .permissions import PermissionGate, disallowed_tools
 from .results import describe_failure, usage_fields
-from .toolset import CLI_ENV, SETTING_SOURCES, builtin_tools, cli_sandbox
+from .toolset import CLI_ENV, CLI_SANDBOX_NEEDS, SETTING_SOURCES, builtin_tools, cli_sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,8 @@ class ClaudeRunner:
         os_sandbox: the OS sandbox is on (``foreman.sandbox.from_settings`` gave one): each turn
             passes the SDK's ``sandbox`` settings (:func:`.toolset.cli_sandbox`) so the CLI's own
             sandbox wraps its Bash tool.
+        sandbox_required: ``--os-sandbox required``: the CLI must not run Bash unsandboxed
+            (``failIfUnavailable``); a turn fails instead.
     """
 
     name = "claude"
@@ -77,7 +80,8 @@ class ClaudeRunner:
     def __init__(self, *, cli_path: str | None, use_claude_login: bool, effort: str | None,
                  max_budget_usd: float | None, env: Mapping[str, str], abort_grace: float = 3.0,
                  eof_grace: float = 3.0, kill_grace: float = 2.0,
-                 on_spawn: Callable[[str, ProcRef], None] | None = None, os_sandbox: bool = False) -> None:
+                 on_spawn: Callable[[str, ProcRef], None] | None = None, os_sandbox: bool = False,
+                 sandbox_required: bool = False) -> None:
         self.cli_path = cli_path
         self.use_claude_login = use_claude_login
         self.effort = effort or None
@@ -88,6 +92,7 @@ class ClaudeRunner:
         self.kill_grace = kill_grace
         self.on_spawn = on_spawn
         self.os_sandbox = os_sandbox
+        self.sandbox_required = sandbox_required
         self._scratch: Path | None = None
         self._wrapper: Path | None = None
         self._gates: dict[str, asyncio.Future[None]] = {}
@@ -106,6 +111,11 @@ class ClaudeRunner:
             BackendError: naming the fix (install the extra, ``--claude-cli``, set a key).
         """
         self._ensure_wrapper()
+        missing = [name for name in CLI_SANDBOX_NEEDS if sys.platform == "linux" and shutil.which(name) is None]
+        if self.os_sandbox and missing:
+            logger.warning("the claude CLI's own sandbox needs %s (apt-get install bubblewrap socat); %s",
+                           " and ".join(missing), "its turns will fail" if self.sandbox_required else
+                           "its Bash commands run WITHOUT a sandbox")
         auth, detail = self.status()
         if auth == "missing":
             raise BackendError(f"no Claude credentials: {detail}")
@@ -260,7 +270,7 @@ class _Turn:
             max_turns=req.max_turns,
             system_prompt={"type": "preset", "preset": "claude_code", "append": req.system},
             setting_sources=list(SETTING_SOURCES),
-            sandbox=cli_sandbox() if runner.os_sandbox else None,
+            sandbox=cli_sandbox(required=runner.sandbox_required) if runner.os_sandbox else None,
             strict_mcp_config=True,
             env=env,
             cli_path=str(self.wrapper),

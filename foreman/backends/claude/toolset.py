@@ -103,7 +103,13 @@ files in its worktree). The repository's instructions (``AGENTS.md``/``CLAUDE.md
 model through the system prompt instead (:func:`foreman.backends.prompts.repo_instructions`)."""
 
 
-def cli_sandbox() -> dict[str, object]:
+CLI_SANDBOX_NEEDS: tuple[str, ...] = ("bwrap", "socat")
+"""Programs the CLI's own sandbox needs on Linux (Claude Code 2.1.332 says "sandbox is enabled but
+dependencies are missing: socat not installed" and, unless ``failIfUnavailable``, runs commands
+WITHOUT its sandbox)."""
+
+
+def cli_sandbox(*, required: bool = False) -> dict[str, object]:
     """The SDK's ``sandbox`` settings when the OS sandbox is on (``SandboxSettings`` of
     claude-agent-sdk; the SDK merges them into the CLI's ``--settings`` JSON as ``sandbox``).
 
@@ -111,12 +117,23 @@ def cli_sandbox() -> dict[str, object]:
     only in the working directory, no network (no allowed domains, no local binding, no Unix
     sockets), no ``dangerouslyDisableSandbox`` escape, no excluded commands.
     ``autoAllowBashIfSandboxed: False`` keeps the permission policy judging every command.
-    A fresh dict each call (the SDK may keep a reference).
+
+    Args:
+        required: ``--os-sandbox required``: also ``failIfUnavailable`` (a CLI setting the SDK's
+            TypedDict does not list yet), so a CLI that cannot start its sandbox (see
+            :data:`CLI_SANDBOX_NEEDS`) ends the turn with an error instead of running Bash
+            unsandboxed.
+
+    Returns:
+        A fresh dict each call (the SDK may keep a reference).
     """
-    return {
+    settings: dict[str, object] = {
         "enabled": True,
         "allowUnsandboxedCommands": False,
         "autoAllowBashIfSandboxed": False,
         "excludedCommands": [],
         "network": {"allowedDomains": [], "allowLocalBinding": False, "allowAllUnixSockets": False},
     }
+    if required:
+        settings["failIfUnavailable"] = True
+    return settings
