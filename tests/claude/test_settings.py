@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -71,9 +72,11 @@ def test_the_backend_turns_the_os_sandbox_setting_into_the_runner_option(tmp_pat
                         lambda bwrap=None: sandbox.Availability(True, "bubblewrap 0.8.0", "/usr/bin/bwrap"))
     auto = _runner("claude", resolve({"home": str(tmp_path)}, {}))
     assert auto.os_sandbox is True and auto.sandbox_required is False
+    assert str(tmp_path) in auto.sandbox_hide  # the Foreman's home (and profile folder) hidden from Bash
     required = _runner("claude", resolve({"home": str(tmp_path), "os_sandbox": "required"}, {}))
     assert required.os_sandbox is True and required.sandbox_required is True
-    assert _runner("claude", resolve({"home": str(tmp_path), "os_sandbox": "off"}, {})).os_sandbox is False
+    off = _runner("claude", resolve({"home": str(tmp_path), "os_sandbox": "off"}, {}))
+    assert off.os_sandbox is False and off.sandbox_hide == []
     monkeypatch.setattr(sandbox, "availability", lambda bwrap=None: sandbox.Availability(False, "bwrap is not installed"))
     assert _runner("claude", resolve({"home": str(tmp_path)}, {})).os_sandbox is False  # auto, unavailable
     with pytest.raises(sandbox.SandboxUnavailable):
@@ -91,3 +94,25 @@ async def test_preflight_says_when_the_clis_sandbox_cannot_start(fake, make_runn
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 2 and all("sandbox needs" in line and "socat" in line for line in lines), lines
     assert "run WITHOUT a sandbox" in lines[0] and "its turns will fail" in lines[1]
+
+
+async def test_sandbox_lets_git_commit_from_a_worktree_and_hides_the_foreman_home(fake, make_runner, request_for,
+                                                                                 tmp_path):
+    """A worktree's ``.git`` lives in the main checkout, outside the CLI's working directory: the
+    folders a commit writes there are added (``filesystem.allowWrite``), never the base branch's."""
+    repo, wt, foreman_home = tmp_path / "repo", tmp_path / "wt-kit", tmp_path / "foreman-home"
+    git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "base"], check=True)
+    subprocess.run([*git, "-C", str(repo), "worktree", "add", "-q", "-b", "agentcraft/kit/t1", str(wt)], check=True)
+    fake.script({"turns": [[{"text": "ok"}]]})
+    runner = make_runner(os_sandbox=True, sandbox_hide=[foreman_home])
+    assert (await runner.run_turn(request_for(cwd=wt), RecordingTools())).ok
+    (start,) = fake.starts()
+    box = json.loads(str(opt(start["argv"], "--settings")))["sandbox"]
+    common = (repo / ".git").resolve()
+    assert box["filesystem"] == {
+        "allowWrite": [str(common / "worktrees" / "wt-kit"), str(common / "objects"),
+                       str(common / "refs/heads/agentcraft/kit"), str(common / "logs/refs/heads/agentcraft/kit")],
+        "denyRead": [str(foreman_home)]}
+    assert {k: v for k, v in box.items() if k != "filesystem"} == EXPECTED_SANDBOX

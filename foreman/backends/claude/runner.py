@@ -25,7 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,8 @@ class ClaudeRunner:
             sandbox wraps its Bash tool.
         sandbox_required: ``--os-sandbox required``: the CLI must not run Bash unsandboxed
             (``failIfUnavailable``); a turn fails instead.
+        sandbox_hide: folders sandboxed Bash may not read (``foreman.sandbox.Sandbox.hide``: the
+            Foreman's home and profile folder).
     """
 
     name = "claude"
@@ -81,7 +83,7 @@ class ClaudeRunner:
                  max_budget_usd: float | None, env: Mapping[str, str], abort_grace: float = 3.0,
                  eof_grace: float = 3.0, kill_grace: float = 2.0,
                  on_spawn: Callable[[str, ProcRef], None] | None = None, os_sandbox: bool = False,
-                 sandbox_required: bool = False) -> None:
+                 sandbox_required: bool = False, sandbox_hide: Sequence[str | os.PathLike[str]] = ()) -> None:
         self.cli_path = cli_path
         self.use_claude_login = use_claude_login
         self.effort = effort or None
@@ -93,6 +95,7 @@ class ClaudeRunner:
         self.on_spawn = on_spawn
         self.os_sandbox = os_sandbox
         self.sandbox_required = sandbox_required
+        self.sandbox_hide = [str(path) for path in sandbox_hide]
         self._scratch: Path | None = None
         self._wrapper: Path | None = None
         self._gates: dict[str, asyncio.Future[None]] = {}
@@ -270,7 +273,7 @@ class _Turn:
             max_turns=req.max_turns,
             system_prompt={"type": "preset", "preset": "claude_code", "append": req.system},
             setting_sources=list(SETTING_SOURCES),
-            sandbox=cli_sandbox(required=runner.sandbox_required) if runner.os_sandbox else None,
+            sandbox=self._sandbox() if runner.os_sandbox else None,
             strict_mcp_config=True,
             env=env,
             cli_path=str(self.wrapper),
@@ -284,6 +287,17 @@ class _Turn:
             max_buffer_size=MAX_LINE_BYTES,
             stderr=self._stderr,
         )
+
+    def _sandbox(self) -> dict[str, object]:
+        """The CLI's sandbox settings for this turn: git may write where this worktree's commits go."""
+        from ...sandbox import git_layout
+
+        layout = git_layout(Path(self.request.cwd).resolve())
+        writable: list[str] = []
+        if layout is not None and layout.gitdir != Path(self.request.cwd).resolve() / ".git":
+            writable = [str(p) for p in (layout.gitdir, layout.common / "objects", *layout.ref_dirs)]
+        return cli_sandbox(required=self.runner.sandbox_required, allow_write=writable,
+                           deny_read=self.runner.sandbox_hide)
 
     def _stderr(self, line: str) -> None:
         self.stderr_tail.append(line)

@@ -26,6 +26,8 @@ Bash is put to the permission policy on every call (push, reset, force ... are r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .agent_mcp import tool_names
 from .mapping import OWN_PREFIX
 
@@ -109,7 +111,8 @@ dependencies are missing: socat not installed" and, unless ``failIfUnavailable``
 WITHOUT its sandbox)."""
 
 
-def cli_sandbox(*, required: bool = False) -> dict[str, object]:
+def cli_sandbox(*, required: bool = False, allow_write: Sequence[str] = (),
+                deny_read: Sequence[str] = ()) -> dict[str, object]:
     """The SDK's ``sandbox`` settings when the OS sandbox is on (``SandboxSettings`` of
     claude-agent-sdk; the SDK merges them into the CLI's ``--settings`` JSON as ``sandbox``).
 
@@ -123,6 +126,10 @@ def cli_sandbox(*, required: bool = False) -> dict[str, object]:
             TypedDict does not list yet), so a CLI that cannot start its sandbox (see
             :data:`CLI_SANDBOX_NEEDS`) ends the turn with an error instead of running Bash
             unsandboxed.
+        allow_write: more writable paths (``filesystem.allowWrite``, honoured from ``--settings``):
+            the folders git writes for a worktree whose ``.git`` lives in the main checkout.
+        deny_read: paths Bash may not read (``filesystem.denyRead``): the Foreman's home and
+            profile folder (its auth token).
 
     Returns:
         A fresh dict each call (the SDK may keep a reference).
@@ -136,4 +143,6 @@ def cli_sandbox(*, required: bool = False) -> dict[str, object]:
     }
     if required:
         settings["failIfUnavailable"] = True
+    if allow_write or deny_read:
+        settings["filesystem"] = {"allowWrite": list(allow_write), "denyRead": list(deny_read)}
     return settings
