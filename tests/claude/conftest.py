@@ -78,12 +78,12 @@ def fake(tmp_path: Path):
                 proc.kill()
 
 
-def runner_for(made: list[ClaudeRunner], cli: Path, env: dict[str, str], timings: dict[str, float],
+def runner_for(made: list[ClaudeRunner], cli: Path, base_env: dict[str, str], timings: dict[str, float],
                **kw: Any) -> ClaudeRunner:
-    """A ClaudeRunner on ``cli`` with ``env`` (``env=`` in ``kw`` adds to it), appended to ``made``."""
+    """A ClaudeRunner on ``cli`` with ``base_env`` (``env=`` in ``kw`` adds to it), appended to ``made``."""
     options = {"cli_path": str(cli), "use_claude_login": False, "effort": None, "max_budget_usd": None,
                **timings, **kw}
-    runner = ClaudeRunner(env={**env, **options.pop("env", {})}, **options)
+    runner = ClaudeRunner(env={**base_env, **options.pop("env", {})}, **options)
     made.append(runner)
     return runner
 

@@ -22,9 +22,10 @@ import itertools
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from .auth import auth_status
 from .mapping import SERVER_NAME, activity_for, describe_call
 from .permissions import PermissionGate, disallowed_tools
 from .results import describe_failure, usage_fields
-from .toolset import CLI_ENV, builtin_tools
+from .toolset import CLI_ENV, CLI_SANDBOX_NEEDS, SETTING_SOURCES, builtin_tools, cli_sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,13 @@ class ClaudeRunner:
         on_spawn: called with ``(agent, ProcRef)`` as soon as a turn's CLI process exists, e.g.
             to persist it so a restarted daemon can sweep the session of a CLI it lost
             (``foreman.procs.abort(ref)``; the CLI itself dies with the daemon).
+        os_sandbox: the OS sandbox is on (``foreman.sandbox.from_settings`` gave one): each turn
+            passes the SDK's ``sandbox`` settings (:func:`.toolset.cli_sandbox`) so the CLI's own
+            sandbox wraps its Bash tool.
+        sandbox_required: ``--os-sandbox required``: the CLI must not run Bash unsandboxed
+            (``failIfUnavailable``); a turn fails instead.
+        sandbox_hide: folders sandboxed Bash may not read (``foreman.sandbox.Sandbox.hide``: the
+            Foreman's home and profile folder).
     """
 
     name = "claude"
@@ -74,7 +82,8 @@ class ClaudeRunner:
     def __init__(self, *, cli_path: str | None, use_claude_login: bool, effort: str | None,
                  max_budget_usd: float | None, env: Mapping[str, str], abort_grace: float = 3.0,
                  eof_grace: float = 3.0, kill_grace: float = 2.0,
-                 on_spawn: Callable[[str, ProcRef], None] | None = None) -> None:
+                 on_spawn: Callable[[str, ProcRef], None] | None = None, os_sandbox: bool = False,
+                 sandbox_required: bool = False, sandbox_hide: Sequence[str | os.PathLike[str]] = ()) -> None:
         self.cli_path = cli_path
         self.use_claude_login = use_claude_login
         self.effort = effort or None
@@ -84,6 +93,9 @@ class ClaudeRunner:
         self.eof_grace = eof_grace
         self.kill_grace = kill_grace
         self.on_spawn = on_spawn
+        self.os_sandbox = os_sandbox
+        self.sandbox_required = sandbox_required
+        self.sandbox_hide = [str(path) for path in sandbox_hide]
         self._scratch: Path | None = None
         self._wrapper: Path | None = None
         self._gates: dict[str, asyncio.Future[None]] = {}
@@ -102,6 +114,11 @@ class ClaudeRunner:
             BackendError: naming the fix (install the extra, ``--claude-cli``, set a key).
         """
         self._ensure_wrapper()
+        missing = [name for name in CLI_SANDBOX_NEEDS if sys.platform == "linux" and shutil.which(name) is None]
+        if self.os_sandbox and missing:
+            logger.warning("the claude CLI's own sandbox needs %s (apt-get install bubblewrap socat); %s",
+                           " and ".join(missing), "its turns will fail" if self.sandbox_required else
+                           "its Bash commands run WITHOUT a sandbox")
         auth, detail = self.status()
         if auth == "missing":
             raise BackendError(f"no Claude credentials: {detail}")
@@ -255,7 +272,8 @@ class _Turn:
             model=req.model,
             max_turns=req.max_turns,
             system_prompt={"type": "preset", "preset": "claude_code", "append": req.system},
-            setting_sources=[],
+            setting_sources=list(SETTING_SOURCES),
+            sandbox=self._sandbox() if runner.os_sandbox else None,
             strict_mcp_config=True,
             env=env,
             cli_path=str(self.wrapper),
@@ -269,6 +287,17 @@ class _Turn:
             max_buffer_size=MAX_LINE_BYTES,
             stderr=self._stderr,
         )
+
+    def _sandbox(self) -> dict[str, object]:
+        """The CLI's sandbox settings for this turn: git may write where this worktree's commits go."""
+        from ...sandbox import git_layout
+
+        layout = git_layout(Path(self.request.cwd).resolve())
+        writable: list[str] = []
+        if layout is not None and layout.gitdir != Path(self.request.cwd).resolve() / ".git":
+            writable = [str(p) for p in (layout.gitdir, layout.common / "objects", *layout.ref_dirs)]
+        return cli_sandbox(required=self.runner.sandbox_required, allow_write=writable,
+                           deny_read=self.runner.sandbox_hide)
 
     def _stderr(self, line: str) -> None:
         self.stderr_tail.append(line)

@@ -1,0 +1,78 @@
+"""The real CLI with the runner's settings: its own sandbox around Bash, and no filesystem settings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from foreman.backends.claude import runner as runner_module
+
+from ..claude.conftest import RecordingTools
+from .conftest import RealCLI
+from .scripted_api import result_text, text, tool
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _plant_settings(home: Path, workdir: Path) -> None:
+    """User settings (the test's HOME / CLAUDE_CONFIG_DIR) and project settings (the working
+    directory), each with instructions and a Bash hook that leaves a file behind."""
+    for where, root, claude_dir in (("user", home, home / ".claude"), ("project", workdir, workdir / ".claude")):
+        claude_dir.mkdir(parents=True, exist_ok=True)
+        hook = {"type": "command", "command": f"touch {root / ('HOOKED-' + where)}"}
+        (claude_dir / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [hook]}]}}))
+        (claude_dir / "CLAUDE.md").write_text(f"MARKER-{where}-instructions\n")
+    (workdir / "CLAUDE.md").write_text("MARKER-project-root-instructions\n")
+
+
+def _seen_by_the_model(requests) -> str:
+    return "\n".join(r.system_text + json.dumps(r.messages) for r in requests)
+
+
+async def test_user_and_project_settings_stay_out(claude_cli: RealCLI, make_runner, request_for, workdir: Path,
+                                                  monkeypatch: pytest.MonkeyPatch):
+    """Neither the user's nor the repository's settings reach the CLI: no instructions, no hooks.
+    The control run (``setting_sources=["project"]``) shows why: the repository's hook runs."""
+    _plant_settings(claude_cli.home, workdir)
+    api = claude_cli.api
+    api.script("kit", [tool("Bash", {"command": "echo hi", "description": "say hi"}), text("Done.")],
+               [tool("Bash", {"command": "echo hi", "description": "say hi"}), text("Done.")])
+    runner = make_runner()
+    result = await runner.run_turn(request_for("kit"), RecordingTools())
+    assert result.ok, (result.error, api.problems)
+    assert "MARKER" not in _seen_by_the_model(api.of("kit", turn=0))
+    assert not list(claude_cli.home.glob("HOOKED-*")) and not list(workdir.glob("HOOKED-*"))
+
+    monkeypatch.setattr(runner_module, "SETTING_SOURCES", ["project"])
+    control = await runner.run_turn(request_for("kit", prompt="Again."), RecordingTools())
+    assert control.ok, control.error
+    assert "MARKER-project-root-instructions" in _seen_by_the_model(api.of("kit", turn=1))
+    assert (workdir / "HOOKED-project").exists()  # a repository's hook runs a command no policy saw
+    assert not (claude_cli.home / "HOOKED-user").exists()
+
+
+async def test_required_sandbox_never_runs_bash_unsandboxed(claude_cli: RealCLI, make_runner, request_for,
+                                                            workdir: Path, tmp_path: Path):
+    """``--os-sandbox required``: Bash runs inside the CLI's sandbox, or the turn fails."""
+    outside = tmp_path / "outside.txt"
+    api = claude_cli.api
+    api.script("kit", [
+        tool("Bash", {"command": "echo in > inside.txt && cat inside.txt", "description": "write inside"}),
+        tool("Bash", {"command": f"echo out > {outside}; echo rc=$?", "description": "write outside"}),
+        text("Done."),
+    ])
+    tools = RecordingTools("kit")
+    result = await make_runner(os_sandbox=True, sandbox_required=True).run_turn(request_for("kit"), tools)
+    if shutil.which("socat") is None or shutil.which("bwrap") is None:
+        # the CLI cannot start its sandbox here: it ends the turn at start instead of running Bash unsandboxed
+        assert not result.ok and "sandbox" in (result.error or "").lower(), result.error
+        assert tools.permits == [] and not (workdir / "inside.txt").exists() and not outside.exists()
+        return
+    assert result.ok, result.error
+    assert (workdir / "inside.txt").read_text() == "in\n"
+    assert not outside.exists()
+    assert "rc=0" not in result_text(api.of("kit")[2].tool_results()[0])
