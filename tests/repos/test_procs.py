@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -193,7 +194,7 @@ async def test_detached_processes_are_killed_by_their_turn_marker_only(tmp_path:
 SWEEPER = r"""
 sleep 1000 &
 echo $! > sleep.pid
-"$PYTHON" -c 'import asyncio, os, sys
+"$PYTHON" -c 'import asyncio, os
 from foreman.procs import MARKER_ENV, kill_by_marker
 print(asyncio.run(kill_by_marker(os.environ[MARKER_ENV], grace=1.0)))'
 echo survived
@@ -201,7 +202,6 @@ echo survived
 
 
 async def test_the_marker_sweep_never_kills_the_sweeper_or_its_parents(tmp_path: Path) -> None:
-    import sys
     marker = new_marker("scope", "lead:1")
     env = {**os.environ, MARKER_ENV: marker, "PYTHON": sys.executable}
     proc = await start_process("sh", "-c", SWEEPER, cwd=tmp_path, env=env)
