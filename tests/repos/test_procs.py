@@ -139,9 +139,10 @@ echo $! > stubborn.pid
 """
 
 
-async def _start_detached(tmp_path: Path, name: str, marker: str | None) -> list[ProcRef]:
+async def _start_detached(tmp_path: Path, name: str, marker: str | None, started: list[ProcRef]) -> list[ProcRef]:
     """Run DETACHED in ``tmp_path/name`` with ``marker`` (or none) in its environment; return the
-    refs of its two detached processes once its own leader has exited."""
+    refs of its two detached processes once its own leader has exited (each also added to
+    ``started`` at once, for the test's cleanup)."""
     where = tmp_path / name
     where.mkdir()
     env = {k: v for k, v in os.environ.items() if k != MARKER_ENV}
@@ -158,6 +159,7 @@ async def _start_detached(tmp_path: Path, name: str, marker: str | None) -> list
     for f in ("detached.pid", "stubborn.pid"):
         ref = ProcRef.of(int((where / f).read_text()))
         assert ref is not None
+        started.append(ref)
         await wait_for(lambda r=ref: os.getsid(r.pid) == r.pid, 10, "setsid")  # a session of its own
         assert ref.pid != leader.pid
         refs.append(ref)
@@ -172,12 +174,9 @@ async def test_detached_processes_are_killed_by_their_turn_marker_only(tmp_path:
     assert mine != other
     started: list[ProcRef] = []
     try:
-        ours = await _start_detached(tmp_path, "ours", mine)
-        started += ours
-        theirs = await _start_detached(tmp_path, "theirs", other)
-        started += theirs
-        unmarked = await _start_detached(tmp_path, "unmarked", None)
-        started += unmarked
+        ours = await _start_detached(tmp_path, "ours", mine, started)
+        theirs = await _start_detached(tmp_path, "theirs", other, started)
+        unmarked = await _start_detached(tmp_path, "unmarked", None, started)
         assert sorted(find_by_marker(mine)) == sorted(ours)
         killed = await kill_by_marker(mine, grace=0.3)
         assert killed == sorted(r.pid for r in ours)
