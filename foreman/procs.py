@@ -15,9 +15,16 @@ if the pid's creation time still matches (psutil), through a pidfd where the OS 
 (Linux >= 5.3) so the check and the signal concern the same process. A pid the OS reused for
 an unrelated process is never signalled.
 
-Limits: a process that left the session on purpose (``setsid``) and whose parent is already
-gone cannot be found; a session id is used only while its leader is alive with the recorded
-creation time, or gone (never when another process now owns that pid).
+A process that left the session on purpose (``setsid``, as the Claude Code CLI starts its Bash
+commands) and whose parent is already gone is out of reach of the tree and the session. For
+those, every process the daemon starts for a turn carries an environment marker
+(:data:`MARKER_ENV`, a value unique per turn, see :func:`new_marker`) that its descendants
+inherit; :func:`kill_by_marker` finds and kills every live process of ours whose environment
+(``/proc/<pid>/environ``, the environment it was started with) carries it.
+
+Limits: a session id is used only while its leader is alive with the recorded creation time, or
+gone (never when another process now owns that pid); a process started with a cleared
+environment (``env -i``) and outside the session escapes both.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -307,3 +315,76 @@ async def _reap(proc: asyncio.subprocess.Process | subprocess.Popen[bytes] | Non
     waiter = wait_exit(proc) if isinstance(proc, subprocess.Popen) else proc.wait()
     with contextlib.suppress(ProcessLookupError, TimeoutError):
         await asyncio.wait_for(waiter, timeout)
+
+
+MARKER_ENV = "AGENTCRAFT_TURN"
+"""The environment variable naming the turn a process belongs to (see :func:`kill_by_marker`)."""
+
+
+def new_marker(scope: str, turn_id: str) -> str:
+    """Return a fresh marker value for one turn: ``<scope>:<turn_id>:<8 hex digits>``.
+
+    Args:
+        scope: names the daemon's profile (e.g. a short hash of its home and profile), so
+            processes of another profile never match.
+        turn_id: the turn (``"kit:3"``, ``"ci:T1"``).
+
+    The random tail makes the value unique even when a turn id is used again (a CI key, a
+    counter lost in a crash), so a sweep never matches a process of a later turn.
+    """
+    return f"{scope}:{turn_id}:{secrets.token_hex(4)}"
+
+
+def find_by_marker(marker: str) -> list[ProcRef]:
+    """Return the live processes whose environment has ``MARKER_ENV=marker``.
+
+    Only processes whose environment we may read count (our own user's, psutil raises
+    AccessDenied for others'); this process and its ancestors are never returned. An empty
+    ``marker`` matches nothing.
+    """
+    if not marker:
+        return []
+    spared = {os.getpid()}
+    with contextlib.suppress(psutil.Error):
+        spared.update(p.pid for p in psutil.Process().parents())
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid in spared:
+            continue
+        try:
+            ref = ProcRef(proc.pid, proc.create_time())
+            if proc.environ().get(MARKER_ENV) != marker:
+                continue
+        except (psutil.Error, OSError):
+            continue
+        if ref.alive():  # the environment read above belonged to this very process
+            found.append(ref)
+    return found
+
+
+async def kill_by_marker(marker: str, *, grace: float = 3.0, rounds: int = 4) -> list[int]:
+    """Kill every live process carrying ``MARKER_ENV=marker``, and their process trees.
+
+    Finds processes that left the daemon's trees and sessions (a detached ``setsid`` child
+    re-parented to init after its parent died). SIGTERM, ``grace`` seconds, SIGKILL, then looks
+    again up to ``rounds`` times for processes that appeared meanwhile. Each process is
+    signalled only while its pid has the creation time seen when it was found (never a reused
+    pid); this process and its ancestors are never signalled.
+
+    Args:
+        marker: a value made by :func:`new_marker` and recorded with the turn.
+        grace: seconds between SIGTERM and SIGKILL.
+        rounds: how many times to look again.
+
+    Returns:
+        The pids that were signalled.
+    """
+    report = AbortReport()
+    spared = {os.getpid()}
+    for i in range(rounds + 1):
+        found = find_by_marker(marker)
+        targets = [r for r in _merge(found, *(_descendants(r) for r in found)) if r.pid not in spared]
+        if not targets:
+            break
+        await kill_tree(targets, grace=grace if i == 0 else 0.0, report=report)
+    return sorted({r.pid for r in report.signalled})

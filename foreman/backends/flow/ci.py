@@ -95,7 +95,8 @@ async def _run(c: Conductor, task_id: str, agent: str, wt: Path) -> str | None:
     key = f"ci:{task_id}"
     timeout = c.settings.ci_timeout
     try:
-        res = await ci.run_ci(command, cwd=wt, env=safety_env(os.environ, agent=agent, worktree=wt), timeout=timeout,
+        res = await ci.run_ci(command, cwd=wt, env={**safety_env(os.environ, agent=agent, worktree=wt), **processes.mark(c, agent, key)},
+                              timeout=timeout,
                               sandbox=c.sandbox, on_start=lambda pid: processes.track(c, agent, key, pid))
     finally:
         processes.untrack(c, key)

@@ -146,7 +146,7 @@ def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, pro
     req = TurnRequest(turn_id=turn_id, agent=agent, lead=lead, job=job, prompt=prompt, system=system, cwd=cwd,
                       session_id=session, task=task_id, goal=goal_id, model=c.models.get(agent),
                       max_turns=settings.max_turns or (settings.max_turns_lead if lead else settings.max_turns_worker),
-                      env=safety_env(os.environ, agent=agent, worktree=cwd))
+                      env={**safety_env(os.environ, agent=agent, worktree=cwd), **processes.mark(c, agent, turn_id)})
     tools.activity("thinking", f"{job}: {prompt.splitlines()[0][:120]}", station="meeting" if job == "plan" else "desk")
     return req, tools
 
