@@ -21,33 +21,29 @@ decorated paths, chatter. Repetition loops and echoed prompt lines stop or are s
 
 Nothing is emitted before its terminator has arrived, and a reply cut by finish_reason
 "length" never yields its unfinished last line: half an action is never an action.
+
+This module is the state machine over lines; what one line is comes from :mod:`.textlines`,
+edit blocks from :mod:`.textblocks`, tool-call bodies and the JSON fallback from
+:mod:`.textcalls`, rendering from :mod:`.textrender`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Any
 
 from . import textlines as tl
-from .calls import build_action, call_from_object
+from .calls import build_action
 from .registry import BY_NAME, ActionBase
-from .repairs import (
-    BraceScanner,
-    LoopDetector,
-    is_degenerate_line,
-    json_objects,
-    loads_lenient,
-    object_end,
-)
+from .repairs import LoopDetector, is_degenerate_line, loads_lenient, object_end
 from .result import DecodeResult
+from .textblocks import EditBlock, block_call, block_path, split_replace_tail
+from .textcalls import JsonArguments, json_fallback, parse_tool_call
 
 logger = logging.getLogger(__name__)
 
 _OUTSIDE, _SEARCH, _REPLACE, _JSON, _TOOL_CALL, _FUNCTION, _FINAL, _THINK = range(8)
-_FUNCTION_RE = re.compile(r"<function=\s*([^>\s]+)\s*>(.*?)(?:</function>|$)", re.DOTALL)
-_PARAM_RE = re.compile(r"<parameter=\s*([^>\s]+)\s*>\n?(.*?)\n?(?:</parameter>|(?=<parameter=)|$)", re.DOTALL)
 
 
 class TextDecoder:
@@ -80,9 +76,8 @@ class TextDecoder:
         self._path: tuple[str, list[str]] | None = None
         self._last_edit_path: str | None = None
         self._prose_path: str | None = None
-        self._block: dict[str, Any] = {}
-        self._scanner = BraceScanner()
-        self._json_seen = 0
+        self._block: EditBlock | None = None
+        self._json: JsonArguments | None = None
         self._loop = LoopDetector()
         self._looping = False
         self._crlf = False
@@ -276,28 +271,23 @@ class TextDecoder:
 
     def _tool_line(self, name: str, rest: str) -> None:
         if rest.startswith("{"):
-            self._state, self._pending = _JSON, [name]
-            self._scanner, self._json_seen = BraceScanner(), 0
+            self._state, self._json = _JSON, JsonArguments(name)
             self._in_json(rest)
         else:
             self._call(name, rest, [])
 
     def _in_json(self, line: str) -> None:
-        piece = line if len(self._pending) == 1 else "\n" + line
-        self._pending.append(line)
-        self._json_seen += len(piece)
-        end = self._scanner.feed(piece)
-        if end is None:
+        assert self._json is not None
+        body = self._json.feed(line)
+        if body is None:
             return
-        end += self._json_seen - len(piece)
-        body = "\n".join(self._pending[1:])
         self._state = _OUTSIDE
         try:
-            args, repairs = loads_lenient(body[:end])
+            args, repairs = loads_lenient(body)
         except ValueError:
             self._drop("invalid_json")
             return
-        self._call(self._pending[0], args, repairs)
+        self._call(self._json.name, args, repairs)
 
     def _in_think(self, line: str) -> None:
         if "</think>" in line:
@@ -327,102 +317,58 @@ class TextDecoder:
             self._line(after)
 
     def _tool_call(self, body: str, repairs: list[str]) -> None:
-        body = body.strip()
-        function = _FUNCTION_RE.search(body)
-        if function:
-            args: dict[str, Any] = {}
-            for name, value in _PARAM_RE.findall(function.group(2)):
-                args[name] = _param_value(value)
-            self._call(function.group(1), args, repairs + ["function_xml"])
-            return
-        try:
-            value, more = loads_lenient(body)
-        except ValueError:
+        parsed = parse_tool_call(body)
+        if parsed is None:
             self._drop("invalid_json")
             return
-        call = call_from_object(value)
-        if call is None:
-            self._drop("invalid_json")
-            return
-        name, args_value, call_repairs = call
-        self._call(name, args_value, repairs + more + call_repairs)
+        name, args, more = parsed
+        self._call(name, args, repairs + more)
 
     # -- edit blocks --------------------------------------------------------------------
     def _open_block(self, repairs: list[str], indent: str = "") -> None:
-        path_repairs: list[str] = []
-        path: str | None
-        if self._path is not None:
-            path, path_repairs = self._path[0], list(self._path[1])
-        elif self._in_fence and tl.fence_path(self._fence_info):
-            path, path_repairs = tl.fence_path(self._fence_info), ["path_in_fence_info"]
-        elif self._last_edit_path is not None:
-            path, path_repairs = self._last_edit_path, ["orphan_search_block"]
-        elif self._prose_path is not None:
-            path, path_repairs = self._prose_path, ["path_in_prose"]
-        else:
-            path = None
+        path, path_repairs = block_path(self._path, fence_info=self._fence_info if self._in_fence else None,
+                                        last_edit_path=self._last_edit_path, prose_path=self._prose_path)
         self._path = None
         self._prose_path = None
-        self._block = {"path": path, "repairs": repairs + path_repairs, "search": [], "replace": [],
-                       "indent": indent}
+        self._block = EditBlock(path=path, repairs=repairs + path_repairs, indent=indent)
         self._state = _SEARCH
 
     def _in_search(self, line: str) -> None:
+        assert self._block is not None
         found = tl.marker(line)
-        if found is None or (found.kind == "search" and self._block["search"]):
-            self._block["search"].append(line)
+        if found is None or (found.kind == "search" and self._block.search):
+            self._block.search.append(line)
         elif found.kind == "divider":
-            self._block["repairs"] += found.repairs
+            self._block.repairs += found.repairs
             self._state = _REPLACE
         elif found.kind == "replace":
             self._state = _OUTSIDE
             self._drop("missing_divider")
 
     def _in_replace(self, line: str) -> None:
+        assert self._block is not None
         found = tl.marker(line)
         if found is None or found.kind == "divider":
-            self._block["replace"].append(line)
+            self._block.replace.append(line)
         elif found.kind == "replace":
-            self._block["repairs"] += found.repairs
+            self._block.repairs += found.repairs
             self._state = _OUTSIDE
             self._close_block()
         else:
-            next_path = self._split_replace_tail() or (self._block["path"], [])
-            self._block["repairs"].append("missing_replace_marker")
+            next_path = split_replace_tail(self._block) or (self._block.path, [])
+            self._block.repairs.append("missing_replace_marker")
             self._close_block()
             self._path = next_path if next_path[0] is not None else None
             self._open_block(list(found.repairs))
 
-    def _split_replace_tail(self) -> tuple[str, list[str]] | None:
-        """Take a trailing path line (and fences) off a block whose REPLACE marker is missing."""
-        lines = self._block["replace"]
-        while lines and (not lines[-1].strip() or tl.FENCE_RE.match(lines[-1].strip())):
-            lines.pop()
-        found = tl.clean_path(lines[-1]) if lines else None
-        if found is None or ("." not in found[0] and "/" not in found[0]):
-            return None
-        lines.pop()
-        while lines and (not lines[-1].strip() or tl.FENCE_RE.match(lines[-1].strip())):
-            lines.pop()
-        return found
-
     def _close_block(self) -> None:
-        block, self._block = self._block, {}
-        if block["path"] is None:
+        block, self._block = self._block, None
+        assert block is not None
+        if block.path is None:
             self._drop("edit_without_path")
             return
-        self._last_edit_path = block["path"]
-        indent = block.get("indent", "")
-        body = [ln for ln in block["search"] + block["replace"] if ln.strip()]
-        if indent and body and all(ln.startswith(indent) for ln in body):  # the whole block is a list item
-            block["search"] = [ln[len(indent):] for ln in block["search"]]
-            block["replace"] = [ln[len(indent):] for ln in block["replace"]]
-            block["repairs"].append("block_indented")
-        search, replace = "\n".join(block["search"]), "\n".join(block["replace"])
-        if search:
-            self._call("edit", {"path": block["path"], "search": search, "replace": replace}, block["repairs"])
-        else:
-            self._call("create", {"path": block["path"], "content": replace}, block["repairs"])
+        self._last_edit_path = block.path
+        self._call(*block_call(block))
 
     # -- end of reply -------------------------------------------------------------------
     def _close_open_state(self, cut: bool) -> None:
@@ -442,31 +388,13 @@ class TextDecoder:
             self._call("final", {"summary": "\n".join(self._pending).strip()}, [])
 
     def _json_fallback(self) -> None:
-        text = "\n".join(self._chatter)
-        candidates = []
-        failures: list[str] = []
-        for start, end in json_objects(text):
-            try:
-                value, repairs = loads_lenient(text[start:end])
-            except ValueError:
-                continue
-            call = call_from_object(value)
-            if call is None:
-                continue
-            outcome = build_action(call[0], call[1], role=self._role)
-            if outcome.action is None:
-                failures.append(outcome.drop or "bad_arguments")
-            else:
-                if text[:start].count("```") % 2 == 1:
-                    repairs = ["json_fence", *repairs]
-                candidates.append((outcome.action, repairs + call[2] + outcome.repairs))
-        if not candidates:
-            for drop in failures:
+        found = json_fallback("\n".join(self._chatter), role=self._role)
+        if found.action is None:
+            for drop in found.drops:
                 self._drop(drop)
             return
-        action, repairs = candidates[-1]
-        self._repairs += ["json_decision", *(["last_json_wins"] if len(candidates) > 1 else []), *repairs]
-        self._actions.append(action)
+        self._repairs += found.repairs
+        self._actions.append(found.action)
 
     def _reason(self, cut: bool) -> str:
         if self._looping:
@@ -480,16 +408,6 @@ class TextDecoder:
         if self._dropped:
             return "malformed"
         return "no_action"
-
-
-def _param_value(value: str) -> Any:
-    stripped = value.strip()
-    if stripped[:1] in ("[", "{"):
-        try:
-            return json.loads(stripped)
-        except ValueError:
-            return value
-    return value
 
 
 def decode(text: str, finish_reason: str | None = "stop", *, role: str | None = None,
