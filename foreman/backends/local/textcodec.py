@@ -24,24 +24,21 @@ Nothing is emitted before its terminator has arrived, and a reply cut by finish_
 
 This module is the state machine over lines; what one line is comes from :mod:`.textlines`,
 edit blocks from :mod:`.textblocks`, tool-call bodies and the JSON fallback from
-:mod:`.textcalls`, rendering from :mod:`.textrender`.
+:mod:`.textcalls`, the actions/repairs/drops bookkeeping from :mod:`.textreply`, rendering
+from :mod:`.textrender`.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from typing import Any
 
 from . import textlines as tl
-from .calls import build_action
-from .registry import BY_NAME, ActionBase
-from .repairs import LoopDetector, is_degenerate_line, loads_lenient, object_end
+from .registry import ActionBase
+from .repairs import is_degenerate_line, loads_lenient, object_end
 from .result import DecodeResult
 from .textblocks import EditBlock, block_call, block_path, split_replace_tail
 from .textcalls import JsonArguments, json_fallback, parse_tool_call
-
-logger = logging.getLogger(__name__)
+from .textreply import ReplyLog
 
 _OUTSIDE, _SEARCH, _REPLACE, _JSON, _TOOL_CALL, _FUNCTION, _FINAL, _THINK = range(8)
 
@@ -60,16 +57,12 @@ class TextDecoder:
     """
 
     def __init__(self, *, role: str | None = None, prompt_text: str | None = None) -> None:
-        self._role = role
         self._leak_lines = set(tl.default_fingerprints())
         if prompt_text:
             self._leak_lines |= tl.fingerprints(prompt_text)
         self._buffer = ""
         self._state = _OUTSIDE
-        self._actions: list[ActionBase] = []
-        self._repairs: list[str] = []
-        self._dropped: list[str] = []
-        self._chatter: list[str] = []
+        self._out = ReplyLog(role)
         self._pending: list[str] = []
         self._in_fence = False
         self._fence_info = ""
@@ -78,12 +71,7 @@ class TextDecoder:
         self._prose_path: str | None = None
         self._block: EditBlock | None = None
         self._json: JsonArguments | None = None
-        self._loop = LoopDetector()
-        self._looping = False
         self._crlf = False
-        self._leaks = 0
-        self._saw_text = False
-        self._saw_think = False
         self._finished: DecodeResult | None = None
 
     # -- public -------------------------------------------------------------------------
@@ -95,7 +83,7 @@ class TextDecoder:
         """
         if self._finished is not None:
             raise RuntimeError("feed() after finish()")
-        before = len(self._actions)
+        before = len(self._out.actions)
         if "\n" not in chunk:
             self._buffer += chunk
             return []
@@ -103,7 +91,7 @@ class TextDecoder:
         self._buffer = lines.pop()
         for line in lines:
             self._line(self._chomp(line))
-        return self._actions[before:]
+        return self._out.actions[before:]
 
     def finish(self, finish_reason: str | None = "stop") -> DecodeResult:
         """End the reply and return the result (idempotent).
@@ -122,68 +110,37 @@ class TextDecoder:
         elif tail:
             self._line(tail)
         self._close_open_state(cut)
-        if not self._actions and not self._looping:
+        if not self._out.actions and not self._out.looping:
             self._json_fallback()
-        self._finished = DecodeResult(
-            actions=tuple(self._actions), repairs=tuple(self._repairs), dropped=tuple(self._dropped),
-            reason=None if self._actions else self._reason(cut),
-            chatter_lines=sum(1 for line in self._chatter if line.strip()),
-        )
+        self._finished = self._out.result(cut)
         return self._finished
 
     def _cut_tail(self, tail: str) -> None:
         """Look at the unterminated last line of a cut reply without decoding it."""
         text = tail.strip()
-        if self._looping or self._state != _OUTSIDE or not text:
+        if self._out.looping or self._state != _OUTSIDE or not text:
             return
-        self._saw_text = True
+        self._out.saw_text = True
         complete_json = text.startswith("{") and object_end(text, 0) == len(text)
         if tl.starts_action(text) and not complete_json:
-            self._drop("truncated_action")
+            self._out.drop("truncated_action")
         elif is_degenerate_line(text):
-            self._start_loop()
+            self._out.start_loop()
         else:
-            self._chatter.append(tail)
+            self._out.chatter.append(tail)
 
     # -- bookkeeping --------------------------------------------------------------------
     def _chomp(self, line: str) -> str:
         if line.endswith("\r"):
             if not self._crlf:
                 self._crlf = True
-                self._repairs.append("crlf")
+                self._out.repairs.append("crlf")
             return line[:-1]
         return line
 
-    def _drop(self, drop: str) -> None:
-        logger.debug("text decoder dropped: %s", drop)
-        self._dropped.append(drop)
-
-    def _emit(self, action: ActionBase | None, repairs: list[str], drop: str | None = None) -> None:
-        if action is None:
-            self._repairs += repairs
-            self._drop(drop or "bad_arguments")
-            return
-        if self._role is not None and self._role not in BY_NAME[action.kind].roles:
-            self._drop("not_allowed")
-            return
-        self._repairs += repairs
-        if self._actions and self._actions[-1] == action:
-            self._repairs.append("duplicate_action")
-            return
-        self._actions.append(action)
-        self._loop = LoopDetector()  # the world moved on: repeats count from here
-
-    def _call(self, name: str, args: Any, repairs: list[str]) -> None:
-        outcome = build_action(name, args)
-        self._emit(outcome.action, repairs + outcome.repairs, outcome.drop)
-
-    def _start_loop(self) -> None:
-        self._looping = True
-        self._repairs.append("repetition_loop")
-
     # -- lines --------------------------------------------------------------------------
     def _line(self, line: str) -> None:
-        if self._looping:
+        if self._out.looping:
             return
         handler = {
             _OUTSIDE: self._outside, _SEARCH: self._in_search, _REPLACE: self._in_replace,
@@ -195,18 +152,18 @@ class TextDecoder:
     def _outside(self, line: str) -> None:
         text = line.strip()
         if not text:
-            self._chatter.append(line)
+            self._out.chatter.append(line)
             return
         if "<think>" in text or "</think>" in text or "<tool_call>" in text:
             self._split_tags(line)
             return
-        self._saw_text = True
+        self._out.saw_text = True
         if tl.normalise(text) in self._leak_lines:
-            self._leaks += 1
-            self._repairs.append("leaked_prompt")
+            self._out.leaks += 1
+            self._out.repairs.append("leaked_prompt")
             return
-        if self._loop.push(text):
-            self._start_loop()
+        if self._out.loop.push(text):
+            self._out.start_loop()
             return
         self._classify(line, text)
 
@@ -217,15 +174,15 @@ class TextDecoder:
         if before.strip():
             self._line(before)
         if tag == "</think>":
-            self._repairs.append("stray_think_close")
+            self._out.repairs.append("stray_think_close")
             self._line(after)
             return
         if tag == "<think>":
-            self._saw_think = True
+            self._out.saw_think = True
             self._state = _THINK
-            self._repairs.append("think_block")
+            self._out.repairs.append("think_block")
         else:
-            self._saw_text = True
+            self._out.saw_text = True
             self._state = _TOOL_CALL
             self._pending = []
         self._line(after)
@@ -235,14 +192,14 @@ class TextDecoder:
         if fence:
             self._in_fence = not self._in_fence
             self._fence_info = fence["info"] if self._in_fence else ""
-            self._chatter.append(line)
+            self._out.chatter.append(line)
             return
         found = tl.marker(line)
         if found is not None:
             if found.kind == "search":
                 self._open_block(list(found.repairs), indent=found.indent)
             else:
-                self._repairs.append("stray_marker")
+                self._out.repairs.append("stray_marker")
             return
         self._path = None
         self._prose_path = None
@@ -260,12 +217,12 @@ class TextDecoder:
             return
         word = tl.word_line(text)
         if word is not None:
-            self._call(word.name, word.args, word.repairs)
+            self._out.call(word.name, word.args, word.repairs)
             return
         if is_degenerate_line(text):
-            self._start_loop()
+            self._out.start_loop()
             return
-        self._chatter.append(line)
+        self._out.chatter.append(line)
         self._path = tl.clean_path(text)
         self._prose_path = tl.prose_path(text) if self._path is None else None
 
@@ -274,7 +231,7 @@ class TextDecoder:
             self._state, self._json = _JSON, JsonArguments(name)
             self._in_json(rest)
         else:
-            self._call(name, rest, [])
+            self._out.call(name, rest, [])
 
     def _in_json(self, line: str) -> None:
         assert self._json is not None
@@ -285,9 +242,9 @@ class TextDecoder:
         try:
             args, repairs = loads_lenient(body)
         except ValueError:
-            self._drop("invalid_json")
+            self._out.drop("invalid_json")
             return
-        self._call(self._json.name, args, repairs)
+        self._out.call(self._json.name, args, repairs)
 
     def _in_think(self, line: str) -> None:
         if "</think>" in line:
@@ -319,10 +276,10 @@ class TextDecoder:
     def _tool_call(self, body: str, repairs: list[str]) -> None:
         parsed = parse_tool_call(body)
         if parsed is None:
-            self._drop("invalid_json")
+            self._out.drop("invalid_json")
             return
         name, args, more = parsed
-        self._call(name, args, repairs + more)
+        self._out.call(name, args, repairs + more)
 
     # -- edit blocks --------------------------------------------------------------------
     def _open_block(self, repairs: list[str], indent: str = "") -> None:
@@ -343,7 +300,7 @@ class TextDecoder:
             self._state = _REPLACE
         elif found.kind == "replace":
             self._state = _OUTSIDE
-            self._drop("missing_divider")
+            self._out.drop("missing_divider")
 
     def _in_replace(self, line: str) -> None:
         assert self._block is not None
@@ -365,10 +322,10 @@ class TextDecoder:
         block, self._block = self._block, None
         assert block is not None
         if block.path is None:
-            self._drop("edit_without_path")
+            self._out.drop("edit_without_path")
             return
         self._last_edit_path = block.path
-        self._call(*block_call(block))
+        self._out.call(*block_call(block))
 
     # -- end of reply -------------------------------------------------------------------
     def _close_open_state(self, cut: bool) -> None:
@@ -376,38 +333,26 @@ class TextDecoder:
         if state in (_OUTSIDE, _THINK):
             return
         if cut:
-            self._drop("truncated_action")
+            self._out.drop("truncated_action")
         elif state in (_SEARCH, _REPLACE):
-            self._drop("unterminated_edit")
+            self._out.drop("unterminated_edit")
         elif state == _JSON:
-            self._drop("invalid_json")
+            self._out.drop("invalid_json")
         elif state in (_TOOL_CALL, _FUNCTION):
             self._tool_call("\n".join(self._pending), ["tool_call_xml"] * (state == _TOOL_CALL)
                             + ["unclosed_tool_call"])
         elif state == _FINAL:
-            self._call("final", {"summary": "\n".join(self._pending).strip()}, [])
+            self._out.call("final", {"summary": "\n".join(self._pending).strip()}, [])
 
     def _json_fallback(self) -> None:
-        found = json_fallback("\n".join(self._chatter), role=self._role)
+        found = json_fallback("\n".join(self._out.chatter), role=self._out.role)
         if found.action is None:
             for drop in found.drops:
-                self._drop(drop)
+                self._out.drop(drop)
             return
-        self._repairs += found.repairs
-        self._actions.append(found.action)
+        self._out.repairs += found.repairs
+        self._out.actions.append(found.action)
 
-    def _reason(self, cut: bool) -> str:
-        if self._looping:
-            return "repetition_loop"
-        if not self._saw_text:
-            return "only_thinking" if self._saw_think else "empty"
-        if self._leaks:
-            return "leaked_prompt"
-        if cut:
-            return "truncated"
-        if self._dropped:
-            return "malformed"
-        return "no_action"
 
 
 def decode(text: str, finish_reason: str | None = "stop", *, role: str | None = None,
