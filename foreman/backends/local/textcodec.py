@@ -21,33 +21,26 @@ decorated paths, chatter. Repetition loops and echoed prompt lines stop or are s
 
 Nothing is emitted before its terminator has arrived, and a reply cut by finish_reason
 "length" never yields its unfinished last line: half an action is never an action.
+
+This module is the state machine over lines; what one line is comes from :mod:`.textlines`,
+edit blocks from :mod:`.textblocks`, tool-call bodies and the JSON fallback from
+:mod:`.textcalls`, the actions/repairs/drops bookkeeping from :mod:`.textreply`, rendering
+from :mod:`.textrender`.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import re
-from typing import Any
 
 from . import textlines as tl
-from .calls import build_action, call_from_object
-from .registry import BY_NAME, ActionBase
-from .repairs import (
-    BraceScanner,
-    LoopDetector,
-    is_degenerate_line,
-    json_objects,
-    loads_lenient,
-    object_end,
-)
+from .registry import ActionBase
+from .repairs import is_degenerate_line, loads_lenient, object_end
 from .result import DecodeResult
-
-logger = logging.getLogger(__name__)
+from .textblocks import EditBlock, block_call, block_path, split_replace_tail
+from .textcalls import JsonArguments, json_fallback, parse_tool_call
+from .textreply import ReplyLog
 
 _OUTSIDE, _SEARCH, _REPLACE, _JSON, _TOOL_CALL, _FUNCTION, _FINAL, _THINK = range(8)
-_FUNCTION_RE = re.compile(r"<function=\s*([^>\s]+)\s*>(.*?)(?:</function>|$)", re.DOTALL)
-_PARAM_RE = re.compile(r"<parameter=\s*([^>\s]+)\s*>\n?(.*?)\n?(?:</parameter>|(?=<parameter=)|$)", re.DOTALL)
 
 
 class TextDecoder:
@@ -64,31 +57,21 @@ class TextDecoder:
     """
 
     def __init__(self, *, role: str | None = None, prompt_text: str | None = None) -> None:
-        self._role = role
         self._leak_lines = set(tl.default_fingerprints())
         if prompt_text:
             self._leak_lines |= tl.fingerprints(prompt_text)
         self._buffer = ""
         self._state = _OUTSIDE
-        self._actions: list[ActionBase] = []
-        self._repairs: list[str] = []
-        self._dropped: list[str] = []
-        self._chatter: list[str] = []
+        self._out = ReplyLog(role)
         self._pending: list[str] = []
         self._in_fence = False
         self._fence_info = ""
         self._path: tuple[str, list[str]] | None = None
         self._last_edit_path: str | None = None
         self._prose_path: str | None = None
-        self._block: dict[str, Any] = {}
-        self._scanner = BraceScanner()
-        self._json_seen = 0
-        self._loop = LoopDetector()
-        self._looping = False
+        self._block: EditBlock | None = None
+        self._json: JsonArguments | None = None
         self._crlf = False
-        self._leaks = 0
-        self._saw_text = False
-        self._saw_think = False
         self._finished: DecodeResult | None = None
 
     # -- public -------------------------------------------------------------------------
@@ -100,7 +83,7 @@ class TextDecoder:
         """
         if self._finished is not None:
             raise RuntimeError("feed() after finish()")
-        before = len(self._actions)
+        before = len(self._out.actions)
         if "\n" not in chunk:
             self._buffer += chunk
             return []
@@ -108,7 +91,7 @@ class TextDecoder:
         self._buffer = lines.pop()
         for line in lines:
             self._line(self._chomp(line))
-        return self._actions[before:]
+        return self._out.actions[before:]
 
     def finish(self, finish_reason: str | None = "stop") -> DecodeResult:
         """End the reply and return the result (idempotent).
@@ -127,68 +110,37 @@ class TextDecoder:
         elif tail:
             self._line(tail)
         self._close_open_state(cut)
-        if not self._actions and not self._looping:
+        if not self._out.actions and not self._out.looping:
             self._json_fallback()
-        self._finished = DecodeResult(
-            actions=tuple(self._actions), repairs=tuple(self._repairs), dropped=tuple(self._dropped),
-            reason=None if self._actions else self._reason(cut),
-            chatter_lines=sum(1 for line in self._chatter if line.strip()),
-        )
+        self._finished = self._out.result(cut)
         return self._finished
 
     def _cut_tail(self, tail: str) -> None:
         """Look at the unterminated last line of a cut reply without decoding it."""
         text = tail.strip()
-        if self._looping or self._state != _OUTSIDE or not text:
+        if self._out.looping or self._state != _OUTSIDE or not text:
             return
-        self._saw_text = True
+        self._out.saw_text = True
         complete_json = text.startswith("{") and object_end(text, 0) == len(text)
         if tl.starts_action(text) and not complete_json:
-            self._drop("truncated_action")
+            self._out.drop("truncated_action")
         elif is_degenerate_line(text):
-            self._start_loop()
+            self._out.start_loop()
         else:
-            self._chatter.append(tail)
+            self._out.chatter.append(tail)
 
     # -- bookkeeping --------------------------------------------------------------------
     def _chomp(self, line: str) -> str:
         if line.endswith("\r"):
             if not self._crlf:
                 self._crlf = True
-                self._repairs.append("crlf")
+                self._out.repairs.append("crlf")
             return line[:-1]
         return line
 
-    def _drop(self, drop: str) -> None:
-        logger.debug("text decoder dropped: %s", drop)
-        self._dropped.append(drop)
-
-    def _emit(self, action: ActionBase | None, repairs: list[str], drop: str | None = None) -> None:
-        if action is None:
-            self._repairs += repairs
-            self._drop(drop or "bad_arguments")
-            return
-        if self._role is not None and self._role not in BY_NAME[action.kind].roles:
-            self._drop("not_allowed")
-            return
-        self._repairs += repairs
-        if self._actions and self._actions[-1] == action:
-            self._repairs.append("duplicate_action")
-            return
-        self._actions.append(action)
-        self._loop = LoopDetector()  # the world moved on: repeats count from here
-
-    def _call(self, name: str, args: Any, repairs: list[str]) -> None:
-        outcome = build_action(name, args)
-        self._emit(outcome.action, repairs + outcome.repairs, outcome.drop)
-
-    def _start_loop(self) -> None:
-        self._looping = True
-        self._repairs.append("repetition_loop")
-
     # -- lines --------------------------------------------------------------------------
     def _line(self, line: str) -> None:
-        if self._looping:
+        if self._out.looping:
             return
         handler = {
             _OUTSIDE: self._outside, _SEARCH: self._in_search, _REPLACE: self._in_replace,
@@ -200,18 +152,18 @@ class TextDecoder:
     def _outside(self, line: str) -> None:
         text = line.strip()
         if not text:
-            self._chatter.append(line)
+            self._out.chatter.append(line)
             return
         if "<think>" in text or "</think>" in text or "<tool_call>" in text:
             self._split_tags(line)
             return
-        self._saw_text = True
+        self._out.saw_text = True
         if tl.normalise(text) in self._leak_lines:
-            self._leaks += 1
-            self._repairs.append("leaked_prompt")
+            self._out.leaks += 1
+            self._out.repairs.append("leaked_prompt")
             return
-        if self._loop.push(text):
-            self._start_loop()
+        if self._out.loop.push(text):
+            self._out.start_loop()
             return
         self._classify(line, text)
 
@@ -222,15 +174,15 @@ class TextDecoder:
         if before.strip():
             self._line(before)
         if tag == "</think>":
-            self._repairs.append("stray_think_close")
+            self._out.repairs.append("stray_think_close")
             self._line(after)
             return
         if tag == "<think>":
-            self._saw_think = True
+            self._out.saw_think = True
             self._state = _THINK
-            self._repairs.append("think_block")
+            self._out.repairs.append("think_block")
         else:
-            self._saw_text = True
+            self._out.saw_text = True
             self._state = _TOOL_CALL
             self._pending = []
         self._line(after)
@@ -240,14 +192,14 @@ class TextDecoder:
         if fence:
             self._in_fence = not self._in_fence
             self._fence_info = fence["info"] if self._in_fence else ""
-            self._chatter.append(line)
+            self._out.chatter.append(line)
             return
         found = tl.marker(line)
         if found is not None:
             if found.kind == "search":
                 self._open_block(list(found.repairs), indent=found.indent)
             else:
-                self._repairs.append("stray_marker")
+                self._out.repairs.append("stray_marker")
             return
         self._path = None
         self._prose_path = None
@@ -265,39 +217,34 @@ class TextDecoder:
             return
         word = tl.word_line(text)
         if word is not None:
-            self._call(word.name, word.args, word.repairs)
+            self._out.call(word.name, word.args, word.repairs)
             return
         if is_degenerate_line(text):
-            self._start_loop()
+            self._out.start_loop()
             return
-        self._chatter.append(line)
+        self._out.chatter.append(line)
         self._path = tl.clean_path(text)
         self._prose_path = tl.prose_path(text) if self._path is None else None
 
     def _tool_line(self, name: str, rest: str) -> None:
         if rest.startswith("{"):
-            self._state, self._pending = _JSON, [name]
-            self._scanner, self._json_seen = BraceScanner(), 0
+            self._state, self._json = _JSON, JsonArguments(name)
             self._in_json(rest)
         else:
-            self._call(name, rest, [])
+            self._out.call(name, rest, [])
 
     def _in_json(self, line: str) -> None:
-        piece = line if len(self._pending) == 1 else "\n" + line
-        self._pending.append(line)
-        self._json_seen += len(piece)
-        end = self._scanner.feed(piece)
-        if end is None:
+        assert self._json is not None
+        body = self._json.feed(line)
+        if body is None:
             return
-        end += self._json_seen - len(piece)
-        body = "\n".join(self._pending[1:])
         self._state = _OUTSIDE
         try:
-            args, repairs = loads_lenient(body[:end])
+            args, repairs = loads_lenient(body)
         except ValueError:
-            self._drop("invalid_json")
+            self._out.drop("invalid_json")
             return
-        self._call(self._pending[0], args, repairs)
+        self._out.call(self._json.name, args, repairs)
 
     def _in_think(self, line: str) -> None:
         if "</think>" in line:
@@ -327,102 +274,58 @@ class TextDecoder:
             self._line(after)
 
     def _tool_call(self, body: str, repairs: list[str]) -> None:
-        body = body.strip()
-        function = _FUNCTION_RE.search(body)
-        if function:
-            args: dict[str, Any] = {}
-            for name, value in _PARAM_RE.findall(function.group(2)):
-                args[name] = _param_value(value)
-            self._call(function.group(1), args, repairs + ["function_xml"])
+        parsed = parse_tool_call(body)
+        if parsed is None:
+            self._out.drop("invalid_json")
             return
-        try:
-            value, more = loads_lenient(body)
-        except ValueError:
-            self._drop("invalid_json")
-            return
-        call = call_from_object(value)
-        if call is None:
-            self._drop("invalid_json")
-            return
-        name, args_value, call_repairs = call
-        self._call(name, args_value, repairs + more + call_repairs)
+        name, args, more = parsed
+        self._out.call(name, args, repairs + more)
 
     # -- edit blocks --------------------------------------------------------------------
     def _open_block(self, repairs: list[str], indent: str = "") -> None:
-        path_repairs: list[str] = []
-        path: str | None
-        if self._path is not None:
-            path, path_repairs = self._path[0], list(self._path[1])
-        elif self._in_fence and tl.fence_path(self._fence_info):
-            path, path_repairs = tl.fence_path(self._fence_info), ["path_in_fence_info"]
-        elif self._last_edit_path is not None:
-            path, path_repairs = self._last_edit_path, ["orphan_search_block"]
-        elif self._prose_path is not None:
-            path, path_repairs = self._prose_path, ["path_in_prose"]
-        else:
-            path = None
+        path, path_repairs = block_path(self._path, fence_info=self._fence_info if self._in_fence else None,
+                                        last_edit_path=self._last_edit_path, prose_path=self._prose_path)
         self._path = None
         self._prose_path = None
-        self._block = {"path": path, "repairs": repairs + path_repairs, "search": [], "replace": [],
-                       "indent": indent}
+        self._block = EditBlock(path=path, repairs=repairs + path_repairs, indent=indent)
         self._state = _SEARCH
 
     def _in_search(self, line: str) -> None:
+        assert self._block is not None
         found = tl.marker(line)
-        if found is None or (found.kind == "search" and self._block["search"]):
-            self._block["search"].append(line)
+        if found is None or (found.kind == "search" and self._block.search):
+            self._block.search.append(line)
         elif found.kind == "divider":
-            self._block["repairs"] += found.repairs
+            self._block.repairs += found.repairs
             self._state = _REPLACE
         elif found.kind == "replace":
             self._state = _OUTSIDE
-            self._drop("missing_divider")
+            self._out.drop("missing_divider")
 
     def _in_replace(self, line: str) -> None:
+        assert self._block is not None
         found = tl.marker(line)
         if found is None or found.kind == "divider":
-            self._block["replace"].append(line)
+            self._block.replace.append(line)
         elif found.kind == "replace":
-            self._block["repairs"] += found.repairs
+            self._block.repairs += found.repairs
             self._state = _OUTSIDE
             self._close_block()
         else:
-            next_path = self._split_replace_tail() or (self._block["path"], [])
-            self._block["repairs"].append("missing_replace_marker")
+            next_path = split_replace_tail(self._block) or (self._block.path, [])
+            self._block.repairs.append("missing_replace_marker")
             self._close_block()
             self._path = next_path if next_path[0] is not None else None
             self._open_block(list(found.repairs))
 
-    def _split_replace_tail(self) -> tuple[str, list[str]] | None:
-        """Take a trailing path line (and fences) off a block whose REPLACE marker is missing."""
-        lines = self._block["replace"]
-        while lines and (not lines[-1].strip() or tl.FENCE_RE.match(lines[-1].strip())):
-            lines.pop()
-        found = tl.clean_path(lines[-1]) if lines else None
-        if found is None or ("." not in found[0] and "/" not in found[0]):
-            return None
-        lines.pop()
-        while lines and (not lines[-1].strip() or tl.FENCE_RE.match(lines[-1].strip())):
-            lines.pop()
-        return found
-
     def _close_block(self) -> None:
-        block, self._block = self._block, {}
-        if block["path"] is None:
-            self._drop("edit_without_path")
+        block, self._block = self._block, None
+        assert block is not None
+        if block.path is None:
+            self._out.drop("edit_without_path")
             return
-        self._last_edit_path = block["path"]
-        indent = block.get("indent", "")
-        body = [ln for ln in block["search"] + block["replace"] if ln.strip()]
-        if indent and body and all(ln.startswith(indent) for ln in body):  # the whole block is a list item
-            block["search"] = [ln[len(indent):] for ln in block["search"]]
-            block["replace"] = [ln[len(indent):] for ln in block["replace"]]
-            block["repairs"].append("block_indented")
-        search, replace = "\n".join(block["search"]), "\n".join(block["replace"])
-        if search:
-            self._call("edit", {"path": block["path"], "search": search, "replace": replace}, block["repairs"])
-        else:
-            self._call("create", {"path": block["path"], "content": replace}, block["repairs"])
+        self._last_edit_path = block.path
+        self._out.call(*block_call(block))
 
     # -- end of reply -------------------------------------------------------------------
     def _close_open_state(self, cut: bool) -> None:
@@ -430,66 +333,26 @@ class TextDecoder:
         if state in (_OUTSIDE, _THINK):
             return
         if cut:
-            self._drop("truncated_action")
+            self._out.drop("truncated_action")
         elif state in (_SEARCH, _REPLACE):
-            self._drop("unterminated_edit")
+            self._out.drop("unterminated_edit")
         elif state == _JSON:
-            self._drop("invalid_json")
+            self._out.drop("invalid_json")
         elif state in (_TOOL_CALL, _FUNCTION):
             self._tool_call("\n".join(self._pending), ["tool_call_xml"] * (state == _TOOL_CALL)
                             + ["unclosed_tool_call"])
         elif state == _FINAL:
-            self._call("final", {"summary": "\n".join(self._pending).strip()}, [])
+            self._out.call("final", {"summary": "\n".join(self._pending).strip()}, [])
 
     def _json_fallback(self) -> None:
-        text = "\n".join(self._chatter)
-        candidates = []
-        failures: list[str] = []
-        for start, end in json_objects(text):
-            try:
-                value, repairs = loads_lenient(text[start:end])
-            except ValueError:
-                continue
-            call = call_from_object(value)
-            if call is None:
-                continue
-            outcome = build_action(call[0], call[1], role=self._role)
-            if outcome.action is None:
-                failures.append(outcome.drop or "bad_arguments")
-            else:
-                if text[:start].count("```") % 2 == 1:
-                    repairs = ["json_fence", *repairs]
-                candidates.append((outcome.action, repairs + call[2] + outcome.repairs))
-        if not candidates:
-            for drop in failures:
-                self._drop(drop)
+        found = json_fallback("\n".join(self._out.chatter), role=self._out.role)
+        if found.action is None:
+            for drop in found.drops:
+                self._out.drop(drop)
             return
-        action, repairs = candidates[-1]
-        self._repairs += ["json_decision", *(["last_json_wins"] if len(candidates) > 1 else []), *repairs]
-        self._actions.append(action)
+        self._out.repairs += found.repairs
+        self._out.actions.append(found.action)
 
-    def _reason(self, cut: bool) -> str:
-        if self._looping:
-            return "repetition_loop"
-        if not self._saw_text:
-            return "only_thinking" if self._saw_think else "empty"
-        if self._leaks:
-            return "leaked_prompt"
-        if cut:
-            return "truncated"
-        if self._dropped:
-            return "malformed"
-        return "no_action"
-
-
-def _param_value(value: str) -> Any:
-    stripped = value.strip()
-    if stripped[:1] in ("[", "{"):
-        try:
-            return json.loads(stripped)
-        except ValueError:
-            return value
-    return value
 
 
 def decode(text: str, finish_reason: str | None = "stop", *, role: str | None = None,
