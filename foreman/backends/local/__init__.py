@@ -7,7 +7,9 @@ The decoding half lives in:
 - :mod:`~foreman.backends.local.registry`: the one tool registry (prompt text, native schema).
 - :mod:`~foreman.backends.local.calls`: tool name + arguments -> action (both codecs end here).
 - :mod:`~foreman.backends.local.textcodec`: the text protocol's incremental decoder
-  (line reading in ``textlines``, canonical rendering in ``textrender``).
+  (line reading in ``textlines``, SEARCH/REPLACE blocks in ``textblocks``, tool calls written
+  as text in ``textcalls``, the reply's bookkeeping in ``textreply``, canonical rendering in
+  ``textrender``).
 - :mod:`~foreman.backends.local.nativecodec`: OpenAI tool calls (streamed deltas included).
 - :mod:`~foreman.backends.local.repairs`: tolerant JSON, loops, bad-turn classification.
 - :mod:`~foreman.backends.local.result`: ``DecodeResult`` and the stable repair/drop/reason ids.
