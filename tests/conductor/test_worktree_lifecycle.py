@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from foreman.backends.turns import TurnRequest, TurnResult
+from foreman.config import resolve
 from foreman.repos.worktrees import worktree_path
 
 from ..rig import git, wait_for
@@ -111,3 +113,36 @@ async def test_repo_add_of_a_repository_without_commits_is_refused(tmp_path: Pat
         assert "empty" not in rig.world.repos
     finally:
         await rig.stop()
+
+
+async def test_a_rejected_task_retried_starts_again_from_its_kept_branch(tmp_path: Path) -> None:
+    turns = {"n": 0}
+
+    async def work(req: TurnRequest, tools) -> TurnResult:
+        turns["n"] += 1
+        if turns["n"] > 1:  # the retry finds the rejected work in its new worktree
+            assert (req.cwd / "kit-t1.txt").read_text() == "work\n"
+            return await commits_then_review("second.txt")(req, tools)
+        return await commits_then_review()(req, tools)
+
+    rig = ScriptedRig.worker(tmp_path, work)
+    try:
+        await rig.start()
+        t1, wt, branch = await decided(rig, "Reject")
+        assert not wt.exists()
+        await rig.c.ok({"type": "task.retry", "task": t1})
+        await wait_for(lambda: rig.open_decision(t1), what="the merge decision after the retry")
+        assert wt.is_dir() and (wt / "kit-t1.txt").read_text() == "work\n" and (wt / "second.txt").exists()
+        assert rig.world.tasks[t1].branch == branch
+    finally:
+        await rig.stop()
+
+
+def test_keep_worktrees_is_a_flag_an_environment_variable_and_a_config_key(tmp_path: Path) -> None:
+    home = {"home": str(tmp_path)}
+    assert resolve(home, env={}).keep_worktrees is False
+    assert resolve({**home, "keep_worktrees": True}, env={}).keep_worktrees is True
+    assert resolve(home, env={"AGENTCRAFT_KEEP_WORKTREES": "1"}).keep_worktrees is True
+    (tmp_path / "sim").mkdir()
+    (tmp_path / "sim" / "config.json").write_text('{"keepWorktrees": true}')
+    assert resolve(home, env={}).keep_worktrees is True
