@@ -137,6 +137,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("repo_poll_ms", _positive(int), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
     Option("merge_style", _choice("merge", "squash"), "merge", "approved merges: a merge commit, or one squashed commit"),
     Option("sign_merges", _bool, True, "sign approved merge commits when your git config signs", kind="bool"),
+    Option("keep_worktrees", _bool, False, "keep a task's worktree folder after its merge or reject (its branch is always kept)", kind="bool"),
     Option("notify", _bool, None, "desktop notification when you are needed (default: on for real backends, off for sim)", kind="bool"),
     Option("toast_silent", _bool, False, "desktop notifications without sound", kind="bool"),
     Option("max_concurrent", _positive(int), 3, "workers running at once"),

@@ -324,10 +324,13 @@ class Daemon:
             NotARepoRoot: the path is inside another repository (the message names its root)
                 or is not a repository.
             Conflict: another repository with the same directory name is registered.
+            RepoError: the repository is not ready (no commits yet, ...; see
+                :func:`~foreman.repos.registry.check_repo_ready`), with what to do.
         """
-        from .repos.registry import repo_status, resolve_repo_root
+        from .repos.registry import check_repo_ready, repo_status, resolve_repo_root
 
         root = await resolve_repo_root(Path(path).expanduser())
+        await check_repo_ready(root)
         status = await repo_status(root)
         rid = root.name
         existing = self.core.world.repos.get(rid)

@@ -5,7 +5,6 @@ fails it. Through the daemon with real git and the scripted model edge."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -51,7 +50,8 @@ async def test_uncommitted_work_is_in_the_decision_and_merge_merges_exactly_that
         shown = rig.world.meta["merge_commits"][dec.id]  # the exact commit the decision showed, in main
         assert git(rig.repo, "show", f"{shown['commit']}:uncommitted.txt") == "written, not committed\n"
         assert shown["commit"][:12] in (dec.detail or "") and contains(rig.repo, shown["commit"])
-        assert git(rig.worktree("kit", t1), "status", "--porcelain") == ""  # committed before the decision
+        branch = rig.world.tasks[t1].branch  # committed before the decision, on the kept branch
+        assert git(rig.repo, "rev-parse", f"refs/heads/{branch}") == shown["commit"] + "\n"
         # merged work stays viewable: the decision's diff is what was merged, not "no changes"
         after = await rig.c.send({"type": "diff.request", "decision": dec.id})
         assert files_of(after) == ["uncommitted.txt"] and after["diff"]["head"] == shown["commit"]
@@ -147,15 +147,7 @@ def take_branch(rig: ScriptedRig, tmp_path: Path) -> Callable[[], None]:
     return lambda: git(rig.repo, "worktree", "remove", str(theirs))
 
 
-def half_removed(rig: ScriptedRig, tmp_path: Path) -> Callable[[], None]:
-    """A half-removed folder (files, no ``.git`` link) where the task's worktree goes; returns the fix."""
-    folder = worktree_path(rig.settings.profile_dir, "proj", "kit", "t1")
-    folder.mkdir(parents=True)
-    (folder / "stray.txt").write_text("left by an interrupted removal\n")
-    return lambda: shutil.rmtree(folder)
-
-
-@pytest.mark.parametrize("blocker", [take_branch, half_removed])
+@pytest.mark.parametrize("blocker", [take_branch])
 async def test_a_task_that_cannot_start_is_blocked_after_bounded_retries_and_the_user_retries(
         tmp_path: Path, blocker: Callable[[ScriptedRig, Path], Callable[[], None]]) -> None:
     rig = ScriptedRig.worker(tmp_path, commits_then_review())
@@ -174,6 +166,25 @@ async def test_a_task_that_cannot_start_is_blocked_after_bounded_retries_and_the
         fix()  # the user fixes it, then retries
         await rig.c.ok({"type": "task.retry", "task": t1})
         await wait_for(lambda: rig.open_decision(t1), what="the merge decision after the retry")
+    finally:
+        await rig.stop()
+
+
+async def test_a_half_removed_folder_where_the_worktree_goes_is_moved_to_the_trash_and_the_task_starts(
+        tmp_path: Path) -> None:
+    rig = ScriptedRig.worker(tmp_path, commits_then_review())
+    try:
+        await rig.start()
+        folder = worktree_path(rig.settings.profile_dir, "proj", "kit", "t1")
+        folder.mkdir(parents=True)  # a half-removed folder (files, no .git link) where the worktree goes
+        (folder / "stray.txt").write_text("left by an interrupted removal\n")
+        t1 = rig.task("Starts anyway", assignee="kit")
+        await wait_for(lambda: rig.open_decision(t1), what="the merge decision")
+        trash = rig.settings.profile_dir / "trash"
+        [slot] = list(trash.iterdir())
+        assert (slot / "stray.txt").read_text() == "left by an interrupted removal\n"
+        assert any(f"moved {folder} aside to {slot}" in f.text for f in rig.world.feed)
+        assert not any(f.text.startswith(f"{t1} could not start") for f in rig.world.feed)
     finally:
         await rig.stop()
 

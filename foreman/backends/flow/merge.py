@@ -11,6 +11,12 @@ commit (``git merge-base --is-ancestor``). A refusal re-opens the decision with 
 conflict goes back to the worker. Request changes starts the worker's follow-up; Reject
 cancels the task (its branch is kept).
 
+After a merge or reject the task's worktree is retired (:func:`close`, unless
+``--keep-worktrees``): its leftovers are committed on its branch, then the folder is removed in
+the background the way a hand-off retires one (meta ``removals``, :func:`.handoff.spawn_removal`:
+under the worktree's lock, retried while busy, continued after a restart). Its ``worktrees``
+record stays, so ``/diff <worktree>`` shows the kept branch.
+
 Every merge decision carries the merge-risk scan of its recorded commit (``risks``); a critical
 finding puts "Request changes" first and "Merge anyway (risk acknowledged)" second, so answers
 are read by label (:func:`~foreman.core.rules.merge_choice`), never by index. When the branch
@@ -199,8 +205,8 @@ async def _settle(c: Conductor, decision_id: str) -> None:
                 d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
                 continue
             d.act(lambda core, now: core.complete_task(task_id, now, decision=decision_id))
-            if agent not in c.running:  # a running turn commits its leftovers when it ends
-                await handoff.commit_after_turn(c, info)
+            if agent not in c.running:  # a running turn commits its leftovers (and retires) when it ends
+                await close(c, info)
             return
         if choice == "changes":
             d.act(lambda core, now: core.set_task_status(task_id, "doing", now, who="user", reason=None))
@@ -210,4 +216,28 @@ async def _settle(c: Conductor, decision_id: str) -> None:
                             prompt=f"The user requested changes on {task_id}: {note}\nRevise, test, commit, then update_task review.")
             return
         d.act(lambda core, now: core.cancel_task(task_id, now, who="user", reason="rejected at merge"))
+        info = records.worktree_of(c, agent, task_id)
+        if info is not None and agent not in c.running:  # a running turn retires it when it ends
+            await close(c, info)
         return
+
+
+async def close(c: Conductor, info: dict[str, Any]) -> None:
+    """Commit a closed task's leftovers on its branch; when it was merged or rejected, retire its
+    worktree: the folder is removed in the background (the branch is kept) unless
+    ``--keep-worktrees``.
+
+    Args:
+        info: the worktree record (meta ``worktrees``).
+    """
+    await handoff.commit_after_turn(c, info)
+    w = c.d.core.world
+    task = w.tasks.get(info["task"])
+    wt_id = f"{info['agent']}-{info['task']}"
+    rejected = task is not None and task.status == "cancelled" and any(
+        x.task == task.id and x.kind == "merge" and x.status == "answered" for x in w.decisions.values())
+    if c.settings.keep_worktrees or task is None or not (task.status == "done" or rejected) \
+            or not Path(info["path"]).exists():
+        return  # kept: a task cancelled otherwise keeps its worktree for a retry
+    c.d.act(lambda core, now: core.set_meta("removals", {**core.world.meta.get("removals", {}), wt_id: now}))
+    handoff.spawn_removal(c, wt_id)

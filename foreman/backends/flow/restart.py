@@ -3,21 +3,25 @@ their job kind and repair every open state so nothing waits forever.
 
 Leftover processes are killed; questions whose asking turn is gone are withdrawn (a resumed
 turn waits for its own); pending hand-offs, commits of closed tasks and retired worktrees are
-finished; a ``doing`` task without a turn goes back to ``todo``; a ``review`` task without a
+finished, merged or rejected tasks' worktrees retired, stale worktrees cleaned; a ``doing`` task without a turn goes back to ``todo``; a ``review`` task without a
 decision or a review turn runs CI/review again; open merge decisions are watched again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from . import ci, handoff, merge, plan, processes, records, turn
+from ...errors import ForemanError
+from . import ci, handoff, merge, plan, processes, records, turn, work
 from .team import LEAD
 
 if TYPE_CHECKING:
     from ..conductor import Conductor
+
+logger = logging.getLogger(__name__)
 
 RESTARTED = "the Foreman restarted; asked again if still needed"
 
@@ -39,9 +43,11 @@ def reconcile(c: Conductor) -> None:
     for info in list(w.meta.get("worktrees", {}).values()):
         t = w.tasks.get(info["task"])
         if t is not None and t.status in ("done", "cancelled") and Path(info["path"]).exists():
-            d.spawn(handoff.commit_after_turn(c, info), f"commit {info['task']}")  # a crash skipped it
+            d.spawn(merge.close(c, info), f"commit {info['task']}")  # a crash skipped it (and the retiring)
     for wt_id in records.removals(c):
         handoff.spawn_removal(c, wt_id)
+    for repo in w.repos.values():
+        d.spawn(_clean_stale(c, repo), f"clean worktrees of {repo.id}")
     _resume_sessions(c, asked)
     for goal in w.goals.values():
         if goal.status == "planning" and LEAD not in c.running:
@@ -61,6 +67,15 @@ def reconcile(c: Conductor) -> None:
             merge.watch(c, dec.id)
         elif dec.kind == "merge" and dec.status == "answered" and dec.task and w.tasks[dec.task].status == "review":
             merge.watch(c, dec.id)
+
+
+async def _clean_stale(c: Conductor, repo: Any) -> None:
+    """Clean a repository's stale worktrees at start (:func:`.work.clean_stale`); a failure is
+    logged (the next start of a task there cleans again)."""
+    try:
+        await work.clean_stale(c, repo)
+    except ForemanError as exc:
+        logger.warning("cleaning the stale worktrees of %s: %s", repo.id, exc)
 
 
 def _resume_sessions(c: Conductor, asked: dict[str, str]) -> None:

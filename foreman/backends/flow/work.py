@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from protocol import Task
 
@@ -33,6 +33,8 @@ async def start(c: Conductor, task: Task, agent: str) -> None:
     the owner's stale worktree: it is removed and its branch caught up with the latest work
     (:func:`..retiring.catch_up`; commits only it has are kept on a side branch).
 
+    Stale worktrees of the repository are cleaned first (:func:`clean_stale`).
+
     Raises:
         ForemanError: git failed or a directory is busy (the scheduler retries with backoff).
     """
@@ -40,6 +42,7 @@ async def start(c: Conductor, task: Task, agent: str) -> None:
 
     d = c.d
     repo = d.core.repo(task.repo) if task.repo else next(iter(d.core.world.repos.values()))
+    await clean_stale(c, repo)
     hand = dict(d.core.world.meta.get("handoffs", {}).get(task.id) or {})
     path = worktrees.worktree_path(d.profile_dir, repo.id, agent, task.id)
     branch = worktrees.branch_name(agent, task.id, task.title)
@@ -92,6 +95,25 @@ async def start(c: Conductor, task: Task, agent: str) -> None:
     turn.launch(c, agent, "work", f"{agent}:{task.id}", prompt=prompt, task_id=task.id)
 
 
+async def clean_stale(c: Conductor, repo: Any) -> None:
+    """Clean the stale worktrees of ``repo`` under ``<home>/<profile>/worktrees/<repo>`` (entries
+    git would prune, folders whose ``.git`` link is gone, half-created or half-removed ones);
+    uncommitted work is moved to ``<home>/<profile>/trash/``. Each cleaning is said in the feed.
+
+    Raises:
+        WorktreeBusy: a process runs inside a stale folder (the others were cleaned).
+        RepoError: git failed.
+    """
+    from ...repos.lifecycle import clean_stale_worktrees
+
+    d = c.d
+    done = await clean_stale_worktrees(repo.path, d.profile_dir / "worktrees" / repo.id,
+                                       trash_dir=d.profile_dir / "trash")
+    for item in done:
+        kind = "error" if item.action == "trashed" else "info"
+        d.act(lambda core, now, text=item.reason, kind=kind: core.feed(text, now, kind=kind))
+
+
 def ended(c: Conductor, agent: str, key: str, task_id: str, text: str) -> bool:
     """A worker's work or follow-up turn on ``task_id`` ended well.
 
@@ -104,7 +126,9 @@ def ended(c: Conductor, agent: str, key: str, task_id: str, text: str) -> bool:
     d = c.d
     task = d.core.task(task_id)
     if task.status in ("done", "cancelled") and (info := records.worktree_of(c, agent, task_id)) is not None:
-        d.spawn(handoff.commit_after_turn(c, info), f"commit {task_id}")  # edits made after the merge/cancel
+        from . import merge
+
+        d.spawn(merge.close(c, info), f"commit {task_id}")  # edits made after the merge/cancel; then retired
     if task.status == "doing":
         if not records.flagged(c, "nudged", task_id):
             records.flag(c, "nudged", task_id)
