@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.claude import runner as runner_module
+from foreman.backends.claude import options as runner_module
 
 from ..claude.conftest import RecordingTools
 from .conftest import RealCLI

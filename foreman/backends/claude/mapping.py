@@ -14,6 +14,9 @@ any other Bash                             ``running``     terminal
 =========================================  ==============  ============
 
 Other tools (the Foreman's own, web tools, todo lists) leave the state as it is.
+
+The functions here are pure; :class:`Transcript` applies them to a turn's message stream: it
+keeps what the stream said and passes texts, activities and tool calls to the agent's tools.
 """
 
 from __future__ import annotations
@@ -179,3 +182,57 @@ def activity_for(tool: str, args: dict[str, Any]) -> tuple[str, str] | None:
     if tool == f"{OWN_PREFIX}ask_user":
         return "waiting_user", f"asking: {_short(args.get('question', ''))}"
     return None
+
+
+class Transcript:
+    """What the message stream of one claude turn said, mapped onto the world as it arrives.
+
+    Attributes:
+        session_id: the turn's session: the one it resumed, then the CLI's own (``init``, result).
+        texts: the assistant's non-blank texts in order (subagents' excluded).
+        api_error: the last assistant message's ``error`` field (``rate_limit`` ...) or None.
+        result: the turn's ``ResultMessage`` once it came, else None.
+    """
+
+    def __init__(self, session_id: str | None) -> None:
+        self.session_id = session_id
+        self.texts: list[str] = []
+        self.api_error: str | None = None
+        self.result: Any = None
+
+    def take(self, sdk: Any, message: Any, tools: Any) -> None:
+        """Record one SDK message and show it in the world through ``tools`` (:class:`AgentTools`).
+
+        ``init`` announces the session (``tools.session_started``, optional: the session is
+        durable from then on); assistant texts become log lines; a tool call becomes an activity
+        (:func:`activity_for`) and a ``tool`` log line (:func:`describe_call`). Messages inside a
+        subagent are never mapped.
+
+        Raises:
+            ForemanError: the world refused a log line or an activity.
+        """
+        if isinstance(message, sdk.SystemMessage):
+            if message.subtype == "init" and isinstance(message.data.get("session_id"), str):
+                self.session_id = message.data["session_id"]
+                started = getattr(tools, "session_started", None)  # optional AgentTools hook
+                if started is not None:
+                    started(self.session_id)  # durable now: a turn killed midway resumes this session
+        elif isinstance(message, sdk.AssistantMessage):
+            if message.error:
+                self.api_error = message.error
+            if message.parent_tool_use_id:
+                return  # inside a subagent (refused, but never map one)
+            for block in message.content:
+                if isinstance(block, sdk.TextBlock) and block.text.strip():
+                    self.texts.append(block.text)
+                    tools.log(block.text)
+                elif isinstance(block, sdk.ToolUseBlock):
+                    args = block.input if isinstance(block.input, dict) else {}
+                    mapped = activity_for(block.name, args)
+                    if mapped is not None:
+                        tools.activity(*mapped)
+                    tools.log(describe_call(block.name, args), kind="tool")
+        elif isinstance(message, sdk.ResultMessage):
+            self.result = message
+            if message.session_id:
+                self.session_id = message.session_id

@@ -1,8 +1,20 @@
-"""What a claude turn's ``ResultMessage`` says, in the Foreman's terms (pure, no I/O)."""
+"""What a claude turn's ``ResultMessage`` says, in the Foreman's terms (pure, no I/O).
+
+The runner collects what the message stream said (the ``ResultMessage``, the assistant's texts,
+an API error) and an error of its own; :func:`turn_result` makes the :class:`~..turns.TurnResult`
+of it, :func:`describe_failure` words an ``is_error`` result and :func:`result_error` an SDK
+``ResultError``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from ..turns import TurnResult
+
+RESUME_FAILED = "could not resume session"
+"""Start of :attr:`TurnResult.error` when the CLI does not know the session to resume."""
 
 
 def usage_fields(res: Any) -> dict[str, Any]:
@@ -33,3 +45,42 @@ def describe_failure(res: Any, max_turns: int, api_error: str | None) -> str:
         status = f" {res.api_error_status}" if res.api_error_status else ""
         return f"Claude API error{status}: {detail or api_error or 'unknown'}"
     return detail or f"the turn failed ({subtype})"
+
+
+def result_error(exc: Any, resumed: str | None) -> str:
+    """The error text of the SDK's ``ResultError`` ``exc`` (its ``errors`` and ``result``).
+
+    The CLI answers ``No conversation found`` when the session to resume (``resumed``) is unknown
+    to it; that text starts with :data:`RESUME_FAILED` and the session id so the caller can tell.
+    """
+    text = " ".join([*(exc.errors or []), exc.result or ""]).strip() or str(exc)
+    if "No conversation found" in text and resumed:
+        return f"{RESUME_FAILED} {resumed}: {text}"
+    return text
+
+
+def turn_result(res: Any, *, error: str | None, texts: Sequence[str], session_id: str | None,
+                cost: float | None, max_turns: int, api_error: str | None, aborted: bool) -> TurnResult:
+    """The :class:`TurnResult` of a turn.
+
+    Args:
+        res: the turn's ``ResultMessage`` or None (the stream ended without one).
+        error: what went wrong in the runner (CLI exit, bad JSON ...) or None.
+        texts: the assistant's texts in order; the last stands in for a missing result text.
+        session_id: the turn's session (the one it resumed, or the CLI's new one).
+        cost: the turn's cost in USD (not the CLI's cumulative figure) or None.
+        max_turns: the turn's limit of model round trips (for the wording of ``error_max_turns``).
+        api_error: the last assistant message's ``error`` field, if any.
+        aborted: the turn was aborted: ``ok=False``, ``aborted=True``, whatever the stream said.
+    """
+    text = (res.result if res is not None and isinstance(res.result, str) else None) or (
+        texts[-1] if texts else "")
+    if error is None and res is None:
+        error = "the claude CLI ended the turn without a result"
+    if error is None and res is not None and res.is_error:
+        error = describe_failure(res, max_turns, api_error)
+    usage = usage_fields(res)
+    if aborted:
+        return TurnResult(ok=False, session_id=session_id, error="the turn was aborted", cost_usd=cost,
+                          text=text, aborted=True, **usage)
+    return TurnResult(ok=error is None, session_id=session_id, error=error, cost_usd=cost, text=text, **usage)

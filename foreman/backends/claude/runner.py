@@ -34,22 +34,16 @@ from ...errors import BackendError, ForemanError
 from ...procs import ProcRef
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import cliproc
-from .agent_mcp import build_server
 from .auth import auth_status
-from .mapping import SERVER_NAME, activity_for, describe_call
-from .permissions import PermissionGate, disallowed_tools
-from .results import describe_failure, usage_fields
-from .toolset import CLI_ENV, CLI_SANDBOX_NEEDS, SETTING_SOURCES, builtin_tools, cli_sandbox
+from .mapping import Transcript
+from .options import agent_options, turn_sandbox
+from .permissions import PermissionGate
+from .results import RESUME_FAILED, result_error, turn_result
+from .toolset import CLI_SANDBOX_NEEDS
+
+__all__ = ["RESUME_FAILED", "ClaudeRunner"]
 
 logger = logging.getLogger(__name__)
-
-RESUME_FAILED = "could not resume session"
-"""Start of :attr:`TurnResult.error` when the CLI does not know the session to resume."""
-
-MAX_LINE_BYTES = 64 * 1024 * 1024
-"""The SDK's ``max_buffer_size``: the longest stdout line of the CLI (one JSON message) the SDK
-reads. Its default, 1 MiB, ends the session with ``CLIJSONDecodeError`` on one large message
-(a model answer or tool input of many megabytes); 64 MiB covers them (tested with 20 MiB)."""
 
 
 class ClaudeRunner:
@@ -255,49 +249,19 @@ class _Turn:
         self.ref: ProcRef | None = None
         self.connected = False
         self.aborted = False
-        self.session_id: str | None = request.session_id
-        self.texts: list[str] = []
-        self.api_error: str | None = None
-        self.result: Any = None
+        self.said = Transcript(request.session_id)
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
         self.pidfile = wrapper.parent / f"cli-{next(_PIDFILES)}.pid"
 
     # ------------------------------------------------------------------ options
     def options(self, sdk: Any) -> Any:
-        req, runner = self.request, self.runner
-        env = {**runner.env, **req.env, **CLI_ENV, cliproc.PIDFILE_ENV: str(self.pidfile)}
-        return sdk.ClaudeAgentOptions(
-            cwd=str(req.cwd),
-            resume=req.session_id,
-            model=req.model,
-            max_turns=req.max_turns,
-            system_prompt={"type": "preset", "preset": "claude_code", "append": req.system},
-            setting_sources=list(SETTING_SOURCES),
-            sandbox=self._sandbox() if runner.os_sandbox else None,
-            strict_mcp_config=True,
-            env=env,
-            cli_path=str(self.wrapper),
-            can_use_tool=self.gate.can_use_tool,
-            hooks=self.gate.hooks(),
-            mcp_servers={SERVER_NAME: build_server(self.tools, lead=req.lead)},
-            tools=builtin_tools(lead=req.lead),
-            disallowed_tools=disallowed_tools(lead=req.lead),
-            effort=runner.effort,
-            max_budget_usd=runner.max_budget_usd,
-            max_buffer_size=MAX_LINE_BYTES,
-            stderr=self._stderr,
-        )
-
-    def _sandbox(self) -> dict[str, object]:
-        """The CLI's sandbox settings for this turn: git may write where this worktree's commits go."""
-        from ...sandbox import git_layout
-
-        layout = git_layout(Path(self.request.cwd).resolve())
-        writable: list[str] = []
-        if layout is not None and layout.gitdir != Path(self.request.cwd).resolve() / ".git":
-            writable = [str(p) for p in (layout.gitdir, layout.common / "objects", *layout.ref_dirs)]
-        return cli_sandbox(required=self.runner.sandbox_required, allow_write=writable,
-                           deny_read=self.runner.sandbox_hide)
+        """This turn's ``ClaudeAgentOptions`` (:func:`.options.agent_options`)."""
+        runner = self.runner
+        sandbox = (turn_sandbox(self.request.cwd, required=runner.sandbox_required, hide=runner.sandbox_hide)
+                   if runner.os_sandbox else None)
+        return agent_options(sdk, self.request, self.tools, self.gate, env=runner.env, wrapper=self.wrapper,
+                             pidfile=self.pidfile, sandbox=sandbox, effort=runner.effort,
+                             max_budget_usd=runner.max_budget_usd, stderr=self._stderr)
 
     def _stderr(self, line: str) -> None:
         self.stderr_tail.append(line)
@@ -320,9 +284,9 @@ class _Turn:
                 if not self.aborted:
                     self._on_message(sdk, message)
                 elif isinstance(message, sdk.ResultMessage):
-                    self.result = message
+                    self.said.result = message
         except sdk.ResultError as exc:
-            error = self._result_error(exc)
+            error = result_error(exc, self.request.session_id)
         except sdk.ProcessError as exc:
             error = self._with_stderr(f"the claude CLI exited with code {exc.exit_code} in the middle of the turn")
         except sdk.CLIJSONDecodeError:
@@ -370,63 +334,18 @@ class _Turn:
             except Exception:
                 logger.exception("recording the CLI process failed")
 
-    def _result_error(self, exc: Any) -> str:
-        text = " ".join([*(exc.errors or []), exc.result or ""]).strip() or str(exc)
-        if "No conversation found" in text and self.request.session_id:
-            return f"{RESUME_FAILED} {self.request.session_id}: {text}"
-        return text
-
     def _on_message(self, sdk: Any, message: Any) -> None:
         try:
-            self._map(sdk, message)
+            self.said.take(sdk, message, self.tools)
         except ForemanError as exc:  # the world refused a log line or an activity: the turn goes on
             logger.debug("%s: %s", self.request.agent, exc)
 
-    def _map(self, sdk: Any, message: Any) -> None:
-        tools = self.tools
-        if isinstance(message, sdk.SystemMessage):
-            if message.subtype == "init" and isinstance(message.data.get("session_id"), str):
-                self.session_id = message.data["session_id"]
-                started = getattr(tools, "session_started", None)  # optional AgentTools hook
-                if started is not None:
-                    started(self.session_id)  # durable now: a turn killed midway resumes this session
-        elif isinstance(message, sdk.AssistantMessage):
-            if message.error:
-                self.api_error = message.error
-            if message.parent_tool_use_id:
-                return  # inside a subagent (refused, but never map one)
-            for block in message.content:
-                if isinstance(block, sdk.TextBlock) and block.text.strip():
-                    self.texts.append(block.text)
-                    tools.log(block.text)
-                elif isinstance(block, sdk.ToolUseBlock):
-                    args = block.input if isinstance(block.input, dict) else {}
-                    mapped = activity_for(block.name, args)
-                    if mapped is not None:
-                        tools.activity(*mapped)
-                    tools.log(describe_call(block.name, args), kind="tool")
-        elif isinstance(message, sdk.ResultMessage):
-            self.result = message
-            if message.session_id:
-                self.session_id = message.session_id
-
     def _turn_result(self, error: str | None) -> TurnResult:
-        res = self.result
-        text = (res.result if res is not None and isinstance(res.result, str) else None) or (
-            self.texts[-1] if self.texts else "")
-        cost = None
-        if res is not None:
-            cost = self.runner.turn_cost(self.session_id, self.ref, res.total_cost_usd)
-        if error is None and res is None:
-            error = "the claude CLI ended the turn without a result"
-        if error is None and res is not None and res.is_error:
-            error = describe_failure(res, self.request.max_turns, self.api_error)
-        usage = usage_fields(res)
-        if self.aborted:
-            return TurnResult(ok=False, session_id=self.session_id, error="the turn was aborted", cost_usd=cost,
-                              text=text, aborted=True, **usage)
-        return TurnResult(ok=error is None, session_id=self.session_id, error=error, cost_usd=cost, text=text,
-                          **usage)
+        said = self.said
+        res = said.result
+        cost = self.runner.turn_cost(said.session_id, self.ref, res.total_cost_usd) if res is not None else None
+        return turn_result(res, error=error, texts=said.texts, session_id=said.session_id, cost=cost,
+                           max_turns=self.request.max_turns, api_error=said.api_error, aborted=self.aborted)
 
     # ------------------------------------------------------------------ ending
     async def interrupt(self, body: asyncio.Future[TurnResult], grace: float) -> None:
