@@ -65,6 +65,8 @@ class FakeOpenAI:
         self.preflight_reply = preflight
         self.requests: list[dict[str, Any]] = []
         self.streamed_chunks = 0
+        self.usage_sent: list[tuple[dict[str, Any], dict[str, int]]] = []
+        """(request, usage chunk) of every streamed reply that reported usage."""
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -169,8 +171,9 @@ class FakeOpenAI:
                 self._chunk(req, {}, finish)
                 if (req.get("stream_options") or {}).get("include_usage"):
                     completion = max(1, (len(reply.text) + sum(len(a) for _, a in reply.tool_calls)) // 4)
-                    self._chunk(req, {}, usage={"prompt_tokens": 100, "completion_tokens": completion,
-                                                "total_tokens": 100 + completion})
+                    usage = {"prompt_tokens": 100, "completion_tokens": completion, "total_tokens": 100 + completion}
+                    outer.usage_sent.append((req, usage))
+                    self._chunk(req, {}, usage=usage)
                 data = b"data: [DONE]\n\n"
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
                 self.wfile.flush()

@@ -35,6 +35,8 @@ class Reply:
         finish_reason: the endpoint's finish_reason (None if the stream ended without one).
         chunks: how many SSE chunks carried something.
         prompt_tokens / completion_tokens: from the usage chunk (0 when not reported).
+        usage_reported: the stream carried a usage chunk (``stream_options.include_usage``).
+        model: the model id the server says answered (the chunks' ``model``), if it said.
         first_token_s: seconds from the request to the first content or tool-call piece.
         duration_s: seconds from the request to the end of the stream.
     """
@@ -44,6 +46,8 @@ class Reply:
     chunks: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    usage_reported: bool = False
+    model: str | None = None
     first_token_s: float | None = None
     duration_s: float = 0.0
     pieces: list[str] = field(default_factory=list, repr=False)
@@ -245,8 +249,11 @@ class Endpoint:
             async for chunk in stream:
                 if not getattr(chunk, "choices", None) and _error_message(chunk):
                     raise BackendError(f"model {model!r} at {self.url} sent an error: {_error_message(chunk)}")
+                if reply.model is None and isinstance(getattr(chunk, "model", None), str) and chunk.model:
+                    reply.model = chunk.model
                 usage = getattr(chunk, "usage", None)
                 if usage is not None:
+                    reply.usage_reported = True
                     reply.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
                     reply.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
                 for choice in getattr(chunk, "choices", None) or []:

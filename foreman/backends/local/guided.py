@@ -216,6 +216,8 @@ class GuidedTask:
         self.stats.replies += 1
         self.stats.prompt_tokens += reply.prompt_tokens
         self.stats.completion_tokens += reply.completion_tokens
+        self.stats.usage_replies += int(reply.usage_reported)
+        self.stats.model = reply.model or self.stats.model
         self._trace(attempt, step, temperature, reply.content, reply.finish_reason)
         return reply.content
 

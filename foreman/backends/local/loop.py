@@ -57,7 +57,9 @@ class LoopStats:
         repairs: repair id -> times applied.
         reasons: no-action reason -> replies.
         bad_turns: replies the server refused (unparseable tool output).
-        prompt_tokens / completion_tokens: summed usage.
+        prompt_tokens / completion_tokens: summed usage over every model call.
+        usage_replies: replies whose stream reported usage (0: the server reports none).
+        model: the model id the server last said answered, if it said.
         commits: file changes written.
         rejected_finals: FINAL actions refused.
         refused: actions refused (policy, stale, repeat).
@@ -71,6 +73,8 @@ class LoopStats:
     bad_turns: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    usage_replies: int = 0
+    model: str | None = None
     commits: int = 0
     rejected_finals: int = 0
     refused: int = 0
@@ -190,6 +194,8 @@ class AgentLoop:
         self.stats.replies += 1
         self.stats.prompt_tokens += reply.prompt_tokens
         self.stats.completion_tokens += reply.completion_tokens
+        self.stats.usage_replies += int(reply.usage_reported)
+        self.stats.model = reply.model or self.stats.model
         finish = reply.finish_reason or "stop"
         if native_decoder is not None:
             result = native_decoder.finish(finish)

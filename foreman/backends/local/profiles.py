@@ -57,6 +57,8 @@ class LocalProfile:
             told back to the model).
         constrained: "auto": constrain guided replies to a JSON shape when the endpoint
             accepts a ``response_format`` json_schema (checked once); "off": free text.
+        price_in_per_mtok / price_out_per_mtok: USD per million input (prompt) / output
+            (completion) tokens, for the turn's ``cost_usd``; 0 (the default): the turn costs 0.
     """
 
     name: str = "default"
@@ -81,6 +83,8 @@ class LocalProfile:
     attempts: int = 3
     repairs: int = 1
     constrained: str = "off"
+    price_in_per_mtok: float = 0.0
+    price_out_per_mtok: float = 0.0
 
 
 _FILE_KEYS = {f.name: f.name for f in fields(LocalProfile) if f.name != "name"}

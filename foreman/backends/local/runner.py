@@ -171,9 +171,30 @@ class LocalRunner:
     async def run_turn(self, request: TurnRequest, tools: AgentTools) -> TurnResult:
         """Run one turn to FINAL or a cap; never raises for model failures (``ok=False``).
 
+        The result carries the turn's usage: prompt and completion tokens summed over every
+        model call of the turn (the agent loop and, in "auto" mode, the guided retry), from the
+        streams' ``usage`` chunks (None when the server reports none), the model the server
+        said answered, and ``cost_usd`` from the profile's prices per million tokens (0 without).
+
         Cancellation kills any command the turn started (its whole process tree) before the
         ``CancelledError`` propagates; the conversation so far is kept for a resume.
         """
+        used: list[LoopStats] = []
+        result = await self._run_turn(request, tools, used)
+        return self._with_usage(result, used)
+
+    def _with_usage(self, result: TurnResult, used: list[LoopStats]) -> TurnResult:
+        """``result`` with the usage of the model calls in ``used`` (see :meth:`run_turn`)."""
+        reported = any(s.usage_replies for s in used)
+        tokens_in = sum(s.prompt_tokens for s in used) if reported else None
+        tokens_out = sum(s.completion_tokens for s in used) if reported else None
+        cost = ((tokens_in or 0) * self.profile.price_in_per_mtok
+                + (tokens_out or 0) * self.profile.price_out_per_mtok) / 1_000_000
+        model = next((s.model for s in reversed(used) if s.model), None)
+        return replace(result, input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost,
+                       model=model or result.model)
+
+    async def _run_turn(self, request: TurnRequest, tools: AgentTools, used: list[LoopStats]) -> TurnResult:
         session_id = request.session_id or f"{request.agent}-{uuid.uuid4().hex[:12]}"
         started = getattr(tools, "session_started", None)
         if callable(started):
@@ -197,7 +218,7 @@ class LocalRunner:
         profile = replace(self.profile, wall_timeout=wall)
         guidable = not request.lead and bool(request.task) and request.job in ("work", "followup")
         if guidable and (profile.mode == "guided" or (profile.mode == "auto" and profile.small)):
-            return await self._guided(request, tools, profile, model, session_id)
+            return await self._guided(request, tools, profile, model, session_id, used)
         executor = Executor(workspace, tools, env=dict(request.env) or None, run_timeout=profile.run_timeout,
                             max_output=profile.max_output, sandbox=self.sandbox)
         recorder = TraceRecorder(self.traces_dir / f"{_SAFE_ID.sub('_', session_id)}.jsonl")
@@ -205,6 +226,7 @@ class LocalRunner:
         loop = AgentLoop(request, tools, self.endpoint, profile, model, messages, recorder, executor,
                          tool_schema=openai_tools(role) if profile.protocol == "native" else None)
         self.stats[request.turn_id] = loop.stats
+        used.append(loop.stats)
         try:
             result = await loop.run()
         finally:
@@ -214,17 +236,18 @@ class LocalRunner:
                 logger.warning("cannot save local session %s: %s", session_id, exc)
         if guidable and profile.mode == "auto" and not result.ok and not result.aborted:
             tools.log(f"the agent loop failed this turn ({result.error}); trying guided mode", kind="error")
-            return await self._guided(request, tools, profile, model, session_id)
+            return await self._guided(request, tools, profile, model, session_id, used)
         if result.ok and guidable:
             await self._finish_worker(request, tools, result.text)
         return result
 
     async def _guided(self, request: TurnRequest, tools: AgentTools, profile: LocalProfile, model: str,
-                      session_id: str) -> TurnResult:
+                      session_id: str, used: list[LoopStats]) -> TurnResult:
         """Run the turn in guided mode (:mod:`.guided`); commit and send to review only when an
         attempt passed the checks (otherwise the guided task already set the task blocked)."""
         stats = GuidedStats()
         self.stats[request.turn_id] = stats
+        used.append(stats)
         response_format = await self._response_format(model) if profile.constrained == "auto" else None
         deadline = time.monotonic() + profile.wall_timeout if profile.wall_timeout else None
         task = GuidedTask(request, tools, self.endpoint, profile, model,
