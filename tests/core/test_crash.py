@@ -115,7 +115,15 @@ async def _crash_rounds(home: Path, rounds: int, *, unsafe: bool, seed: int) -> 
             rnd = Round(wren_paused_at_start=next(a for a in snap["agents"] if a["name"] == "wren")["paused"])
             reader = asyncio.create_task(_read(conn, rnd))
             writer = asyncio.create_task(_stream(conn, rnd, f"r{n}", interval=rng.choice([0.001, 0.002, 0.004])))
-            await asyncio.sleep(rng.uniform(0.0, 0.45))
+            # Kill after a random amount of progress (k acks, then a moment more), not after a
+            # random time: a loaded machine acks fewer intents per second, and the kill must
+            # still land at every stage of the stream (k=0 kills at once).
+            want = rng.randint(0, 90)
+            for _ in range(3000):
+                if len(rnd.acked) >= want or writer.done():
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(rng.uniform(0.0, 0.05))
             daemon.kill()
             writer.cancel()
             await asyncio.gather(writer, reader, return_exceptions=True)
