@@ -61,6 +61,11 @@ class Agent(WireModel):
     """The backend that runs this agent (``sim``, ``claude``, ``local``)."""
     model: str | None = None
     """The model the backend uses for this agent, when it has one."""
+    sandboxed: bool = False
+    """True when the commands the Foreman runs for this agent (CI, the local backend's ``RUN``,
+    the claude CLI's Bash) run inside the OS sandbox (``--os-sandbox``)."""
+    cli_version: str | None = None
+    """The version of the agent CLI its backend starts (claude: ``2.1.332``), when there is one."""
     usage: Usage = Field(default_factory=Usage)
     """What this agent's turns used in all (durable across restarts)."""
 

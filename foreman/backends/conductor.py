@@ -88,11 +88,17 @@ class Conductor:
         """Create the team, check the model services, reconcile open state and start scheduling."""
         self.d = daemon
         self.budget = BudgetGate(daemon, self.settings)
+        versions: dict[int, str | None] = {}
         for name in (LEAD, *ALL_WORKERS):
             runner = self.runners.get(name)
             backend = getattr(runner, "name", self.name) if runner else self.name
-            daemon.act(lambda c, now, name=name, backend=backend: c.add_agent(
+            if runner is not None and id(runner) not in versions:  # claude: the CLI's version (may run it)
+                ask = getattr(runner, "cli_version", None)
+                versions[id(runner)] = await asyncio.to_thread(ask) if callable(ask) else None
+            version = versions.get(id(runner)) if runner is not None else None
+            daemon.act(lambda c, now, name=name, backend=backend, version=version: c.add_agent(
                 name, now, title=TITLES[name], backend=backend, model=self.models.get(name),
+                sandboxed=self.sandbox is not None, cli_version=version,
                 **({"role": "lead"} if name == LEAD else {"active": name in self.workers})))
         await self.preflight()
         restart.reconcile(self)

@@ -126,9 +126,10 @@ class Core:
     # ----------------------------------------------------------------- agents
     def add_agent(
         self, name: str, now: float, *, role: str = "worker", title: str = "", backend: str = "sim",
-        model: str | None = None, active: bool = True,
+        model: str | None = None, active: bool = True, sandboxed: bool = False, cli_version: str | None = None,
     ) -> Agent:
-        """Add agent ``name`` to the team, or update its backend/model if it exists.
+        """Add agent ``name`` to the team, or update its backend/model (and whether its commands
+        are sandboxed, its CLI's version) if it exists.
 
         Raises:
             StateError: the name is not a lower-case id, or a second lead is added.
@@ -138,12 +139,13 @@ class Core:
         old = self.world.agents.get(name)
         if role == "lead" and (lead := self.lead()) is not None and lead.name != name:
             raise Conflict(f"the team already has a lead ({lead.name})")
+        update = {"backend": backend, "model": model, "role": role, "sandboxed": sandboxed, "cli_version": cli_version}
         if old is not None:
-            if old.backend == backend and old.model == model and old.role == role:
+            if all(getattr(old, k) == v for k, v in update.items()):
                 return old
-            agent = old.model_copy(update={"backend": backend, "model": model, "role": role})
+            agent = old.model_copy(update=update)
         else:
-            agent = Agent(name=name, role=role, title=title or name.capitalize(), backend=backend, model=model, active=active)  # type: ignore[arg-type]
+            agent = Agent(name=name, title=title or name.capitalize(), active=active, **update)  # type: ignore[arg-type]
         self._upsert("agent", agent)
         return agent
 
