@@ -45,6 +45,28 @@ async def blob_sizes(repo_root: StrPath, commit: str, paths: list[str]) -> dict[
     return sizes
 
 
+async def default_branch(repo_root: StrPath) -> str:
+    """The repository's default branch, whatever is checked out: the branch ``origin/HEAD``
+    names (git clone's record of the remote's default) when it exists locally, else ``main``,
+    else ``master``, else the branch checked out (:func:`foreman.repos.default_base_branch`).
+
+    Raises:
+        RepoError: no such branch and HEAD is detached.
+    """
+    from foreman.repos import default_base_branch
+    from foreman.repos._git import rev_parse
+
+    res = await git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", cwd=repo_root, check=False)
+    if res.ok and res.text.startswith("refs/remotes/origin/"):
+        name = res.text.removeprefix("refs/remotes/origin/")
+        if await rev_parse(repo_root, f"refs/heads/{name}"):
+            return name
+    for name in ("main", "master"):
+        if await rev_parse(repo_root, f"refs/heads/{name}"):
+            return name
+    return await default_base_branch(repo_root)
+
+
 async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[str] | None = None) -> tuple[Diff, list[Risk]]:
     """Scan what merging ``head`` into ``base`` would bring.
 

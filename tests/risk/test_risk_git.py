@@ -74,3 +74,24 @@ async def test_merge_risks_of_a_branch_and_a_failed_scan(risky: tuple[Path, str]
     assert len(outside) == 1 and "package.json" in outside[0].message
     failed = await merge_risks(root, "main", "no-such-branch")
     assert [(r.severity, r.message.startswith("the risk scan could not run")) for r in failed] == [("low", True)]
+
+
+def test_cli_default_base_is_the_default_branch_not_head(risky: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15: with the scanned branch checked out, the default base is still ``main``."""
+    root, head = risky
+    sh(root, "checkout", "-q", "feature")
+    assert main(["risk", str(root), "feature", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["head"] == head and data["filesChanged"] >= 5
+    assert ("install_hook", "critical", "package.json", 3) in {(r["kind"], r["severity"], r["path"], r["line"]) for r in data["risks"]}
+
+
+def test_cli_same_commit_is_not_an_all_clear(risky: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Base and head naming the same commit (or head already in base) says so, exit 2, no "no risks found"."""
+    root, _ = risky
+    assert main(["risk", str(root), "feature", "--base", "feature"]) == 2
+    out = capsys.readouterr()
+    assert "no risks found" not in out.out
+    assert "nothing to scan" in out.err and "feature" in out.err
+    assert main(["risk", str(root), "main", "--base", "feature"]) == 2  # main is an ancestor of feature
+    assert "nothing to scan" in capsys.readouterr().err
