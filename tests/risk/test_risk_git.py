@@ -95,3 +95,17 @@ def test_cli_same_commit_is_not_an_all_clear(risky: tuple[Path, str], capsys: py
     assert "nothing to scan" in out.err and "feature" in out.err
     assert main(["risk", str(root), "main", "--base", "feature"]) == 2  # main is an ancestor of feature
     assert "nothing to scan" in capsys.readouterr().err
+
+
+async def test_report_reads_a_changed_minified_manifest(repo: Path) -> None:
+    """Issue 15: a package.json rewritten as one minified line is read from its content, old vs new."""
+    write(repo / "package.json", '{\n  "name": "x",\n  "dependencies": {\n    "keep": "1.0.0"\n  }\n}\n')
+    commit_all(repo, "manifest")
+    sh(repo, "checkout", "-q", "-b", "minified")
+    write(repo / "package.json", '{"name":"x","scripts":{"postinstall":"node evil.js"},"dependencies":{"keep":"1.0.0","left-pad":"1.0.0"}}\n')
+    commit_all(repo, "minify")
+    _, risks = await risk_report(repo, "main", "minified")
+    got = {(r.kind, r.severity, r.path, r.line) for r in risks}
+    assert ("install_hook", "critical", "package.json", 1) in got
+    (dep,) = [r for r in risks if r.kind == "dependency"]
+    assert "left-pad" in dep.message and "keep" not in dep.message
