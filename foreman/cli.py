@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _add_risk_usage_parsers(sub: Any) -> None:
     risk = sub.add_parser("risk", help="scan what merging a branch or commit would bring (secrets, hooks, CI, dependencies ...)",
-                          description="Scan base...REV for merge risks. Exit code 1 when a critical finding is present.")
+                          description="Scan base...REV for merge risks. Exit code 1 when a critical finding is present, 2 on a bad "
+                          "revision or when REV is already contained in the base (nothing to scan).")
     risk.add_argument("repo", help="the repository folder")
     risk.add_argument("rev", metavar="BRANCH_OR_COMMIT", help="what would be merged")
     risk.add_argument("--base", default=None, help="the branch merged into (default: the repository's default branch)")

@@ -109,3 +109,15 @@ async def test_report_reads_a_changed_minified_manifest(repo: Path) -> None:
     assert ("install_hook", "critical", "package.json", 1) in got
     (dep,) = [r for r in risks if r.kind == "dependency"]
     assert "left-pad" in dep.message and "keep" not in dep.message
+
+
+async def test_default_branch_follows_origin_head_then_main(risky: tuple[Path, str]) -> None:
+    from foreman.risk.report import default_branch
+
+    root, _ = risky
+    sh(root, "checkout", "-q", "feature")
+    assert await default_branch(root) == "main"
+    sh(root, "branch", "trunk", "main")
+    sh(root, "update-ref", "refs/remotes/origin/trunk", "main")
+    sh(root, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
+    assert await default_branch(root) == "trunk"
