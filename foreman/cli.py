@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _add_risk_usage_parsers(sub: Any) -> None:
     risk = sub.add_parser("risk", help="scan what merging a branch or commit would bring (secrets, hooks, CI, dependencies ...)",
-                          description="Scan base...REV for merge risks. Exit code 1 when a critical finding is present.")
+                          description="Scan base...REV for merge risks. Exit code 1 when a critical finding is present, 2 on a bad "
+                          "revision or when REV is already contained in the base (nothing to scan).")
     risk.add_argument("repo", help="the repository folder")
     risk.add_argument("rev", metavar="BRANCH_OR_COMMIT", help="what would be merged")
     risk.add_argument("--base", default=None, help="the branch merged into (default: the repository's default branch)")
@@ -143,16 +144,20 @@ def _risk_usage_main(args: argparse.Namespace) -> int:
 
 
 def _risk(args: argparse.Namespace) -> int:
-    from .repos import default_base_branch, resolve_repo_root
+    from .repos import resolve_repo_root
     from .risk import area_from_text, has_critical, summary
-    from .risk.report import risk_report
+    from .risk.report import default_branch, risk_report
 
-    async def run() -> tuple[Any, list[Any]]:
+    async def run() -> tuple[str, Any, list[Any]]:
         root = await resolve_repo_root(args.repo)
-        base = args.base or await default_base_branch(root)
-        return await risk_report(root, base, args.rev, area=area_from_text(args.area) if args.area else None)
+        base = args.base or await default_branch(root)
+        return (base, *await risk_report(root, base, args.rev, area=area_from_text(args.area) if args.area else None))
 
-    diff, risks = asyncio.run(run())
+    base, diff, risks = asyncio.run(run())
+    if diff.base == diff.head:  # head is base's commit or already in base: an empty diff is no all-clear
+        print(f"foreman risk: {args.rev} ({diff.head[:12]}) is already contained in {base}: nothing to scan"
+              " (name the branch merged into with --base)", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps({"base": diff.base, "head": diff.head, "filesChanged": diff.files_changed,
                           "risks": [r.wire() for r in risks]}, indent=2))

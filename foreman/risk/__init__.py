@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from protocol.diff import Diff, DiffFile
 from protocol.risk import Risk, RiskSeverity
 
-from . import rules
+from . import manifests, rules
 from .rules import area_from_text
 from .secrets import scan_lines
 
@@ -41,6 +41,25 @@ def _added(f: DiffFile) -> Iterator[tuple[int, str]]:
                 yield line.new, line.text
 
 
+Contents = Mapping[str, tuple[str | None, str | None]]
+"""Old and new content of a file by path (None: no such version), when the caller has them."""
+
+
+def _contents(f: DiffFile, contents: Contents | None) -> tuple[str | None, str] | None:
+    """(old, new) content of a manifest: from ``contents``, else a whole added file's lines."""
+    if contents is not None and f.path in contents:
+        old, new = contents[f.path]
+        return (old, new) if new is not None else None
+    if f.status == "added" and not f.truncated and f.hunks and all(ln.op == "+" for h in f.hunks for ln in h.lines):
+        return None, "\n".join(ln.text for h in f.hunks for ln in h.lines)
+    return None
+
+
+def _manifest_changes(f: DiffFile, contents: Contents | None) -> tuple[dict[str, str], list[str]] | None:
+    texts = _contents(f, contents)
+    return manifests.changes(f.path, *texts) if texts is not None else None
+
+
 def _secret_findings(f: DiffFile) -> Iterator[Risk]:
     path = f.path
     if rules.SECRET_FILE.search(path) and not rules.PUBLIC_KEY.search(path):
@@ -52,7 +71,7 @@ def _secret_findings(f: DiffFile) -> Iterator[Risk]:
         yield Risk(kind="secret", severity=hit.severity, path=path, line=hit.line, message=f"{hit.kind}{shown}")
 
 
-def _hook_findings(f: DiffFile) -> Iterator[Risk]:
+def _hook_findings(f: DiffFile, parsed: tuple[dict[str, str], list[str]] | None) -> Iterator[Risk]:
     path, name = f.path, rules.basename(f.path)
     if rules.GIT_HOOK_PATH.search(path):
         yield Risk(kind="install_hook", severity="critical", path=path, message="a git hook is added or changed (it runs on commit or checkout)")
@@ -71,7 +90,12 @@ def _hook_findings(f: DiffFile) -> Iterator[Risk]:
     if name == "build.rs":
         yield Risk(kind="install_hook", severity="critical", path=path, message="a Cargo build script runs at build time")
         return
-    if name == "package.json":
+    if name == "package.json" and parsed is not None:
+        added = list(_added(f))
+        for hook in parsed[0]:
+            yield Risk(kind="install_hook", severity="critical", path=path, line=manifests.line_of(hook, added),
+                       message=f"npm lifecycle script '{hook}' runs on install")
+    elif name == "package.json":
         for number, text in _added(f):
             m = rules.NPM_HOOK.match(text)
             if m:
@@ -88,7 +112,8 @@ def _hook_findings(f: DiffFile) -> Iterator[Risk]:
                 yield Risk(kind="install_hook", severity="critical", path=path, line=number, message="sets git's hooks path")
 
 
-def _other_findings(f: DiffFile, sizes: Mapping[str, int] | None) -> Iterator[Risk]:
+def _other_findings(f: DiffFile, sizes: Mapping[str, int] | None,
+                    parsed: tuple[dict[str, str], list[str]] | None = None) -> Iterator[Risk]:
     path = f.path
     if rules.CI_PATH.search(path):
         yield Risk(kind="ci", severity="high", path=path, message=f"CI or automation file {f.status}")
@@ -97,11 +122,15 @@ def _other_findings(f: DiffFile, sizes: Mapping[str, int] | None) -> Iterator[Ri
             yield Risk(kind="dependency", severity="medium", path=path,
                        message=f"lock file changed (+{f.additions} -{f.deletions} lines)")
         elif rules.is_manifest(path):
-            names: dict[str, int] = {}
-            for number, text in _added(f):
-                dep = rules.dependency_name(path, text)
-                if dep and dep not in names:
-                    names[dep] = number
+            names: dict[str, int | None] = {}
+            if parsed is not None:
+                added = list(_added(f))
+                names = {dep: manifests.line_of(dep, added) for dep in parsed[1]}
+            else:
+                for number, text in _added(f):
+                    dep = rules.dependency_name(path, text)
+                    if dep and dep not in names:
+                        names[dep] = number
             if names:
                 listed = ", ".join(list(names)[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
                 yield Risk(kind="dependency", severity="medium", path=path, line=next(iter(names.values())),
@@ -125,7 +154,8 @@ def _other_findings(f: DiffFile, sizes: Mapping[str, int] | None) -> Iterator[Ri
                    message="binary executable or archive" if exe else "binary file")
 
 
-def scan(diff: Diff, *, area: list[str] | None = None, sizes: Mapping[str, int] | None = None) -> list[Risk]:
+def scan(diff: Diff, *, area: list[str] | None = None, sizes: Mapping[str, int] | None = None,
+         contents: Contents | None = None) -> list[Risk]:
     """Scan a diff for merge risks.
 
     Args:
@@ -134,6 +164,10 @@ def scan(diff: Diff, *, area: list[str] | None = None, sizes: Mapping[str, int] 
             it (and outside test folders) are summarised in one ``outside_area`` finding.
             None or empty: no such finding.
         sizes: blob sizes in bytes by path, when the caller has them (for ``large_file``).
+        contents: old and new content of manifests by path, when the caller has them: install
+            hooks and dependencies are then read from the parsed files and compared
+            (:mod:`foreman.risk.manifests`); without them a new file's added lines are its
+            content, and a file that does not parse is read line by line.
 
     Returns:
         Findings, most severe first, then by path and line; at most :data:`MAX_FINDINGS`
@@ -146,8 +180,9 @@ def scan(diff: Diff, *, area: list[str] | None = None, sizes: Mapping[str, int] 
             found.extend(r for r in _other_findings(f, sizes) if r.kind == "ci")
             continue
         found.extend(_secret_findings(f))
-        found.extend(_hook_findings(f))
-        found.extend(_other_findings(f, sizes))
+        parsed = _manifest_changes(f, contents) if rules.is_manifest(f.path) else None
+        found.extend(_hook_findings(f, parsed))
+        found.extend(_other_findings(f, sizes, parsed))
         if area and not rules.in_area(f.path, area) and not _is_test_path(f.path):
             outside.append(f.path)
     if outside:

