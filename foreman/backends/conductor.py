@@ -88,21 +88,35 @@ class Conductor:
         """Create the team, check the model services, reconcile open state and start scheduling."""
         self.d = daemon
         self.budget = BudgetGate(daemon, self.settings)
-        versions: dict[int, str | None] = {}
         for name in (LEAD, *ALL_WORKERS):
-            runner = self.runners.get(name)
-            backend = getattr(runner, "name", self.name) if runner else self.name
-            if runner is not None and id(runner) not in versions:  # claude: the CLI's version (may run it)
-                ask = getattr(runner, "cli_version", None)
-                versions[id(runner)] = await asyncio.to_thread(ask) if callable(ask) else None
-            version = versions.get(id(runner)) if runner is not None else None
-            daemon.act(lambda c, now, name=name, backend=backend, version=version: c.add_agent(
-                name, now, title=TITLES[name], backend=backend, model=self.models.get(name),
-                sandboxed=self.sandbox is not None, cli_version=version,
-                **({"role": "lead"} if name == LEAD else {"active": name in self.workers})))
+            daemon.act(lambda c, now, name=name: c.add_agent(name, now, **self._agent_fields(name)))
+        daemon.spawn(self._announce_cli_versions(), "cli-versions")
         await self.preflight()
         restart.reconcile(self)
         self._loop_task = daemon.spawn(self._schedule_loop(), "scheduler")
+
+    def _agent_fields(self, name: str, cli_version: str | None = None) -> dict[str, Any]:
+        """What the agent entity says of ``name``: title, backend, model, role or shift, whether
+        its commands are sandboxed, its CLI's version."""
+        runner = self.runners.get(name)
+        return {"title": TITLES[name], "backend": getattr(runner, "name", self.name) if runner else self.name,
+                "model": self.models.get(name), "sandboxed": self.sandbox is not None, "cli_version": cli_version,
+                **({"role": "lead"} if name == LEAD else {"active": name in self.workers})}
+
+    async def _announce_cli_versions(self) -> None:
+        """Put each runner's CLI version (claude: it may start the CLI, seconds) on its agents,
+        asking each runner once, after start-up (clients see the team at once)."""
+        versions: dict[int, str | None] = {}
+        for name, runner in self.runners.items():
+            ask = getattr(runner, "cli_version", None)
+            if not callable(ask):
+                continue
+            if id(runner) not in versions:
+                versions[id(runner)] = await asyncio.to_thread(ask)
+            if versions[id(runner)] is not None:
+                fields = self._agent_fields(name, versions[id(runner)])
+                fields.pop("active", None)  # the shift is the user's since start-up
+                self.d.act(lambda c, now, name=name, fields=fields: c.add_agent(name, now, **fields))
 
     async def preflight(self) -> None:
         """Check each runner's model service once (credentials, endpoint); the daemon calls this

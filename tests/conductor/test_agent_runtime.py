@@ -9,6 +9,7 @@ import pytest
 
 from foreman import sandbox
 
+from ..rig import wait_for
 from .scripted import ScriptedRig, commits_then_review
 
 
@@ -33,8 +34,8 @@ async def test_the_cli_version_of_the_runner_is_on_every_agent_it_runs(tmp_path:
 
     rig.runner.cli_version = cli_version  # type: ignore[attr-defined]
     try:
-        client = await rig.start()
-        assert {a["cliVersion"] for a in client.agents.values()} == {"9.8.7"}
+        client = await rig.start()  # the team is there at once; the versions follow
+        await wait_for(lambda: {a["cliVersion"] for a in client.agents.values()} == {"9.8.7"}, what="the CLI version")
         assert len(asked) == 1, "one runner is asked once, whatever the number of agents it runs"
     finally:
         await rig.stop()
