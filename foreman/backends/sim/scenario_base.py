@@ -17,6 +17,7 @@ from protocol import Decision, Risk
 
 from ...core.rules import RISKY_MERGE_OPTIONS
 from ...risk import has_critical
+from ..flow.merge import RECORDS as MERGE_RECORDS
 from . import work
 
 ASSIGN = {"t1": "juniper", "t2": "juniper", "t3": "kit", "t4": "wren", "t5": "tove", "t6": "rowan",
@@ -106,18 +107,28 @@ class ScenarioBase:
 
     async def decide(self, key: str, kind: str, prompt: str, options: list[str] | tuple[str, ...], *, asked_by: str,
                      task: str | None = None, worktree: str | None = None, detail: str | None = None,
-                     risks: tuple[Risk, ...] = ()) -> str:
+                     risks: tuple[Risk, ...] = (), record: dict[str, str] | None = None) -> str:
         """Open a decision once; return its id (wait with :meth:`answer`). A merge with a
-        critical finding in ``risks`` gets the risky options (Request changes first)."""
+        critical finding in ``risks`` gets the risky options (Request changes first).
+
+        ``record`` (a merge decision: ``{commit, base, branch}``, the exact commit it shows and
+        its merge base) is stored under meta ``merge_commits`` in the same commit as the
+        decision, as the real-backend flow does (:mod:`foreman.backends.flow.merge`)."""
         if asked_by != "foreman":
             await self.available(asked_by)
         if kind == "merge" and has_critical(list(risks)):
             options = RISKY_MERGE_OPTIONS
-        did = self.sim.once(key, lambda c, now: c.open_decision(
-            kind, prompt, list(options), now, asked_by=asked_by, task=task, goal=self.goal, worktree=worktree,
-            detail=detail, risks=risks).id)
-        self._asked[did] = (key, kind, prompt, tuple(options),
-                            {"asked_by": asked_by, "task": task, "worktree": worktree, "detail": detail, "risks": risks})
+
+        def open_(c: Any, now: float) -> str:
+            dec = c.open_decision(kind, prompt, list(options), now, asked_by=asked_by, task=task, goal=self.goal,
+                                  worktree=worktree, detail=detail, risks=risks)
+            if record is not None:
+                c.set_meta(MERGE_RECORDS, {**c.world.meta.get(MERGE_RECORDS, {}), dec.id: record})
+            return str(dec.id)
+
+        did = self.sim.once(key, open_)
+        self._asked[did] = (key, kind, prompt, tuple(options), {"asked_by": asked_by, "task": task, "worktree": worktree,
+                                                                "detail": detail, "risks": risks, "record": record})
         return did
 
     async def answer(self, decision_id: str) -> Decision:

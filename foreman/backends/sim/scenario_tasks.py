@@ -5,6 +5,10 @@
 step and runs the repository's tests; the lead reviews the diff, scans it for risks and opens a
 merge decision; the user's answer merges, sends the task back for changes, or rejects it (and
 the tasks that build on it).
+
+The decision is the merge (as in :mod:`foreman.backends.flow.merge`): it records the exact
+commit it shows and scanned (meta ``merge_commits``), Merge merges only that commit, and a
+branch that moved since re-opens the decision with the new commit's diff and risk scan.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from typing import Any
 
 from ...core.rules import MERGE_OPTIONS, merge_choice
 from ...errors import MergeRefused
+from ...repos import refs
 from ...risk import area_from_text
 from ...risk.report import risk_report
+from ..flow.merge import RECORDS, _describe
 from . import patches, work
 from .scenario_base import ASSIGN, ScenarioBase
 from .team import LEAD
@@ -114,11 +120,40 @@ class TaskWork(ScenarioBase):
                         log=f"reviewing {wt.id}: CI green, diff looks right")
         await self.pause(1.0)
         repo = self.d.core.repo(self.sim.repo_id)
-        _, risks = await risk_report(self.sim.repo_path, repo.base_branch, f"refs/heads/{wt.branch}",
-                                     area=area_from_text(self.d.core.task(tid).title + " " + self.d.core.task(tid).description))
+        diff, risks = await self._scan(tid, f"refs/heads/{wt.branch}")
+        record = {"commit": diff.head, "base": diff.base, "branch": wt.branch}  # the commit scanned is the one merged
         return await self.decide(f"merge:{plan_id}:{rnd}", "merge", f"Merge {tid} {self.d.core.task(tid).title}?",
                                  MERGE_OPTIONS, asked_by=LEAD, task=tid, worktree=wt.id,
-                                 detail=f"branch {wt.branch}; CI passed; reviewed by Marlow", risks=tuple(risks))
+                                 detail=f"branch {wt.branch}; CI passed; reviewed by Marlow", risks=tuple(risks),
+                                 record=record)
+
+    async def _scan(self, tid: str, head: str) -> tuple[Any, list[Any]]:
+        """The merge-risk scan of ``head`` (resolved once: the diff's ``head`` is the exact commit)."""
+        task = self.d.core.task(tid)
+        return await risk_report(self.sim.repo_path, self.d.core.repo(self.sim.repo_id).base_branch, head,
+                                 area=area_from_text(task.title + " " + task.description))
+
+    async def _moved(self, tid: str, decision_id: str, wt: work.WorkTree, record: dict[str, str]) -> bool:
+        """True (and the decision re-opened with the new commit's diff and risk scan) when the
+        branch no longer points at the commit the decision recorded."""
+        tip = await refs.branch_tip(self.sim.repo_path, wt.branch)
+        if tip == record["commit"]:
+            return False
+        risks: list[Any] | None = None
+        if tip is None:
+            reason, new = f"merge refused: the branch {wt.branch} is gone", record
+        else:
+            diff, risks = await self._scan(tid, tip)
+            reason = (f"the branch moved since this decision opened; it now shows {_describe(diff, diff.head, diff.base)} "
+                      f"Review the new diff, then answer again.")
+            new = {**record, "commit": diff.head, "base": diff.base}
+
+        def reopen(c: Any, now: float) -> None:
+            c.set_meta(RECORDS, {**c.world.meta.get(RECORDS, {}), decision_id: new})
+            c.reopen_decision(decision_id, now, reason=reason, risks=risks)
+
+        self.d.act(reopen)
+        return True
 
     async def settle(self, plan_id: str, decision_id: str, rnd: int) -> str:
         """Carry out the user's merge decision: merge, revise, or abandon. Returns the outcome."""
@@ -135,16 +170,22 @@ class TaskWork(ScenarioBase):
                     return "merged"
                 wt = self.wts.get(plan_id) or await self.worktree(plan_id)
                 repo = self.d.core.repo(self.sim.repo_id)
+                record = self.d.core.world.meta.get(RECORDS, {}).get(decision_id)
+                if record is not None and await self._moved(tid, decision_id, wt, record):
+                    continue
+                commit = record["commit"] if record is not None else None
                 try:
                     result = await work.merge_task(self.sim.repo_path, wt, repo.base_branch, self.d.core.task(tid).title,
-                                                   agent, self.sim.settings.merge_style)
+                                                   agent, self.sim.settings.merge_style, commit=commit)
                 except MergeRefused as exc:
                     await self.d.refresh_repo(self.sim.repo_id)
+                    if exc.reason == "moved" and record is not None and await self._moved(tid, decision_id, wt, record):
+                        continue  # moved between the check and the merge: re-opened with the new diff
                     reason = str(exc)
                     self.d.act(lambda c, now: c.reopen_decision(decision_id, now, reason=reason))
                     continue
                 await self.d.refresh_repo(self.sim.repo_id)
-                if result.commit is None and not await work.is_merged(self.sim.repo_path, wt, repo.base_branch):
+                if result.commit is None and not await work.is_merged(self.sim.repo_path, wt, repo.base_branch, commit):
                     self.sim.once(f"done:{plan_id}", lambda c, now: c.complete_task(tid, now, no_changes=True).id)
                 else:
                     self.sim.once(f"done:{plan_id}", lambda c, now: c.complete_task(tid, now, decision=decision_id).id)

@@ -60,19 +60,24 @@ async def has_changes(repo_root: Path, wt: WorkTree, base: str) -> bool:
     return d.files_changed > 0
 
 
-async def merge_task(repo_root: Path, wt: WorkTree, base: str, title: str, agent: str, style: str) -> merge.MergeResult:
-    """Merge the task's branch into the base (off-tree, never signed by the sim).
+async def merge_task(repo_root: Path, wt: WorkTree, base: str, title: str, agent: str, style: str,
+                     commit: str | None = None) -> merge.MergeResult:
+    """Merge the task's branch (exactly ``commit`` when given: the merge decision's recorded
+    commit) into the base (off-tree, never signed by the sim).
 
     Raises:
-        MergeRefused: dirty base checkout or a conflict; nothing changed.
+        MergeRefused: dirty base checkout, a conflict, or (``reason="moved"``) the branch no
+            longer points at ``commit``; nothing changed.
     """
     return await merge.merge_branch(
         repo_root, branch=wt.branch, base_branch=base, style=style,  # type: ignore[arg-type]
         message=f"Merge {wt.branch}: {title}", sign=False, co_authors=[gitsafety.agent_identity(agent)[0]],
+        commit=commit,
     )
 
 
-async def is_merged(repo_root: Path, wt: WorkTree, base: str) -> bool:
-    """True when the task branch's tip is already in the base (merged before a restart)."""
-    res = await git("merge-base", "--is-ancestor", f"refs/heads/{wt.branch}", f"refs/heads/{base}", cwd=repo_root, check=False)
+async def is_merged(repo_root: Path, wt: WorkTree, base: str, commit: str | None = None) -> bool:
+    """True when ``commit`` (default: the task branch's tip) is already in the base (merged before a restart)."""
+    head = commit or f"refs/heads/{wt.branch}"
+    res = await git("merge-base", "--is-ancestor", head, f"refs/heads/{base}", cwd=repo_root, check=False)
     return res.ok
