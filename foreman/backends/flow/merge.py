@@ -70,7 +70,9 @@ async def _risks(repo: Any, info: dict[str, Any], task: Any, commit: str) -> lis
     return risks
 
 
-def _describe(diff: Any, tip: str, base: str) -> str:
+def describe_commit(diff: Any, tip: str, base: str) -> str:
+    """One line for a merge decision: ``+A -D in N files, commit <tip> against <base>.``
+    (``diff``: the :class:`~protocol.diff.Diff` of ``tip`` against ``base``)."""
     return f"+{diff.additions} -{diff.deletions} in {diff.files_changed} files, commit {tip[:12]} against {base[:12]}."
 
 
@@ -96,7 +98,7 @@ async def request(c: Conductor, task_id: str, summary: str) -> str:
         d.act(lambda core, now: core.complete_task(task_id, now, no_changes=True))
         return f"{task_id} changed no files; closed as done without a merge"
     wt_id = f"{task.assignee}-{task_id}"
-    detail = f"{_describe(diff, tip, diff.base)} {summary}"[:500]
+    detail = f"{describe_commit(diff, tip, diff.base)} {summary}"[:500]
     record = {"commit": tip, "base": diff.base, "branch": info["branch"]}
     risks = await _risks(repo, info, task, tip)
 
@@ -131,7 +133,7 @@ async def _moved(c: Conductor, decision_id: str, info: dict[str, Any], repo: Any
         reason = f"merge refused: the branch {info['branch']} is gone"
         new = record
     else:
-        reason = (f"the branch moved since this decision opened; it now shows {_describe(diff, tip, diff.base)} "
+        reason = (f"the branch moved since this decision opened; it now shows {describe_commit(diff, tip, diff.base)} "
                   f"Review the new diff, then answer again.")
         new = {**record, "commit": tip, "base": diff.base}
         risks = await _risks(repo, info, c.d.core.task(info["task"]), tip)

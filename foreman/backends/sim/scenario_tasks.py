@@ -20,7 +20,7 @@ from ...errors import MergeRefused
 from ...repos import refs
 from ...risk import area_from_text
 from ...risk.report import risk_report
-from ..flow.merge import RECORDS, _describe
+from ..flow.merge import RECORDS, describe_commit
 from . import patches, work
 from .scenario_base import ASSIGN, ScenarioBase
 from .team import LEAD
@@ -144,7 +144,7 @@ class TaskWork(ScenarioBase):
             reason, new = f"merge refused: the branch {wt.branch} is gone", record
         else:
             diff, risks = await self._scan(tid, tip)
-            reason = (f"the branch moved since this decision opened; it now shows {_describe(diff, diff.head, diff.base)} "
+            reason = (f"the branch moved since this decision opened; it now shows {describe_commit(diff, diff.head, diff.base)} "
                       f"Review the new diff, then answer again.")
             new = {**record, "commit": diff.head, "base": diff.base}
 
