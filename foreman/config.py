@@ -441,8 +441,8 @@ def _check_agents(path: Path, section: dict[str, Any]) -> None:
             raise ConfigError(f"{where}.{agent} must be an object like {{\"backend\": \"local\", \"model\": \"...\"}}")
         unknown = sorted(set(over) - set(AGENT_KEYS))
         if unknown:
-            raise ConfigError(f"{where}.{agent}: unknown key {unknown[0]!r}. Only 'backend' and 'model' "
-                              "may be set per agent: remove it or fix its spelling")
+            raise ConfigError(f"{where}.{agent}: unknown key {unknown[0]!r}: only 'backend' and 'model' "
+                              "may be set per agent. Remove it or fix its spelling")
         backend = over.get("backend")
         if backend is not None and backend not in AGENT_BACKENDS:
             raise ConfigError(f"{where}.{agent}.backend: use 'claude' or 'local', not {backend!r}")

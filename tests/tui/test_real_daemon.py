@@ -143,3 +143,15 @@ def test_a_client_refused_for_its_token_exits_at_once_with_advice(real, tmp_path
     assert f"port {real.port}" in done.stderr and "foreman.json" in done.stderr, done.stderr
     assert "--home" in done.stderr and "--profile" in done.stderr, done.stderr
     assert "start it with `foreman start`" not in done.stderr, done.stderr  # not "unreachable"
+
+
+async def test_the_full_screen_client_refused_for_its_token_exits_with_advice(real, tmp_path):
+    app = ForemanApp(Locator(tmp_path / "no-home", port=real.port), reconnect_interval=0.05)
+    started = time.monotonic()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(200):  # up to 10 s
+            if app.return_code is not None:
+                break
+            await pilot.pause(0.05)
+    assert app.return_code == EXIT_REFUSED and time.monotonic() - started < 10
+    assert app.conn.refused and f"port {real.port}" in app.conn.refused and "--profile" in app.conn.refused
