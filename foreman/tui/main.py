@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="foreman tui",
         description="The Foreman's terminal client. With --script, --commands or --line it runs "
         "without a full-screen terminal (line mode).",
+        epilog="Exit codes: 0 done, 1 a script line failed, 2 bad usage, 3 no Foreman answered, "
+        "4 the Foreman refused this client's token (pass --home/--profile matching the daemon's).",
     )
     parser.add_argument("--port", type=int, help="the daemon's port (default: from foreman.json, else 7878)")
     parser.add_argument("--home", type=Path, help="state root (default: $AGENTCRAFT_HOME or ~/.agentcraft)")
