@@ -97,6 +97,14 @@ def _opt_float(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
 
+def _opt_budget(value: Any) -> float | None:
+    """A budget in USD: unset (``None``/empty) or a number greater than 0."""
+    amount = _opt_float(value)
+    if amount is not None and not amount > 0:  # also refuses nan
+        raise ValueError(f"a budget must be greater than 0 (USD), got {value!r}; leave it unset for no cap")
+    return amount
+
+
 @dataclass(frozen=True)
 class Option:
     """One setting: its key (snake_case; camelCase in config.json), type, default and help."""
@@ -160,10 +168,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_turns", _positive(int), None, "cap on model round trips per turn for every agent (overrides the two below)"),
     Option("max_turns_lead", _positive(int), 40, "cap on model round trips per lead turn"),
     Option("max_turns_worker", _positive(int), 80, "cap on model round trips per worker turn"),
-    Option("max_budget", _opt_float, None, "claude: cap in USD per turn"),
-    Option("budget_goal", _opt_float, None, "cap in USD per goal: no new turn starts past it until you raise it"),
-    Option("budget_task", _opt_float, None, "cap in USD per task: no new turn starts past it until you raise it"),
-    Option("budget_day", _opt_float, None, "cap in USD per UTC day for the whole team"),
+    Option("max_budget", _opt_budget, None, "claude: cap in USD per turn"),
+    Option("budget_goal", _opt_budget, None, "cap in USD per goal: no new turn starts past it until you raise it"),
+    Option("budget_task", _opt_budget, None, "cap in USD per task: no new turn starts past it until you raise it"),
+    Option("budget_day", _opt_budget, None, "cap in USD per UTC day for the whole team"),
     Option("lead_review", _bool, True, "the lead reviews each task before the merge decision", kind="bool"),
     Option("turn_timeout", _positive(float), 1800.0, "seconds before a turn is aborted and its task blocked"),
     Option("claude_cli", str, None, "claude: the CLI executable to use instead of the SDK's bundled one"),
@@ -379,6 +387,7 @@ def _read_file(path: Path) -> _File:
             if key in BACKEND_SECTIONS:
                 _split_section(path, key, value, out)
             else:
+                _check_agents(path, value)
                 out.sections[key] = value
         elif key in BY_FILE_KEY:
             out.top[key] = value
@@ -406,3 +415,34 @@ def _split_section(path: Path, name: str, section: dict[str, Any], out: _File) -
     out.by_backend[name] = settings
     if extras:
         out.sections[name] = extras
+
+
+AGENT_KEYS = ("backend", "model")
+AGENT_BACKENDS = ("claude", "local")
+
+
+def _check_agents(path: Path, section: dict[str, Any]) -> None:
+    """Check the ``agents`` section when the file is read, whichever backend is started.
+
+    Shape: ``{"kit": {"backend": "local", "model": "..."}}``; each agent takes only
+    :data:`AGENT_KEYS`, a backend from :data:`AGENT_BACKENDS`.
+
+    Raises:
+        ConfigError: an unknown agent, key or backend, naming the file, the key and the fix.
+    """
+    from .backends.flow.team import ALL_WORKERS, LEAD
+
+    names = (LEAD, *ALL_WORKERS)
+    where = f"{path}: agents"
+    for agent, over in section.items():
+        if agent not in names:
+            raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}")
+        if not isinstance(over, dict):
+            raise ConfigError(f"{where}.{agent} must be an object like {{\"backend\": \"local\", \"model\": \"...\"}}")
+        unknown = sorted(set(over) - set(AGENT_KEYS))
+        if unknown:
+            raise ConfigError(f"{where}.{agent}: unknown key {unknown[0]!r}: only 'backend' and 'model' "
+                              "may be set per agent. Remove it or fix its spelling")
+        backend = over.get("backend")
+        if backend is not None and backend not in AGENT_BACKENDS:
+            raise ConfigError(f"{where}.{agent}.backend: use 'claude' or 'local', not {backend!r}")

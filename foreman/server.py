@@ -9,7 +9,8 @@ daemon) and sends whatever text the daemon broadcasts. Guards:
 * Unless started without a token (``--no-auth``), a client must present the profile's token:
   in ``hello.token`` or as ``Authorization: Bearer <token>`` on the upgrade request (a wrong
   bearer token is refused with HTTP 401). Until it does, it reads nothing and changes nothing:
-  ``hello`` and every intent get an ``unauthorized`` error.
+  any frame but a ``hello`` with the token (a malformed one too) gets an ``unauthorized`` error
+  before its details are checked. Without a token, an intent before ``hello`` gets ``hello_first``.
 * A malformed frame, unknown type, missing field or oversized frame gets an ``error`` reply
   with a stable code; the connection lives on.
 * Frames go straight to each socket's write buffer, encoded once for all clients. A client
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
 from http import HTTPStatus
 from typing import Any, Awaitable, Callable
@@ -237,6 +239,25 @@ class WebSocketServer:
         logger.info("client %s caught up: fresh snapshot at its socket", client.name)
         self.send(client, [snapshot, *held])
 
+    def _authenticate(self, client: Client, frame: str | bytes) -> bool:
+        """The pre-hello rule: a connection that has not authenticated may only send a ``hello``
+        with the token. Anything else (a malformed frame, any intent, a hello without the right
+        token) is refused before its details are checked, so it learns nothing but ``unauthorized``.
+        """
+        if len(frame) > MAX_FRAME_BYTES:
+            return False
+        try:
+            intent = protocol.decode_client(frame)
+        except protocol.DecodeError:
+            return False
+        if not isinstance(intent, Hello):
+            return False
+        if not self.token_ok(intent.token):
+            logger.warning("client %s@%s refused: no valid token", intent.client, client.ws.remote_address)
+            return False
+        client.authed = True
+        return True
+
     def _drop(self, client: Client, why: str) -> None:
         logger.warning("client %s dropped: %s", client.name, why)
         client.ready, client.dropped = False, True
@@ -258,6 +279,8 @@ class WebSocketServer:
                 client.recovery.cancel()
 
     async def _frame(self, client: Client, frame: str | bytes) -> list[str]:
+        if not client.authed and not self._authenticate(client, frame):
+            return [error_frame("unauthorized", UNAUTHORIZED, _request_id(frame))]
         if len(frame) > MAX_FRAME_BYTES:
             return [error_frame("too_large", f"frame of {len(frame)} bytes is over the {MAX_FRAME_BYTES}-byte limit")]
         try:
@@ -267,11 +290,6 @@ class WebSocketServer:
         if isinstance(intent, Hello):
             if intent.protocol != protocol.PROTOCOL_VERSION:
                 return [error_frame("protocol", f"this Foreman speaks protocol {protocol.PROTOCOL_VERSION}, not {intent.protocol}", intent.id)]
-            if not client.authed:
-                if not self.token_ok(intent.token):
-                    logger.warning("client %s@%s refused: no valid token", intent.client, client.ws.remote_address)
-                    return [error_frame("unauthorized", UNAUTHORIZED, intent.id)]
-                client.authed = True
             client.name = f"{intent.client}@{client.ws.remote_address}"
             client.batch = "batch" in (intent.capabilities or ())
             frames = self.on_hello(intent)
@@ -279,8 +297,6 @@ class WebSocketServer:
             self.send(client, frames)
             client.ready = True
             return []
-        if not client.authed:
-            return [error_frame("unauthorized", UNAUTHORIZED, intent.id)]
         if not client.ready:
             return [error_frame("hello_first", "send hello before any other message", intent.id)]
         try:
@@ -291,3 +307,15 @@ class WebSocketServer:
             logger.exception("intent %s failed", getattr(intent, "type", "?"))
             return [error_frame("internal", "the Foreman failed to handle this message; see its log", intent.id)]
 
+
+
+def _request_id(frame: str | bytes) -> str | int | None:
+    """The ``id`` of a frame when it is a JSON object with a string or integer ``id``, else None."""
+    if len(frame) > MAX_FRAME_BYTES:
+        return None
+    try:
+        data = json.loads(frame)
+    except (ValueError, TypeError):
+        return None
+    rid = data.get("id") if isinstance(data, dict) else None
+    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None

@@ -181,6 +181,11 @@ class ForemanApp(App[int]):
         self.sub_title = state if state != "connected" else self._banner_title()
         if state.startswith("disconnected"):
             self._dirty = True
+        if state == "closed" and self.conn.refused:
+            from .main import EXIT_REFUSED  # lazy: main imports this module lazily too
+
+            # a refused token is refused again on every retry: leave with the advice
+            self.exit(return_code=EXIT_REFUSED, message=f"foreman tui: {self.conn.refused}")
 
     def _banner_title(self) -> str:
         s = self.mirror.status

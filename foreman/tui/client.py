@@ -54,6 +54,14 @@ class ConnectionLost(Exception):
     """The connection closed before the reply came; the intent may or may not have been applied."""
 
 
+class Unauthorized(Exception):
+    """The daemon refused this client's token (``unauthorized`` in reply to ``hello``).
+
+    Retrying cannot help while the token on disk stays the same, so the connection stops.
+    ``str(exc)`` is advice for people: where the token is read from and which flags to pass.
+    """
+
+
 class Connection:
     """A self-healing connection to the daemon that keeps a mirror up to date.
 
@@ -105,6 +113,10 @@ class Connection:
         self._ids = itertools.count(1)
         self._resync_full = False
         self._changed = asyncio.Event()
+        self._sent_token: str | None = None
+        self.refused: str | None = None
+        """Advice set when the daemon refused the token; :meth:`run` has then stopped."""
+        self._refused = asyncio.Event()
 
     @property
     def ready(self) -> bool:
@@ -146,7 +158,7 @@ class Connection:
             self.connections += 1
             since = None if self._resync_full or not self.mirror.synced else self.mirror.seq
             self._resync_full = False
-            token = self.token() if self.token is not None else None
+            token = self._sent_token = self.token() if self.token is not None else None
             await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, client=self.client_name, since=since, token=token)))
             if since is not None:
                 self._mark_ready()
@@ -170,10 +182,16 @@ class Connection:
             logger.warning("ignoring a frame this client cannot read: %s", str(exc).splitlines()[0])
             return True
         if isinstance(msg, p.Error) and msg.code == "unauthorized":
-            # the token is missing or stale (a restarted daemon has a new one): retry with backoff
             self.last_error = f"refused: {msg.message}"
             logger.warning(self.last_error)
             self._ready.clear()
+            fresh = self.token() if self.token is not None else None
+            if fresh is None or fresh == self._sent_token:
+                # the same (or no) token again would be refused again: stop, with advice
+                self.refused = self._refusal_advice()
+                self._closing = True
+                self._refused.set()
+            # else the token on disk changed (a restarted daemon wrote a new one): retry with it
             return False
         outcome = self.mirror.apply(msg)
         if outcome is Outcome.REPLY:
@@ -239,9 +257,26 @@ class Connection:
 
         Raises:
             TimeoutError: not ready within ``timeout`` seconds (``last_error`` says why).
+            Unauthorized: the daemon refused the token (at once, not after ``timeout``).
         """
         async with asyncio.timeout(timeout):
-            await self._ready.wait()
+            ready = asyncio.ensure_future(self._ready.wait())
+            refused = asyncio.ensure_future(self._refused.wait())
+            try:
+                await asyncio.wait((ready, refused), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                ready.cancel()
+                refused.cancel()
+        if self.refused is not None and not self._ready.is_set():
+            raise Unauthorized(self.refused)
+
+    def _refusal_advice(self) -> str:
+        where = self.url or "its address"
+        advise = getattr(self.locate, "refusal_advice", None)
+        if callable(advise):
+            return advise(where)
+        return (f"the Foreman at {where} refused this client's token; "
+                "pass the token of that Foreman (see its foreman.json)")
 
     async def request(self, intent: p.Intent, timeout: float = 30.0) -> Reply:
         """Send an intent with a fresh id and wait for its reply.

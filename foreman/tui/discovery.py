@@ -107,6 +107,18 @@ class Locator:
                 return data["token"]
         return None
 
+    def refusal_advice(self, url: str) -> str:
+        """Advice for a daemon that refused this client's token (missing or wrong).
+
+        Args:
+            url: the address that refused, e.g. ``ws://127.0.0.1:7878``.
+        """
+        port = url.rsplit(":", 1)[-1].strip("/") if ":" in url else "?"
+        looked = self.record_path if self.port is None else f"{self.home}/foreman.json or {self.home}/*/foreman.json"
+        return (f"the Foreman at port {port} refused this client: it needs the token in "
+                f"<home>/<profile>/foreman.json of the daemon (this client looked in {looked}). "
+                "Pass --home and --profile matching the daemon's (its `foreman start` flags)")
+
     def describe(self) -> str:
         """Say where the address comes from, for error messages."""
         if self.port is not None:

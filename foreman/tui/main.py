@@ -16,14 +16,14 @@ from pathlib import Path
 
 from foreman import __version__
 
-from .client import Connection
+from .client import Connection, Unauthorized
 from .discovery import Locator, default_home
 from .mirror import Mirror
 from .script import DECISION_KINDS, LineRunner, Quit, ScriptFailed, read_script
 from .transcript import Transcript
 
 CLIENT_NAME = f"foreman-tui/{__version__}"
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_REFUSED = 0, 1, 2, 3, 4
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="foreman tui",
         description="The Foreman's terminal client. With --script, --commands or --line it runs "
         "without a full-screen terminal (line mode).",
+        epilog="Exit codes: 0 done, 1 a script line failed, 2 bad usage, 3 no Foreman answered, "
+        "4 the Foreman refused this client's token (pass --home/--profile matching the daemon's).",
     )
     parser.add_argument("--port", type=int, help="the daemon's port (default: from foreman.json, else 7878)")
     parser.add_argument("--home", type=Path, help="state root (default: $AGENTCRAFT_HOME or ~/.agentcraft)")
@@ -109,6 +111,10 @@ async def _drive(args, conn: Connection, runner: LineRunner, transcript: Transcr
     connect_timeout = min(args.timeout, args.connect_timeout)
     try:
         await conn.wait_ready(connect_timeout)
+    except Unauthorized as exc:
+        transcript.write(f"refused by the Foreman at {conn.url}: {exc}")
+        print(f"foreman tui: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     except TimeoutError:
         transcript.write(f"cannot reach the Foreman at {conn.url or locator_text(conn)} within {connect_timeout:g} s: {conn.last_error}")
         print(f"foreman tui: cannot reach the Foreman ({conn.last_error}); start it with `foreman start`", file=sys.stderr)

@@ -78,13 +78,13 @@ class Transcript:
             case p.MessageAppend(message=message):
                 self._messages([message])
             case p.StatusMessage():
-                self.write(f"status: backend {msg.backend}, auth {msg.auth}")
+                self.write(f"status: backend {msg.backend}, {views.credentials_text(msg.auth)}")
 
     def _snapshot(self, mirror: Mirror) -> None:
         first = self._feed_after is None
         if first and mirror.status is not None:
             s = mirror.status
-            self.write(f"connected: foreman {s.version}, backend {s.backend} (auth {s.auth}), profile {s.profile}, seq {mirror.seq}")
+            self.write(f"connected: foreman {s.version}, backend {s.backend} ({views.credentials_text(s.auth)}), profile {s.profile}, seq {mirror.seq}")
         elif not first:
             self.write(f"resynchronised from a snapshot at seq {mirror.seq}")
         if first:

@@ -24,12 +24,22 @@ def clock(at: float) -> str:
     return _dt.datetime.fromtimestamp(at).strftime("%H:%M:%S")
 
 
+def credentials_text(auth: str) -> str:
+    """Label the backend's credential status (the wire's ``status.auth``) for people.
+
+    ``status.auth`` comes from ``Backend.status()``: how the backend reaches its model (``none``
+    for the sim, ``api-key``, ``missing: ...``), not whether clients need the daemon's token; so
+    it is shown as ``credentials: ...``, and ``none`` as ``none needed``.
+    """
+    return f"credentials: {'none needed' if auth == 'none' else auth}"
+
+
 def status_view(m: Mirror) -> list[str]:
     """Return the ``/status`` lines: the banner, goals, counts of tasks and open decisions."""
     if m.status is None:
         return ["not connected yet (no snapshot)"]
     s = m.status
-    lines = [f"foreman {s.version} · backend {s.backend} (auth {s.auth}) · profile {s.profile} · user {s.user_name} · seq {m.seq}"]
+    lines = [f"foreman {s.version} · backend {s.backend} ({credentials_text(s.auth)}) · profile {s.profile} · user {s.user_name} · seq {m.seq}"]
     for repo in m.repos.values():
         dirty = " (uncommitted changes)" if repo.dirty else ""
         lines.append(f"repo {repo.id}: {repo.path} on {repo.base_branch} @ {(repo.head or '?')[:8]}{dirty}")

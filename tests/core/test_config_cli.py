@@ -300,3 +300,33 @@ def test_tui_line_mode_gives_up_without_a_daemon(tmp_path: Path) -> None:
     assert out.returncode == 3
     assert "cannot reach the Foreman" in out.stderr and "foreman start" in out.stderr
     assert time.monotonic() - began < 20
+
+
+@pytest.mark.parametrize(("data", "fragments"), [
+    ({"budgetGoal": -5}, ["budgetGoal", "greater than 0 (USD), got -5", "leave it unset"]),
+    ({"budgetTask": 0}, ["budgetTask", "must be greater than 0"]),
+    ({"budgetDay": "-1.5"}, ["budgetDay", "must be greater than 0"]),
+    ({"maxBudget": -0.01}, ["maxBudget", "must be greater than 0"]),
+    ({"sim": {"budgetGoal": -1}}, ["sim.budgetGoal", "must be greater than 0"]),
+    ({"agents": {"kit": {"modle": "q"}}}, ["agents.kit", "'modle'", "'backend' and 'model'"]),
+    ({"agents": {"kit": {"backend": "nope"}}}, ["agents.kit.backend", "'nope'", "'claude' or 'local'"]),
+    ({"agents": {"kit": "local"}}, ["agents.kit", "must be an object"]),
+    ({"agents": {"bob": {"model": "m"}}}, ["agents", "unknown agent 'bob'", "kit"]),
+])
+def test_bad_budgets_and_agent_sections_are_errors_naming_file_key_and_fix(
+        tmp_path: Path, data: dict, fragments: list[str]) -> None:
+    # the sim backend ignores budgets and per-agent overrides: they must still be checked when read
+    _file(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path)}, {})
+    message = info.value.message
+    assert str(tmp_path / "sim" / "config.json") in message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_good_budgets_and_agent_sections_are_kept(tmp_path: Path) -> None:
+    _file(tmp_path, {"budgetGoal": 2.5, "budgetDay": "10", "agents": {"kit": {"backend": "local", "model": "m"}}})
+    s = resolve({"home": str(tmp_path)}, {})
+    assert (s.budget_goal, s.budget_day, s.budget_task) == (2.5, 10.0, None)
+    assert s.sections["agents"] == {"kit": {"backend": "local", "model": "m"}}

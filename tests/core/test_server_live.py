@@ -414,6 +414,8 @@ async def test_no_auth_accepts_tokenless_clients_and_warns(tmp_path: Path) -> No
         assert "token" not in json.loads(d.run_file.read_text())
         assert "--no-auth" in d.stderr()
         c = await Conn.open(d.port)
+        reply, _ = await c.request({"type": "message.send", "to": "kit", "text": "too early"})
+        assert reply["type"] == "error" and reply["code"] == "hello_first"  # no auth: the rule is hello first
         assert [f["type"] for f in await c.hello()] == ["snapshot"]
         reply, _ = await c.request({"type": "message.send", "to": "kit", "text": "no token needed"})
         assert reply["type"] == "ack"
@@ -449,3 +451,28 @@ async def test_batch_capability_carries_a_transactions_frames_in_one(daemon: Liv
         assert decoded.type == "batch" and [m.seq for m in decoded.messages] == [f["seq"] for f in plain.states]
     finally:
         await plain.close(), await batched.close()
+
+
+async def test_an_unauthenticated_connection_gets_unauthorized_for_anything_but_a_valid_hello(daemon: LiveDaemon) -> None:
+    """Before a valid hello, nothing is parsed in detail: malformed frames, intents and bad hellos all get ``unauthorized``."""
+    c = await Conn.open(daemon.port)  # no token, no bearer header
+    try:
+        frames = [frame for frame, _, _ in BAD_FRAMES]
+        frames += ['{"type": "message.send", "id": "ok1", "to": "kit", "text": "hi"}',
+                   '{"type": "hello", "id": "h1", "protocol": 1, "client": "x"}',
+                   '{"type": "hello", "id": "h2", "protocol": 1, "client": "x", "token": "wrong"}']
+        codes, messages = [], set()
+        for frame in frames:
+            await c.ws.send(frame)
+            reply = await c.recv()
+            assert reply["type"] == "error", (frame[:60], reply)
+            codes.append(reply["code"])
+            messages.add(reply["message"])
+        assert codes == ["unauthorized"] * len(frames), list(zip((f[:40] for f in frames), codes))
+        assert len(messages) == 1 and "token" in messages.pop()  # one message: no detail of the frame leaks
+        c.token = daemon.token  # the same connection may still authenticate
+        assert [f["type"] for f in await c.hello()] == ["snapshot"]
+        reply, _ = await c.request({"type": "agent.pause", "agent": "nobody"})
+        assert reply["code"] == "not_found"  # authenticated: details again
+    finally:
+        await c.close()

@@ -1,8 +1,10 @@
 """The client against a real daemon (sim backend): Pilot, the demo script, a broken script, a restart."""
 
 import asyncio
+import json
 import subprocess
 import sys
+import time
 
 import pytest
 from textual.widgets import RichLog
@@ -11,6 +13,7 @@ import protocol as p
 from foreman.tui.app import ForemanApp
 from foreman.tui.client import Connection
 from foreman.tui.discovery import Locator
+from foreman.tui.main import EXIT_REFUSED
 from foreman.tui.mirror import Mirror
 from foreman.tui.screens import AnswerScreen, TextScreen
 from tests.tui.real_daemon import ROOT, start_daemon
@@ -119,3 +122,36 @@ async def test_the_client_follows_a_restarted_daemon_to_its_new_port(tmp_path):
         first.stop()
         if second is not None:
             second.stop()
+
+
+@pytest.mark.parametrize("token", [None, "not-the-token"])
+def test_a_client_refused_for_its_token_exits_at_once_with_advice(real, tmp_path, token):
+    # a home without the daemon's record (no token), or one whose record names the port with a stale token
+    home = tmp_path / f"other-home-{token}"
+    home.mkdir()
+    if token is not None:
+        (home / "foreman.json").write_text(json.dumps({"pid": 1, "port": real.port, "token": token}))
+    script = tmp_path / "status.script"
+    script.write_text("/status\n")
+    cmd = [sys.executable, "-m", "foreman", "tui", "--home", str(home), "--port", str(real.port),
+           "--script", str(script), "--connect-timeout", "30"]
+    started = time.monotonic()
+    done = subprocess.run(cmd, cwd=ROOT, check=False, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    elapsed = time.monotonic() - started
+    assert done.returncode == EXIT_REFUSED, done.stderr
+    assert elapsed < 20, f"took {elapsed:.1f} s: the client kept retrying a refused token"
+    assert f"port {real.port}" in done.stderr and "foreman.json" in done.stderr, done.stderr
+    assert "--home" in done.stderr and "--profile" in done.stderr, done.stderr
+    assert "start it with `foreman start`" not in done.stderr, done.stderr  # not "unreachable"
+
+
+async def test_the_full_screen_client_refused_for_its_token_exits_with_advice(real, tmp_path):
+    app = ForemanApp(Locator(tmp_path / "no-home", port=real.port), reconnect_interval=0.05)
+    started = time.monotonic()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(200):  # up to 10 s
+            if app.return_code is not None:
+                break
+            await pilot.pause(0.05)
+    assert app.return_code == EXIT_REFUSED and time.monotonic() - started < 10
+    assert app.conn.refused and f"port {real.port}" in app.conn.refused and "--profile" in app.conn.refused
