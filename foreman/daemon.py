@@ -400,6 +400,11 @@ class Daemon:
         assert worktree is not None
         info = self.worktree_info(worktree)
         repo = self.core.repo(info["repo"])
+        merged = self._merged_record(worktree)
+        if merged is not None:  # its work is in the base now: show what was merged, not "no changes"
+            from .repos.diffs import diff_range
+
+            return await diff_range(Path(repo.path), merged["base"], merged["commit"], repo_id=repo.id)
         if not Path(info["path"]).is_dir():  # retired after a hand-off or merge: its branch is kept
             from .repos.diffs import diff_commits
 
@@ -408,6 +413,19 @@ class Daemon:
                                       repo_id=repo.id)
         return await diff_worktree(Path(repo.path), Path(info["path"]), info.get("base") or repo.base_branch,
                                    repo_id=repo.id)
+
+    def _merged_record(self, worktree: str) -> dict[str, Any] | None:
+        """The recorded ``{commit, base, branch}`` of the merge decision that merged ``worktree``'s
+        task (the task is done and its last answered merge decision chose Merge), else None."""
+        from .core.rules import merge_choice
+
+        records = self.core.world.meta.get("merge_commits", {})
+        merged = [d for d in self.core.world.decisions.values()
+                  if d.worktree == worktree and d.kind == "merge" and d.id in records and d.status == "answered"
+                  and d.answer is not None and merge_choice(d.answer.label) == "merge"
+                  and d.task is not None and self.core.world.tasks.get(d.task) is not None
+                  and self.core.world.tasks[d.task].status == "done"]
+        return records[merged[-1].id] if merged else None
 
     # ------------------------------------------------------------------ lifecycle
     def spawn(self, coro: Any, name: str) -> "asyncio.Task[Any]":

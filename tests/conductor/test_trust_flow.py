@@ -234,3 +234,20 @@ async def test_work_a_pre_commit_hook_refused_still_reaches_the_decision_and_the
         assert git(rig.repo, "show", "main:hooked.txt") == "the hook refused my commit\n"
     finally:
         await rig.stop()
+
+
+async def test_after_a_merge_the_worktrees_diff_shows_what_was_merged(tmp_path: Path) -> None:
+    """Issue 12 item 6: ``/diff <worktree>`` after the merge shows the merged work (the recorded
+    commit against its recorded base), not "no changes" against a base that now contains it."""
+    rig = ScriptedRig.worker(tmp_path, commits_then_review("merged.txt", "merged\n"))
+    try:
+        await rig.start()
+        t1 = rig.task("Merge then look", assignee="kit")
+        dec = await wait_for(lambda: rig.open_decision(t1), what="the merge decision")
+        await rig.c.answer(dec.id, 0)
+        await rig.wait_status(t1, "done")
+        shown = rig.world.meta["merge_commits"][dec.id]
+        reply = await rig.c.send({"type": "diff.request", "worktree": f"kit-{t1}"})
+        assert files_of(reply) == ["merged.txt"] and reply["diff"]["head"] == shown["commit"]
+    finally:
+        await rig.stop()
