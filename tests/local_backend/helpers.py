@@ -1,10 +1,14 @@
-"""Shared pieces of the local backend's tests: an AgentTools double, settings, a git worktree."""
+"""Shared pieces of the local backend's tests: an AgentTools double, settings, a git worktree,
+and a real daemon on the demo repository with the model behind the scripted server."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +95,39 @@ def request(cwd: Path, prompt: str = "Do the task.", *, agent: str = "kit", lead
     return TurnRequest(turn_id=f"{agent}:1", agent=agent, lead=lead, job=job, prompt=prompt,  # type: ignore[arg-type]
                        system=f"You are {agent}.", cwd=cwd, task=task, max_turns=max_turns, session_id=session_id,
                        env=venv_env())
+
+
+GOAL = "Add a word_count helper"
+"""The demo goal the scripted responder (``test_flow_local.make_responder``) knows."""
+
+
+@contextlib.asynccontextmanager
+async def demo_daemon(tmp: Path, url: str, *, protocol: str = "text", profile: dict[str, Any] | None = None,
+                      goal: str | None = GOAL) -> AsyncIterator[tuple[Any, Path]]:
+    """Run a real daemon with the local backend on the scripted server at ``url`` (profile
+    ``fake``: ``protocol``, 256 tokens, plus ``profile``), one worker, pytest as CI, the demo
+    repository under ``tmp`` registered and ``goal`` submitted; yield ``(daemon, repo)`` and stop
+    the daemon after. The home is ``tmp/home``."""
+    from foreman.backends import make_backend
+    from foreman.backends.sim.demo_repo import create_demo_repo
+    from foreman.daemon import Daemon
+
+    home = tmp / "home"
+    (home / "local").mkdir(parents=True, exist_ok=True)
+    (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {
+        "fake": {"url": url, "model": "fake-coder", "protocol": protocol, "maxTokens": 256, **(profile or {})}}}}))
+    repo = tmp / "pocket-notes"
+    if not repo.exists():
+        create_demo_repo(repo)
+    settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"],
+                        "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "notify": False}, env={})
+    daemon = Daemon(settings, backend=make_backend(settings))
+    await daemon.start()
+    try:
+        await daemon.add_repo(str(repo))
+        repo_id = next(iter(daemon.core.world.repos))
+        if goal:
+            daemon.act(lambda c, now: c.submit_goal(goal, now, repo=repo_id))
+        yield daemon, repo
+    finally:
+        await daemon.stop()

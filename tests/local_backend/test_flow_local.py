@@ -5,7 +5,6 @@ lead's review (which sees the worker's claims), and the merge decision. Both pro
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
@@ -13,13 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends import make_backend
 from foreman.backends.local.trace import read_traces
-from foreman.backends.sim.demo_repo import create_demo_repo
-from foreman.config import resolve
-from foreman.daemon import Daemon
 
 from .fakeserver import FakeOpenAI, Reply, calls, system_of, text
+from .helpers import demo_daemon
 
 PLURAL = ('def _plural(count: int, unit: str) -> str:\n'
           '    return f"{count} {unit} ago" if count == 1 else f"{count} {unit}s ago"')
@@ -89,22 +85,10 @@ async def wait_for(pred, timeout: float = 40.0) -> None:
 @pytest.mark.parametrize("protocol", ["text", "native"])
 async def test_demo_task_to_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, protocol: str) -> None:
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    repo = tmp_path / "pocket-notes"
-    create_demo_repo(repo)
     home = tmp_path / "home"
-    (home / "local").mkdir(parents=True)
     seen: dict = {}
     with FakeOpenAI(make_responder(protocol, seen)) as server:
-        (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {
-            "fake": {"url": server.url, "model": "fake-coder", "protocol": protocol, "maxTokens": 256}}}}))
-        settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"],
-                            "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "notify": False}, env={})
-        daemon = Daemon(settings, backend=make_backend(settings))
-        await daemon.start()
-        try:
-            await daemon.add_repo(str(repo))
-            repo_id = next(iter(daemon.core.world.repos))
-            daemon.act(lambda c, now: c.submit_goal("Add a word_count helper", now, repo=repo_id))
+        async with demo_daemon(tmp_path, server.url, protocol=protocol) as (daemon, repo):
             world = daemon.core.world
 
             def open_merge():
@@ -115,8 +99,6 @@ async def test_demo_task_to_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
             assert "CI: passed" in seen["review"]
             daemon.act(lambda c, now: c.answer_decision(open_merge().id, 0, now))
             await wait_for(lambda: world.tasks["t1"].status == "done")
-        finally:
-            await daemon.stop()
     main = subprocess.run(["git", "show", "main:pocket_notes/formatting.py"], cwd=repo, capture_output=True,
                           text=True, check=True).stdout
     assert "def word_count(text: str) -> int:" in main

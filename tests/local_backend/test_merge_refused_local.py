@@ -5,7 +5,6 @@ branch has uncommitted changes re-opens its decision, changes nothing on main, a
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,14 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends import make_backend
-from foreman.backends.sim.demo_repo import create_demo_repo
-from foreman.config import resolve
-from foreman.daemon import Daemon
 from foreman.tui.discovery import Locator
 from tests.rig import Client, wait_for
 
 from .fakeserver import FakeOpenAI
+from .helpers import demo_daemon
 from .test_flow_local import make_responder
 
 pytestmark = pytest.mark.timeout(120)
@@ -32,23 +28,10 @@ def git(cwd: Path, *args: str) -> str:
 
 async def test_a_refused_merge_reopens_and_a_later_merge_succeeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    repo = tmp_path / "pocket-notes"
-    create_demo_repo(repo)
-    home = tmp_path / "home"
-    (home / "local").mkdir(parents=True)
     with FakeOpenAI(make_responder("text", {})) as server:
-        (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {
-            "fake": {"url": server.url, "model": "fake-coder", "protocol": "text", "maxTokens": 256}}}}))
-        settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"],
-                            "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "notify": False}, env={})
-        daemon = Daemon(settings, backend=make_backend(settings))
-        await daemon.start()
-        client = None
-        try:
-            await daemon.add_repo(str(repo))
+        async with demo_daemon(tmp_path, server.url) as (daemon, repo):
+            settings = daemon.settings
             client = await Client.connect(daemon.port, Locator(settings.home, settings.profile).token())
-            repo_id = next(iter(daemon.core.world.repos))
-            daemon.act(lambda c, now: c.submit_goal("Add a word_count helper", now, repo=repo_id))
             world = daemon.core.world
             dec = (await wait_for(lambda: client.open_decisions("merge", task="t1"), 60, "the merge decision"))[0]
             main_before = git(repo, "rev-parse", "main").strip()
@@ -69,10 +52,7 @@ async def test_a_refused_merge_reopens_and_a_later_merge_succeeds(tmp_path: Path
             git(repo, "checkout", "--", untouched)
             await client.answer(dec, 0)  # a later Merge, on a clean checkout
             await wait_for(lambda: world.tasks["t1"].status == "done", 60, "merged at the second Merge")
-        finally:
-            if client is not None:
-                await client.close()
-            await daemon.stop()
+            await client.close()
     assert "def word_count(text: str) -> int:" in git(repo, "show", "main:pocket_notes/formatting.py")
     assert git(repo, "merge-base", "--is-ancestor", main_before, "main") == ""
     assert "def word_count" in (repo / "pocket_notes" / "formatting.py").read_text()  # the checkout fast-forwarded

@@ -6,7 +6,6 @@ no usage) records turns without token figures."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -14,11 +13,10 @@ from pathlib import Path
 import pytest
 
 from foreman.backends import make_backend
-from foreman.backends.sim.demo_repo import create_demo_repo
-from foreman.config import resolve
 from foreman.daemon import Daemon
 
 from .fakeserver import FakeOpenAI, system_of
+from .helpers import demo_daemon
 from .test_flow_local import make_responder, wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -26,25 +24,12 @@ pytestmark = pytest.mark.timeout(120)
 
 async def _run_to_merge(tmp_path: Path, server: FakeOpenAI, home: Path, profile: dict) -> Daemon:
     """Run the demo goal to its merge decision through a real daemon; return the stopped daemon."""
-    (home / "local").mkdir(parents=True, exist_ok=True)
-    (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {
-        "fake": {"url": server.url, "model": "fake-coder", "protocol": "text", "maxTokens": 256, **profile}}}}))
-    repo = tmp_path / "pocket-notes"
-    create_demo_repo(repo)
-    settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"],
-                        "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "notify": False}, env={})
-    daemon = Daemon(settings, backend=make_backend(settings))
-    await daemon.start()
-    try:
-        await daemon.add_repo(str(repo))
-        repo_id = next(iter(daemon.core.world.repos))
-        daemon.act(lambda c, now: c.submit_goal("Add a word_count helper", now, repo=repo_id))
+    assert home == tmp_path / "home"
+    async with demo_daemon(tmp_path, server.url, profile=profile) as (daemon, _repo):
         world = daemon.core.world
         await wait_for(lambda: any(d.kind == "merge" and d.status == "open" for d in world.decisions.values()))
         # the review turn's usage is recorded when its turn ends, just after the decision opens
         await wait_for(lambda: world.agents["marlow"].usage.turns == 2)
-    finally:
-        await daemon.stop()
     return daemon
 
 
