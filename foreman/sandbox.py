@@ -173,6 +173,11 @@ def git_layout(worktree: Path) -> GitLayout | None:
     return GitLayout(common, gitdir, tuple(dirs))
 
 
+PRIVATE_TMP: tuple[Path, ...] = (Path("/tmp"), Path("/var/tmp"))
+"""Folders replaced by a private, empty tmpfs in the sandbox (what the command writes there is
+its own); the Python installation is bound back when it lives there."""
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """A bubblewrap policy: :meth:`wrap` turns a command into its sandboxed command.
@@ -201,7 +206,7 @@ class Sandbox:
         """
         wt = Path(worktree).resolve()
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
+                *(a for tmp in PRIVATE_TMP for a in ("--tmpfs", str(tmp))),
                 "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--die-with-parent", "--new-session"]
         if not network:
@@ -214,8 +219,9 @@ class Sandbox:
                 args += ["--ro-bind-try", str(home / rel), str(home / rel)]
             for rel in HOME_CACHES:
                 args += ["--bind-try", str(home / rel), str(home / rel)]
-        for keep in self.read_only:
-            if any(keep.is_relative_to(h) for h in (*homes, *self.hide)):
+        hidden_roots = (*homes, *self.hide, *PRIVATE_TMP)
+        for keep in self.read_only:  # e.g. a virtualenv under the home or under /tmp
+            if any(keep.is_relative_to(h) for h in hidden_roots):
                 args += ["--ro-bind-try", str(keep), str(keep)]
         args += ["--bind", str(wt), str(wt)]
         layout = git_layout(wt)

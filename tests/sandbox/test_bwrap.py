@@ -204,3 +204,18 @@ def test_a_background_process_dies_with_the_sandbox(world: World) -> None:
     finally:
         for p in _alive_with(token):
             p.kill()
+
+
+async def test_a_python_installation_under_tmp_stays_visible(world: World, tmp_path: Path) -> None:
+    """/tmp is private in the sandbox, but a virtualenv there (a checkout under /tmp, as CI's may
+    be) is the Foreman's own Python: it is bound back read-only, so CI commands can run it."""
+    assert tmp_path.resolve().is_relative_to("/tmp"), "pytest's temporary folder is expected under /tmp"
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "tool").write_text("#!/bin/sh\necho tool ran\n")
+    (venv / "tool").chmod(0o755)
+    box = Sandbox(FOUND.bwrap, hide=world.sandbox.hide, read_only=(tmp_path / "venv",))
+    res = await ci.run_ci(str(venv / "tool"), cwd=world.wt, env=world.env, timeout=60, sandbox=box)
+    assert res.ok and "tool ran" in res.output, res.output
+    res = await ci.run_ci(f"touch {venv / 'written'}", cwd=world.wt, env=world.env, timeout=60, sandbox=box)
+    assert not res.ok and not (venv / "written").exists(), "the bound-back installation must stay read-only"
