@@ -46,6 +46,10 @@ class SimBackend:
         self._director: asyncio.Task[Any] | None = None
         self.rng = random.Random(settings.seed)
         self.finished = asyncio.Event()
+        from ...sandbox import from_settings
+
+        self.sandbox = from_settings(settings)
+        """The OS sandbox the sim's CI runs in, like the flow's CI (None: off or unavailable)."""
 
     def status(self) -> tuple[str, str]:
         """The sim needs no authentication."""
