@@ -85,6 +85,32 @@ def _npm_like(c: Call, tool: str):
     return None
 
 
+#: ``bun`` subcommands that are package commands (npm's rules), not scripts to run.
+BUN_PACKAGE = frozenset({"install", "i", "add", "a", "remove", "rm", "update", "upgrade", "link", "unlink", "outdated",
+                         "publish", "pm", "patch", "audit", "info", "create", "init"})
+
+
+def bun_package(c: Call, at: int = 0):
+    """``bun install``/``add``/``remove``/``update``/``pm``/...: classified with npm's rules
+    (``c.args[at]`` is the subcommand, options before it)."""
+    sub = lit_text(c.args[at]) if at < len(c.args) else None
+    if sub == "a":  # bun's short form of add
+        c = Call(c.ctx, c.name, [*c.args[:at], Arg.lit("add"), *c.args[at + 1:]], c.cwds, c.stdin)
+    if sub in ("pm", "patch"):
+        c.exact(f"bun {sub} manages the package cache or patches packages")
+        return None
+    if sub in ("create", "init"):
+        c.exact(f"bun {sub} may download a starter package")
+        return None
+    if sub == "audit":
+        c.ctx.ask("Bash:net:bun:audit", "bun audit uses the network", network=True)
+        return None
+    if sub == "unlink":
+        c.exact("bun unlink changes linked packages")
+        return None
+    return _npm_like(c, "bun")
+
+
 handles("npm")(lambda c: _npm_like(c, "npm"))
 handles("yarn")(lambda c: _npm_like(c, "yarn"))
 handles("pnpm")(lambda c: _npm_like(c, "pnpm"))
