@@ -154,3 +154,31 @@ def test_a_process_started_with_env_i_and_setsid_still_dies_with_the_sandbox(wor
     finally:
         for proc in _alive_with(token):
             proc.kill()
+
+
+async def test_the_flows_ci_feed_line_names_the_sandbox_rule(tmp_path: Path) -> None:
+    """The flow's CI (a real daemon, real git, the scripted model edge) runs the user's ``--ci``
+    in the sandbox; both runs' feed lines say which rule blocked them."""
+    from ..conductor.scripted import ScriptedRig, done, write_and_commit
+    from ..rig import wait_for
+
+    async def work(req, tools):
+        if req.job == "work":  # the follow-up after a failed CI changes nothing and asks for review again
+            await write_and_commit(req, "change.txt", "x\n", "change")
+        await tools.call("update_task", {"status": "review"})
+        return done()
+
+    probe = Path(f"/usr/foreman-flow-ci-probe-{uuid.uuid4().hex[:8]}")
+    rig = ScriptedRig.worker(tmp_path, work, ci=f"touch {probe}", os_sandbox="required")
+    try:
+        await rig.start()
+        t1 = rig.task("Blocked CI", assignee="kit")
+        await wait_for(lambda: rig.open_decision(t1), timeout=90, what="the merge decision after two CI runs")
+        lines = [f.text for f in rig.world.feed if f.task == t1 and f.text.startswith("CI")]
+        assert len(lines) == 2, lines
+        assert all(line.startswith(f"CI failed on {t1}; the OS sandbox blocked it: read-only file system: "
+                                   "outside the worktree") for line in lines), lines
+        assert not probe.exists()
+    finally:
+        await rig.stop()
+        probe.unlink(missing_ok=True)
