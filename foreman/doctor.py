@@ -66,12 +66,7 @@ def run_doctor(settings: Settings) -> int:
         check(True, f"home {home} is writable")
     except OSError as exc:
         check(False, f"home {home} is writable ({exc})", "choose another --home or fix its permissions")
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", settings.port))
-            check(True, f"port {settings.port} is free")
-        except OSError:
-            check(False, f"port {settings.port} is in use", f"stop what holds it (a Foreman records itself in {settings.home / 'foreman.json'}) or use --port N")
+    doctor_port(settings, check)
     if settings.backend == "claude":
         check(importlib.util.find_spec("claude_agent_sdk") is not None, "claude-agent-sdk installed",
               "install the claude extra: pip install '.[claude]' in the Foreman checkout")
@@ -84,6 +79,73 @@ def run_doctor(settings: Settings) -> int:
         check(importlib.util.find_spec("openai") is not None, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
     print("all good" if not problems else f"{problems} problem(s)")
     return 0 if not problems else 1
+
+
+# ---------------------------------------------------------------- the port
+def doctor_port(settings: Settings, check: Check) -> None:
+    """Say whether ``settings.port`` is free and, when it is not, who holds it.
+
+    A running Foreman records itself in ``<home>/<profile>/foreman.json`` (:mod:`foreman.runtime`,
+    checked against its pid and start time). The port held by this profile's own running Foreman
+    is fine (clients connect to it); held by another profile's Foreman or another program, the
+    fix is another ``--port`` (``0`` lets the OS pick one). This profile's Foreman running on
+    another port is named too.
+    """
+    from .runtime import RUN_FILE, read_run_file
+
+    port = settings.port
+    mine = read_run_file(settings.profile_dir / RUN_FILE)
+    running = f"this profile's ({settings.profile}) running Foreman, pid {mine['pid']}" if mine else ""
+    if _port_free(port):
+        elsewhere = f"; {running} listens on port {mine.get('port')}" if mine and port != mine.get("port") else ""
+        check(True, f"port {port} is free{elsewhere}")
+        return
+    if mine is not None and mine.get("port") == port:
+        check(True, f"port {port} is held by {running}: that is fine, `foreman tui --profile {settings.profile}` "
+                    "connects to it (a second `foreman start` of this profile would be refused)")
+        return
+    other = _foreman_on(settings.home, port)
+    if other is not None:
+        holder = f"the Foreman of profile {other.get('profile')!r} (pid {other['pid']})"
+        fix = f"start this profile on another port (--port N, or --port 0 to let the OS pick one), or stop {holder}"
+    else:
+        holder = _listener(port) or "another program"
+        fix = f"start on another port (--port N, or --port 0 to let the OS pick one), or stop {holder}"
+    check(False, f"port {port} is in use by {holder}" + (f"; {running} listens on port {mine.get('port')}" if mine else ""),
+          fix)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _foreman_on(home: Path, port: int) -> dict | None:
+    """The live run record under ``home`` (any profile) that names ``port``, or None."""
+    from .runtime import RUN_FILE, read_run_file
+
+    for path in [home / RUN_FILE, *sorted(home.glob(f"*/{RUN_FILE}"))]:
+        record = read_run_file(path)
+        if record is not None and record.get("port") == port:
+            return record
+    return None
+
+
+def _listener(port: int) -> str | None:
+    """``"python3 (pid 123)"``: the process listening on ``port`` when the OS lets us see it."""
+    import psutil
+
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                return f"{psutil.Process(conn.pid).name()} (pid {conn.pid})"
+    except (psutil.Error, OSError):
+        return None
+    return None
 
 
 # ---------------------------------------------------------------- git identity

@@ -4,6 +4,7 @@ git identity (HOME an empty folder), real backends' merge identity, and the port
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from tests.conftest import TEST_GIT_EMAIL, TEST_GIT_NAME
 
-from .live import ROOT
+from .live import ROOT, LiveDaemon
 
 _IDENTITY_VARS = ("AGENTCRAFT_", "EMAIL", "GIT_AUTHOR_", "GIT_COMMITTER_", "ANTHROPIC_")
 
@@ -87,3 +88,46 @@ def test_real_backend_names_the_identity_merges_use_and_where_it_comes_from(tmp_
     # no repository named: the global identity, and the repository's own config may override it
     top = _doctor(tmp_path, "--port", "0", "--backend", "local")
     assert "unless a repository's own config says otherwise" in _line(top.stdout, "[ok] git knows who you are:")
+
+
+# ---------------------------------------------------------------- the port
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_port_held_by_this_profiles_running_foreman_is_named_and_fine(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    home.mkdir()
+    daemon = LiveDaemon(home)
+    port = daemon.start()
+    try:
+        pid = daemon.proc.pid
+        held = _doctor(tmp_path, "--port", str(port))
+        line = _line(held.stdout, f"[ok] port {port} is held by this profile's (sim) running Foreman, pid {pid}")
+        assert "that is fine" in line, held.stdout
+        assert held.returncode == 0, held.stdout
+        other = _free_port()
+        free = _doctor(tmp_path, "--port", str(other))
+        assert _line(free.stdout, f"[ok] port {other} is free; this profile's (sim) running Foreman, pid {pid} "
+                                  f"listens on port {port}"), free.stdout
+        # another profile asking for that port is told whose it is and what to do
+        taken = _doctor(tmp_path, "--port", str(port), "--profile", "other")
+        line = _line(taken.stdout, f"[FAIL] port {port} is in use by the Foreman of profile 'sim' (pid {pid})")
+        assert line and "--port N" in taken.stdout.split(line, 1)[1].splitlines()[1], taken.stdout
+    finally:
+        daemon.stop()
+
+
+def test_port_held_by_another_program_says_to_pick_another_port(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = _doctor(tmp_path, "--port", str(port))
+    assert out.returncode == 1
+    line = _line(out.stdout, f"[FAIL] port {port} is in use by ")
+    assert "Foreman" not in line, line
+    fix = out.stdout.split(line, 1)[1].splitlines()[1]
+    assert "--port N" in fix and "--port 0" in fix
