@@ -56,3 +56,17 @@ async def test_an_aborted_turn_that_reported_nothing_still_counts_as_a_turn(rig:
     await wait_for(lambda: first.cancelled, what="the aborted turn")
     kit = await wait_for(lambda: (a := rig.world.agents["kit"]).usage.turns and a, what="kit's usage")
     assert kit.usage.turns == 1 and kit.usage.input_tokens == 0 and kit.usage.cost_usd == 0
+
+
+async def test_a_timed_out_turn_keeps_the_usage_it_reported(tmp_path) -> None:
+    rig = Rig(tmp_path, turn_timeout=1.0)
+    try:
+        rig.puppet.on(("kit", "work"), spend_then_block)
+        await rig.start()
+        t1 = rig.task("Tidy notes", assignee="kit")
+        await rig.turn("kit")
+        kit = await wait_for(lambda: (a := rig.world.agents["kit"]).usage.turns and a, what="kit's usage")
+        assert (kit.usage.input_tokens, kit.usage.output_tokens, kit.usage.turns) == (1200, 300, 1)
+        assert rig.world.tasks[t1].usage.cost_usd == pytest.approx(0.0042)
+    finally:
+        await rig.stop()
