@@ -387,7 +387,7 @@ def _read_file(path: Path) -> _File:
             if key in BACKEND_SECTIONS:
                 _split_section(path, key, value, out)
             else:
-                _check_agents(path, value)
+                check_agents(f"{path}: agents", value)
                 out.sections[key] = value
         elif key in BY_FILE_KEY:
             out.top[key] = value
@@ -421,19 +421,27 @@ AGENT_KEYS = ("backend", "model")
 AGENT_BACKENDS = ("claude", "local")
 
 
-def _check_agents(path: Path, section: dict[str, Any]) -> None:
-    """Check the ``agents`` section when the file is read, whichever backend is started.
+def check_agents(where: str, section: Any) -> dict[str, dict[str, str]]:
+    """Check the ``agents`` section (the one rule: the config file's reader and the backends call it).
 
     Shape: ``{"kit": {"backend": "local", "model": "..."}}``; each agent takes only
     :data:`AGENT_KEYS`, a backend from :data:`AGENT_BACKENDS`.
 
+    Args:
+        where: names the section in messages: ``<config.json path>: agents``.
+        section: the section as read.
+
+    Returns:
+        The per-agent overrides, values as strings: ``{"kit": {"backend": "local"}}``.
+
     Raises:
-        ConfigError: an unknown agent, key or backend, naming the file, the key and the fix.
+        ConfigError: not an object, an unknown agent, key or backend, naming the file, the key and the fix.
     """
     from .backends.flow.team import ALL_WORKERS, LEAD
 
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where} must be an object like {{\"kit\": {{\"backend\": \"local\"}}}}")
     names = (LEAD, *ALL_WORKERS)
-    where = f"{path}: agents"
     for agent, over in section.items():
         if agent not in names:
             raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}")
@@ -446,3 +454,4 @@ def _check_agents(path: Path, section: dict[str, Any]) -> None:
         backend = over.get("backend")
         if backend is not None and backend not in AGENT_BACKENDS:
             raise ConfigError(f"{where}.{agent}.backend: use 'claude' or 'local', not {backend!r}")
+    return {agent: {k: str(v) for k, v in over.items()} for agent, over in section.items()}

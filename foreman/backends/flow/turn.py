@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -96,8 +97,12 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         req, tools = _request(c, agent, job, key, turn_id, prompt, task_id, goal_id, session)
         result = await asyncio.wait_for(c.runners[agent].run_turn(req, tools), timeout=c.settings.turn_timeout)
     except asyncio.TimeoutError:
-        result = TurnResult(ok=False, session_id=session,
-                            error=f"the turn timed out after {c.settings.turn_timeout:.0f} s")
+        result = replace((tools.cancelled if tools else None) or TurnResult(ok=False), ok=False, session_id=session, aborted=False,
+                         error=f"the turn timed out after {c.settings.turn_timeout:.0f} s")  # keeps its usage so far
+    except asyncio.CancelledError:
+        if tools is not None:  # the turn had started: what it used before the abort was spent
+            _record_cancelled(c, tools, agent, task_id, goal_id, time.monotonic() - started)
+        raise
     except ForemanError as exc:
         result = TurnResult(ok=False, session_id=session, error=exc.message)
     except Exception as exc:  # noqa: BLE001 - a bug must end the turn, not leave it running forever
@@ -120,6 +125,17 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         logger.exception("the end of turn %s of %s failed", turn_id, agent)
         records.set_session(c, key, state="failed")
         failed(c, agent, job, task_id, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _record_cancelled(c: Conductor, tools: DaemonTools, agent: str, task_id: str | None, goal_id: str | None,
+                      wall_seconds: float) -> None:
+    """Record an aborted turn's usage: what its runner handed over (``tools.cancelled``), else
+    the turn and its wall time alone. Never raises: the cancellation goes on."""
+    partial = tools.cancelled or TurnResult(ok=False, error="the turn was aborted", aborted=True)
+    try:
+        record_turn(c.d, partial, agent=agent, task=task_id, goal=goal_id, wall_seconds=wall_seconds)
+    except Exception:  # noqa: BLE001 - a store refusing must not turn an abort into a crash
+        logger.exception("recording the usage of %s's aborted turn failed", agent)
 
 
 def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
