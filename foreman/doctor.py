@@ -25,23 +25,21 @@ IDENTITY_GLOBAL = 'git config --global user.name "Your Name" && git config --glo
 IDENTITY_FIX = IDENTITY_GLOBAL + " (or set them in each repository you register)"
 
 Check = Callable[..., None]
-"""``check(ok, what, fix="")``: print one ``[ok]``/``[FAIL]`` line (and the fix for a FAIL)."""
-
-
-def warn(what: str, fix: str) -> None:
-    """Print a ``[warn]`` line and its fix (not counted as a problem)."""
-    print(f"[warn] {what}\n       fix: {fix}")
+"""``check(ok, what, fix="", warning=False)``: print one ``[ok]``/``[FAIL]`` line (and the fix
+for a FAIL); with ``warning=True`` a failed check prints ``[warn]`` and is not a problem."""
 
 
 def run_doctor(settings: Settings) -> int:
     """Run every check for ``settings`` and print the result; return 0 (all good or only
     warnings) or 1 (at least one ``FAIL``)."""
-    problems = 0
+    problems = warnings = 0
 
-    def check(ok: bool, what: str, fix: str = "") -> None:
-        nonlocal problems
-        print(f"[{'ok' if ok else 'FAIL'}] {what}" + ("" if ok else f"\n       fix: {fix}"))
-        problems += 0 if ok else 1
+    def check(ok: bool, what: str, fix: str = "", warning: bool = False) -> None:
+        nonlocal problems, warnings
+        mark = "ok" if ok else ("warn" if warning else "FAIL")
+        print(f"[{mark}] {what}" + ("" if ok else f"\n       fix: {fix}"))
+        problems += 0 if ok or warning else 1
+        warnings += 1 if not ok and warning else 0
 
     check(sys.version_info >= (3, 11), f"Python {sys.version.split()[0]} (>= 3.11)", "install Python 3.11 or newer")
     try:
@@ -77,7 +75,10 @@ def run_doctor(settings: Settings) -> int:
         check(version is not None, f"claude CLI {version or 'not found'}", "reinstall claude-agent-sdk or pass --claude-cli PATH")
     if settings.backend == "local":
         check(importlib.util.find_spec("openai") is not None, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
-    print("all good" if not problems else f"{problems} problem(s)")
+    if problems:
+        print(f"{problems} problem(s)" + (f", {warnings} warning(s)" if warnings else ""))
+    else:
+        print("all good" if not warnings else f"works, with {warnings} warning(s) above")
     return 0 if not problems else 1
 
 
@@ -244,9 +245,8 @@ def _sim_identity(settings: Settings, check: Check) -> None:
     if who is not None:
         check(True, f"git knows who you are: {who} ({identity_origin(None)}); {sim}")
     else:
-        warn(f"git does not know who you are ({why}); the sim does not need it: {sim}. "
-             "The claude and local backends' approved merges do",
-             IDENTITY_FIX)
+        check(False, f"git does not know who you are ({why}); the sim does not need it: {sim}. "
+              "The claude and local backends' approved merges do", IDENTITY_FIX, warning=True)
 
 
 def _doctor_sandbox(settings: Settings, check: Check) -> None:
@@ -258,4 +258,4 @@ def _doctor_sandbox(settings: Settings, check: Check) -> None:
     elif settings.os_sandbox == "required":
         check(False, line, "install bubblewrap (apt-get install bubblewrap) where it can create namespaces, or --os-sandbox auto")
     else:
-        warn(line, "install bubblewrap (apt-get install bubblewrap) to sandbox agents' commands")
+        check(False, line, "install bubblewrap (apt-get install bubblewrap) to sandbox agents' commands", warning=True)

@@ -53,6 +53,8 @@ def test_sim_quickstart_without_a_global_identity_is_a_warning_not_a_failure(tmp
     line = _line(out.stdout, "[warn] git does not know who you are")
     assert "the sim does not need it" in line and "Sam Rivera <sam@pocket-notes.example>" in line
     assert 'git config --global user.email' in out.stdout.split(line, 1)[1].splitlines()[1]  # the fix follows
+    warned = out.stdout.count("[warn]")
+    assert out.stdout.rstrip().splitlines()[-1] == f"works, with {warned} warning(s) above"  # not "all good"
 
 
 def test_sim_names_both_identities_when_git_knows_you(tmp_path: Path) -> None:
