@@ -79,14 +79,14 @@ def read_report(profile_dir: Path) -> UsageReport:
 
 
 def _row(name: str, u: Usage, extra: str = "") -> str:
-    from .tui.views import money  # one formatter for amounts: small ones keep their significant digits
+    from .core.usage import money  # one formatter for amounts: small ones keep their significant digits
 
     return (f"{name[:34]:34} {u.turns:6} {u.input_tokens:12,} {u.output_tokens:11,} {u.cache_read_tokens:12,} "
             f"{u.cache_write_tokens:11,} {money(u.cost_usd).replace('$', ''):>10} {u.wall_seconds / 60:8.1f}{extra}")
 
 
 def _cap(usd: float | None) -> str:
-    from .tui.views import money
+    from .core.usage import money
 
     return f"  cap {money(usd)}" if usd is not None else ""
 

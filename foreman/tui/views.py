@@ -8,10 +8,10 @@ of the entity's own timestamp.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 
 import protocol as p
 
+from ..core.usage import money  # noqa: F401  (one formatter for amounts, re-exported for the views)
 from .mirror import Mirror, id_order
 
 TASK_STATUS_ORDER: tuple[p.TaskStatus, ...] = ("doing", "review", "todo", "blocked", "done", "cancelled")
@@ -58,25 +58,6 @@ def status_view(m: Mirror) -> list[str]:
     return lines
 
 
-def money(usd: float) -> str:
-    """Dollars for people: ``$4.80`` from a dollar up, ``$0.0123`` under it, and at least two
-    significant digits below a cent (``$0.00012``, ``$0.000042``), so a small cost or cap never
-    reads as ``$0.0000``; ``$0.0000`` is exactly zero. Below ``$0.0000000001``: ``<$0.0000000001``.
-    """
-    sign, a = ("-" if usd < 0 else ""), abs(usd)
-    if a == 0:
-        return "$0.0000"
-    if round(a, 4) >= 1:
-        return f"{sign}${a:.2f}"
-    if a >= 0.01:
-        return f"{sign}${a:.4f}"
-    if a < 1e-10:
-        return f"{sign}<$0.0000000001"
-    decimals = min(10, max(4, 1 - math.floor(math.log10(a))))  # two significant digits
-    text = f"{a:.{decimals}f}"
-    while text.endswith("0") and len(text.split(".")[1]) > 4:
-        text = text[:-1]
-    return f"{sign}${text}"
 
 
 def usage_status_text(s: p.Status) -> str:
