@@ -46,11 +46,12 @@ def make_backend(settings: Settings) -> Any:
         from .sim.backend import SimBackend
 
         return SimBackend(settings)
-    from .conductor import ALL_WORKERS, LEAD, Conductor
+    from .conductor import LEAD, Conductor
+    from .flow.team import team_of
 
     per_agent = _agent_overrides(settings)
     kinds = {LEAD: settings.lead_backend or settings.backend,
-             **{w: settings.worker_backend or settings.backend for w in ALL_WORKERS}}
+             **{w: settings.worker_backend or settings.backend for w in team_of(settings).workers}}
     for agent, over in per_agent.items():
         kinds[agent] = over.get("backend", kinds[agent])
     runners_by_kind = {k: _runner(k, settings) for k in set(kinds.values())}

@@ -23,7 +23,7 @@ from ..core.backoff import Backoff
 from ..core.world import Effect
 from ..errors import ForemanError
 from .flow import handoff, plan, records, restart, turn, work
-from .flow.team import ALL_WORKERS, LEAD, TITLES, Running, team_from
+from .flow.team import ALL_WORKERS, LEAD, TITLES, Running, team_from, team_of, title
 from .turns import TurnRunner
 
 __all__ = ["ALL_WORKERS", "LEAD", "TITLES", "Conductor", "team_from"]
@@ -53,12 +53,14 @@ class Conductor:
     def __init__(self, settings: Any, runners: dict[str, TurnRunner], *, backend_name: str,
                  models: dict[str, str | None] | None = None, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
         self.settings = settings
-        self.runners = runners
         self.name = backend_name
-        self.models = models or {}
         self.sleep = sleep
         self.d: Any = None
-        self.workers = team_from(settings.workers)
+        self.team = team_of(settings)
+        self.workers = list(self.team.on_shift)
+        self.runners = dict(runners)
+        self.models = dict(models or {})
+        self._fill_generated(self.team.workers)
         self.running: dict[str, Running] = {}
         self.cleaning: dict[str, asyncio.Task[Any]] = {}
         self.deferred: dict[str, list[tuple[Any, ...]]] = {}
@@ -88,8 +90,9 @@ class Conductor:
         """Create the team, check the model services, reconcile open state and start scheduling."""
         self.d = daemon
         self.budget = BudgetGate(daemon, self.settings)
-        for name in (LEAD, *ALL_WORKERS):
+        for name in (LEAD, *self.team.workers):
             daemon.act(lambda c, now, name=name: c.add_agent(name, now, **self._agent_fields(name)))
+        self._retire_off_roster()
         daemon.spawn(self._announce_cli_versions(), "cli-versions")
         await self.preflight()
         restart.reconcile(self)
@@ -99,9 +102,34 @@ class Conductor:
         """What the agent entity says of ``name``: title, backend, model, role or shift, whether
         its commands are sandboxed, its CLI's version."""
         runner = self.runners.get(name)
-        return {"title": TITLES[name], "backend": getattr(runner, "name", self.name) if runner else self.name,
+        return {"title": title(name), "backend": getattr(runner, "name", self.name) if runner else self.name,
                 "model": self.models.get(name), "sandboxed": self.sandbox is not None, "cli_version": cli_version,
                 **({"role": "lead"} if name == LEAD else {"active": name in self.workers})}
+
+    def _fill_generated(self, names: Any) -> None:
+        """Give each worker without a runner of its own (generated names, workers of an earlier
+        start) the named workers' runner and model: a team of any size shares the workers' backend."""
+        base = next((w for w in ALL_WORKERS if w in self.runners), None)
+        for name in names:
+            if name not in self.runners and base is not None:
+                self.runners[name] = self.runners[base]
+                self.models.setdefault(name, self.models.get(base))
+
+    def _retire_off_roster(self) -> None:
+        """Take workers an earlier start added beyond this start's roster (``--workers 12``, then
+        ``--workers 8``) off shift, saying so; they keep their names and seats, and ``/spawn``
+        brings one back (it runs on the workers' runner)."""
+        w = self.d.core.world
+        extra = sorted((a for a in w.agents.values() if a.role == "worker" and a.name not in self.team.workers),
+                       key=lambda a: (a.seat is None, a.seat))
+        self._fill_generated([a.name for a in extra])
+        leaving = [a.name for a in extra if a.active]
+        for name in leaving:
+            self.d.act(lambda c, now, name=name: c.stop_agent(name, now))
+        if leaving:
+            names = ", ".join(leaving)
+            self.d.act(lambda c, now: c.feed(f"Not on this start's team (--workers): {names} went off shift; "
+                                             "/spawn @name brings one back", now, kind="agent"))
 
     async def _announce_cli_versions(self) -> None:
         """Put each runner's CLI version (claude: it may start the CLI, seconds) on its agents,
@@ -200,7 +228,8 @@ class Conductor:
     def _free_workers(self) -> list[str]:
         w = self.d.core.world
         busy = {t.assignee for t in w.tasks.values() if t.status == "doing"}
-        return [n for n in self.workers + [a for a in ALL_WORKERS if a not in self.workers]
+        rest = sorted((a for a in w.agents.values() if a.name not in self.workers), key=lambda a: (a.seat is None, a.seat))
+        return [n for n in self.workers + [a.name for a in rest]
                 if (a := w.agents.get(n)) is not None and a.active and not a.paused and n not in self.running
                 and n not in busy and n not in self.cleaning and a.role == "worker"]
 
