@@ -118,14 +118,23 @@ class Conductor:
     def _retire_off_roster(self) -> None:
         """Take workers an earlier start added beyond this start's roster (``--workers 12``, then
         ``--workers 8``) off shift, saying so; they keep their names and seats, and ``/spawn``
-        brings one back (it runs on the workers' runner)."""
+        brings one back (it runs on the workers' runner). A later start whose roster has them
+        again puts those it took off shift back on (meta ``off_roster``); a worker you stopped
+        yourself stays off shift."""
         w = self.d.core.world
+        retired = set(w.meta.get("off_roster", []))
+        back = [n for n in self.team.on_shift if n in retired and (a := w.agents.get(n)) is not None and not a.active]
+        for name in back:
+            self.d.act(lambda c, now, name=name: c.spawn_agent(name, now))
         extra = sorted((a for a in w.agents.values() if a.role == "worker" and a.name not in self.team.workers),
                        key=lambda a: (a.seat is None, a.seat))
         self._fill_generated([a.name for a in extra])
         leaving = [a.name for a in extra if a.active]
         for name in leaving:
             self.d.act(lambda c, now, name=name: c.stop_agent(name, now))
+        if back or leaving:
+            keep = sorted((retired - set(self.team.workers)) | set(leaving))
+            self.d.act(lambda c, now: c.set_meta("off_roster", keep))
         if leaving:
             names = ", ".join(leaving)
             self.d.act(lambda c, now: c.feed(f"Not on this start's team (--workers): {names} went off shift; "
