@@ -42,6 +42,7 @@ class Conductor:
         sleep: injectable sleep (tests use a fake for the backoff).
 
     Attributes:
+        team: this start's roster (:func:`.flow.team.team_of`); workers: those on shift at start.
         running: agent -> its turn in flight. cleaning: agent -> the clean-up of its last turn.
         deferred: agent -> turns waiting for its current one. held: tasks in a hand-off.
         pending_goals: goals waiting for the lead's current turn. waiters: merge decision id ->
