@@ -437,13 +437,14 @@ def _check_agents(path: Path, section: dict[str, Any]) -> None:
     Raises:
         ConfigError: an unknown agent, key or backend, naming the file, the key and the fix.
     """
-    from .backends.flow.team import ALL_WORKERS, LEAD
+    from .core.roster import LEAD, NAME_RE, NAMED_WORKERS
 
-    names = (LEAD, *ALL_WORKERS)
+    names = (LEAD, *NAMED_WORKERS)
     where = f"{path}: agents"
     for agent, over in section.items():
-        if agent not in names:
-            raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}")
+        if not isinstance(agent, str) or not NAME_RE.match(agent):  # the team's names are checked in resolve()
+            raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}, or a worker "
+                              "of --workers beyond five (workerNames)")
         if not isinstance(over, dict):
             raise ConfigError(f"{where}.{agent} must be an object like {{\"backend\": \"local\", \"model\": \"...\"}}")
         unknown = sorted(set(over) - set(AGENT_KEYS))

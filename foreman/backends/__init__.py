@@ -71,16 +71,17 @@ def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:
     Raises:
         ConfigError: an unknown agent, key or backend, naming it and the fix.
     """
-    from .conductor import ALL_WORKERS, LEAD
+    from .flow.team import team_of
 
+    team = team_of(settings).agents
     section = settings.sections.get("agents") or {}
     where = f"{settings.profile_dir / 'config.json'}: agents"
     if not isinstance(section, dict):
         raise ConfigError(f"{where} must be an object like {{\"kit\": {{\"backend\": \"local\"}}}}")
     out: dict[str, dict[str, str]] = {}
     for agent, over in section.items():
-        if agent not in (LEAD, *ALL_WORKERS):
-            raise ConfigError(f"{where}: unknown agent {agent!r}; use one of {', '.join((LEAD, *ALL_WORKERS))}")
+        if agent not in team:
+            raise ConfigError(f"{where}: unknown agent {agent!r}; use one of {', '.join(team)}")
         if not isinstance(over, dict) or set(over) - {"backend", "model"}:
             raise ConfigError(f"{where}.{agent}: only 'backend' and 'model' may be set per agent")
         if over.get("backend") not in (None, "claude", "local"):

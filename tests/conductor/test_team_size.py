@@ -173,3 +173,20 @@ async def test_a_restart_keeps_every_name_and_seat(tmp_path: Path) -> None:
         await rig.wait_status(task, "review", timeout=60)
     finally:
         await rig.stop()
+
+
+def test_a_generated_worker_can_have_its_own_backend_and_model(tmp_path: Path) -> None:
+    from foreman.backends import make_backend
+
+    home = tmp_path / "home"
+    (home / "claude").mkdir(parents=True)
+    (home / "claude" / "config.json").write_text(json.dumps({"workers": 7, "agents": {"bryn": {"backend": "local",
+                                                                                             "model": "qwen"}}}))
+    c = make_backend(resolve({"home": str(home), "backend": "claude"}, env={"ANTHROPIC_API_KEY": "x"}))
+    assert (c.runners["bryn"].name, c.models["bryn"]) == ("local", "qwen")
+    assert (c.runners["ash"].name, c.models["ash"]) == ("claude", "sonnet")
+    assert c.name == "mixed" and c.workers == [*NAMED_WORKERS, "ash", "bryn"]
+    with pytest.raises(ConfigError) as info:  # a team of five has no bryn
+        resolve({"home": str(home), "backend": "claude", "workers": "5"}, env={})
+    assert "config.json: agents: unknown agent 'bryn'" in info.value.message
+    assert "make the team larger (--workers)" in info.value.message

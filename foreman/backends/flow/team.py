@@ -79,10 +79,19 @@ def team_of(settings: Any) -> Roster:
             naming where each value came from and what to change.
     """
     try:
-        return roster(settings.workers, settings.worker_names)
+        team = roster(settings.workers, settings.worker_names)
     except ValueError as exc:
         raise ConfigError(f"{where(settings, 'workers')}: {exc} (worker names from "
                           f"{where(settings, 'worker_names')}).") from None
+    unknown = [a for a in (settings.sections.get("agents") or {}) if a not in team.agents]
+    if unknown:
+        source = settings.sources.get("section:agents", "file")
+        files = [str(settings.profile_dir / "config.json")] * ("file" in source.split("+")) + \
+            [str(settings.home / "config.json")] * ("home-file" in source.split("+"))
+        shown = ", ".join(team.agents if len(team.agents) <= 12 else [*team.agents[:12], "..."])
+        raise ConfigError(f"{' or '.join(files)}: agents: unknown agent {unknown[0]!r}: it is not on this team "
+                          f"({shown}). Remove it, fix its spelling, or make the team larger (--workers)")
+    return team
 
 
 def team_line(c: Any) -> str:
