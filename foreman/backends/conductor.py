@@ -23,7 +23,7 @@ from ..core.backoff import Backoff
 from ..core.world import Effect
 from ..errors import ForemanError
 from .flow import handoff, plan, records, restart, turn, work
-from .flow.team import ALL_WORKERS, LEAD, TITLES, Running, team_from, team_of, title
+from .flow.team import ALL_WORKERS, LEAD, TITLES, Running, fill_runners, retire_off_roster, team_from, team_of, title
 from .turns import TurnRunner
 
 __all__ = ["ALL_WORKERS", "LEAD", "TITLES", "Conductor", "team_from"]
@@ -61,7 +61,7 @@ class Conductor:
         self.workers = list(self.team.on_shift)
         self.runners = dict(runners)
         self.models = dict(models or {})
-        self._fill_generated(self.team.workers)
+        fill_runners(self, self.team.workers)
         self.running: dict[str, Running] = {}
         self.cleaning: dict[str, asyncio.Task[Any]] = {}
         self.deferred: dict[str, list[tuple[Any, ...]]] = {}
@@ -93,7 +93,7 @@ class Conductor:
         self.budget = BudgetGate(daemon, self.settings)
         for name in (LEAD, *self.team.workers):
             daemon.act(lambda c, now, name=name: c.add_agent(name, now, **self._agent_fields(name)))
-        self._retire_off_roster()
+        retire_off_roster(self)
         daemon.spawn(self._announce_cli_versions(), "cli-versions")
         await self.preflight()
         restart.reconcile(self)
@@ -106,40 +106,6 @@ class Conductor:
         return {"title": title(name), "backend": getattr(runner, "name", self.name) if runner else self.name,
                 "model": self.models.get(name), "sandboxed": self.sandbox is not None, "cli_version": cli_version,
                 **({"role": "lead"} if name == LEAD else {"active": name in self.workers})}
-
-    def _fill_generated(self, names: Any) -> None:
-        """Give each worker without a runner of its own (generated names, workers of an earlier
-        start) the named workers' runner and model: a team of any size shares the workers' backend."""
-        base = next((w for w in ALL_WORKERS if w in self.runners), None)
-        for name in names:
-            if name not in self.runners and base is not None:
-                self.runners[name] = self.runners[base]
-                self.models.setdefault(name, self.models.get(base))
-
-    def _retire_off_roster(self) -> None:
-        """Take workers an earlier start added beyond this start's roster (``--workers 12``, then
-        ``--workers 8``) off shift, saying so; they keep their names and seats, and ``/spawn``
-        brings one back (it runs on the workers' runner). A later start whose roster has them
-        again puts those it took off shift back on (meta ``off_roster``); a worker you stopped
-        yourself stays off shift."""
-        w = self.d.core.world
-        retired = set(w.meta.get("off_roster", []))
-        back = [n for n in self.team.on_shift if n in retired and (a := w.agents.get(n)) is not None and not a.active]
-        for name in back:
-            self.d.act(lambda c, now, name=name: c.spawn_agent(name, now))
-        extra = sorted((a for a in w.agents.values() if a.role == "worker" and a.name not in self.team.workers),
-                       key=lambda a: (a.seat is None, a.seat))
-        self._fill_generated([a.name for a in extra])
-        leaving = [a.name for a in extra if a.active]
-        for name in leaving:
-            self.d.act(lambda c, now, name=name: c.stop_agent(name, now))
-        if back or leaving:
-            keep = sorted((retired - set(self.team.workers)) | set(leaving))
-            self.d.act(lambda c, now: c.set_meta("off_roster", keep))
-        if leaving:
-            names = ", ".join(leaving)
-            self.d.act(lambda c, now: c.feed(f"Not on this start's team (--workers): {names} went off shift; "
-                                             "/spawn @name brings one back", now, kind="agent"))
 
     async def _announce_cli_versions(self) -> None:
         """Put each runner's CLI version (claude: it may start the CLI, seconds) on its agents,

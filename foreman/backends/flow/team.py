@@ -106,3 +106,41 @@ def team_line(c: Any) -> str:
     on = [a.name for a in agents if a.active]
     off = [a.name for a in agents if not a.active]
     return f"{describe(on, off)}; at most {c.settings.max_concurrent} work at once (--max-concurrent)"
+
+
+def fill_runners(c: Any, names: Any) -> None:
+    """Give each worker in ``names`` without a runner of its own (generated names, workers of an
+    earlier start) the named workers' runner and model, in the conductor ``c``: a team of any
+    size shares the workers' backend unless the ``agents`` section says otherwise."""
+    base = next((w for w in ALL_WORKERS if w in c.runners), None)
+    for name in names:
+        if name not in c.runners and base is not None:
+            c.runners[name] = c.runners[base]
+            c.models.setdefault(name, c.models.get(base))
+
+
+def retire_off_roster(c: Any) -> None:
+    """At start, take workers an earlier start added beyond this start's roster (``--workers 12``,
+    then ``--workers 8``) off shift, saying so in the feed; they keep their names and seats, and
+    ``/spawn`` brings one back (on the workers' runner). A later start whose roster has them again
+    puts those it took off shift back on (meta ``off_roster``); a worker the user stopped stays
+    off shift. ``c`` is the conductor, its daemon set."""
+    d, roster_ = c.d, c.team
+    w = d.core.world
+    retired = set(w.meta.get("off_roster", []))
+    back = [n for n in roster_.on_shift if n in retired and (a := w.agents.get(n)) is not None and not a.active]
+    for name in back:
+        d.act(lambda core, now, name=name: core.spawn_agent(name, now))
+    extra = sorted((a for a in w.agents.values() if a.role == "worker" and a.name not in roster_.workers),
+                   key=lambda a: (a.seat is None, a.seat))
+    fill_runners(c, [a.name for a in extra])
+    leaving = [a.name for a in extra if a.active]
+    for name in leaving:
+        d.act(lambda core, now, name=name: core.stop_agent(name, now))
+    if back or leaving:
+        keep = sorted((retired - set(roster_.workers)) | set(leaving))
+        d.act(lambda core, now: core.set_meta("off_roster", keep))
+    if leaving:
+        names = ", ".join(leaving)
+        d.act(lambda core, now: core.feed(f"Not on this start's team (--workers): {names} went off shift; "
+                                          "/spawn @name brings one back", now, kind="agent"))
