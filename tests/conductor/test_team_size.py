@@ -190,3 +190,20 @@ def test_a_generated_worker_can_have_its_own_backend_and_model(tmp_path: Path) -
         resolve({"home": str(home), "backend": "claude", "workers": "5"}, env={})
     assert "config.json: agents: unknown agent 'bryn'" in info.value.message
     assert "make the team larger (--workers)" in info.value.message
+
+
+def test_seats_are_given_once_lowest_free_first_and_kept() -> None:
+    from foreman.core.core import Core
+
+    core = Core()
+    core.add_agent("kit", 0.0)  # a worker before the lead: seats start at 1 for workers
+    core.add_agent("marlow", 0.0, role="lead")
+    core.add_agent("wren", 0.0)
+    assert {n: a.seat for n, a in core.world.agents.items()} == {"kit": 1, "marlow": 0, "wren": 2}
+    core.add_agent("kit", 0.0, backend="local", model="q")  # an update keeps the seat
+    assert core.world.agents["kit"].seat == 1 and core.world.agents["kit"].backend == "local"
+    # an agent stored by a Foreman older than seats gets the lowest free one at its next add
+    core.world.agents["ash"] = core.world.agents["wren"].model_copy(update={"name": "ash", "seat": None})
+    core.world.agents["wren"] = core.world.agents["wren"].model_copy(update={"seat": 3})
+    core.add_agent("ash", 0.0)
+    assert core.world.agents["ash"].seat == 2
