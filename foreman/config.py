@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .core.roster import DEFAULT_WORKER_NAMES
 from .errors import ConfigError
 
 
@@ -67,16 +68,15 @@ def _positive(kind: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 def _workers(value: Any) -> list[str]:
-    names = _list(value)
-    known = ("juniper", "kit", "wren", "rowan", "tove")
-    if len(names) == 1 and names[0].isdigit():
-        if not 1 <= int(names[0]) <= len(known):
-            raise ValueError(f"a team size is 1..{len(known)}, got {names[0]}")
-        return names
-    bad = [n for n in names if n.lower() not in known]
-    if bad or not names:
-        raise ValueError(f"workers are a number or names from {', '.join(known)}; unknown: {', '.join(bad) or 'none given'}")
-    return [n.lower() for n in names]
+    from .core.roster import parse_workers
+
+    return parse_workers(value)
+
+
+def _worker_names(value: Any) -> list[str]:
+    from .core.roster import parse_worker_names
+
+    return parse_worker_names(value)
 
 
 def _url(value: Any) -> str:
@@ -158,7 +158,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("auto_answer", _list, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
     Option("sandbox", str, None, "sim: folder for the demo repositories (default: the checkout's sandbox/, else <home>/sandbox)"),
     Option("showcase", _choice("", "busy", "late"), "", "sim: hold a static showcase state (busy, or late)", kind="optional", const="busy"),
-    Option("workers", _workers, ["3"], "team: a number (first N of juniper,kit,wren,rowan,tove) or names; others stay off shift"),
+    Option("workers", _workers, ["3"], "team: a size 1..100 (the first N of juniper,kit,wren,rowan,tove; "
+           "beyond 5 adds workers named by --worker-names) or worker names; the others stay off shift"),
+    Option("worker_names", _worker_names, list(DEFAULT_WORKER_NAMES), "names of the workers beyond the five named "
+           "ones, in order; a last entry with {n} names the rest by seat (worker-{n})"),
     Option("model", str, None, "model for every agent (overrides --lead-model/--worker-model)"),
     Option("lead_model", str, None, "the lead's model (claude default: opus)"),
     Option("worker_model", str, None, "the workers' model (claude default: sonnet)"),
@@ -299,7 +302,11 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
             in_profile, in_home = name in profile_file.sections, name in home_file.sections
             sources[f"section:{name}"] = "file" if in_profile and not in_home else (
                 "home-file" if in_home and not in_profile else "file+home-file")
-    return Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
+    settings = Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
+    from .backends.flow.team import team_of
+
+    team_of(settings)  # --workers and --worker-names must fit together (the error names both)
+    return settings
 
 
 def _pick(opt: Option, values: dict[str, Any], sources: dict[str, str],
@@ -437,14 +444,15 @@ def check_agents(where: str, section: Any) -> dict[str, dict[str, str]]:
     Raises:
         ConfigError: not an object, an unknown agent, key or backend, naming the file, the key and the fix.
     """
-    from .backends.flow.team import ALL_WORKERS, LEAD
+    from .core.roster import LEAD, NAME_RE, NAMED_WORKERS
 
     if not isinstance(section, dict):
         raise ConfigError(f"{where} must be an object like {{\"kit\": {{\"backend\": \"local\"}}}}")
-    names = (LEAD, *ALL_WORKERS)
+    names = (LEAD, *NAMED_WORKERS)
     for agent, over in section.items():
-        if agent not in names:
-            raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}")
+        if not isinstance(agent, str) or not NAME_RE.match(agent):  # the team's names are checked in resolve()
+            raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}, or a worker "
+                              "of --workers beyond five (workerNames)")
         if not isinstance(over, dict):
             raise ConfigError(f"{where}.{agent} must be an object like {{\"backend\": \"local\", \"model\": \"...\"}}")
         unknown = sorted(set(over) - set(AGENT_KEYS))

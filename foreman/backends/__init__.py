@@ -46,11 +46,12 @@ def make_backend(settings: Settings) -> Any:
         from .sim.backend import SimBackend
 
         return SimBackend(settings)
-    from .conductor import ALL_WORKERS, LEAD, Conductor
+    from .conductor import LEAD, Conductor
+    from .flow.team import team_of
 
     per_agent = _agent_overrides(settings)
     kinds = {LEAD: settings.lead_backend or settings.backend,
-             **{w: settings.worker_backend or settings.backend for w in ALL_WORKERS}}
+             **{w: settings.worker_backend or settings.backend for w in team_of(settings).workers}}
     for agent, over in per_agent.items():
         kinds[agent] = over.get("backend", kinds[agent])
     runners_by_kind = {k: _runner(k, settings) for k in set(kinds.values())}
@@ -70,4 +71,12 @@ def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:
     Raises:
         ConfigError: an unknown agent, key or backend, naming it and the fix (:func:`foreman.config.check_agents`).
     """
-    return check_agents(f"{settings.profile_dir / 'config.json'}: agents", settings.sections.get("agents") or {})
+    from .flow.team import team_of
+
+    where = f"{settings.profile_dir / 'config.json'}: agents"
+    overrides = check_agents(where, settings.sections.get("agents") or {})
+    team = team_of(settings).agents
+    for agent in overrides:
+        if agent not in team:
+            raise ConfigError(f"{where}: unknown agent {agent!r}; use one of {', '.join(team)}")
+    return overrides

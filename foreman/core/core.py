@@ -131,6 +131,10 @@ class Core:
         """Add agent ``name`` to the team, or update its backend/model (and whether its commands
         are sandboxed, its CLI's version) if it exists.
 
+        A new agent gets its seat (:attr:`protocol.Agent.seat`): 0 for the lead, else the lowest
+        free seat from 1; an agent keeps its seat for good (one without, from an older state,
+        gets one now).
+
         Raises:
             StateError: the name is not a lower-case id, or a second lead is added.
         """
@@ -139,7 +143,11 @@ class Core:
         old = self.world.agents.get(name)
         if role == "lead" and (lead := self.lead()) is not None and lead.name != name:
             raise Conflict(f"the team already has a lead ({lead.name})")
-        update = {"backend": backend, "model": model, "role": role, "sandboxed": sandboxed, "cli_version": cli_version}
+        update: dict[str, Any] = {"backend": backend, "model": model, "role": role, "sandboxed": sandboxed,
+                                  "cli_version": cli_version}
+        if old is None or old.seat is None:
+            taken = {a.seat for a in self.world.agents.values() if a.name != name}
+            update["seat"] = 0 if role == "lead" else next(n for n in range(1, len(taken) + 2) if n not in taken)
         if old is not None:
             if all(getattr(old, k) == v for k, v in update.items()):
                 return old

@@ -148,7 +148,7 @@ def test_backend_section_applies_only_to_the_started_backend(tmp_path: Path) -> 
 @pytest.mark.parametrize("section,fragment", [
     ({"claude": {"wrokers": ["kit"]}}, "unknown key 'wrokers' in the 'claude' section"),
     ({"sim": {"speed": 0}}, "sim.speed: must be greater than 0"),  # not the started backend: still checked
-    ({"local": {"workers": ["bob"]}}, "local.workers: workers are"),
+    ({"local": {"workers": ["marlow"]}}, "local.workers: worker 'marlow' is the lead's name"),
     ({"claude": {"backend": "local"}}, "claude.backend: a backend section cannot choose the backend"),
     ({"claude": ["kit"]}, "claude must be a JSON object"),
     ({"profiles": {}}, "unknown key 'profiles'"),

@@ -21,7 +21,7 @@ from .. import prompts
 from ..tools import DaemonTools
 from ..turns import JobKind, TurnRequest, TurnResult
 from . import merge, plan, processes, records, review, restart, work
-from .team import LEAD, Running, title
+from .team import LEAD, Running, team_line, title
 
 if TYPE_CHECKING:
     from ..conductor import Conductor
@@ -156,7 +156,7 @@ def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, pro
     settings = c.settings
     branch = c.d.core.task(task_id).branch if task_id else None
     system = (prompts.LEAD_SYSTEM if lead else prompts.WORKER_SYSTEM).format(
-        title=title(agent), user=settings.user_name, branch=branch or "?", workers=", ".join(c.workers))
+        title=title(agent), user=settings.user_name, branch=branch or "?", workers=team_line(c))
     if block := prompts.repo_instructions(cwd, c.d.core.task(task_id) if task_id else None):
         system += "\n\n" + block
     req = TurnRequest(turn_id=turn_id, agent=agent, lead=lead, job=job, prompt=prompt, system=system, cwd=cwd,
