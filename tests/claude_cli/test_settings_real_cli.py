@@ -120,3 +120,17 @@ def test_the_excludes_setting_keeps_the_safety_settings_numbers(tmp_path: Path):
     assert sandbox_stubs.git_env(env, path) == {"GIT_CONFIG_KEY_3": "core.excludesFile",
                                                "GIT_CONFIG_VALUE_3": str(path), "GIT_CONFIG_COUNT": "4"}
     assert "/.bashrc\n" in path.read_text() and "/.claude/\n" in path.read_text()
+
+
+def test_turns_starting_at_once_write_the_excludes_file_safely(tmp_path: Path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    homes = []
+    for name in ("one", "two"):  # two users' global excludes: every call rewrites the file
+        (tmp_path / name / ".config" / "git").mkdir(parents=True)
+        (tmp_path / name / ".config" / "git" / "ignore").write_text(f"*.{name}\n")
+        homes.append({"HOME": str(tmp_path / name)})
+    with ThreadPoolExecutor(8) as pool:
+        paths = list(pool.map(lambda i: sandbox_stubs.excludes_file(tmp_path, homes[i % 2]), range(400)))
+    assert set(paths) == {tmp_path / sandbox_stubs.EXCLUDES_NAME}
+    assert "/.vscode\n" in paths[0].read_text() and not list(tmp_path.glob("*.tmp"))

@@ -128,6 +128,7 @@ async def test_two_workers_and_requested_changes_on_the_real_cli(tmp_path: Path,
         for turn in (jun, kit):
             ran = {r.step: r.tool_results() for r in turn}
             assert not ran[4][0].get("is_error") and "OK" in json.dumps(ran[4][0]), ran[4]
+            assert not ran[5][0].get("is_error"), ran[5]  # the worker's own commit
         # the review's verdicts: merge greet; changes on farewell, then merge
         assert lead.reviewed.count(bye) == 2 and lead.reviewed.count(greet) == 1, lead.reviewed
         assert any(f"{bye} goes back to kit" in json.dumps(r.tool_results()) for r in api.of("marlow"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def excludes_file(directory: Path, env: Mapping[str, str]) -> Path:
     path = directory / EXCLUDES_NAME
     content = f"{text.rstrip()}\n# the claude CLI sandbox's stubs (foreman)\n{stubs}\n".lstrip()
     if not path.exists() or path.read_text(encoding="utf-8") != content:
-        tmp = path.with_suffix(".tmp")
+        tmp = directory / f"{EXCLUDES_NAME}.{uuid.uuid4().hex}.tmp"  # turns of one runner start at once
         tmp.write_text(content, encoding="utf-8")
         tmp.replace(path)
     return path
