@@ -164,7 +164,8 @@ async def test_sigkill_during_work_question_and_review_resumes_each_real_session
         assert c.decisions[question["id"]]["status"] == "open"
         await asyncio.to_thread(api.wait, lambda: len(api.of("marlow", turn=1)) == 2, 120, "the review's stalled answer")
         assert c.decisions[question["id"]]["status"] == "open"
-        assert len(cli_pids(claude_cli)) == 1  # the lead's; Kit's resumed turn waits for the answer, no CLI
+        # one CLI, the lead's: Kit's resumed turn waits for the answer before it starts one
+        await wait_for(lambda: len(cli_pids(claude_cli)) == 1, 15, "only the lead's CLI")
         await c.close()
         daemon.kill()
         await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLI gone with the daemon")
