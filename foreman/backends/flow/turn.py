@@ -238,11 +238,20 @@ async def _resume_failed(c: Conductor, agent: str, job: JobKind, key: str, task_
                                                      reason="session could not be resumed"))
 
 
+def busy_on(c: Conductor, agent: str, task_id: str) -> bool:
+    """True while ``agent`` runs a turn on ``task_id`` or has one queued (deferred)."""
+    run = c.running.get(agent)
+    return (run is not None and run.task_id == task_id) or any(
+        queued[3] == task_id for queued in c.deferred.get(agent, []))
+
+
 def maybe_followup(c: Conductor, agent: str) -> None:
-    """Start a follow-up turn for an idle on-shift agent with unread messages."""
+    """Start a follow-up turn for an idle on-shift agent with unread messages (none while a
+    turn of the agent is queued: that turn's prompt carries them)."""
     a = c.d.core.world.agents.get(agent)
-    if a is None or not a.active or a.paused or agent in c.running or not c.d.core.peek_unread(agent):
-        return
+    if a is None or not a.active or a.paused or agent in c.running or c.deferred.get(agent) \
+            or not c.d.core.peek_unread(agent):
+        return  # (a queued turn reads the unread messages in its prompt)
     task_id = a.task
     t = c.d.core.world.tasks.get(task_id or "")
     if t is None or t.status != "doing" or t.assignee != agent:
