@@ -7,6 +7,9 @@ Subcommands (default ``all``)::
     fanout     at 100 upserts/s to 10 and 100 readers, readers in a child process and in the
                driver's own process: ack and delivery p50/p99 of the daemon beside a bare
                ``websockets.broadcast`` relay sending frames of the same size, and the ratios
+    message    cost of one ``message.send`` (core + store commit, Daemon.act in-process) with 9 KB
+               messages while every agent's unread list is full (200); ``--code DIR`` runs it
+               against another checkout (e.g. a worktree of an older commit), side by side
     snapshot   snapshot encode time and size with 10,000 entities (Daemon.snapshot_frame)
     coldstart  process start to accepting connections with 10,000 entities in the store
 
@@ -344,10 +347,34 @@ def snapshot_bench(home: Path, entities: int) -> dict[str, float]:
             "size_mb": len(frame.encode()) / 1e6, "load_s": load}
 
 
+def message_bench(home: Path, count: int, size: int = 9_000) -> dict[str, float]:
+    """In-process: ``count`` messages of ``size`` characters through ``Daemon.act`` (core and
+    store commit), alternating one agent and ``all``, after every worker's unread list is full."""
+    from foreman.config import resolve
+    from foreman.daemon import Daemon as RealDaemon
+
+    seed_store(home, SEED_TASKS)
+    d = RealDaemon(resolve({"home": str(home), "backend": "sim"}, {}))
+    d.load()
+    text = "m" * size
+    for i in range(200):  # fill every agent's unread list to its cap (200)
+        d.act(lambda c, now: c.send_message("user", "all", f"{i} {text}", now))
+    times: dict[str, list[float]] = {"kit": [], "all": []}
+    for i in range(count):
+        to = "kit" if i % 2 else "all"
+        t = time.perf_counter()
+        d.act(lambda c, now: c.send_message("user", to, f"{i} {text}", now))
+        times[to].append(time.perf_counter() - t)
+    d.store.close()
+    return {f"{to}_{p}": pct(v, p) for to, v in times.items() for p in (50, 99)}
+
+
 def main() -> int:
     """Run the chosen benchmarks and print a table."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="?", default="all", choices=["all", "ack", "fanout", "snapshot", "coldstart"])
+    p.add_argument("what", nargs="?", default="all", choices=["all", "ack", "fanout", "message", "snapshot", "coldstart"])
+    p.add_argument("--code", type=Path, help="message: also run it against the Foreman in this checkout, side by side")
+    p.add_argument("--message-count", type=int, default=200)
     p.add_argument("--ack-count", type=int, default=5000)
     p.add_argument("--fanout-count", type=int, default=500)
     p.add_argument("--entities", type=int, default=10_000)
@@ -395,6 +422,14 @@ def main() -> int:
             finally:
                 echo.kill(), relay.kill()
                 d.stop()
+        if args.what in ("all", "message"):
+            for label, code in (("this code", ROOT), *((("--code " + str(args.code), args.code.resolve()),) if args.code else ())):
+                home = base / f"msg-{len(results)}"
+                out = subprocess.run([sys.executable, __file__, "_message", str(home), str(args.message_count)], cwd=code,
+                                     env={**os.environ, "PYTHONPATH": str(code)}, check=True, capture_output=True, text=True)
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                results.append(f"message.send of 9 KB, unread lists full ({label}): to one agent p50 {r['kit_50']:.2f} ms "
+                               f"p99 {r['kit_99']:.2f} ms; to all p50 {r['all_50']:.2f} ms p99 {r['all_99']:.2f} ms")
         if args.what in ("all", "snapshot"):
             home = base / "snap"
             r = snapshot_bench(home, args.entities)
@@ -429,6 +464,9 @@ if __name__ == "__main__":
         asyncio.run(_echo_server(int(sys.argv[2])))
     elif len(sys.argv) > 1 and sys.argv[1] == "_relay":
         asyncio.run(_relay_server(int(sys.argv[2])))
+    elif len(sys.argv) > 1 and sys.argv[1] == "_message":  # run with cwd and PYTHONPATH at the checkout to measure
+        sys.path.insert(0, os.getcwd())
+        print(json.dumps(message_bench(Path(sys.argv[2]), int(sys.argv[3]))))
     elif len(sys.argv) > 1 and sys.argv[1] == "_readers":
         asyncio.run(_readers(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]))
     else:
