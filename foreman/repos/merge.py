@@ -39,7 +39,7 @@ from typing import Literal
 
 from foreman.errors import MergeRefused, RepoError
 
-from ._checkout import fast_forward_checkout, name_files, tracked_changes
+from ._checkout import fast_forward_checkout, gather_all, name_files, tracked_changes, value
 from .refs import is_ancestor
 from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
 
@@ -161,14 +161,16 @@ async def _merge(
                 f"{branch} moved since the decision opened (it showed {want[:12]}, the branch is now at {tip[:12]}); "
                 "review the new diff and decide again", reason="moved")
     checkout = await base_checkout(root, base_branch)
-    if checkout is not None:
-        dirty = await tracked_changes(checkout.path)
-        if dirty:
-            raise MergeRefused(
-                f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
-                f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
-                reason="dirty", files=dirty)
-    tree = await _merged_tree(root, base_before, tip, branch, base_branch)
+    # the checkout's status and the merged tree are read at once (both read-only); a dirty checkout still refuses first
+    dirty, tree = await gather_all(tracked_changes(checkout.path) if checkout is not None else _nothing(),
+                                   _merged_tree(root, base_before, tip, branch, base_branch))
+    dirty = value(dirty)
+    if dirty:
+        raise MergeRefused(
+            f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
+            f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
+            reason="dirty", files=dirty)
+    tree = value(tree)
     if tree == base_tree:
         logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
         return MergeResult(None, base_before, base_before, merged=tip)
@@ -194,6 +196,10 @@ async def _merge(
         raise RepoError(f"{base_branch} does not contain {commit[:12]} after the fast-forward")
     logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, commit[:12], style, ", signed" if signed else "")
     return MergeResult(commit, base_before, base_after, signed, merged=tip)
+
+
+async def _nothing() -> list[str]:
+    return []
 
 
 async def contains(repo_root: StrPath, branch: str, commit: str) -> bool:
