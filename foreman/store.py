@@ -53,6 +53,10 @@ CREATE TABLE IF NOT EXISTS appends (kind TEXT NOT NULL, id INTEGER NOT NULL, jso
 CREATE TABLE IF NOT EXISTS unread (agent TEXT NOT NULL, id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (agent, id));
 """
 
+_SET_META = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value"
+"""An upsert that updates the row in place: ``INSERT OR REPLACE`` deletes and re-inserts it, which
+also rewrites the key's index entry (about half the cost of a one-entity commit, measured)."""
+
 
 class StoreError(ForemanError):
     """The state database cannot be opened or is from a newer Foreman."""
@@ -214,8 +218,8 @@ class Store:
                 elif change.kind == "unread":
                     self._write_unread(db, change.key, change.value, counts)
                 else:
-                    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (change.key, json.dumps(change.value)))
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seq', ?)", (json.dumps(seq),))
+                    db.execute(_SET_META, (change.key, json.dumps(change.value)))
+            db.execute(_SET_META, ("seq", json.dumps(seq)))
             for line in log_lines:
                 self._append_log(line)
             db.execute("COMMIT")
