@@ -10,6 +10,8 @@ Subcommands (default ``all``)::
                for the readers to parse), and the ratios; ``relay-pad`` rows: the earlier
                baseline, frames padded to the same size with one long string (much cheaper
                to parse than a task's JSON)
+    intent     the daemon's CPU time per ``task.prioritize`` by step (decode, core, task JSON, store
+               commit, ack), in-process; ``--code DIR`` also runs it against another checkout
     message    cost of one ``message.send`` (core + store commit, Daemon.act in-process) with 9 KB
                messages while every agent's unread list is full (200); ``--code DIR`` runs it
                against another checkout (e.g. a worktree of an older commit), side by side
@@ -364,6 +366,42 @@ def snapshot_bench(home: Path, entities: int) -> dict[str, float]:
             "size_mb": len(frame.encode()) / 1e6, "load_s": load}
 
 
+def intent_bench(home: Path, count: int) -> dict[str, list[float]]:
+    """In-process: the daemon's own CPU time per ``task.prioritize``, by step (decode, core, the
+    task's JSON, the store commit, the ack), after 400 warm-up intents (histories filled)."""
+    import protocol
+    from foreman.config import resolve
+    from foreman.daemon import Daemon as RealDaemon
+
+    seed_store(home, SEED_TASKS)
+    d = RealDaemon(resolve({"home": str(home), "backend": "sim"}, {}))
+    d.load()
+    for i in range(400):
+        d.act(lambda c, now: c.prioritize_task(f"t{i % SEED_TASKS + 1}", now, priority=i))
+    steps: dict[str, list[float]] = {k: [] for k in ("decode", "core", "task JSON", "store commit", "ack")}
+    clock = time.thread_time
+    for i in range(count):
+        frame = json.dumps({"type": "task.prioritize", "task": f"t{i % SEED_TASKS + 1}", "priority": 1000 + i, "id": i})
+        t0 = clock()
+        intent = protocol.decode_client(frame)
+        t1 = clock()
+        d.core.prioritize_task(intent.task, time.time(), priority=intent.priority)
+        t2 = clock()
+        change = d.core.take()[0][0]
+        text = change.value.model_dump_json(by_alias=True)
+        t3 = clock()
+        d.store.commit([(change, text)], i)
+        t4 = clock()
+        protocol.encode(protocol.Ack(id=intent.id, seq=i, result=None))
+        t5 = clock()
+        for k, a, b in (("decode", t0, t1), ("core", t1, t2), ("task JSON", t2, t3), ("store commit", t3, t4), ("ack", t4, t5)):
+            steps[k].append(b - a)
+        if i % 500 == 0:
+            d.store.checkpoint()
+    d.store.close()
+    return steps
+
+
 def message_bench(home: Path, count: int, size: int = 9_000) -> dict[str, float]:
     """In-process: ``count`` messages of ``size`` characters through ``Daemon.act`` (core and
     store commit), alternating one agent and ``all``, after every worker's unread list is full."""
@@ -389,8 +427,8 @@ def message_bench(home: Path, count: int, size: int = 9_000) -> dict[str, float]
 def main() -> int:
     """Run the chosen benchmarks and print a table."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="?", default="all", choices=["all", "ack", "fanout", "message", "snapshot", "coldstart"])
-    p.add_argument("--code", type=Path, help="message: also run it against the Foreman in this checkout, side by side")
+    p.add_argument("what", nargs="?", default="all", choices=["all", "ack", "fanout", "intent", "message", "snapshot", "coldstart"])
+    p.add_argument("--code", type=Path, help="intent, message: also run against the Foreman in this checkout, side by side")
     p.add_argument("--message-count", type=int, default=200)
     p.add_argument("--ack-count", type=int, default=5000)
     p.add_argument("--fanout-count", type=int, default=500)
@@ -454,6 +492,14 @@ def main() -> int:
             finally:
                 echo.kill(), relay.kill()
                 d.stop()
+        if args.what in ("all", "intent"):
+            for label, code in (("this code", ROOT), *((("--code " + str(args.code), args.code.resolve()),) if args.code else ())):
+                out = subprocess.run([sys.executable, __file__, "_intent", str(base / f"intent-{len(results)}"), "3000"], cwd=code,
+                                     env={**os.environ, "PYTHONPATH": str(code)}, check=True, capture_output=True, text=True)
+                steps = json.loads(out.stdout.strip().splitlines()[-1])
+                results.append(f"per-intent CPU (task.prioritize, in-process, {label}): " + ", ".join(
+                    f"{k} {statistics.median(v) * 1e6:.0f}" for k, v in steps.items())
+                    + f"; sum of medians {sum(statistics.median(v) for v in steps.values()) * 1e6:.0f} us")
         if args.what in ("all", "message"):
             for label, code in (("this code", ROOT), *((("--code " + str(args.code), args.code.resolve()),) if args.code else ())):
                 home = base / f"msg-{len(results)}"
@@ -496,6 +542,9 @@ if __name__ == "__main__":
         asyncio.run(_echo_server(int(sys.argv[2])))
     elif len(sys.argv) > 1 and sys.argv[1] == "_relay":
         asyncio.run(_relay_server(int(sys.argv[2])))
+    elif len(sys.argv) > 1 and sys.argv[1] == "_intent":  # run with cwd and PYTHONPATH at the checkout to measure
+        sys.path.insert(0, os.getcwd())
+        print(json.dumps(intent_bench(Path(sys.argv[2]), int(sys.argv[3]))))
     elif len(sys.argv) > 1 and sys.argv[1] == "_message":  # run with cwd and PYTHONPATH at the checkout to measure
         sys.path.insert(0, os.getcwd())
         print(json.dumps(message_bench(Path(sys.argv[2]), int(sys.argv[3]))))
