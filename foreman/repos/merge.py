@@ -5,8 +5,9 @@ Steps (nothing in the user's checkout changes before the last one):
 1. read both tips; refuse when the base branch is checked out in more than one working tree
    (``reason="checked_out_twice"``, all named), or when the checkout that has it - main or
    linked - has uncommitted tracked changes (``reason="dirty"``, the checkout and files named);
-2. ``git merge-tree --write-tree`` (git >= 2.38) computes the merged tree in the object store;
-   a conflict refuses (``reason="conflict"``, the files named);
+2. ``git merge-tree --write-tree`` (git >= 2.38) computes the merged tree in the object store
+   (at the same time as step 1's status; step 1's refusal comes first); a conflict refuses
+   (``reason="conflict"``, the files named);
 3. ``git commit-tree`` writes the commit with the user's own identity as git sees it in that
    repository (``user.name``/``user.email``, ``GIT_AUTHOR_*``), signed with ``-S`` when their
    config says ``commit.gpgsign=true`` - ``commit-tree`` never reads that setting itself
