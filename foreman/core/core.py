@@ -20,12 +20,10 @@ from .rules import (
     merge_choice,
 )
 from . import usage as _usage
-from .world import Change, Effect, World
+from .world import UNREAD_MAX, Change, Effect, World  # noqa: F401 (UNREAD_MAX: re-exported)
 
 HISTORY_MAX = 100
 """A task keeps its last 100 history events (older ones are dropped)."""
-UNREAD_MAX = 200
-"""An agent keeps its last 200 unread messages (older ones are dropped)."""
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
@@ -674,11 +672,10 @@ class Core:
         self._emit(Change("append", "message", msg))
         recipients = [n for n in self.world.agents if n != sender] if to == "all" else ([to] if to != "user" else [])
         if recipients:
-            unread = {k: list(v) for k, v in self.world.meta.get("unread", {}).items()}
-            for r in recipients:
-                unread[r] = [*unread.get(r, []), msg.wire()][-UNREAD_MAX:]
+            wire = msg.wire()
+            for r in recipients:  # one entry per recipient (the store adds one row), not the whole map
+                self._emit(Change("meta", "unread", wire, key=r))
                 self._effect("deliver", r)
-            self.set_meta("unread", unread)
         return msg
 
     def take_unread(self, agent: str) -> list[Message]:
@@ -688,8 +685,7 @@ class Core:
         mine = unread.get(agent, [])
         if not mine:
             return []
-        rest = {k: v for k, v in unread.items() if k != agent}
-        self.set_meta("unread", rest)
+        self._emit(Change("meta", "unread", None, key=agent))
         return [Message.model_validate(m) for m in mine]
 
     def peek_unread(self, agent: str) -> int:
