@@ -110,3 +110,27 @@ async def test_auto_mode_guides_after_the_agent_loop_fails_the_turn(tmp_path: Pa
     assert any("trying guided mode" in line for _, line in tools.logs)
     agent_requests = [r for r in server.requests if not r["messages"][0]["content"].startswith("You are a careful")]
     assert len(agent_requests) == 2  # the loop gave up after idle_limit replies, then guided took over
+
+
+PROSE = text("You should subtract b from a.")
+UNCHANGED = text("```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n```")
+RIGHT = text("```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```")
+
+
+async def test_every_failure_kind_asks_for_a_repair_from_one_budget(tmp_path: Path) -> None:
+    replies = iter([PROSE, UNCHANGED, RIGHT])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), attempts=1, repairs=2)
+    assert stats.passed and [(a.outcome, a.repairs) for a in stats.attempts] == [("passed", 2)]
+    assert last_user(server.requests[1]).startswith("That could not be applied: the answer holds no code block")
+    assert last_user(server.requests[2]).startswith("That changed nothing.")
+    assert "def sub(a, b):\r\n" in (repo / "calc.py").read_bytes().decode()
+
+
+async def test_an_answer_that_changes_nothing_ends_the_attempt_when_no_repair_is_left(tmp_path: Path) -> None:
+    replies = iter([PROSE, UNCHANGED, RIGHT])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), attempts=1, repairs=1)
+    assert not stats.passed and len(server.requests) == 2
+    assert [(a.outcome, a.detail, a.repairs) for a in stats.attempts] == [("no change", "the answer changed no file", 1)]
+    blocked = [args for name, args in tools.calls if name == "update_task"]
+    assert blocked[-1]["status"] == "blocked" and "no change" in blocked[-1]["note"]
+    assert (repo / "calc.py").read_bytes() == CALC.encode()
