@@ -180,3 +180,24 @@ def test_two_imports_from_one_module_extend_the_same_line():
                              "def later(d):\n    return d + timedelta(days=1)\n")
     assert "from datetime import datetime, timedelta, timezone\n" in out.text
     assert out.text.count("from datetime") == 1
+
+
+def test_a_future_import_goes_before_every_other_statement():
+    out = place_python(BASE, "from __future__ import annotations\nimport re\n\ndef shout(text: str) -> str:\n"
+                             "    return text.upper()\n")
+    assert out.text.startswith('"""Formatting helpers."""\n\nfrom __future__ import annotations\n')
+    assert out.text.index("from datetime") < out.text.index("import re") < out.text.index("def format_age")
+    compile(out.text, "formatting.py", "exec")
+    plain = place_python("import os\n\n\ndef a():\n    return os.sep\n", "from __future__ import annotations\n")
+    assert plain.text.startswith("from __future__ import annotations\nimport os\n")
+    compile(plain.text, "a.py", "exec")
+    again = place_python(out.text, "from __future__ import annotations\n\ndef b():\n    return 1\n")
+    assert again.text.count("from __future__") == 1
+
+
+def test_a_result_that_parses_but_does_not_compile_is_refused():
+    # ast.parse accepts these; the compiler does not (the module would fail at import)
+    with pytest.raises(PlacementRefused, match="not valid Python"):
+        place_python(BASE, "def shout(text):\n    nonlocal text\n    return text\n")
+    with pytest.raises(PlacementRefused, match="not valid Python"):
+        place_python("", "def shout(text):\n    nonlocal text\n    return text\n")
