@@ -11,7 +11,8 @@ run in the merged repository, exit 0 = done) plus the repository's tests on the 
 
 Prints per task: success (merged, the check and the tests pass on main), false success (merged
 but the check or the tests fail: must be 0), attempts (guided mode), model round trips, tokens,
-wall time and where it went (model, checks, the rest), and the repairs applied.
+wall time and where it went (model: waiting for replies; checks: the guided checks or the agent's RUN
+commands; the rest: the harness, the conductor's CI and the merge), and the repairs applied.
 
     python bench/local_agent.py --no-lead --mode guided              # tasks 1-4 (the demo tasks)
     python bench/local_agent.py --no-lead --tasks 1,5,6 --model 1.5b --json out.json
@@ -239,7 +240,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
                false_success=false_success, mode="guided" if guided else "agent", attempts=len(attempts),
                attempt_outcomes=[a.line() for a in attempts], guided_repairs=sum(a.repairs for a in attempts),
                placement_failures=sum(g.placement_failures for g in guided),
-               model_s=round(sum(g.model_s for g in guided), 1), checks_s=round(sum(g.checks_s for g in guided), 1))
+               model_s=round(sum(s.model_s for s in stats), 1), checks_s=round(sum(s.checks_s for s in stats), 1))
 
 
 def _fmt(counter: Counter) -> str:

@@ -92,16 +92,14 @@ class GuidedStats(LoopStats):
     Attributes:
         mode: "guided".
         attempts: every attempt, in order.
-        model_s / checks_s / wall_s: seconds spent waiting for the model, running the checks,
-            and in all (the harness's own share is the rest).
+        wall_s: seconds in all (``model_s`` and ``checks_s`` are the model's and the checks'
+            shares; the harness's own share is the rest).
         placement_failures: blocks that could not be placed (never applied).
         passed: an attempt passed the checks.
     """
 
     mode: str = "guided"
     attempts: list[Attempt] = field(default_factory=list)
-    model_s: float = 0.0
-    checks_s: float = 0.0
     wall_s: float = 0.0
     placement_failures: int = 0
     passed: bool = False
