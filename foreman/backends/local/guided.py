@@ -330,14 +330,14 @@ class GuidedTask:
                                 f"That could not be applied: {problem}\n{REPAIR_ASK}"):
                     continue
                 return
-            if where.wants_test and where.test_file and not any(a.startswith(where.test_file + ":")
-                                                                 for a in attempt.actions):
-                await self._tests(attempt, where, known, default, messages)
-            if not self._changed():
+            if not self._changed():  # before asking for tests: they would test code that is not there
                 if self._repair(attempt, messages, "no change", "the answer changed no file",
                                 f"That changed nothing. {REPAIR_ASK}"):
                     continue
                 return
+            if where.wants_test and where.test_file and not any(a.startswith(where.test_file + ":")
+                                                                 for a in attempt.actions):
+                await self._tests(attempt, where, known, default, messages)
             ok, summary = await self._check()
             if ok:
                 attempt.outcome, attempt.detail = "passed", ""
