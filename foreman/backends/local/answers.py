@@ -177,7 +177,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                     new = edits.plan_edit(old, block.search, block.replace, path=path).new
                 planned.actions.append(f"{path}: SEARCH/REPLACE")
             elif path.endswith(".py"):
-                placed = placement.place_python(old or "", block.code, module=module_name(path))
+                placed = placement.place_python(old or "", block.code, module=module_name(path),
+                                                check_names=not is_test_file(path))
                 new = placed.text
                 planned.actions.extend(f"{path}: {a}" for a in placed.actions)
                 planned.dropped.extend(placed.dropped)

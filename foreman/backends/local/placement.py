@@ -28,6 +28,8 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from .scopes import unbound_names
+
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -167,20 +169,24 @@ class _Editor:
         return lines
 
 
-def place_python(original: str, snippet: str, *, module: str | None = None) -> Placement:
+def place_python(original: str, snippet: str, *, module: str | None = None, check_names: bool = True) -> Placement:
     """Place the definitions and imports of ``snippet`` into the Python file text ``original``.
 
     Args:
         original: the file's current text ("" for a new file: the snippet becomes the file).
         snippet: the model's code (complete definitions, imports, constants), any indentation.
         module: the file's dotted module name; imports of the file's own module are skipped.
+        check_names: refuse a placed function or method that uses a name nothing binds (see
+            :mod:`.scopes`); off for test files, whose imports are added afterwards and whose
+            code the checks run anyway.
 
     Returns:
         The :class:`Placement`.
 
     Raises:
         PlacementRefused: the snippet or the file does not parse, the snippet places nothing,
-            a bare method names no single class, or the result does not parse.
+            a bare method names no single class, the result does not compile, or (with
+            ``check_names``) a placed definition uses a name nothing defines.
     """
     newline = newline_of(original) if original else newline_of(snippet)
     code = textwrap.dedent(snippet.replace("\r\n", "\n").expandtabs(8) if "\t" in snippet and " " in snippet
@@ -192,7 +198,9 @@ def place_python(original: str, snippet: str, *, module: str | None = None) -> P
     base = original.replace("\r\n", "\n")
     if not base.strip():
         text = code + "\n"
-        _parse(text, "the code block", compiled=True)
+        placed = _parse(text, "the code block", compiled=True)
+        if check_names:
+            _check_names(placed, _wanted(tree.body, {}))
         return Placement(with_newline(text, newline), [f"wrote the file ({len(tree.body)} statements)"], [])
     file_tree = _parse(base, "the file")
     ends_newline = base.endswith("\n")
@@ -274,8 +282,34 @@ def place_python(original: str, snippet: str, *, module: str | None = None) -> P
     for block in appended:
         out.extend([""] * gap + block)
     text = "\n".join(out) + ("\n" if ends_newline or appended else "")
-    _parse(text, "the file after placing the code", compiled=True)
+    placed = _parse(text, "the file after placing the code", compiled=True)
+    if check_names:
+        _check_names(placed, _wanted(list(snippet_defs.values()), {n: c.name for c in classes.values() for n in
+                                                                    [m.name for m in c.body if isinstance(m, _FUNC)]}
+                                     | ({"*": next(iter(classes))} if len(classes) == 1 else {})))
     return Placement(with_newline(text, newline), result.actions, result.dropped)
+
+
+def _wanted(nodes: list[ast.stmt], method_owner: dict[str, str]) -> set[str]:
+    """The qualified names a snippet's definitions get in the file: ``f``, ``Class.m``; a bare
+    method goes to the class that has it (``method_owner``; ``"*"``: the file's one class)."""
+    wanted: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ClassDef):
+            wanted.update(f"{node.name}.{m.name}" for m in node.body if isinstance(m, _FUNC))
+        elif isinstance(node, _FUNC):
+            owner = method_owner.get(node.name) or method_owner.get("*") if _first_arg(node) in ("self", "cls") else None
+            wanted.add(f"{owner}.{node.name}" if owner else node.name)
+    return wanted
+
+
+def _check_names(tree: ast.Module, wanted: set[str]) -> None:
+    missing = unbound_names(tree, wanted)
+    if missing:
+        raise PlacementRefused("; ".join(
+            f"{qualname} uses {', '.join(sorted(names))}, which nothing defines (not a parameter, a local "
+            "variable, an import or a module-level name): define or import it, or use the right name"
+            for qualname, names in sorted(missing.items())))
 
 
 def _insert_future(future: list[str], tree: ast.Module, docstring_end: int, lines: list[str],
