@@ -11,7 +11,8 @@ run in the merged repository, exit 0 = done) plus the repository's tests on the 
 
 Prints per task: success (merged, the check and the tests pass on main), false success (merged
 but the check or the tests fail: must be 0), attempts (guided mode), model round trips, tokens,
-wall time and where it went (model, checks, the rest), and the repairs applied.
+wall time and where it went (model: waiting for replies; checks: the guided checks or the agent's RUN
+commands; the rest: the harness, the conductor's CI and the merge), and the repairs applied.
 
     python bench/local_agent.py --no-lead --mode guided              # tasks 1-4 (the demo tasks)
     python bench/local_agent.py --no-lead --tasks 1,5,6 --model 1.5b --json out.json
@@ -173,7 +174,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
     small = args.model != "1.5b"
     (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "bench", "profiles": {"bench": {
         "url": args.url, "model": args.alias, "contextWindow": 8192, "maxTokens": 512, "temperature": 0.1,
-        "protocol": args.protocol, "maxTurns": 12, "mode": args.mode, "small": small, "attempts": args.attempts,
+        "protocol": args.protocol, "maxTurns": args.max_turns, "mode": args.mode, "small": small, "attempts": args.attempts,
         "repairs": args.repairs, "constrained": args.constrained}}}}))
     settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
                         "auto_answer": ["merge", "permission"], "notify": False, "turn_timeout": args.turn_timeout,
@@ -239,7 +240,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
                false_success=false_success, mode="guided" if guided else "agent", attempts=len(attempts),
                attempt_outcomes=[a.line() for a in attempts], guided_repairs=sum(a.repairs for a in attempts),
                placement_failures=sum(g.placement_failures for g in guided),
-               model_s=round(sum(g.model_s for g in guided), 1), checks_s=round(sum(g.checks_s for g in guided), 1))
+               model_s=round(sum(s.model_s for s in stats), 1), checks_s=round(sum(s.checks_s for s in stats), 1))
 
 
 def _fmt(counter: Counter) -> str:
@@ -286,7 +287,7 @@ async def main_async(args: argparse.Namespace) -> int:
             cmd = [sys.executable, __file__, "--one", str(number), "--url", served.url, "--alias", served.alias,
                    "--model", args.model, "--protocol", args.protocol, "--turn-timeout", str(args.turn_timeout),
                    "--mode", args.mode, "--attempts", str(args.attempts), "--repairs", str(args.repairs),
-                   "--constrained", args.constrained]
+                   "--constrained", args.constrained, "--max-turns", str(args.max_turns)]
             for flag in ("keep_traces", "tasks_file", "repo_script"):
                 if getattr(args, flag):
                     cmd += [f"--{flag.replace('_', '-')}", getattr(args, flag)]
@@ -336,6 +337,7 @@ def main() -> int:
     parser.add_argument("--repairs", type=int, default=1, help="guided mode's repair rounds per attempt")
     parser.add_argument("--constrained", choices=("auto", "off"), default="off",
                         help="constrain guided replies with a json_schema response_format when the server supports it")
+    parser.add_argument("--max-turns", type=int, default=12, help="agent mode's cap on model round trips per turn")
     parser.add_argument("--turn-timeout", type=float, default=600.0, help="seconds per agent turn")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)

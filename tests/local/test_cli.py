@@ -144,3 +144,38 @@ def test_replay_errors(tmp_path: Path, capsys) -> None:
     assert replay_main([]) == 1
     assert replay_main([], default_dir=tmp_path) == 0
     assert capsys.readouterr().out.startswith("0 of 0 replies converted (0.00%), 0 repaired")
+
+
+def _guided(directory: Path) -> None:
+    """A guided session as the runner writes it: ``<traces>/guided/<session>.jsonl``."""
+    good = "```python\n# file: calc.py\nimport math\n\ndef area(r):\n    return math.pi * r * r\n```"
+    records = [
+        (good, "stop"),
+        ("You should multiply pi by r squared.", "stop"),  # prose: nothing to place
+        ("```python\ndef area(r)\n    return r\n```", "stop"),  # does not parse
+        ("```python\nprint(area(2))\n```", "stop"),  # only a call: placement drops it
+        ("```python\n# file: calc.py\ndef area(r):\n    return (", "length"),  # cut off
+        ('{"edits": [{"file": "calc.py", "code": "def area(r):\\n    return r * r\\n"}]}', "stop"),  # constrained
+    ]
+    (directory / "guided").mkdir(parents=True)
+    with (directory / "guided" / "juniper-s1.jsonl").open("w", encoding="ascii") as handle:
+        for n, (reply, finish) in enumerate(records, 1):
+            handle.write(json.dumps({"v": 1, "kind": "guided", "time": 3000.0 + n, "agent": "juniper", "task": "t1",
+                                     "attempt": 1, "step": "edit", "temperature": 0.1, "finish_reason": finish,
+                                     "reply": reply}) + "\n")
+
+
+def test_replay_scores_guided_replies_with_the_guided_decoder(tmp_path: Path, capsys) -> None:
+    _record_session(tmp_path)
+    _guided(tmp_path)
+    assert replay_main([str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # the agent loop's figures are those of its own replies only
+    assert (report["total"], report["converted"], report["files"]) == (7, 4, 3)
+    assert report["guided"] == {"total": 6, "converted": 2, "rate": 33.33, "reasons": {
+        "no_code_block": 1, "nothing_to_place": 1, "syntax_error": 1, "truncated": 1}}
+    assert replay_main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("4 of 7 replies converted (57.14%), 4 repaired\n")
+    assert ("guided: 2 of 6 replies held code to place (33.33%)\n"
+            "  no_code_block        1\n  nothing_to_place     1\n  syntax_error         1\n  truncated            1\n") in out

@@ -110,3 +110,53 @@ async def test_auto_mode_guides_after_the_agent_loop_fails_the_turn(tmp_path: Pa
     assert any("trying guided mode" in line for _, line in tools.logs)
     agent_requests = [r for r in server.requests if not r["messages"][0]["content"].startswith("You are a careful")]
     assert len(agent_requests) == 2  # the loop gave up after idle_limit replies, then guided took over
+
+
+PROSE = text("You should subtract b from a.")
+UNCHANGED = text("```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n```")
+RIGHT = text("```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```")
+
+
+async def test_every_failure_kind_asks_for_a_repair_from_one_budget(tmp_path: Path) -> None:
+    replies = iter([PROSE, UNCHANGED, RIGHT])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), attempts=1, repairs=2)
+    assert stats.passed and [(a.outcome, a.repairs) for a in stats.attempts] == [("passed", 2)]
+    assert last_user(server.requests[1]).startswith("That could not be applied: the answer holds no code block")
+    assert last_user(server.requests[2]).startswith("That changed nothing.")
+    assert "def sub(a, b):\r\n" in (repo / "calc.py").read_bytes().decode()
+
+
+async def test_an_answer_that_changes_nothing_ends_the_attempt_when_no_repair_is_left(tmp_path: Path) -> None:
+    replies = iter([PROSE, UNCHANGED, RIGHT])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), attempts=1, repairs=1)
+    assert not stats.passed and len(server.requests) == 2
+    assert [(a.outcome, a.detail, a.repairs) for a in stats.attempts] == [("no change", "the answer changed no file", 1)]
+    blocked = [args for name, args in tools.calls if name == "update_task"]
+    assert blocked[-1]["status"] == "blocked" and "no change" in blocked[-1]["note"]
+    assert (repo / "calc.py").read_bytes() == CALC.encode()
+
+
+async def test_an_edit_that_changes_nothing_is_repaired_before_tests_are_asked_for(tmp_path: Path) -> None:
+    # the model repeats the file as it is; asking it for tests then would cost a reply and the
+    # checks would fail on tests of code that does not exist
+    def responder(req):
+        if "pytest test functions" in last_user(req):
+            return text("```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub():\n"
+                        "    assert calc.sub(5, 2) == 3\n```")
+        return next(edits)
+
+    edits = iter([UNCHANGED, RIGHT])
+    repo = git_repo(tmp_path / "wt", {"calc.py": CALC, "test_calc.py": TEST})
+    with FakeOpenAI(responder) as server:
+        runner = LocalRunner(settings_for(tmp_path, server.url, ci=CI))
+        runner.profile = replace(runner.profile, mode="guided", attempts=1, repairs=1)
+        await runner.preflight()
+        try:
+            result = await runner.run_turn(request(repo, GOAL + " Add a test in test_sub.py."), FakeTools(repo))
+        finally:
+            await runner.close()
+    stats = next(s for s in runner.stats.values() if isinstance(s, GuidedStats))
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert asked[1].startswith("That changed nothing.") and "pytest test functions" in asked[2]
+    assert len(asked) == 3 and stats.passed and stats.attempts[0].repairs == 1
+    assert "def test_sub():" in (repo / "test_sub.py").read_text()

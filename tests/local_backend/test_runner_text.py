@@ -70,6 +70,9 @@ async def test_read_edit_run_final(tmp_path: Path) -> None:
     scan = read_traces(runner.traces_dir)
     assert len(scan.records) == 4 and scan.records[0].reply == "First I look.\n- READ: calc.py\n"
     assert "action_colon" in scan.records[0].repairs or "list_bullet" in scan.records[0].repairs
+    # where the time went: the model's requests and the RUN (a pytest process: well over 50 ms)
+    (stats,) = runner.stats.values()
+    assert stats.model_s > 0 and stats.checks_s > 0.05
 
 
 async def test_stale_edit_is_refused(tmp_path: Path) -> None:

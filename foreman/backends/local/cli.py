@@ -124,7 +124,8 @@ def replay_main(argv: Sequence[str], *, default_dir: Path | str | None = None) -
     if args.json:
         print(json.dumps({**report.to_dict(), "files": scan.files, "bad_lines": scan.bad_lines}))
         return 0
-    width = 2 + max((len(name) for name in [*report.repairs, *report.reasons, *report.dropped]), default=0)
+    width = 2 + max((len(name) for name in [*report.repairs, *report.reasons, *report.dropped,
+                                            *report.guided_reasons]), default=0)
     lines = [
         f"{report.converted} of {report.total} replies converted ({report.rate:.2f}%), {report.repaired} repaired",
         *_table("repairs applied", report.repairs, width),
@@ -132,6 +133,10 @@ def replay_main(argv: Sequence[str], *, default_dir: Path | str | None = None) -
         *_table("dropped", report.dropped, width),
         f"changed since recording: {report.changed}",
     ]
+    if report.guided_total:
+        lines += [f"guided: {report.guided_converted} of {report.guided_total} replies held code to place "
+                  f"({report.guided_rate:.2f}%)",
+                  *_table("", report.guided_reasons, width)[1:]]
     if scan.bad_lines:
         lines.append(f"unreadable lines skipped: {scan.bad_lines}")
     print("\n".join(lines))

@@ -92,16 +92,14 @@ class GuidedStats(LoopStats):
     Attributes:
         mode: "guided".
         attempts: every attempt, in order.
-        model_s / checks_s / wall_s: seconds spent waiting for the model, running the checks,
-            and in all (the harness's own share is the rest).
+        wall_s: seconds in all (``model_s`` and ``checks_s`` are the model's and the checks'
+            shares; the harness's own share is the rest).
         placement_failures: blocks that could not be placed (never applied).
         passed: an attempt passed the checks.
     """
 
     mode: str = "guided"
     attempts: list[Attempt] = field(default_factory=list)
-    model_s: float = 0.0
-    checks_s: float = 0.0
     wall_s: float = 0.0
     placement_failures: int = 0
     passed: bool = False
@@ -310,13 +308,14 @@ class GuidedTask:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Task:\n{self.goal}\n\n{where.context}\n\n{EDIT_ASK.format(target=target)}"}]
-        step, feedback_left = "edit", max(0, self.profile.repairs)
+        step = "edit"
         while True:
             if self._out_of_time():
                 attempt.outcome = "out of time"
                 return
             reply = await self._ask(messages, attempt.temperature, attempt.number, step, constrained=True)
             messages.append({"role": "assistant", "content": reply})
+            step = "repair"
             planned = self._place(reply, where, known, default)
             attempt.placement_failures += len(planned.failures)
             self.stats.placement_failures += len(planned.failures)
@@ -327,40 +326,42 @@ class GuidedTask:
                 self.stats.commits += len(written)
             if planned.failures and not written:
                 problem = "; ".join(planned.failures)
-                if feedback_left <= 0:
-                    attempt.outcome, attempt.detail = "nothing placed", problem
-                    return
-                feedback_left -= 1
-                attempt.repairs += 1
-                step = "repair"
-                messages.append({"role": "user", "content": f"That could not be applied: {problem}\n{REPAIR_ASK}"})
-                continue
+                if self._repair(attempt, messages, "nothing placed", problem,
+                                f"That could not be applied: {problem}\n{REPAIR_ASK}"):
+                    continue
+                return
+            if not self._changed():  # before asking for tests: they would test code that is not there
+                if self._repair(attempt, messages, "no change", "the answer changed no file",
+                                f"That changed nothing. {REPAIR_ASK}"):
+                    continue
+                return
             if where.wants_test and where.test_file and not any(a.startswith(where.test_file + ":")
                                                                  for a in attempt.actions):
                 await self._tests(attempt, where, known, default, messages)
-            if not self._changed():
-                attempt.outcome, attempt.detail = "no change", "the answer changed no file"
-                if feedback_left <= 0:
-                    return
-                feedback_left -= 1
-                attempt.repairs += 1
-                step = "repair"
-                messages.append({"role": "user", "content": f"That changed nothing. {REPAIR_ASK}"})
-                continue
             ok, summary = await self._check()
             if ok:
                 attempt.outcome, attempt.detail = "passed", ""
                 return
-            attempt.outcome, attempt.detail = "checks failed", summary.strip().split("\n")[-1]
-            if feedback_left <= 0:
-                return
-            feedback_left -= 1
-            attempt.repairs += 1
-            step = "repair"
             shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
                                 if self._read(rel) is not None)[:6000]
-            messages.append({"role": "user", "content": f"The checks ({self.ci_command}) failed:\n{summary}\n\n"
-                                                        f"{shown}\n\n{REPAIR_ASK}"})
+            if not self._repair(attempt, messages, "checks failed", summary.strip().split("\n")[-1],
+                                f"The checks ({self.ci_command}) failed:\n{summary}\n\n{shown}\n\n{REPAIR_ASK}"):
+                return
+
+    def _repair(self, attempt: Attempt, messages: list[dict[str, Any]], outcome: str, detail: str,
+                ask: str) -> bool:
+        """Record the attempt's failure; when a repair round is left, ask the model for one.
+
+        Returns:
+            True when the repair request was added to ``messages`` (the attempt goes on), False
+            when the profile's ``repairs`` are used up (the attempt ends with this outcome).
+        """
+        attempt.outcome, attempt.detail = outcome, detail
+        if attempt.repairs >= max(0, self.profile.repairs):
+            return False
+        attempt.repairs += 1
+        messages.append({"role": "user", "content": ask})
+        return True
 
     async def _tests(self, attempt: Attempt, where: Localized, known: list[str], default: str | None,
                      messages: list[dict[str, Any]]) -> None:

@@ -63,6 +63,9 @@ class LoopStats:
         commits: file changes written.
         rejected_finals: FINAL actions refused.
         refused: actions refused (policy, stale, repeat).
+        model_s: seconds spent waiting for the model (every request, streamed to its end).
+        checks_s: seconds spent running commands (the agent loop's RUN actions; guided mode:
+            the repository's checks).
     """
 
     replies: int = 0
@@ -78,6 +81,8 @@ class LoopStats:
     commits: int = 0
     rejected_finals: int = 0
     refused: int = 0
+    model_s: float = 0.0
+    checks_s: float = 0.0
 
 
 class LineLog:
@@ -186,10 +191,14 @@ class AgentLoop:
         budget = max(512, self.profile.context_window - self.profile.max_tokens)
         self.messages[:] = trim(self.messages, budget)
         self.tools.activity("thinking", f"asking {self.model} (step {round_no})")
-        reply = await self.endpoint.stream(
-            model=self.model, messages=self.messages, max_tokens=self.profile.max_tokens,
-            temperature=self.profile.temperature, tools=self.tool_schema if self.native else None,
-            tool_choice=self.profile.tool_choice, on_content=on_content, on_tool_delta=on_delta)
+        asked = self.clock()
+        try:
+            reply = await self.endpoint.stream(
+                model=self.model, messages=self.messages, max_tokens=self.profile.max_tokens,
+                temperature=self.profile.temperature, tools=self.tool_schema if self.native else None,
+                tool_choice=self.profile.tool_choice, on_content=on_content, on_tool_delta=on_delta)
+        finally:
+            self.stats.model_s += self.clock() - asked
         stream_log.flush()
         self.stats.replies += 1
         self.stats.prompt_tokens += reply.prompt_tokens
@@ -336,7 +345,10 @@ class AgentLoop:
                                                     "before you saw what you read. Check the read result, then "
                                                     "send the change again."))
                 continue
+            began = self.clock()
             outcome = await self.executor.execute(action)
+            if action.kind == "run":
+                self.stats.checks_s += self.clock() - began
             if outcome.read_key is not None:
                 if outcome.read_key in self.reads:
                     outcome = Outcome("refused", f"refused: you already read {outcome.read_key[0]} and it has not "

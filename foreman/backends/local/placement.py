@@ -10,12 +10,13 @@ one function, class or method they changed. This module places such a snippet wi
   the same name or is appended to the class body; methods the snippet omits are kept;
 - a bare ``def m(self, ...)`` replaces the method ``m`` of the one class that has it;
 - imports are merged without duplicates (names added to an existing one-line
-  ``from m import ...``, new statements after the file's last top-level import);
+  ``from m import ...``, new statements after the file's last top-level import, a new
+  ``from __future__`` import before the others);
 - a module-level ``NAME = ...`` replaces the assignment of that name or goes after the imports;
 - other top-level statements (example calls, ``if __name__ == "__main__":``) are not placed
   and are listed in :attr:`Placement.dropped`;
 - the file's line endings (CRLF stays CRLF on every line), indentation unit and final newline
-  are kept; a snippet or result that does not parse is refused (:class:`PlacementRefused`).
+  are kept; a snippet or result that does not parse (the result: compile) is refused (:class:`PlacementRefused`).
 
 Pure: strings in, strings out.
 """
@@ -26,6 +27,8 @@ import ast
 import re
 import textwrap
 from dataclasses import dataclass, field
+
+from .scopes import unbound_names
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -102,11 +105,18 @@ def _block(lines: list[str], node: ast.stmt) -> list[str]:
     return lines[_start(node) - 1:node.end_lineno]
 
 
-def _parse(text: str, what: str) -> ast.Module:
+def _parse(text: str, what: str, *, compiled: bool = False) -> ast.Module:
+    """Parse ``text``; with ``compiled``, also compile it: some errors only the compiler finds
+    (a ``from __future__`` import after other code, ``nonlocal`` of a parameter), and a file
+    with one of them fails at import."""
     try:
-        return ast.parse(text)
-    except SyntaxError as exc:
-        raise PlacementRefused(f"{what} is not valid Python (line {exc.lineno}: {exc.msg}); "
+        tree = ast.parse(text)
+        if compiled:
+            compile(tree, "<placed>", "exec", dont_inherit=True)
+        return tree
+    except (SyntaxError, ValueError) as exc:
+        where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, SyntaxError) else str(exc)
+        raise PlacementRefused(f"{what} is not valid Python ({where}); "
                                "write the complete definition again") from None
 
 
@@ -159,20 +169,24 @@ class _Editor:
         return lines
 
 
-def place_python(original: str, snippet: str, *, module: str | None = None) -> Placement:
+def place_python(original: str, snippet: str, *, module: str | None = None, check_names: bool = True) -> Placement:
     """Place the definitions and imports of ``snippet`` into the Python file text ``original``.
 
     Args:
         original: the file's current text ("" for a new file: the snippet becomes the file).
         snippet: the model's code (complete definitions, imports, constants), any indentation.
         module: the file's dotted module name; imports of the file's own module are skipped.
+        check_names: refuse a placed function or method that uses a name nothing binds (see
+            :mod:`.scopes`); off for test files, whose imports are added afterwards and whose
+            code the checks run anyway.
 
     Returns:
         The :class:`Placement`.
 
     Raises:
         PlacementRefused: the snippet or the file does not parse, the snippet places nothing,
-            a bare method names no single class, or the result does not parse.
+            a bare method names no single class, the result does not compile, or (with
+            ``check_names``) a placed definition uses a name nothing defines.
     """
     newline = newline_of(original) if original else newline_of(snippet)
     code = textwrap.dedent(snippet.replace("\r\n", "\n").expandtabs(8) if "\t" in snippet and " " in snippet
@@ -184,6 +198,9 @@ def place_python(original: str, snippet: str, *, module: str | None = None) -> P
     base = original.replace("\r\n", "\n")
     if not base.strip():
         text = code + "\n"
+        placed = _parse(text, "the code block", compiled=True)
+        if check_names:
+            _check_names(placed, _wanted(tree.body, {}))
         return Placement(with_newline(text, newline), [f"wrote the file ({len(tree.body)} statements)"], [])
     file_tree = _parse(base, "the file")
     ends_newline = base.endswith("\n")
@@ -206,10 +223,12 @@ def place_python(original: str, snippet: str, *, module: str | None = None) -> P
     gap = _top_gap(lines, file_tree)
 
     new_imports: list[str] = []
+    future: list[str] = []  # a __future__ import must come before any other statement
     snippet_defs: dict[str, ast.stmt] = {}
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            new_imports.extend(_merge_import(node, have, imports, lines, editor, module, result))
+            for line in _merge_import(node, have, imports, lines, editor, module, result):
+                (future if line.startswith("from __future__ ") else new_imports).append(line)
         elif isinstance(node, _DEF):
             snippet_defs[node.name] = node  # a later definition of the same name wins
         elif (name := _assigned_name(node)) is not None:
@@ -252,6 +271,8 @@ def place_python(original: str, snippet: str, *, module: str | None = None) -> P
             editor.insert(docstring_end + 1, ["", *new_imports], first=True)
         else:
             editor.insert(1, [*new_imports, "", ""] if first_def == 1 else [*new_imports, ""], first=True)
+    if future:
+        _insert_future(future, file_tree, docstring_end, lines, editor)
     if not result.actions:
         raise PlacementRefused("the code block holds no function, class, import or constant to place"
                                + (f" (only: {'; '.join(result.dropped)})" if result.dropped else ""))
@@ -261,8 +282,50 @@ def place_python(original: str, snippet: str, *, module: str | None = None) -> P
     for block in appended:
         out.extend([""] * gap + block)
     text = "\n".join(out) + ("\n" if ends_newline or appended else "")
-    _parse(text, "the file after placing the code")
+    placed = _parse(text, "the file after placing the code", compiled=True)
+    if check_names:
+        _check_names(placed, _wanted(list(snippet_defs.values()), {n: c.name for c in classes.values() for n in
+                                                                    [m.name for m in c.body if isinstance(m, _FUNC)]}
+                                     | ({"*": next(iter(classes))} if len(classes) == 1 else {})))
     return Placement(with_newline(text, newline), result.actions, result.dropped)
+
+
+def _wanted(nodes: list[ast.stmt], method_owner: dict[str, str]) -> set[str]:
+    """The qualified names a snippet's definitions get in the file: ``f``, ``Class.m``; a bare
+    method goes to the class that has it (``method_owner``; ``"*"``: the file's one class)."""
+    wanted: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ClassDef):
+            wanted.update(f"{node.name}.{m.name}" for m in node.body if isinstance(m, _FUNC))
+        elif isinstance(node, _FUNC):
+            owner = method_owner.get(node.name) or method_owner.get("*") if _first_arg(node) in ("self", "cls") else None
+            wanted.add(f"{owner}.{node.name}" if owner else node.name)
+    return wanted
+
+
+def _check_names(tree: ast.Module, wanted: set[str]) -> None:
+    missing = unbound_names(tree, wanted)
+    if missing:
+        raise PlacementRefused("; ".join(
+            f"{qualname} uses {', '.join(sorted(names))}, which nothing defines (not a parameter, a local "
+            "variable, an import or a module-level name): define or import it, or use the right name"
+            for qualname, names in sorted(missing.items())))
+
+
+def _insert_future(future: list[str], tree: ast.Module, docstring_end: int, lines: list[str],
+                   editor: _Editor) -> None:
+    """Put new ``from __future__`` lines where Python accepts them: after the module docstring
+    (and leading comments), grouped with the imports when the file starts with them."""
+    after_doc = [n for n in tree.body if n.lineno > docstring_end]
+    if after_doc and isinstance(after_doc[0], (ast.Import, ast.ImportFrom)):
+        editor.insert(after_doc[0].lineno, future, first=True)
+    elif docstring_end:
+        editor.insert(docstring_end + 1, ["", *future], first=True)
+    else:
+        top = 1
+        while top <= len(lines) and lines[top - 1].startswith("#"):
+            top += 1  # a shebang or coding line stays first
+        editor.insert(top, [*future, ""], first=True)
 
 
 def _top_gap(lines: list[str], tree: ast.Module) -> int:

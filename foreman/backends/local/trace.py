@@ -12,6 +12,10 @@ session under ``<home>/<profile>/traces/``). Each record, version 1::
      "tool_calls": [{"id": "call_1", "name": "read", "arguments": "{...}"}],   native only
      "actions": [...], "repairs": [...], "dropped": [...], "reason": null}     decoded at record time
 
+Guided mode (:mod:`.guided`) writes its answers under ``<traces>/guided/`` as records with
+``"kind": "guided"`` (plus ``task``, ``attempt``, ``step``, ``temperature``); replay scores
+them apart, by whether they hold code the harness could place.
+
 Lines are written with ASCII escapes, so any received text (even unpaired surrogates) comes
 back byte for byte. ``foreman replay`` re-decodes ``reply``/``tool_calls`` with the current
 decoder and compares: a figure that moves only when the decoder changes.
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .answers import unusable_reason
 from .nativecodec import ToolCall, decode_tool_calls
 from .result import DecodeResult
 from .textcodec import decode as decode_text
@@ -52,6 +57,9 @@ class TraceRecord:
     agent: str | None = None
     role: str | None = None
     turn: int | None = None
+    kind: str = "agent"
+    """"agent" (the loop's replies, decoded into actions) or "guided" (guided mode's answers,
+    scored with :func:`.answers.unusable_reason`; see :mod:`.guided`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the record as the JSON object written to the trace file."""
@@ -60,7 +68,7 @@ class TraceRecord:
             "protocol": self.protocol, "finish_reason": self.finish_reason, "reply": self.reply,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
             "actions": list(self.actions), "repairs": list(self.repairs), "dropped": list(self.dropped),
-            "reason": self.reason,
+            "reason": self.reason, **({"kind": self.kind} if self.kind != "agent" else {}),
         }
 
     @classmethod
@@ -81,6 +89,7 @@ class TraceRecord:
             tool_calls=calls, actions=tuple(data.get("actions") or ()), repairs=tuple(data.get("repairs") or ()),
             dropped=tuple(data.get("dropped") or ()), reason=data.get("reason"), time=float(data.get("time") or 0),
             agent=data.get("agent"), role=data.get("role"), turn=data.get("turn"),
+            kind="guided" if data.get("kind") == "guided" else "agent",
         )
 
     def redecode(self) -> DecodeResult:
@@ -140,7 +149,8 @@ class TraceScan:
 
 
 def read_traces(directory: Path | str) -> TraceScan:
-    """Read every ``*.jsonl`` file of a directory, in name order, line by line.
+    """Read every ``*.jsonl`` file of a directory and its subdirectories (guided mode writes
+    under ``guided/``), in path order, line by line.
 
     Unreadable lines (bad JSON, another format) are counted and skipped.
 
@@ -151,7 +161,7 @@ def read_traces(directory: Path | str) -> TraceScan:
     if not root.is_dir():
         raise FileNotFoundError(f"no traces directory at {root}")
     scan = TraceScan()
-    for path in sorted(root.glob("*.jsonl")):
+    for path in sorted(root.rglob("*.jsonl")):
         scan.files += 1
         with path.open("r", encoding="utf-8", errors="replace") as handle:
             for line in handle:
@@ -176,6 +186,8 @@ class ReplayReport:
         reasons: no-action reason -> replies.
         dropped: drop id -> times.
         changed: replies whose actions differ from the ones recorded.
+        guided_total / guided_converted: guided-mode replies, and those holding code to place.
+        guided_reasons: why the others did not (:data:`.answers.GUIDED_REASONS`).
     """
 
     total: int = 0
@@ -185,6 +197,9 @@ class ReplayReport:
     reasons: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
     changed: int = 0
+    guided_total: int = 0
+    guided_converted: int = 0
+    guided_reasons: Counter[str] = field(default_factory=Counter)
 
     @property
     def rate(self) -> float:
@@ -198,13 +213,29 @@ class ReplayReport:
             "repaired": self.repaired, "changed": self.changed,
             "repairs": dict(sorted(self.repairs.items())), "reasons": dict(sorted(self.reasons.items())),
             "dropped": dict(sorted(self.dropped.items())),
+            **({"guided": {"total": self.guided_total, "converted": self.guided_converted,
+                           "rate": round(self.guided_rate, 2), "reasons": dict(sorted(self.guided_reasons.items()))}}
+               if self.guided_total else {}),
         }
+
+    @property
+    def guided_rate(self) -> float:
+        """Share of guided replies holding code to place, in percent (0.0 when there are none)."""
+        return 100.0 * self.guided_converted / self.guided_total if self.guided_total else 0.0
 
 
 def replay(records: Iterable[TraceRecord]) -> ReplayReport:
     """Re-decode recorded replies and score the current decoder (pure, contacts no model)."""
     report = ReplayReport()
     for record in records:
+        if record.kind == "guided":
+            report.guided_total += 1
+            why = unusable_reason(record.reply, record.finish_reason)
+            if why is None:
+                report.guided_converted += 1
+            else:
+                report.guided_reasons[why] += 1
+            continue
         result = record.redecode()
         report.total += 1
         report.converted += result.usable
