@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import ForemanError
+from ...executors import NodeLost, Place
+from ...executors import of as executor_of
 from ...usage import record_turn
 from .. import prompts
 from ..tools import DaemonTools
@@ -80,6 +82,7 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
     if cleanup is not None:
         await asyncio.gather(cleanup, return_exceptions=True)
     tools: DaemonTools | None = None
+    lost: NodeLost | None = None
     session = records.sessions(c).get(key, {}).get("session")
     started = time.monotonic()
     try:
@@ -94,10 +97,14 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
             return
         started = time.monotonic()
         req, tools = _request(c, agent, job, key, turn_id, prompt, task_id, goal_id, session)
-        result = await asyncio.wait_for(c.runners[agent].run_turn(req, tools), timeout=c.settings.turn_timeout)
+        run = executor_of(c).run_turn(c.runners[agent], req, tools, place_of(c, agent, task_id, req.cwd))
+        result = await asyncio.wait_for(run, timeout=c.settings.turn_timeout)
     except asyncio.TimeoutError:
         result = TurnResult(ok=False, session_id=session,
                             error=f"the turn timed out after {c.settings.turn_timeout:.0f} s")
+    except NodeLost as exc:
+        lost = exc
+        result = TurnResult(ok=False, session_id=None, error=exc.message)
     except ForemanError as exc:
         result = TurnResult(ok=False, session_id=session, error=exc.message)
     except Exception as exc:  # noqa: BLE001 - a bug must end the turn, not leave it running forever
@@ -109,6 +116,9 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
     if not is_current(c, agent, turn_id):
         return  # aborted: steering decides what happens next
     del c.running[agent]
+    if lost is not None:
+        node_lost(c, agent, job, key, task_id, lost)
+        return
     try:
         if result.session_id:
             records.set_session(c, key, session=result.session_id)
@@ -120,6 +130,37 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         logger.exception("the end of turn %s of %s failed", turn_id, agent)
         records.set_session(c, key, state="failed")
         failed(c, agent, job, task_id, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def place_of(c: Conductor, agent: str, task_id: str | None, cwd: Path) -> Place | None:
+    """The executor's :class:`~foreman.executors.Place` of a worker's turn in its task worktree
+    (None for the lead and for a turn outside a task worktree: those run where the daemon is)."""
+    if not task_id or agent == LEAD:
+        return None
+    info = records.worktree_of(c, agent, task_id)
+    if not info or Path(info["path"]) != cwd:
+        return None
+    repo = c.d.core.repo(info["repo"])
+    return Place(repo=Path(repo.path), worktree=cwd, branch=info["branch"], base=info.get("base") or repo.base_branch,
+                 agent=agent, task=task_id)
+
+
+def node_lost(c: Conductor, agent: str, job: str, key: str, task_id: str | None, exc: NodeLost) -> None:
+    """A turn's node went away: the feed names it, the session (kept on that node) is dropped,
+    and the task goes back on the board for the same agent, which resumes it (on another node)
+    from the last branch bundle the daemon received."""
+    d = c.d
+    data = records.sessions(c)
+    data.get(key, {}).pop("session", None)
+    records.set_meta(c, "sessions", data)
+    records.set_session(c, key, state="aborted")
+    text = f"{title(agent)}'s {job} turn was lost with {exc.node} ({exc.why})"
+    if task_id and d.core.task(task_id).status in ("doing", "review"):
+        text += f"; {task_id} goes back on the board and resumes from its last received commit"
+        d.act(lambda core, now: core.set_task_status(task_id, "todo", now, who="foreman", reason=None))
+    d.act(lambda core, now: core.feed(text, now, kind="error", agent=agent, task=task_id))
+    d.act(lambda core, now: core.set_activity(agent, "idle", now, activity=f"lost {exc.node}"))
+    c.kick()
 
 
 def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
