@@ -84,3 +84,79 @@ async def test_tasks_run_on_different_nodes_and_merge_as_with_the_local_executor
         task = "t1" if agent == "juniper" else "t2"
         assert list(ray_nodes.tmp[node_id].glob(f"foreman-{agent}-*/wt/{task}/.git"))
     assert "farewell-notes.txt" in git(rig.repo, "ls-tree", "--name-only", "main")  # committed at the merge
+
+
+async def two_parts(req: TurnRequest, tools: Any):
+    """Commit part 1, then hang (the node is killed here); resumed elsewhere, commit part 2."""
+    if not (req.cwd / "part1.py").exists():
+        await write_and_commit(req, "part1.py", "PART = 1\n", "part 1")
+        await asyncio.sleep(600)
+    await write_and_commit(req, "part2.py", "PART = 2\n", "part 2")
+    await tools.call("update_task", {"status": "review"})
+    return done("resumed")
+
+
+async def test_a_node_killed_mid_turn_and_the_task_resumed_elsewhere_with_its_commits(tmp_path: Path,
+                                                                                       ray_nodes: Nodes) -> None:
+    rig = ScriptedRig.worker(tmp_path, two_parts, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("Two parts", assignee="kit")
+        await wait_for(lambda: "kit-t1" in rig.world.meta.get("worktrees", {}), 30, "kit's worktree")
+        await wait_for(lambda: "part 1" in git(rig.worktree("kit", "t1"), "log", "--format=%s"), 90,
+                       "part 1 received by the daemon")
+        ex = rig.backend.executor
+        lost = ex.workers["kit"].node["node_id"]
+        await asyncio.to_thread(ray_nodes.kill, lost)
+        await wait_for(lambda: rig.open_decision("t1") is not None, 120, "the merge decision after the resume")
+        feed = "\n".join(rig.c.feed())
+        assert f"lost with node {lost[:8]}" in feed and "t1 goes back on the board" in feed
+        kit_turns = [p for p in ex.placements if p["what"] == "turn" and p["agent"] == "kit"]
+        assert len(kit_turns) == 2 and kit_turns[0]["node_id"] == lost and kit_turns[1]["node_id"] != lost
+        assert ex.placements[-1]["what"] == "ci" and ex.placements[-1]["node_id"] == kit_turns[1]["node_id"]
+        # the resumed turn started from the commit the daemon had received: one part-1 commit, then part 2
+        assert git(rig.worktree("kit", "t1"), "log", "--format=%s", "main..HEAD").split() == ["part", "2", "part", "1"]
+        assert kit_turns[1]["bytes_out"] > 0  # a new actor gets a full bundle again
+        rig.d.act(lambda c, now: c.answer_decision(rig.open_decision("t1").id, 0, now))
+        await rig.wait_status("t1", "done", timeout=60)
+        assert {"part1.py", "part2.py"} <= set(git(rig.repo, "ls-tree", "--name-only", "main").split())
+    finally:
+        await rig.stop()
+
+
+async def asks_permission(req: TurnRequest, tools: Any):
+    """Ask for commands the policy sends to the user, and a write inside the node's worktree."""
+    from foreman.errors import NotFound
+
+    inside = await tools.permit("Write", {"file_path": str(req.cwd / "inside.py"), "content": "x"})
+    first = await tools.permit("Bash", {"command": "curl https://example.com"})
+    second = await tools.permit("Bash", {"command": "curl https://example.com"})
+    try:
+        await tools.call("update_task", {"task": "t99", "status": "review"})
+        error = "none"
+    except NotFound as exc:
+        error = f"NotFound: {exc.message}"
+    text = f"inside={inside[0]}\nfirst={first}\nsecond={second}\nerror={error}\n"
+    await write_and_commit(req, "answers.txt", text, "answers")
+    await tools.call("update_task", {"status": "review"})
+    return done()
+
+
+async def test_a_permission_round_trip_from_a_remote_turn(tmp_path: Path, ray_nodes: Nodes) -> None:
+    rig = ScriptedRig.worker(tmp_path, asks_permission, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("Ask first", assignee="kit")
+        for option in (0, 1):  # allow once, then deny
+            dec = await wait_for(lambda: rig.open_decision("t1", "permission"), 90, "a permission decision")
+            assert "curl https://example.com" in dec.prompt and dec.asked_by == "kit"
+            rig.d.act(lambda c, now, dec=dec, option=option: c.answer_decision(dec.id, option, now))
+            await wait_for(lambda dec=dec: rig.world.decisions[dec.id].status == "answered", 30, "the answer")
+        await wait_for(lambda: rig.open_decision("t1") is not None, 90, "the merge decision")
+        text = git(rig.worktree("kit", "t1"), "show", "HEAD:answers.txt")
+        assert "inside=True" in text  # the node's path was judged as the daemon's worktree
+        assert "first=(True, 'the user allowed it')" in text and "second=(False, 'the user denied it')" in text
+        assert "error=NotFound: " in text and "t99" in text
+        assert [p["what"] for p in rig.backend.executor.placements] == ["turn", "ci"]
+    finally:
+        await rig.stop()
