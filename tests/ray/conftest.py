@@ -15,8 +15,11 @@ from typing import Any, Iterator
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="the Ray executor's tests need the ray extra: pip install '.[ray]'")
-from ray.cluster_utils import Cluster  # noqa: E402
+try:
+    import ray
+    from ray.cluster_utils import Cluster
+except ImportError:  # the seam's and the bundles' tests still run
+    ray = None
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE = 80 * 1024 * 1024
@@ -61,6 +64,8 @@ def start_cluster(tmp_path: Path, n_workers: int) -> Nodes:
 @pytest.fixture
 def ray_nodes(tmp_path: Path) -> Iterator[Nodes]:
     """A fresh cluster with two worker nodes, shut down after the test."""
+    if ray is None:
+        pytest.skip("the Ray executor's tests need the ray extra: pip install '.[ray]'")
     nodes = start_cluster(tmp_path, 2)
     try:
         yield nodes
