@@ -60,6 +60,11 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}" + (f": {first[:200]}" if first else "")
 
 
+async def _wait(ref: Any) -> Any:
+    """Await a Ray object ref (a coroutine, for ``asyncio.wait_for`` and tasks)."""
+    return await ref
+
+
 def _map_paths(value: Any, old: str, new: str) -> Any:
     """``value`` with the node's worktree path ``old`` replaced by the daemon's ``new`` in every string."""
     if isinstance(value, str):
@@ -274,11 +279,21 @@ class RayExecutor:
         record = {"what": "ci", "agent": agent, "task": place.task, "node_id": w.node.get("node_id"),
                   "bytes_out": len(ship["bundle"] or b"") + len(ship["wip"]), "bytes_in": 0, "started": time.monotonic()}
         self.placements.append(record)
+        run = asyncio.ensure_future(_wait(w.handle.run_ci.remote(spec, ship)))
         try:
-            out = await w.handle.run_ci.remote(spec, ship)
+            while not run.done():  # a CI run streams nothing: its node is pinged every heartbeat
+                await asyncio.wait({run}, timeout=self.heartbeat)
+                if not run.done():
+                    await asyncio.wait_for(_wait(w.handle.where.remote()), timeout=3 * self.heartbeat)
+            out = run.result()
+        except asyncio.TimeoutError:
+            self._drop(agent, w)
+            raise NodeLost(w.label, f"no answer to a heartbeat for {3 * self.heartbeat:.0f} s") from None
         except RayError as exc:
             self._drop(agent, w)
             raise NodeLost(w.label, _why(exc)) from exc
+        finally:
+            run.cancel()
         record["seconds"] = time.monotonic() - record["started"]
         return CIResult(**out["result"])
 

@@ -160,3 +160,26 @@ async def test_a_permission_round_trip_from_a_remote_turn(tmp_path: Path, ray_no
         assert [p["what"] for p in rig.backend.executor.placements] == ["turn", "ci"]
     finally:
         await rig.stop()
+
+
+async def test_ci_lost_with_its_node_runs_again_on_another(tmp_path: Path, ray_nodes: Nodes) -> None:
+    async def work_once(req: TurnRequest, tools: Any):
+        await write_and_commit(req, "slow.txt", "slow\n", "slow")
+        await tools.call("update_task", {"status": "review"})
+        return done()
+
+    rig = ScriptedRig.worker(tmp_path, work_once, ray_address=ray_nodes.address, ci="sleep 6", **RAY)
+    await rig.start()
+    try:
+        rig.task("Slow CI", assignee="kit")
+        ex = await wait_for(lambda: getattr(rig.backend, "executor", None), 60, "the executor")
+        await wait_for(lambda: ex.placements and ex.placements[-1]["what"] == "ci", 90, "CI on a node")
+        lost = ex.placements[-1]["node_id"]
+        await asyncio.to_thread(ray_nodes.kill, lost)
+        await wait_for(lambda: rig.open_decision("t1") is not None, 120, "the merge decision")
+        runs = [p for p in ex.placements if p["what"] == "ci"]
+        assert [p["node_id"] == lost for p in runs] == [True, False]
+        feed = "\n".join(rig.c.feed())
+        assert f"CI for t1 was lost with node {lost[:8]}" in feed and "CI passed on t1" in feed
+    finally:
+        await rig.stop()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ForemanError
-from ...executors import Place
+from ...executors import NodeLost, Place
 from ...executors import of as executor_of
 from ...risk.report import merge_risks
 from . import merge, processes, records, review, turn
@@ -100,10 +100,16 @@ async def _run(c: Conductor, task_id: str, agent: str, place: Place) -> str | No
     d.act(lambda core, now: core.set_activity(agent, "testing", now, activity=f"CI for {task_id}"))
     key = f"ci:{task_id}"
     timeout = c.settings.ci_timeout
+    env = {**safety_env(os.environ, agent=agent, worktree=wt), **processes.mark(c, agent, key)}
     try:
-        res = await executor_of(c).run_ci(
-            command, place=place, env={**safety_env(os.environ, agent=agent, worktree=wt), **processes.mark(c, agent, key)},
-            timeout=timeout, sandbox=c.sandbox, on_start=lambda pid: processes.track(c, agent, key, pid))
+        try:
+            res = await executor_of(c).run_ci(command, place=place, env=env, timeout=timeout, sandbox=c.sandbox,
+                                              on_start=lambda pid: processes.track(c, agent, key, pid))
+        except NodeLost as exc:  # once more, on another node (a second loss blocks the task)
+            text = f"CI for {task_id} was lost with {exc.node} ({exc.why}); running it again"
+            d.act(lambda core, now: core.feed(text, now, kind="error", task=task_id))
+            res = await executor_of(c).run_ci(command, place=place, env=env, timeout=timeout, sandbox=c.sandbox,
+                                              on_start=lambda pid: processes.track(c, agent, key, pid))
     finally:
         processes.untrack(c, key)
     said = verdict(res, timeout)
