@@ -239,6 +239,8 @@ class Settings:
     sections: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, key: str) -> Any:
+        if key.startswith("__"):  # (pickle looks up __setstate__ ... before ``values`` exists)
+            raise AttributeError(key)
         try:
             return self.values[key]
         except KeyError:

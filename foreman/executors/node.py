@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import itertools
 import logging
 import os
@@ -105,6 +106,21 @@ class RemoteTools:
         logger.debug("turn %s started process %d on this node", self.turn_id, pid)
 
 
+def portable(runner: Any) -> Any:
+    """What to send a node so it runs ``runner``'s code: a recipe that builds a fresh runner
+    there (the local backend's runner holds HTTP clients that cannot travel; it is rebuilt from
+    its settings and profile), else the runner itself (pickled by Ray)."""
+    if runner is not None and getattr(runner, "name", None) == "local" and hasattr(runner, "settings"):
+        return functools.partial(_local_runner, runner.settings, getattr(getattr(runner, "profile", None), "name", None))
+    return runner
+
+
+def _local_runner(settings: Any, profile: str | None) -> Any:
+    from ..backends.local.runner import LocalRunner
+
+    return LocalRunner(settings, profile=profile)
+
+
 class NodeWorker:
     """One remote agent's worker on a node.
 
@@ -128,6 +144,7 @@ class NodeWorker:
         self.tools: dict[str, RemoteTools] = {}
         self.waiting: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
+        self._preflighted = False
 
     async def where(self) -> dict[str, str]:
         """:func:`node_info` of this node, and this worker's folder."""
@@ -182,6 +199,14 @@ class NodeWorker:
         """Run one turn; yield its events (module docstring), the last one ``result``."""
         yield {"kind": "hello", "node": await self.where()}
         wt = await self._sync(spec["task"], spec["branch"], ship)
+        if not self._preflighted:  # the model service as this node sees it
+            try:
+                await self.runner.preflight()
+            except errors.ForemanError as exc:
+                yield {"kind": "result", "result": dataclasses.asdict(TurnResult(ok=False, error=exc.message)),
+                       "ship": await self._shipment(wt, spec["branch"], wip=True)}
+                return
+            self._preflighted = True
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
         async def ask(what: str, **fields: Any) -> Any:

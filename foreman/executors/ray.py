@@ -31,7 +31,7 @@ from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ForemanError
 from ..repos._git import rev_parse
 from . import LocalExecutor, NodeLost, Place, bundles
-from .node import NodeWorker
+from .node import NodeWorker, portable
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +130,8 @@ class RayExecutor:
             if w is not None:
                 return w
             try:
-                handle = RemoteWorker.options(**self._options()).remote(agent, self.runners.get(agent), self.heartbeat)
+                handle = RemoteWorker.options(**self._options()).remote(agent, portable(self.runners.get(agent)),
+                                                                        self.heartbeat)
                 node = await handle.where.remote()
             except RayError as exc:
                 raise NodeLost("a new node", f"the worker actor of {agent} did not start: {_why(exc)}") from exc

@@ -10,6 +10,7 @@ nodes' workers import this checkout (``PYTHONPATH``), so the suite's scripted ru
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -45,6 +46,7 @@ class Nodes:
 def start_cluster(tmp_path: Path, n_workers: int) -> Nodes:
     """Start a head and ``n_workers`` worker nodes, each with its own temporary folder."""
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")  # the nodes' python
     head_tmp = tmp_path / "node-head"
     head_tmp.mkdir()
     cluster = Cluster(initialize_head=True, head_node_args={
