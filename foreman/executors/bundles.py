@@ -14,6 +14,7 @@ functions run in the daemon and on the nodes.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,10 +95,14 @@ async def wip_patch(worktree: Path) -> bytes:
     over its HEAD; empty when it is clean. The worktree's index is left as it was."""
     fd, index = tempfile.mkstemp(prefix="foreman-index-")
     os.close(fd)
-    os.unlink(index)  # git creates it
     env = {"GIT_INDEX_FILE": index, **WIP_IDENTITY}
+    own = Path((await git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=worktree)).text)
     try:
-        await git("read-tree", "HEAD", cwd=worktree, env=env)
+        try:  # a copy of the worktree's index keeps its stat data: unchanged files are not hashed again
+            shutil.copyfile(own, index)  # (what it had staged does not matter: add -A stages everything)
+        except OSError:
+            os.unlink(index)
+            await git("read-tree", "HEAD", cwd=worktree, env=env)
         await git("add", "-A", cwd=worktree, env=env)
         tree = (await git("write-tree", cwd=worktree, env=env)).text
     finally:
