@@ -226,6 +226,11 @@ def _doctor(settings: Settings) -> int:
         check(version is not None, f"claude CLI {version or 'not found'}", "reinstall claude-agent-sdk or pass --claude-cli PATH")
     if settings.backend == "local":
         check(importlib.util.find_spec("openai") is not None, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
+    if settings.executor == "ray":
+        from .executors.doctor import ray_checks
+
+        for ok, what, fix in ray_checks(settings):
+            check(ok, what, fix)
     print("all good" if not problems else f"{problems} problem(s)")
     return 0 if not problems else 1
 

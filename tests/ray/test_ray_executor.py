@@ -183,3 +183,51 @@ async def test_ci_lost_with_its_node_runs_again_on_another(tmp_path: Path, ray_n
         assert f"CI for t1 was lost with node {lost[:8]}" in feed and "CI passed on t1" in feed
     finally:
         await rig.stop()
+
+
+def test_doctor_checks_the_cluster_and_each_node(tmp_path: Path, ray_nodes: Nodes) -> None:
+    import subprocess
+    import sys
+
+    def doctor(resources: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "foreman", "doctor", "--home", str(tmp_path / "h"), "--port", "0",
+                               "--executor", "ray", "--ray-address", ray_nodes.address, "--ray-resources", resources],
+                              capture_output=True, text=True, timeout=180)
+
+    good = doctor("foreman_worker=1")
+    assert f"[ok] Ray cluster at {ray_nodes.address} reachable" in good.stdout, good.stdout + good.stderr
+    for node_id in ray_nodes.tmp:
+        assert f"node {node_id[:8]}" in good.stdout and "can host workers" in good.stdout
+    assert "[ok] 2 node(s) with foreman_worker=1 for the remote workers" in good.stdout
+    assert "Python 3." in good.stdout and "git version" in good.stdout
+    bad = doctor("gpu_box=1")
+    assert bad.returncode == 1 and "[FAIL] 0 node(s) with gpu_box=1 for the remote workers" in bad.stdout
+
+
+async def test_a_node_that_stops_answering_is_lost_by_its_heartbeat(tmp_path: Path, ray_nodes: Nodes) -> None:
+    import os
+    import signal
+
+    rig = ScriptedRig.worker(tmp_path, two_parts, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    pid = 0
+    try:
+        rig.task("Two parts", assignee="kit")
+        await wait_for(lambda: "kit-t1" in rig.world.meta.get("worktrees", {}), 30, "kit's worktree")
+        await wait_for(lambda: "part 1" in git(rig.worktree("kit", "t1"), "log", "--format=%s"), 90,
+                       "part 1 received by the daemon")
+        ex = rig.backend.executor
+        hung = ex.workers["kit"].node
+        pid = int(hung["pid"])
+        os.kill(pid, signal.SIGSTOP)  # the actor's process freezes: no Ray failure, only silence
+        await wait_for(lambda: rig.open_decision("t1") is not None, 120, "the merge decision after the resume")
+        feed = "\n".join(rig.c.feed())
+        assert f"lost with node {hung['node_id'][:8]}" in feed and "(no heartbeat for 3 s)" in feed
+        assert git(rig.worktree("kit", "t1"), "log", "--format=%s", "main..HEAD").split() == ["part", "2", "part", "1"]
+    finally:
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)  # (the frozen actor process this test stopped)
+            except ProcessLookupError:
+                pass
+        await rig.stop()
