@@ -162,9 +162,14 @@ class NodeWorker:
             t.inbox.extend(lines)
 
     async def abort(self, turn_id: str) -> None:
-        """Abort a running turn (the runner kills what it started, then the turn ends as aborted)."""
+        """Abort a running turn and wait until its runner stopped (it kills what it started)."""
         if (t := self.turns.get(turn_id)) is not None:
             t.cancel()
+            await asyncio.gather(t, return_exceptions=True)
+
+    async def snapshot(self, task: str, branch: str) -> dict[str, Any]:
+        """The task's state on this node (new commits and uncommitted work), e.g. after an abort."""
+        return await self._shipment(self.root / "wt" / task, branch, wip=True)
 
     # ------------------------------------------------------------------ state
     async def _sync(self, task: str, branch: str, ship: dict[str, Any]) -> Path:

@@ -239,14 +239,24 @@ class RayExecutor:
                     record["seconds"] = time.monotonic() - record["started"]
                     return TurnResult(**ev["result"])
         except asyncio.CancelledError:
-            try:
-                w.handle.abort.remote(request.turn_id)
-            except Exception:  # noqa: BLE001 - the actor may be gone
-                pass
+            await self._recall(w, place, request.turn_id)
             raise
         finally:
             for t in asks:
                 t.cancel()
+
+    async def _recall(self, w: _Worker, place: Place, turn_id: str) -> None:
+        """An aborted turn (pause, stop, reassign, timeout, shutdown): stop it on its node and take
+        back its state, uncommitted work included, so the hand-off commits it as after a local turn.
+        A node that does not answer in time keeps only what it sent before (said in the log)."""
+        try:
+            await asyncio.wait_for(_wait(w.handle.abort.remote(turn_id)), timeout=3 * self.heartbeat + 10)
+            ship = await asyncio.wait_for(_wait(w.handle.snapshot.remote(place.task, place.branch)),
+                                          timeout=FIRST_EVENT_GRACE)
+            await self._incoming(w, place, ship)
+        except (asyncio.TimeoutError, RayError, ForemanError) as exc:
+            logger.warning("aborted turn %s: its work on %s since its last commit was not recovered (%s)",
+                           turn_id, w.label, _why(exc))
 
     async def _answer(self, w: _Worker, tools: AgentTools, ev: dict[str, Any], node_wt: str, here: str) -> None:
         """Decide an ``ask`` in the daemon (policy, user, core) and send the answer to the waiting node."""

@@ -231,3 +231,27 @@ async def test_a_node_that_stops_answering_is_lost_by_its_heartbeat(tmp_path: Pa
             except ProcessLookupError:
                 pass
         await rig.stop()
+
+
+async def drafts(req: TurnRequest, tools: Any):
+    """Leave an uncommitted draft, say so, and keep working (until paused)."""
+    (req.cwd / "draft.txt").write_text("half done\n")
+    tools.activity("editing", "drafting")
+    await asyncio.sleep(600)
+    return done()
+
+
+async def test_a_paused_remote_turn_brings_its_uncommitted_work_back(tmp_path: Path, ray_nodes: Nodes) -> None:
+    rig = ScriptedRig.worker(tmp_path, drafts, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("Draft", assignee="kit")
+        await wait_for(lambda: rig.world.agents["kit"].activity == "drafting", 90, "the draft on the node")
+        wt = rig.worktree("kit", "t1")
+        assert not (wt / "draft.txt").exists()  # only on the node so far
+        await rig.c.ok({"type": "agent.pause", "agent": "kit"})
+        await wait_for(lambda: "kit" not in rig.backend.running and "kit" not in rig.backend.cleaning, 60,
+                       "the aborted turn's clean-up")
+        assert (wt / "draft.txt").read_text() == "half done\n"
+    finally:
+        await rig.stop()
