@@ -17,8 +17,10 @@ Events (``kind`` and fields):
 * ``ask`` - ``id``, ``what`` (``call`` or ``permit``) and its arguments; answered through
   :meth:`NodeWorker.answer`;
 * ``tick`` - the heartbeat (at least every ``heartbeat`` seconds);
+* ``unread`` - the runner read its messages: the daemon delivers the next ones (:meth:`NodeWorker.deliver`);
 * ``commit`` - a :class:`~.bundles.Shipment` (as a dict) after the branch moved;
-* ``result`` - the :class:`~foreman.backends.turns.TurnResult` fields and the final shipment.
+* ``result`` - the :class:`~foreman.backends.turns.TurnResult` fields, the final shipment and
+  the delivered messages the runner never read (``unread``).
 """
 
 from __future__ import annotations
@@ -93,8 +95,10 @@ class RemoteTools:
         self._emit({"kind": "log", "text": text, "log_kind": kind})
 
     def unread(self) -> list[str]:
-        """Return and clear the messages the daemon delivered since the last call."""
+        """Return and clear the messages the daemon delivered since the last call, and ask the
+        daemon for the ones that arrived since (they are here by the runner's next call)."""
         out, self.inbox = self.inbox, []
+        self._emit({"kind": "unread"})
         return out
 
     def session_started(self, session_id: str) -> None:
@@ -251,7 +255,7 @@ class NodeWorker:
             except Exception as exc:  # noqa: BLE001 - the daemon reports it like a local runner bug
                 logger.exception("turn %s failed on this node", turn_id)
                 res = TurnResult(ok=False, error=f"internal error on the node: {type(exc).__name__}: {exc}")
-            yield {"kind": "result", "result": dataclasses.asdict(res),
+            yield {"kind": "result", "result": dataclasses.asdict(res), "unread": tools.inbox,
                    "ship": await self._shipment(wt, spec["branch"], wip=True)}
         finally:
             if not runner.done():

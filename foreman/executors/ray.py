@@ -21,6 +21,7 @@ import asyncio
 import dataclasses
 import logging
 import time
+from collections import deque
 from typing import Any, Callable, Mapping
 
 import ray
@@ -67,6 +68,8 @@ async def _wait(ref: Any) -> Any:
 
 def _map_paths(value: Any, old: str, new: str) -> Any:
     """``value`` with the node's worktree path ``old`` replaced by the daemon's ``new`` in every string."""
+    if not old:
+        return value
     if isinstance(value, str):
         return value.replace(old, new)
     if isinstance(value, dict):
@@ -84,7 +87,7 @@ class RayExecutor:
             (``{"gpu_box": 1, "CPU": 1, "memory": 2e9}``), ``ray_heartbeat`` (seconds).
 
     Attributes:
-        placements: every remote turn and CI run: ``{"what", "agent", "task", "node_id", "bytes_out", "bytes_in"}``.
+        placements: the last 1,000 remote turns and CI runs: ``{"what", "agent", "task", "node_id", "bytes_out", "bytes_in"}``.
     """
 
     name = "ray"
@@ -96,7 +99,7 @@ class RayExecutor:
         self.local = LocalExecutor()
         self.workers: dict[str, _Worker] = {}
         self.runners: dict[str, Any] = {}
-        self.placements: list[dict[str, Any]] = []
+        self.placements: deque[dict[str, Any]] = deque(maxlen=1000)
         self._locks: dict[str, asyncio.Lock] = {}
         self._started_ray = False
 
@@ -218,6 +221,7 @@ class RayExecutor:
                     node_wt = str(ev["node"]["root"]) + f"/wt/{place.task}"
                 elif kind == "tick":
                     timeout = 3 * self.heartbeat
+                elif kind == "unread":
                     if lines := tools.unread():
                         w.handle.deliver.remote(request.turn_id, lines)
                 elif kind == "log":
@@ -237,6 +241,8 @@ class RayExecutor:
                     await self._incoming(w, place, ev["ship"])
                     record["bytes_in"] += len(ev["ship"]["bundle"] or b"") + len(ev["ship"]["wip"])
                     record["seconds"] = time.monotonic() - record["started"]
+                    for line in ev.get("unread") or []:  # taken from the core for the turn, never read by it
+                        tools.log(f"message delivered after the turn's last read: {line}", kind="info")
                     return TurnResult(**ev["result"])
         except asyncio.CancelledError:
             await self._recall(w, place, request.turn_id)

@@ -255,3 +255,30 @@ async def test_a_paused_remote_turn_brings_its_uncommitted_work_back(tmp_path: P
         assert (wt / "draft.txt").read_text() == "half done\n"
     finally:
         await rig.stop()
+
+
+async def reads_messages(req: TurnRequest, tools: Any):
+    """Wait for a message from the user (as a runner reads them between model rounds), commit it."""
+    lines: list[str] = []
+    for _ in range(900):
+        lines = tools.unread()
+        if lines:
+            break
+        await asyncio.sleep(0.1)
+    await write_and_commit(req, "inbox.txt", "\n".join(lines) + "\n", "inbox")
+    await tools.call("update_task", {"status": "review"})
+    return done()
+
+
+async def test_messages_reach_a_remote_turn_between_its_rounds(tmp_path: Path, ray_nodes: Nodes) -> None:
+    rig = ScriptedRig.worker(tmp_path, reads_messages, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("Listen", assignee="kit")
+        await wait_for(lambda: getattr(rig.backend, "executor", None) and rig.backend.executor.placements, 90,
+                       "kit's turn on a node")
+        await rig.c.ok({"type": "message.send", "to": "kit", "text": "use tabs, please"})
+        await wait_for(lambda: rig.open_decision("t1") is not None, 90, "the merge decision")
+        assert "use tabs, please" in git(rig.worktree("kit", "t1"), "show", "HEAD:inbox.txt")
+    finally:
+        await rig.stop()
