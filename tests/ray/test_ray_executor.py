@@ -282,3 +282,22 @@ async def test_messages_reach_a_remote_turn_between_its_rounds(tmp_path: Path, r
         assert "use tabs, please" in git(rig.worktree("kit", "t1"), "show", "HEAD:inbox.txt")
     finally:
         await rig.stop()
+
+
+async def test_a_daemon_restart_reschedules_a_remote_turn_on_a_new_actor(tmp_path: Path, ray_nodes: Nodes) -> None:
+    rig = ScriptedRig.worker(tmp_path, two_parts, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("Two parts", assignee="kit")
+        await wait_for(lambda: "kit-t1" in rig.world.meta.get("worktrees", {}), 30, "kit's worktree")
+        await wait_for(lambda: "part 1" in git(rig.worktree("kit", "t1"), "log", "--format=%s"), 90,
+                       "part 1 received by the daemon")
+        first = rig.backend.executor.workers["kit"].node["pid"]
+        await rig.stop()  # the daemon stops mid-turn: its actors go with it
+        await rig.start()
+        await wait_for(lambda: rig.open_decision("t1") is not None, 120, "the merge decision after the restart")
+        ex = rig.backend.executor
+        assert [p["what"] for p in ex.placements] == ["turn", "ci"] and ex.workers["kit"].node["pid"] != first
+        assert git(rig.worktree("kit", "t1"), "log", "--format=%s", "main..HEAD").split() == ["part", "2", "part", "1"]
+    finally:
+        await rig.stop()
