@@ -20,7 +20,8 @@ Events (``kind`` and fields):
 * ``unread`` - the runner read its messages: the daemon delivers the next ones (:meth:`NodeWorker.deliver`);
 * ``commit`` - a :class:`~.bundles.Shipment` (as a dict) after the branch moved;
 * ``result`` - the :class:`~foreman.backends.turns.TurnResult` fields, the final shipment and
-  the delivered messages the runner never read (``unread``).
+  the delivered messages the runner never read (``unread``); or ``error`` (the node is fine,
+  the Foreman's own steps failed there).
 """
 
 from __future__ import annotations
@@ -205,7 +206,17 @@ class NodeWorker:
 
     # ------------------------------------------------------------------ turns
     async def run_turn(self, spec: dict[str, Any], ship: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        """Run one turn; yield its events (module docstring), the last one ``result``."""
+        """Run one turn; yield its events (module docstring), the last one ``result``, or ``error``
+        (``error``: the reason) when the Foreman's own steps failed here (git ...): errors travel
+        as text, since the Foreman's exception classes are not all picklable."""
+        try:
+            async for ev in self._turn(spec, ship):
+                yield ev
+        except Exception as exc:  # noqa: BLE001 - reported to the daemon, which fails the turn
+            logger.exception("turn %s failed on this node", spec.get("turn_id"))
+            yield {"kind": "error", "error": f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"}
+
+    async def _turn(self, spec: dict[str, Any], ship: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         yield {"kind": "hello", "node": await self.where()}
         wt = await self._sync(spec["task"], spec["branch"], ship)
         if not self._preflighted:  # the model service as this node sees it
@@ -265,10 +276,15 @@ class NodeWorker:
             self.tools.pop(turn_id, None)
 
     async def run_ci(self, spec: dict[str, Any], ship: dict[str, Any]) -> dict[str, Any]:
-        """Run the task's test command in its worktree here; return ``{"node", "result"}`` (CIResult fields)."""
+        """Run the task's test command in its worktree here; return ``{"node", "result"}`` (CIResult
+        fields), or ``{"node", "error"}`` when the Foreman's own steps failed here."""
         from ..repos import ci
 
-        wt = await self._sync(spec["task"], spec["branch"], ship)
-        res = await ci.run_ci(spec["command"], cwd=wt, env=self._env(spec["agent"], wt, spec.get("env") or {}),
-                              timeout=spec["timeout"], sandbox=spec.get("sandbox"))
+        try:
+            wt = await self._sync(spec["task"], spec["branch"], ship)
+            res = await ci.run_ci(spec["command"], cwd=wt, env=self._env(spec["agent"], wt, spec.get("env") or {}),
+                                  timeout=spec["timeout"], sandbox=spec.get("sandbox"))
+        except Exception as exc:  # noqa: BLE001 - as text (see run_turn)
+            logger.exception("CI of %s failed to run on this node", spec.get("task"))
+            return {"node": await self.where(), "error": f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"}
         return {"node": await self.where(), "result": dataclasses.asdict(res)}

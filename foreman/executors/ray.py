@@ -25,7 +25,7 @@ from collections import deque
 from typing import Any, Callable, Mapping
 
 import ray
-from ray.exceptions import RayError
+from ray.exceptions import RayError, RayTaskError
 
 from .. import procs
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
@@ -136,8 +136,8 @@ class RayExecutor:
                 handle = RemoteWorker.options(**self._options()).remote(agent, portable(self.runners.get(agent)),
                                                                         self.heartbeat)
                 node = await handle.where.remote()
-            except RayError as exc:
-                raise NodeLost("a new node", f"the worker actor of {agent} did not start: {_why(exc)}") from exc
+            except RayError as exc:  # (its constructor failed, or no node could take it)
+                raise BackendError(f"{agent}'s worker actor did not start on the Ray cluster: {_why(exc)}") from exc
             except Exception as exc:  # noqa: BLE001 - a runner that cannot travel (not picklable ...)
                 raise BackendError(f"cannot start {agent}'s worker on the Ray cluster: {_why(exc)}") from exc
             w = self.workers[agent] = _Worker(handle, node)
@@ -187,6 +187,8 @@ class RayExecutor:
         except asyncio.TimeoutError:
             self._drop(agent, w)
             raise NodeLost(w.label, f"no heartbeat for {timeout:.0f} s") from None
+        except RayTaskError as exc:  # the node is alive; the Foreman's code failed there (git ...)
+            raise BackendError(f"the turn failed on {w.label}: {_why(getattr(exc, 'cause', None) or exc)}") from exc
         except RayError as exc:
             self._drop(agent, w)
             raise NodeLost(w.label, _why(exc)) from exc
@@ -237,6 +239,8 @@ class RayExecutor:
                 elif kind == "commit":
                     await self._incoming(w, place, ev["ship"])
                     record["bytes_in"] += len(ev["ship"]["bundle"] or b"")
+                elif kind == "error":
+                    raise BackendError(f"the turn failed on {w.label}: {ev['error']}")
                 elif kind == "result":
                     await self._incoming(w, place, ev["ship"])
                     record["bytes_in"] += len(ev["ship"]["bundle"] or b"") + len(ev["ship"]["wip"])
@@ -306,12 +310,16 @@ class RayExecutor:
         except asyncio.TimeoutError:
             self._drop(agent, w)
             raise NodeLost(w.label, f"no answer to a heartbeat for {3 * self.heartbeat:.0f} s") from None
+        except RayTaskError as exc:
+            raise BackendError(f"CI failed to run on {w.label}: {_why(getattr(exc, 'cause', None) or exc)}") from exc
         except RayError as exc:
             self._drop(agent, w)
             raise NodeLost(w.label, _why(exc)) from exc
         finally:
             run.cancel()
         record["seconds"] = time.monotonic() - record["started"]
+        if "error" in out:
+            raise BackendError(f"CI failed to run on {w.label}: {out['error']}")
         return CIResult(**out["result"])
 
     async def close(self) -> None:

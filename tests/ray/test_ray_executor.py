@@ -301,3 +301,23 @@ async def test_a_daemon_restart_reschedules_a_remote_turn_on_a_new_actor(tmp_pat
         assert git(rig.worktree("kit", "t1"), "log", "--format=%s", "main..HEAD").split() == ["part", "2", "part", "1"]
     finally:
         await rig.stop()
+
+
+async def breaks_its_worktree(req: TurnRequest, tools: Any):
+    """Remove the worktree's .git link on the node: the node's own git steps fail afterwards."""
+    (req.cwd / ".git").unlink()
+    return done()
+
+
+async def test_a_failure_of_the_foremans_code_on_a_live_node_blocks_the_task_instead_of_looping(
+        tmp_path: Path, ray_nodes: Nodes) -> None:
+    rig = ScriptedRig.worker(tmp_path, breaks_its_worktree, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("Break it", assignee="kit")
+        await rig.wait_status("t1", "blocked", timeout=90)
+        reason = rig.world.tasks["t1"].blocked_reason or ""
+        assert "the turn failed on node" in reason and "lost" not in reason, "\n".join(rig.c.feed())
+        assert [p["what"] for p in rig.backend.executor.placements] == ["turn"]  # not rescheduled
+    finally:
+        await rig.stop()

@@ -145,16 +145,30 @@ def place_of(c: Conductor, agent: str, task_id: str | None, cwd: Path) -> Place 
                  agent=agent, task=task_id)
 
 
+MAX_NODE_LOSSES = 3
+"""Turns of one task lost with their nodes before the task is blocked (a node that dies on it)."""
+
+
 def node_lost(c: Conductor, agent: str, job: str, key: str, task_id: str | None, exc: NodeLost) -> None:
     """A turn's node went away: the feed names it, the session (kept on that node) is dropped,
     and the task goes back on the board for the same agent, which resumes it (on another node)
-    from the last branch bundle the daemon received."""
+    from the last branch bundle the daemon received; the :data:`MAX_NODE_LOSSES`-th loss of one
+    task blocks it instead."""
     d = c.d
     data = records.sessions(c)
     data.get(key, {}).pop("session", None)
     records.set_meta(c, "sessions", data)
     records.set_session(c, key, state="aborted")
     text = f"{title(agent)}'s {job} turn was lost with {exc.node} ({exc.why})"
+    losses = records.meta(c, "node_losses")
+    if task_id:
+        losses[task_id] = int(losses.get(task_id, 0)) + 1
+        records.set_meta(c, "node_losses", losses)
+    if task_id and losses[task_id] >= MAX_NODE_LOSSES:
+        d.act(lambda core, now: core.feed(text, now, kind="error", agent=agent, task=task_id))
+        d.act(lambda core, now: core.set_activity(agent, "idle", now, activity=f"lost {exc.node}"))
+        block(c, task_id, f"its turns were lost with their nodes {losses[task_id]} times (last: {exc.node})")
+        return
     if task_id and d.core.task(task_id).status in ("doing", "review"):
         text += f"; {task_id} goes back on the board and resumes from its last received commit"
         d.act(lambda core, now: core.set_task_status(task_id, "todo", now, who="foreman", reason=None))
