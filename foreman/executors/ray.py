@@ -102,11 +102,15 @@ class RayExecutor:
         self.placements: deque[dict[str, Any]] = deque(maxlen=1000)
         self._locks: dict[str, asyncio.Lock] = {}
         self._started_ray = False
+        self._connecting = asyncio.Lock()
 
     # ------------------------------------------------------------------ actors
     async def _connect(self) -> None:
-        if ray.is_initialized():
-            return
+        async with self._connecting:  # (two agents' first turns start together: one ray.init)
+            if not ray.is_initialized():
+                await self._init()
+
+    async def _init(self) -> None:
         kw: dict[str, Any] = {"address": self.address, "log_to_driver": False, "logging_level": logging.WARNING}
         if not self.address:
             kw["include_dashboard"] = False

@@ -57,7 +57,10 @@ async def run_goal(tmp: Path, **flags: Any) -> tuple[str, ScriptedRig, list[dict
     try:
         rig.d.act(lambda c, now: c.submit_goal("greet and farewell", now, repo="proj"))
         world = rig.world
-        await wait_for(lambda: open_merge(world, "t1") and open_merge(world, "t2"), 120, "two merge decisions")
+        try:
+            await wait_for(lambda: open_merge(world, "t1") and open_merge(world, "t2"), 120, "two merge decisions")
+        except AssertionError:
+            raise AssertionError("no two merge decisions; feed:\n" + "\n".join(rig.c.feed())) from None
         for task in ("t1", "t2"):
             rig.d.act(lambda c, now, task=task: c.answer_decision(open_merge(world, task).id, 0, now))
             await rig.wait_status(task, "done", timeout=60)
