@@ -6,7 +6,15 @@ Subcommands (default ``all``)::
     ack        intent-to-ack latency at 1,000 intents/s (daemon vs bare echo server)
     fanout     at 100 upserts/s to 10 and 100 readers, readers in a child process and in the
                driver's own process: ack and delivery p50/p99 of the daemon beside a bare
-               ``websockets.broadcast`` relay sending frames of the same size, and the ratios
+               ``websockets.broadcast`` relay sending the daemon's own frames (the same JSON
+               for the readers to parse), and the ratios; ``relay-pad`` rows: the earlier
+               baseline, frames padded to the same size with one long string (much cheaper
+               to parse than a task's JSON)
+    intent     the daemon's CPU time per ``task.prioritize`` by step (decode, core, task JSON, store
+               commit, ack), in-process; ``--code DIR`` also runs it against another checkout
+    message    cost of one ``message.send`` (core + store commit, Daemon.act in-process) with 9 KB
+               messages while every agent's unread list is full (200); ``--code DIR`` runs it
+               against another checkout (e.g. a worktree of an older commit), side by side
     snapshot   snapshot encode time and size with 10,000 entities (Daemon.snapshot_frame)
     coldstart  process start to accepting connections with 10,000 entities in the store
 
@@ -28,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +153,7 @@ async def _echo_server(port: int) -> None:
 
 
 async def _relay_server(port: int) -> None:
-    """Bare fan-out: a ``relay`` frame goes to every reader (``websockets.broadcast``), then is acked to its sender.
+    """Bare fan-out: a ``relay`` frame goes to every reader (``websockets.broadcast``), then a small ack to its sender.
 
     This is the least a relay built on ``websockets`` can do per message; the daemon is measured
     against it.
@@ -158,7 +167,7 @@ async def _relay_server(port: int) -> None:
                     readers.add(ws)
                     continue
                 broadcast(readers, msg)
-                await ws.send(msg)
+                await ws.send('{"type":"ack"}')  # the sender waits for this before its next frame
         finally:
             readers.discard(ws)
 
@@ -260,15 +269,19 @@ async def _readers(port: int, n: int, count: int, daemon: bool, home: str = "") 
 
 
 FRAME_SIZES: list[int] = []
-"""Sizes (bytes) of the state frames the daemon's driver saw; the bare relay then sends frames of their median size."""
+"""Sizes (bytes) of the state frames the daemon's driver saw; the padded relay sends frames of their median size."""
+DAEMON_FRAMES: list[str] = []
+"""The ``task.upsert`` frames of the last daemon run, in intent order: the relay sends the same JSON."""
 
 
 async def fanout(port: int, n: int, rate: float, count: int, daemon: bool, home: str = "",
-                 same_process: bool = False) -> tuple[list[float], list[float]]:
+                 same_process: bool = False, padded: bool = False) -> tuple[list[float], list[float]]:
     """Drive ``count`` upserts at ``rate``/s to ``n`` readers.
 
     Args:
         same_process: the readers run on the driver's event loop (else in a child process).
+        padded: (relay) send frames padded with one string to the daemon's median frame size
+            instead of the daemon's own frames.
 
     Returns:
         ``(ack latencies, delivery latencies over all readers)`` in seconds: the driver's send
@@ -290,6 +303,11 @@ async def fanout(port: int, n: int, rate: float, count: int, daemon: bool, home:
         if daemon:
             await hello(ws, token)
         pad = "x" * max(0, int(statistics.median(FRAME_SIZES or [40])) - 40)
+        frames = list(DAEMON_FRAMES)
+        if daemon:
+            DAEMON_FRAMES.clear()
+        elif not padded and len(frames) < count:
+            raise SystemExit("the relay replays the daemon's frames: run the daemon first")
         t0 = time.monotonic()
         for i in range(count):
             delay = t0 + i / rate - time.monotonic()
@@ -303,12 +321,16 @@ async def fanout(port: int, n: int, rate: float, count: int, daemon: bool, home:
                     reply = json.loads(raw)
                     if reply.get("type") == "task.upsert":
                         FRAME_SIZES.append(len(raw))
+                        DAEMON_FRAMES.append(raw)
                     if reply.get("type") == "ack":
                         acks.append(time.monotonic() - t)
                         sent[str(reply["seq"])] = t
                         break
             else:
-                await ws.send(json.dumps({"type": "relay", "id": i, "pad": pad}))
+                if padded:
+                    await ws.send(json.dumps({"type": "relay", "id": i, "pad": pad}))
+                else:  # the daemon's frame for this intent, keyed by i for the readers
+                    await ws.send(frames[i].replace('"type":"task.upsert"', f'"type":"relay","id":{i}', 1))
                 await ws.recv()
                 acks.append(time.monotonic() - t)
                 sent[str(i)] = t
@@ -344,12 +366,74 @@ def snapshot_bench(home: Path, entities: int) -> dict[str, float]:
             "size_mb": len(frame.encode()) / 1e6, "load_s": load}
 
 
+def intent_bench(home: Path, count: int) -> dict[str, list[float]]:
+    """In-process: the daemon's own CPU time per ``task.prioritize``, by step (decode, core, the
+    task's JSON, the store commit, the ack), after 400 warm-up intents (histories filled)."""
+    import protocol
+    from foreman.config import resolve
+    from foreman.daemon import Daemon as RealDaemon
+
+    seed_store(home, SEED_TASKS)
+    d = RealDaemon(resolve({"home": str(home), "backend": "sim"}, {}))
+    d.load()
+    for i in range(400):
+        d.act(lambda c, now: c.prioritize_task(f"t{i % SEED_TASKS + 1}", now, priority=i))
+    steps: dict[str, list[float]] = {k: [] for k in ("decode", "core", "task JSON", "store commit", "ack")}
+    clock = time.thread_time
+    for i in range(count):
+        frame = json.dumps({"type": "task.prioritize", "task": f"t{i % SEED_TASKS + 1}", "priority": 1000 + i, "id": i})
+        t0 = clock()
+        intent = protocol.decode_client(frame)
+        t1 = clock()
+        d.core.prioritize_task(intent.task, time.time(), priority=intent.priority)
+        t2 = clock()
+        change = d.core.take()[0][0]
+        text = change.value.model_dump_json(by_alias=True)
+        t3 = clock()
+        d.store.commit([(change, text)], i)
+        t4 = clock()
+        protocol.encode(protocol.Ack(id=intent.id, seq=i, result=None))
+        t5 = clock()
+        for k, a, b in (("decode", t0, t1), ("core", t1, t2), ("task JSON", t2, t3), ("store commit", t3, t4), ("ack", t4, t5)):
+            steps[k].append(b - a)
+        if i % 500 == 0:
+            d.store.checkpoint()
+    d.store.close()
+    return steps
+
+
+def message_bench(home: Path, count: int, size: int = 9_000) -> dict[str, float]:
+    """In-process: ``count`` messages of ``size`` characters through ``Daemon.act`` (core and
+    store commit), alternating one agent and ``all``, after every worker's unread list is full."""
+    from foreman.config import resolve
+    from foreman.daemon import Daemon as RealDaemon
+
+    seed_store(home, SEED_TASKS)
+    d = RealDaemon(resolve({"home": str(home), "backend": "sim"}, {}))
+    d.load()
+    text = "m" * size
+    for i in range(200):  # fill every agent's unread list to its cap (200)
+        d.act(lambda c, now: c.send_message("user", "all", f"{i} {text}", now))
+    times: dict[str, list[float]] = {"kit": [], "all": []}
+    for i in range(count):
+        to = "kit" if i % 2 else "all"
+        t = time.perf_counter()
+        d.act(lambda c, now: c.send_message("user", to, f"{i} {text}", now))
+        times[to].append(time.perf_counter() - t)
+    d.store.close()
+    return {f"{to}_{p}": pct(v, p) for to, v in times.items() for p in (50, 99)}
+
+
 def main() -> int:
     """Run the chosen benchmarks and print a table."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="?", default="all", choices=["all", "ack", "fanout", "snapshot", "coldstart"])
+    p.add_argument("what", nargs="?", default="all", choices=["all", "ack", "fanout", "intent", "message", "snapshot", "coldstart"])
+    p.add_argument("--code", type=Path, help="intent, message: also run against the Foreman in this checkout, side by side")
+    p.add_argument("--message-count", type=int, default=200)
     p.add_argument("--ack-count", type=int, default=5000)
     p.add_argument("--fanout-count", type=int, default=500)
+    p.add_argument("--placement", action="append", choices=["10-other", "100-other", "10-same", "100-same"],
+                   help="fanout: run only these placements (repeatable; default all four)")
     p.add_argument("--entities", type=int, default=10_000)
     args = p.parse_args()
     base = Path(tempfile.mkdtemp(prefix="foreman-bench-"))
@@ -378,23 +462,52 @@ def main() -> int:
                                    f"   | bare echo p50 {pct(bare, 50):.2f} ms  p99 {pct(bare, 99):.2f} ms   (target p99 <= 5 ms)")
                 if args.what in ("all", "fanout"):
                     results.append("fan-out @100/s, ack = driver send to its ack, delivery = driver send to each reader's receipt (ms)")
-                    results.append(f"{'readers':<22}{'':8}{'ack p50':>9}{'ack p99':>9}{'dlv p50':>9}{'dlv p99':>9}"
-                                   f"{'ack p99 x':>11}{'dlv p99 x':>11}")
+                    results.append(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+                    results.append(f"{'readers':<22}{'':10}{'ack p50':>9}{'ack p99':>9}{'dlv p50':>9}{'dlv p99':>9}"
+                                   f"{'ack p99 x':>11}{'dlv p99 x':>11}{'x pad':>11}")
                     for same in (False, True):
                         for n, target in ((10, 10), (100, 20)):
+                            if args.placement and f"{n}-{'same' if same else 'other'}" not in args.placement:
+                                continue
                             where = f"{n} {'same process' if same else 'other process'}"
                             d_ack, d_dlv = asyncio.run(fanout(d.port, n, 100, args.fanout_count, True, str(home), same_process=same))
                             b_ack, b_dlv = asyncio.run(fanout(relay_port, n, 100, args.fanout_count, False, same_process=same))
-                            for name, ack, dlv in (("relay", b_ack, b_dlv), ("daemon", d_ack, d_dlv)):
+                            p_ack, p_dlv = asyncio.run(fanout(relay_port, n, 100, args.fanout_count, False, same_process=same,
+                                                              padded=True))
+                            for name, ack, dlv in (("relay", b_ack, b_dlv), ("relay-pad", p_ack, p_dlv), ("daemon", d_ack, d_dlv)):
                                 ratio = (f"{pct(ack, 99) / pct(b_ack, 99):>10.1f}x{pct(dlv, 99) / pct(b_dlv, 99):>10.1f}x"
-                                         if name == "daemon" else "")
-                                results.append(f"{where:<22}{name:<8}{pct(ack, 50):>9.2f}{pct(ack, 99):>9.2f}{pct(dlv, 50):>9.2f}"
+                                         f"{pct(dlv, 99) / pct(p_dlv, 99):>10.1f}x" if name == "daemon" else "")
+                                results.append(f"{where:<22}{name:<10}{pct(ack, 50):>9.2f}{pct(ack, 99):>9.2f}{pct(dlv, 50):>9.2f}"
                                                f"{pct(dlv, 99):>9.2f}{ratio}")
-                    results.append(f"the relay's frames are padded to the daemon's median task.upsert ({statistics.median(FRAME_SIZES):.0f} bytes)")
+                    results.append(f"relay: the daemon's own task.upsert frames; relay-pad: one string padded to their median "
+                                   f"({statistics.median(FRAME_SIZES):.0f} bytes); x pad: delivery p99 against relay-pad")
+                    if DAEMON_FRAMES:  # what each reader pays per frame: the reason the two relays differ
+                        mid = sorted(DAEMON_FRAMES, key=len)[len(DAEMON_FRAMES) // 2]
+                        padf = json.dumps({"type": "relay", "id": 1, "pad": "x" * max(0, len(mid) - 40)})
+                        cost = [min(timeit.repeat(lambda f=f: json.loads(f), number=200, repeat=5)) / 200 * 1e6 for f in (mid, padf)]
+                        results.append(f"a reader's json.loads per frame: daemon's median frame {cost[0]:.1f} us, padded frame "
+                                       f"{cost[1]:.1f} us ({len(mid)} bytes each); x 100 readers in one process per intent")
+                    results.append(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
                     results.append("targets: ack p99 <= 3x and delivery p99 <= 2x the bare relay; delivery p99 <= 10 ms (10), <= 20 ms (100)")
             finally:
                 echo.kill(), relay.kill()
                 d.stop()
+        if args.what in ("all", "intent"):
+            for label, code in (("this code", ROOT), *((("--code " + str(args.code), args.code.resolve()),) if args.code else ())):
+                out = subprocess.run([sys.executable, __file__, "_intent", str(base / f"intent-{len(results)}"), "3000"], cwd=code,
+                                     env={**os.environ, "PYTHONPATH": str(code)}, check=True, capture_output=True, text=True)
+                steps = json.loads(out.stdout.strip().splitlines()[-1])
+                results.append(f"per-intent CPU (task.prioritize, in-process, {label}): " + ", ".join(
+                    f"{k} {statistics.median(v) * 1e6:.0f}" for k, v in steps.items())
+                    + f"; sum of medians {sum(statistics.median(v) for v in steps.values()) * 1e6:.0f} us")
+        if args.what in ("all", "message"):
+            for label, code in (("this code", ROOT), *((("--code " + str(args.code), args.code.resolve()),) if args.code else ())):
+                home = base / f"msg-{len(results)}"
+                out = subprocess.run([sys.executable, __file__, "_message", str(home), str(args.message_count)], cwd=code,
+                                     env={**os.environ, "PYTHONPATH": str(code)}, check=True, capture_output=True, text=True)
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                results.append(f"message.send of 9 KB, unread lists full ({label}): to one agent p50 {r['kit_50']:.2f} ms "
+                               f"p99 {r['kit_99']:.2f} ms; to all p50 {r['all_50']:.2f} ms p99 {r['all_99']:.2f} ms")
         if args.what in ("all", "snapshot"):
             home = base / "snap"
             r = snapshot_bench(home, args.entities)
@@ -429,6 +542,12 @@ if __name__ == "__main__":
         asyncio.run(_echo_server(int(sys.argv[2])))
     elif len(sys.argv) > 1 and sys.argv[1] == "_relay":
         asyncio.run(_relay_server(int(sys.argv[2])))
+    elif len(sys.argv) > 1 and sys.argv[1] == "_intent":  # run with cwd and PYTHONPATH at the checkout to measure
+        sys.path.insert(0, os.getcwd())
+        print(json.dumps(intent_bench(Path(sys.argv[2]), int(sys.argv[3]))))
+    elif len(sys.argv) > 1 and sys.argv[1] == "_message":  # run with cwd and PYTHONPATH at the checkout to measure
+        sys.path.insert(0, os.getcwd())
+        print(json.dumps(message_bench(Path(sys.argv[2]), int(sys.argv[3]))))
     elif len(sys.argv) > 1 and sys.argv[1] == "_readers":
         asyncio.run(_readers(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]))
     else:

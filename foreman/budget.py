@@ -28,7 +28,7 @@ from typing import Any
 
 from protocol import Decision
 
-from .core.usage import day_key, day_usage, over_budget
+from .core.usage import day_key, day_usage, money, over_budget
 from .errors import ForemanError
 
 logger = logging.getLogger(__name__)
@@ -54,17 +54,13 @@ class Hit:
 
     def prompt(self) -> str:
         what = {"goal": f"Goal {self.ref}", "task": f"Task {self.ref}", "day": f"Today ({self.ref} UTC) the team"}[self.kind]
-        return f"{what} has used ${self.spent:.2f} of ${self.cap:.2f}: continue with ${self.step:.2f} more, or stop here?"
+        return f"{what} has used {money(self.spent)} of {money(self.cap)}: continue with {money(self.step)} more, or stop here?"
 
 
 def is_budget_decision(d: Decision) -> bool:
     """True for a decision this module opened (never auto-answered: raising a cap is the user's call)."""
     return d.asked_by == "foreman" and d.kind == "question" and len(d.options) == 2 and d.options[1] == STOP \
         and d.options[0].startswith("Continue with $")
-
-
-def _usd(x: float) -> str:
-    return f"${x:.2f}"
 
 
 class BudgetGate:
@@ -124,7 +120,7 @@ class BudgetGate:
 
     async def _ask(self, hit: Hit) -> bool:
         kw: dict[str, Any] = {"task": hit.ref} if hit.kind == "task" else ({"goal": hit.ref} if hit.kind == "goal" else {})
-        options = [CONTINUE.format(more=_usd(hit.step)), STOP]
+        options = [CONTINUE.format(more=money(hit.step)), STOP]
         d: Decision = await self.d.ask("question", hit.prompt(), options, asked_by="foreman", **kw)
         if d.status != "answered" or d.answer is None:
             return False
@@ -141,11 +137,11 @@ class BudgetGate:
         else:
             caps = {**self.d.core.world.meta.get("budget_day_caps", {}), hit.ref: new}
             self.d.act(lambda c, now: c.set_meta("budget_day_caps", dict(sorted(caps.items())[-31:])))
-        self.d.act(lambda c, now: c.feed(f"budget of {hit.kind} {hit.ref} raised to {_usd(new)}", now, kind="info"))
+        self.d.act(lambda c, now: c.feed(f"budget of {hit.kind} {hit.ref} raised to {money(new)}", now, kind="info"))
 
     def _stop(self, hit: Hit) -> None:
         w = self.d.core.world
-        reason = f"budget: {hit.kind} {hit.ref} used {_usd(hit.spent)} of {_usd(hit.cap)}; stopped by the user"
+        reason = f"budget: {hit.kind} {hit.ref} used {money(hit.spent)} of {money(hit.cap)}; stopped by the user"
         for t in list(w.tasks.values()):
             under = (hit.kind == "day" or (hit.kind == "task" and t.id == hit.ref) or (hit.kind == "goal" and t.goal == hit.ref))
             deciding = any(x.kind == "merge" and x.task == t.id and x.status == "open" for x in w.decisions.values())

@@ -10,8 +10,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -113,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "config":
             return _config(settings, as_json=args.json)
         if args.command == "doctor":
-            return _doctor(settings)
+            from .doctor import run_doctor
+
+            return run_doctor(settings)
         return _start(settings)
     except ForemanError as exc:
         print(f"foreman: {exc.message}", file=sys.stderr)
@@ -177,115 +177,6 @@ def _config(settings: Settings, *, as_json: bool) -> int:
     return 0
 
 
-def _doctor(settings: Settings) -> int:
-    problems = 0
-
-    def check(ok: bool, what: str, fix: str = "") -> None:
-        nonlocal problems
-        print(f"[{'ok' if ok else 'FAIL'}] {what}" + ("" if ok else f"\n       fix: {fix}"))
-        problems += 0 if ok else 1
-
-    check(sys.version_info >= (3, 11), f"Python {sys.version.split()[0]} (>= 3.11)", "install Python 3.11 or newer")
-    try:
-        out = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout
-        ver = tuple(int(x) for x in out.split()[2].split(".")[:2])
-        check(ver >= (2, 38), f"{out.strip()} (>= 2.38 for merge-tree --write-tree)", "upgrade git to 2.38 or newer")
-    except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
-        check(False, "git on PATH", "install git >= 2.38")
-    _doctor_identity(settings, check)
-    _doctor_sandbox(settings, check)
-    home = settings.home
-    try:
-        check_paths(settings)
-        check(True, f"profile folder {settings.profile_dir} has no ':' (git can fence worktrees in)")
-    except ForemanError as exc:
-        check(False, exc.message, "use a --home and --profile without ':'")
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-        probe = home / ".doctor-probe"
-        probe.write_text("ok")
-        probe.unlink()
-        check(True, f"home {home} is writable")
-    except OSError as exc:
-        check(False, f"home {home} is writable ({exc})", "choose another --home or fix its permissions")
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", settings.port))
-            check(True, f"port {settings.port} is free")
-        except OSError:
-            check(False, f"port {settings.port} is in use", f"stop what holds it (a Foreman records itself in {settings.home / 'foreman.json'}) or use --port N")
-    import importlib.util
-
-    if settings.backend == "claude":
-        check(importlib.util.find_spec("claude_agent_sdk") is not None, "claude-agent-sdk installed",
-              "install the claude extra: pip install '.[claude]' in the Foreman checkout")
-        check(bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY set", "export ANTHROPIC_API_KEY=... (or a cloud provider switch)")
-        from .backends.claude.cliproc import cli_version
-
-        version = cli_version(settings.claude_cli)
-        check(version is not None, f"claude CLI {version or 'not found'}", "reinstall claude-agent-sdk or pass --claude-cli PATH")
-    if settings.backend == "local":
-        check(importlib.util.find_spec("openai") is not None, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
-    if settings.executor == "ray":
-        from .executors.doctor import ray_checks
-
-        for ok, what, fix in ray_checks(settings):
-            check(ok, what, fix)
-    print("all good" if not problems else f"{problems} problem(s)")
-    return 0 if not problems else 1
-
-
-IDENTITY_FIX = ('git config --global user.name "Your Name" && git config --global user.email you@example.com '
-                '(or set them in each repository you register)')
-
-
-def git_identity(cwd: Path | None = None) -> tuple[str | None, str]:
-    """Ask git who commits: ``(identity, "")``, or ``(None, reason)`` when git does not know.
-
-    Uses ``git var GIT_COMMITTER_IDENT``, which applies git's own strict rules (config, then
-    ``GIT_COMMITTER_*``/``EMAIL``, then refuses an address it would have to guess); an approved
-    merge commit is made with exactly that identity.
-
-    Args:
-        cwd: a repository whose local config counts too (default: a folder outside any repository).
-    """
-    import tempfile
-
-    try:
-        done = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], capture_output=True, text=True, timeout=20,
-                              cwd=cwd or tempfile.gettempdir())
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"git could not run ({exc})"
-    if done.returncode == 0:
-        return done.stdout.rsplit(">", 1)[0] + ">", ""
-    lines = [ln for ln in done.stderr.splitlines() if ln.startswith("fatal:")]
-    return None, (lines[-1] if lines else done.stderr.strip() or f"git var exited {done.returncode}")
-
-
-def _identity_places(settings: Settings) -> list[Path | None]:
-    return [Path(r).expanduser() for r in settings.repo if Path(r).expanduser().is_dir()] or [None]
-
-
-def _doctor_identity(settings: Settings, check: Callable[..., None]) -> None:
-    for place in _identity_places(settings):
-        who, why = git_identity(place)
-        where = f" in {place}" if place else ""
-        check(who is not None, f"git knows who you are{where} (approved merges carry {who or 'your identity'})"
-              if who else f"git knows who you are{where}: {why}", IDENTITY_FIX)
-
-
-def _doctor_sandbox(settings: Settings, check: Callable[..., None]) -> None:
-    from .sandbox import describe
-
-    on, line = describe(settings)
-    if on or settings.os_sandbox == "off":
-        check(True, line)
-    elif settings.os_sandbox == "required":
-        check(False, line, "install bubblewrap (apt-get install bubblewrap) where it can create namespaces, or --os-sandbox auto")
-    else:
-        print(f"[warn] {line}\n       fix: install bubblewrap (apt-get install bubblewrap) to sandbox agents' commands")
-
-
 def _check_sandbox(settings: Settings) -> None:
     """At start: refuse ``--os-sandbox required`` without a sandbox; say once when ``auto`` finds none."""
     import logging
@@ -301,9 +192,11 @@ def _check_sandbox(settings: Settings) -> None:
 
 def _warn_identity(settings: Settings) -> None:
     """Say once, at start, when a real backend's merges would fail for want of an identity."""
+    from .doctor import IDENTITY_FIX, git_identity, identity_places
+
     if settings.backend == "sim":
         return
-    for place in _identity_places(settings):
+    for place in identity_places(settings):
         who, why = git_identity(place)
         if who is None:
             print(f"foreman: warning: git does not know who you are{f' in {place}' if place else ''} ({why}); "

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .core.roster import DEFAULT_WORKER_NAMES
 from .errors import ConfigError
 
 
@@ -67,16 +68,15 @@ def _positive(kind: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 def _workers(value: Any) -> list[str]:
-    names = _list(value)
-    known = ("juniper", "kit", "wren", "rowan", "tove")
-    if len(names) == 1 and names[0].isdigit():
-        if not 1 <= int(names[0]) <= len(known):
-            raise ValueError(f"a team size is 1..{len(known)}, got {names[0]}")
-        return names
-    bad = [n for n in names if n.lower() not in known]
-    if bad or not names:
-        raise ValueError(f"workers are a number or names from {', '.join(known)}; unknown: {', '.join(bad) or 'none given'}")
-    return [n.lower() for n in names]
+    from .core.roster import parse_workers
+
+    return parse_workers(value)
+
+
+def _worker_names(value: Any) -> list[str]:
+    from .core.roster import parse_worker_names
+
+    return parse_worker_names(value)
 
 
 def _url(value: Any) -> str:
@@ -175,7 +175,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("auto_answer", _list, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
     Option("sandbox", str, None, "sim: folder for the demo repositories (default: the checkout's sandbox/, else <home>/sandbox)"),
     Option("showcase", _choice("", "busy", "late"), "", "sim: hold a static showcase state (busy, or late)", kind="optional", const="busy"),
-    Option("workers", _workers, ["3"], "team: a number (first N of juniper,kit,wren,rowan,tove) or names; others stay off shift"),
+    Option("workers", _workers, ["3"], "team: a size 1..100 (the first N of juniper,kit,wren,rowan,tove; "
+           "beyond 5 adds workers named by --worker-names) or worker names; the others stay off shift"),
+    Option("worker_names", _worker_names, list(DEFAULT_WORKER_NAMES), "names of the workers beyond the five named "
+           "ones, in order; a last entry with {n} names the rest by seat (worker-{n})"),
     Option("model", str, None, "model for every agent (overrides --lead-model/--worker-model)"),
     Option("lead_model", str, None, "the lead's model (claude default: opus)"),
     Option("worker_model", str, None, "the workers' model (claude default: sonnet)"),
@@ -323,7 +326,11 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
             in_profile, in_home = name in profile_file.sections, name in home_file.sections
             sources[f"section:{name}"] = "file" if in_profile and not in_home else (
                 "home-file" if in_home and not in_profile else "file+home-file")
-    return Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
+    settings = Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
+    from .backends.flow.team import team_of
+
+    team_of(settings)  # --workers and --worker-names must fit together (the error names both)
+    return settings
 
 
 def _pick(opt: Option, values: dict[str, Any], sources: dict[str, str],
@@ -411,7 +418,7 @@ def _read_file(path: Path) -> _File:
             if key in BACKEND_SECTIONS:
                 _split_section(path, key, value, out)
             else:
-                _check_agents(path, value)
+                check_agents(f"{path}: agents", value)
                 out.sections[key] = value
         elif key in BY_FILE_KEY:
             out.top[key] = value
@@ -445,22 +452,31 @@ AGENT_KEYS = ("backend", "model")
 AGENT_BACKENDS = ("claude", "local")
 
 
-def _check_agents(path: Path, section: dict[str, Any]) -> None:
-    """Check the ``agents`` section when the file is read, whichever backend is started.
+def check_agents(where: str, section: Any) -> dict[str, dict[str, str]]:
+    """Check the ``agents`` section (the one rule: the config file's reader and the backends call it).
 
     Shape: ``{"kit": {"backend": "local", "model": "..."}}``; each agent takes only
     :data:`AGENT_KEYS`, a backend from :data:`AGENT_BACKENDS`.
 
-    Raises:
-        ConfigError: an unknown agent, key or backend, naming the file, the key and the fix.
-    """
-    from .backends.flow.team import ALL_WORKERS, LEAD
+    Args:
+        where: names the section in messages: ``<config.json path>: agents``.
+        section: the section as read.
 
-    names = (LEAD, *ALL_WORKERS)
-    where = f"{path}: agents"
+    Returns:
+        The per-agent overrides, values as strings: ``{"kit": {"backend": "local"}}``.
+
+    Raises:
+        ConfigError: not an object, an unknown agent, key or backend, naming the file, the key and the fix.
+    """
+    from .core.roster import LEAD, NAME_RE, NAMED_WORKERS
+
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where} must be an object like {{\"kit\": {{\"backend\": \"local\"}}}}")
+    names = (LEAD, *NAMED_WORKERS)
     for agent, over in section.items():
-        if agent not in names:
-            raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}")
+        if not isinstance(agent, str) or not NAME_RE.match(agent):  # the team's names are checked in resolve()
+            raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}, or a worker "
+                              "of --workers beyond five (workerNames)")
         if not isinstance(over, dict):
             raise ConfigError(f"{where}.{agent} must be an object like {{\"backend\": \"local\", \"model\": \"...\"}}")
         unknown = sorted(set(over) - set(AGENT_KEYS))
@@ -470,3 +486,4 @@ def _check_agents(path: Path, section: dict[str, Any]) -> None:
         backend = over.get("backend")
         if backend is not None and backend not in AGENT_BACKENDS:
             raise ConfigError(f"{where}.{agent}.backend: use 'claude' or 'local', not {backend!r}")
+    return {agent: {k: str(v) for k, v in over.items()} for agent, over in section.items()}

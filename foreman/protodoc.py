@@ -44,7 +44,7 @@ _SAMPLES_BY_MODEL: dict[tuple[str, str], Any] = {
     ("Hello", "capabilities"): ["batch"], ("Hello", "token"): "k3Xq...the token from foreman.json",
     ("Agent", "name"): "kit", ("Agent", "title"): "Kit", ("Agent", "activity"): "editing src/notes/tags.py",
     ("Agent", "task"): "t2", ("Agent", "worktree"): "kit-t2", ("Agent", "state"): "editing", ("Agent", "station"): "desk",
-    ("Agent", "model"): None, ("Agent", "role"): "worker", ("DecisionAnswer", "option"): 0,
+    ("Agent", "seat"): 2, ("Agent", "model"): None, ("Agent", "role"): "worker", ("DecisionAnswer", "option"): 0,
     ("Goal", "id"): "g1", ("Goal", "text"): "Add tags to pocket-notes", ("Goal", "status"): "active", ("Goal", "progress"): 40,
     ("Task", "id"): "t2", ("Task", "title"): "Tag storage", ("Task", "description"): "Store tags per note.",
     ("Task", "deps"): ["t1"], ("Task", "status"): "doing", ("Task", "goal"): "g1", ("Task", "priority"): 1,

@@ -38,7 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -187,12 +187,26 @@ class Sandbox:
         hide: more folders to hide (the Foreman's home and profile folders).
         read_only: more folders to keep visible read-only (default: the Python installation the
             Foreman runs from, which may live in the home folder).
+        network: commands wrapped by this sandbox keep the host's network (default: none). The
+            Foreman sets it, through :meth:`with_network`, only for a command whose policy
+            verdict says it needs the network (:attr:`foreman.policy.Verdict.network`) and that
+            was allowed.
     """
 
     bwrap: str
     hide: tuple[Path, ...] = ()
     read_only: tuple[Path, ...] = field(default_factory=lambda: tuple(
         {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
+    network: bool = False
+
+    def with_network(self, network: bool = True) -> "Sandbox":
+        """The same sandbox whose commands keep (``network=True``) or lose the host's network."""
+        return replace(self, network=network)
+
+    def explain(self, output: str, *, home: str | None = None) -> str | None:
+        """The sandbox rule a failed command's ``output`` points at (:func:`explain`), knowing
+        whether this sandbox had the network (a refused connection then is not the sandbox's)."""
+        return explain(output, home=home, network=self.network)
 
     def wrap(self, argv: Sequence[str], *, worktree: str | os.PathLike[str], env: Mapping[str, str],
              network: bool = False) -> list[str]:
@@ -202,9 +216,11 @@ class Sandbox:
             argv: the command (e.g. ``["/bin/sh", "-c", "pytest -q"]``).
             worktree: the writable folder; the command's working directory must be inside it.
             env: the environment the command gets (its ``HOME`` is hidden too).
-            network: keep the host's network (default: none).
+            network: keep the host's network (default: none, unless the sandbox has
+                :attr:`network`).
         """
         wt = Path(worktree).resolve()
+        network = network or self.network
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                 *(a for tmp in PRIVATE_TMP for a in ("--tmpfs", str(tmp))),
                 "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -269,40 +285,54 @@ class SandboxUnavailable(ConfigError):
     code = "sandbox_unavailable"
 
 
-_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"read-only file system", re.I),
-     "read-only file system: outside the worktree (the OS sandbox lets a command write only in its worktree and /tmp)"),
-    (re.compile(r"network is unreachable|temporary failure in name resolution|could not resolve host|"
-                r"name or service not known|nodename nor servname|getaddrinfo|no address associated|"
-                r"failed to establish a new connection|connection refused|network is off", re.I),
-     "network is off for this command (the OS sandbox gives commands no network)"),
-)
+_READ_ONLY = (re.compile(r"read-only file system", re.I),
+              "read-only file system: outside the worktree (the OS sandbox lets a command write only in its worktree and /tmp)")
+_NO_NETWORK = (re.compile(r"network is unreachable|temporary failure in name resolution|could not resolve host|"
+                          r"name or service not known|nodename nor servname|getaddrinfo|no address associated|"
+                          r"failed to establish a new connection|connection refused|network is off", re.I),
+               "network is off for this command (the OS sandbox gives a command the network only when the "
+               "policy says it needs it, e.g. an allowed package install)")
+
+RULE_PREFIX = "[os sandbox] "
+"""How :func:`foreman.repos.ci.run_ci` marks the hint line it appends to a sandboxed command's output."""
 
 
-def explain(output: str, *, home: str | None = None) -> str | None:
+def explain(output: str, *, home: str | None = None, network: bool = False) -> str | None:
     """Turn a sandboxed command's failure output into a hint naming the sandbox rule, or None.
 
     Args:
         output: the command's merged output.
         home: the user's home folder: a "No such file or directory" under it means it was hidden.
+        network: the command had the network (then a failed connection is not the sandbox's).
 
     Returns:
         e.g. ``"read-only file system: outside the worktree (...)"``; several hints joined by
         ``"; "``; None when nothing in the output points at the sandbox.
     """
-    hints = [text for pattern, text in _HINTS if pattern.search(output)]
+    hints = [text for pattern, text in ((_READ_ONLY,) if network else (_READ_ONLY, _NO_NETWORK)) if pattern.search(output)]
     if home and re.search(re.escape(home.rstrip("/")) + r"/\S*: No such file or directory|"
                           r"No such file or directory[^\n]*" + re.escape(home.rstrip("/")) + "/", output):
         hints.append(f"the home folder {home} is hidden in the OS sandbox except toolchain caches (pip, npm, cargo, ...)")
     return "; ".join(hints) or None
 
 
-def policy_note(mode: str | None = None) -> tuple[bool, str]:
+def rule_of(output: str) -> str | None:
+    """The sandbox rule named in a command's output (the line :func:`explain` gave, after
+    :data:`RULE_PREFIX`), or None: what the feed and the agent's log show."""
+    for line in reversed(output.splitlines()):
+        if line.startswith(RULE_PREFIX):
+            return line[len(RULE_PREFIX):].strip() or None
+    return None
+
+
+def policy_note(mode: str | None = None, *, network: bool = False) -> tuple[bool, str]:
     """Return ``(sandboxed, line)`` for ``foreman policy``: would an allowed command run sandboxed?
 
     Args:
         mode: ``auto``/``required``/``off``; default: the resolved ``--os-sandbox`` setting
             (environment and config files, as ``foreman start`` would see them).
+        network: the policy's verdict says the command needs the network
+            (:attr:`foreman.policy.Verdict.network`): once allowed it gets the network.
     """
     if mode is None:
         from .config import resolve
@@ -316,4 +346,6 @@ def policy_note(mode: str | None = None) -> tuple[bool, str]:
         os_sandbox = mode
 
     on, line = describe(_Mode())
+    if on and network:
+        line = line.replace(", no network", "; once allowed, this command gets the network (its verdict says it needs it)")
     return on, ("runs in the OS sandbox: " if on else "runs unsandboxed: ") + line

@@ -286,6 +286,8 @@ class WebSocketServer:
         try:
             intent = protocol.decode_client(frame)
         except protocol.DecodeError as exc:
+            if isinstance(frame, bytes) and exc.code == "bad_json":  # json.loads' own text names a UTF-16/32 guess
+                return [error_frame("bad_json", "binary frame is not JSON: the protocol is UTF-8 JSON in text frames")]
             return [error_frame(exc.code, exc.message, exc.request_id)]
         if isinstance(intent, Hello):
             if intent.protocol != protocol.PROTOCOL_VERSION:

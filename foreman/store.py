@@ -2,7 +2,8 @@
 
 Layout under ``<home>/<profile>/``::
 
-    state.db                 SQLite database (WAL); table ``meta`` holds ``schema_version`` and ``seq``
+    state.db                 SQLite database (WAL); table ``meta`` holds ``schema_version`` and ``seq``,
+                             table ``unread`` one row per unread message per agent
     logs/<agent>.jsonl       agent log lines, rotated at 8 MB into <agent>.1.jsonl (one old file)
 
 Every batch of changes is written in one transaction before the daemon acknowledges or
@@ -25,13 +26,16 @@ from typing import Any, Iterable
 
 from protocol import Agent, Decision, FeedItem, Goal, LogLine, Message, Repo, Task
 
-from .core.world import RECENT_FEED, RECENT_LOGS, RECENT_MESSAGES, Change, World
+from .core.world import RECENT_FEED, RECENT_LOGS, RECENT_MESSAGES, UNREAD_MAX, Change, World
 from .errors import ForemanError
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-"""The on-disk format's version; :func:`Store.open` upgrades older databases step by step."""
+SCHEMA_VERSION = 2
+"""The on-disk format's version; :func:`Store.open` upgrades older databases step by step.
+
+Version 2 keeps unread messages as rows of table ``unread`` (version 1: one ``meta`` value
+``unread`` holding every agent's list, rewritten on every message)."""
 
 LOG_ROTATE_BYTES = 8 * 1024 * 1024
 """An agent log file is rotated when it passes this size (one old file is kept)."""
@@ -46,7 +50,12 @@ _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entities (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id));
 CREATE TABLE IF NOT EXISTS appends (kind TEXT NOT NULL, id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id));
+CREATE TABLE IF NOT EXISTS unread (agent TEXT NOT NULL, id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (agent, id));
 """
+
+_SET_META = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value"
+"""An upsert that updates the row in place: ``INSERT OR REPLACE`` deletes and re-inserts it, which
+also rewrites the key's index entry (about half the cost of a one-entity commit, measured)."""
 
 
 class StoreError(ForemanError):
@@ -70,6 +79,8 @@ class Store:
         self._ckpt: sqlite3.Connection | None = None
         self._ckpt_lock = threading.Lock()  # checkpoint() runs in a worker thread; close() must not race it
         self._log_fds: dict[str, int] = {}
+        self._unread_counts: dict[str, int] = {}
+        """Rows in table ``unread`` per agent (kept at most :data:`UNREAD_MAX`, like the world's lists)."""
         self.encoded: dict[tuple[str, str], str] = {}
         """The wire JSON of every entity as loaded, keyed by (kind, id): seeds the snapshot cache."""
 
@@ -96,12 +107,33 @@ class Store:
         version = self._get_meta("schema_version")
         if version is None:
             self._set_meta_now("schema_version", SCHEMA_VERSION)
+        elif int(version) < SCHEMA_VERSION:
+            self._upgrade(int(version))
         elif int(version) > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.dir / 'state.db'} has schema version {version}, newer than this Foreman's {SCHEMA_VERSION}: "
                 "upgrade the Foreman or start with --reset"
             )
         return self._load()
+
+    def _upgrade(self, version: int) -> None:
+        """Upgrade the database from ``version`` to :data:`SCHEMA_VERSION`, in one transaction."""
+        db = self._db
+        assert db is not None
+        try:
+            db.execute("BEGIN")
+            if version < 2:  # the meta value "unread" ({agent: [message, ...]}) becomes rows
+                row = db.execute("SELECT value FROM meta WHERE key='unread'").fetchone()
+                for agent, msgs in (json.loads(row[0]) if row else {}).items():
+                    db.executemany("INSERT OR REPLACE INTO unread (agent, id, json) VALUES (?, ?, ?)",
+                                   [(agent, m["id"], json.dumps(m)) for m in msgs[-UNREAD_MAX:]])
+                db.execute("DELETE FROM meta WHERE key='unread'")
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (json.dumps(SCHEMA_VERSION),))
+            db.execute("COMMIT")
+        except (sqlite3.Error, KeyError, TypeError, ValueError) as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise StoreError(f"cannot upgrade {self.dir / 'state.db'} from schema version {version}: {exc}") from None
 
     def _load(self) -> tuple[World, int]:
         assert self._db is not None
@@ -121,6 +153,12 @@ class Store:
         for key, text in self._db.execute("SELECT key, value FROM meta"):
             if key not in ("schema_version", "seq"):
                 world.meta[key] = json.loads(text)
+        unread: dict[str, list[Any]] = {}
+        for agent, text in self._db.execute("SELECT agent, json FROM unread ORDER BY id"):
+            unread.setdefault(agent, []).append(json.loads(text))
+        if unread:
+            world.meta["unread"] = unread
+        self._unread_counts = {agent: len(msgs) for agent, msgs in unread.items()}
         for name in world.agents:
             world.logs[name] = deque(self.read_log_tail(name, RECENT_LOGS), maxlen=RECENT_LOGS)
         seq = int(self._get_meta("seq") or 0)
@@ -158,6 +196,7 @@ class Store:
         db = self._db
         assert db is not None
         log_lines: list[LogLine] = []
+        counts: dict[str, int] = {}
         try:
             db.execute("BEGIN")
             for change, text in changes:
@@ -176,9 +215,11 @@ class Store:
                     else:
                         text = text or change.value.model_dump_json(by_alias=True)
                         db.execute("INSERT OR REPLACE INTO appends (kind, id, json) VALUES (?, ?, ?)", (change.kind, change.value.id, text))
+                elif change.kind == "unread":
+                    self._write_unread(db, change.key, change.value, counts)
                 else:
-                    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (change.key, json.dumps(change.value)))
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seq', ?)", (json.dumps(seq),))
+                    db.execute(_SET_META, (change.key, json.dumps(change.value)))
+            db.execute(_SET_META, ("seq", json.dumps(seq)))
             for line in log_lines:
                 self._append_log(line)
             db.execute("COMMIT")
@@ -186,6 +227,23 @@ class Store:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise StoreError(f"cannot write state: {exc}") from None
+        self._unread_counts.update(counts)
+
+    def _write_unread(self, db: sqlite3.Connection, agent: str, msg: dict[str, Any] | None, counts: dict[str, int]) -> None:
+        """Add one unread message of ``agent`` (dropping its oldest past :data:`UNREAD_MAX`), or clear them (None).
+
+        ``counts`` holds this transaction's row counts; they replace the store's only once it commits.
+        """
+        if msg is None:
+            db.execute("DELETE FROM unread WHERE agent=?", (agent,))
+            counts[agent] = 0
+            return
+        db.execute("INSERT OR REPLACE INTO unread (agent, id, json) VALUES (?, ?, ?)", (agent, msg["id"], json.dumps(msg)))
+        n = counts.get(agent, self._unread_counts.get(agent, 0)) + 1
+        if n > UNREAD_MAX:
+            db.execute("DELETE FROM unread WHERE agent=? AND id=(SELECT MIN(id) FROM unread WHERE agent=?)", (agent, agent))
+            n = UNREAD_MAX
+        counts[agent] = n
 
     # ------------------------------------------------------------------ agent logs
     def _log_path(self, agent: str, old: bool = False) -> Path:

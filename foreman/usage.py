@@ -79,8 +79,16 @@ def read_report(profile_dir: Path) -> UsageReport:
 
 
 def _row(name: str, u: Usage, extra: str = "") -> str:
+    from .core.usage import money  # one formatter for amounts: small ones keep their significant digits
+
     return (f"{name[:34]:34} {u.turns:6} {u.input_tokens:12,} {u.output_tokens:11,} {u.cache_read_tokens:12,} "
-            f"{u.cache_write_tokens:11,} {u.cost_usd:10.4f} {u.wall_seconds / 60:8.1f}{extra}")
+            f"{u.cache_write_tokens:11,} {money(u.cost_usd).replace('$', ''):>10} {u.wall_seconds / 60:8.1f}{extra}")
+
+
+def _cap(usd: float | None) -> str:
+    from .core.usage import money
+
+    return f"  cap {money(usd)}" if usd is not None else ""
 
 
 def format_report(report: UsageReport, *, now: float | None = None) -> str:
@@ -90,9 +98,9 @@ def format_report(report: UsageReport, *, now: float | None = None) -> str:
     lines = [head, _row("total", report.total), _row(f"today ({today} UTC)", report.days.get(today, Usage())), "", "agents"]
     lines += [_row("  " + a.name, a.usage) for a in report.agents]
     lines += ["", "goals"]
-    lines += [_row(f"  {g.id} {g.text}", g.usage, f"  cap ${g.budget_usd:.2f}" if g.budget_usd is not None else "") for g in report.goals]
+    lines += [_row(f"  {g.id} {g.text}", g.usage, _cap(g.budget_usd)) for g in report.goals]
     lines += ["", "tasks"]
-    lines += [_row(f"  {t.id} {t.title}", t.usage, f"  cap ${t.budget_usd:.2f}" if t.budget_usd is not None else "")
+    lines += [_row(f"  {t.id} {t.title}", t.usage, _cap(t.budget_usd))
               for t in report.tasks if t.usage.turns or t.budget_usd is not None]
     return "\n".join(lines)
 

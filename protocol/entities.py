@@ -47,6 +47,13 @@ class Agent(WireModel):
     """What the agent is doing now."""
     station: Station = "lounge"
     """Where in the world the agent is shown; follows the state (see DEFAULT_STATION)."""
+    seat: int | None = None
+    """The agent's own place in the world, kept for its whole life (across restarts): ``0`` is
+    the lead's, the named workers have 1..5 (juniper, kit, wren, rowan, tove), workers added by
+    ``--workers N`` beyond five have 6, 7 ... in the order they joined. A client gives each
+    seat its own desk, test bench and terminal and shows the agent's per-seat ``station``
+    (``desk``, ``testbench``, ``terminal``) there; ``lounge``, ``meeting``, ``library`` and
+    ``user`` are shared rooms. None only in a snapshot of a Foreman older than seats."""
     activity: str = ""
     """One line of what the agent is doing, for people."""
     active: bool = True

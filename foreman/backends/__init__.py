@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..config import Settings
+from ..config import Settings, check_agents
 from ..errors import ConfigError
 
 DEFAULT_MODELS = {"claude": ("opus", "sonnet"), "local": (None, None)}
@@ -46,11 +46,12 @@ def make_backend(settings: Settings) -> Any:
         from .sim.backend import SimBackend
 
         return SimBackend(settings)
-    from .conductor import ALL_WORKERS, LEAD, Conductor
+    from .conductor import LEAD, Conductor
+    from .flow.team import team_of
 
     per_agent = _agent_overrides(settings)
     kinds = {LEAD: settings.lead_backend or settings.backend,
-             **{w: settings.worker_backend or settings.backend for w in ALL_WORKERS}}
+             **{w: settings.worker_backend or settings.backend for w in team_of(settings).workers}}
     for agent, over in per_agent.items():
         kinds[agent] = over.get("backend", kinds[agent])
     runners_by_kind = {k: _runner(k, settings) for k in set(kinds.values())}
@@ -68,21 +69,14 @@ def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:
     """Read the config file's ``agents`` section: ``{"kit": {"backend": "local", "model": "..."}}``.
 
     Raises:
-        ConfigError: an unknown agent, key or backend, naming it and the fix.
+        ConfigError: an unknown agent, key or backend, naming it and the fix (:func:`foreman.config.check_agents`).
     """
-    from .conductor import ALL_WORKERS, LEAD
+    from .flow.team import team_of
 
-    section = settings.sections.get("agents") or {}
     where = f"{settings.profile_dir / 'config.json'}: agents"
-    if not isinstance(section, dict):
-        raise ConfigError(f"{where} must be an object like {{\"kit\": {{\"backend\": \"local\"}}}}")
-    out: dict[str, dict[str, str]] = {}
-    for agent, over in section.items():
-        if agent not in (LEAD, *ALL_WORKERS):
-            raise ConfigError(f"{where}: unknown agent {agent!r}; use one of {', '.join((LEAD, *ALL_WORKERS))}")
-        if not isinstance(over, dict) or set(over) - {"backend", "model"}:
-            raise ConfigError(f"{where}.{agent}: only 'backend' and 'model' may be set per agent")
-        if over.get("backend") not in (None, "claude", "local"):
-            raise ConfigError(f"{where}.{agent}.backend: use 'claude' or 'local', not {over.get('backend')!r}")
-        out[agent] = {k: str(v) for k, v in over.items()}
-    return out
+    overrides = check_agents(where, settings.sections.get("agents") or {})
+    team = team_of(settings).agents
+    for agent in overrides:
+        if agent not in team:
+            raise ConfigError(f"{where}: unknown agent {agent!r}; use one of {', '.join(team)}")
+    return overrides

@@ -23,7 +23,7 @@ from ..core.backoff import Backoff
 from ..core.world import Effect
 from ..errors import ForemanError
 from .flow import handoff, plan, records, restart, turn, work
-from .flow.team import ALL_WORKERS, LEAD, TITLES, Running, team_from
+from .flow.team import ALL_WORKERS, LEAD, TITLES, Running, fill_runners, retire_off_roster, team_from, team_of, title
 from .turns import TurnRunner
 
 __all__ = ["ALL_WORKERS", "LEAD", "TITLES", "Conductor", "team_from"]
@@ -42,6 +42,7 @@ class Conductor:
         sleep: injectable sleep (tests use a fake for the backoff).
 
     Attributes:
+        team: this start's roster (:func:`.flow.team.team_of`); workers: those on shift at start.
         running: agent -> its turn in flight. cleaning: agent -> the clean-up of its last turn.
         deferred: agent -> turns waiting for its current one. held: tasks in a hand-off.
         pending_goals: goals waiting for the lead's current turn. waiters: merge decision id ->
@@ -53,12 +54,14 @@ class Conductor:
     def __init__(self, settings: Any, runners: dict[str, TurnRunner], *, backend_name: str,
                  models: dict[str, str | None] | None = None, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
         self.settings = settings
-        self.runners = runners
         self.name = backend_name
-        self.models = models or {}
         self.sleep = sleep
         self.d: Any = None
-        self.workers = team_from(settings.workers)
+        self.team = team_of(settings)
+        self.workers = list(self.team.on_shift)
+        self.runners = dict(runners)
+        self.models = dict(models or {})
+        fill_runners(self, self.team.workers)
         self.running: dict[str, Running] = {}
         self.cleaning: dict[str, asyncio.Task[Any]] = {}
         self.deferred: dict[str, list[tuple[Any, ...]]] = {}
@@ -88,8 +91,9 @@ class Conductor:
         """Create the team, check the model services, reconcile open state and start scheduling."""
         self.d = daemon
         self.budget = BudgetGate(daemon, self.settings)
-        for name in (LEAD, *ALL_WORKERS):
+        for name in (LEAD, *self.team.workers):
             daemon.act(lambda c, now, name=name: c.add_agent(name, now, **self._agent_fields(name)))
+        retire_off_roster(self)
         daemon.spawn(self._announce_cli_versions(), "cli-versions")
         await self.preflight()
         restart.reconcile(self)
@@ -99,7 +103,7 @@ class Conductor:
         """What the agent entity says of ``name``: title, backend, model, role or shift, whether
         its commands are sandboxed, its CLI's version."""
         runner = self.runners.get(name)
-        return {"title": TITLES[name], "backend": getattr(runner, "name", self.name) if runner else self.name,
+        return {"title": title(name), "backend": getattr(runner, "name", self.name) if runner else self.name,
                 "model": self.models.get(name), "sandboxed": self.sandbox is not None, "cli_version": cli_version,
                 **({"role": "lead"} if name == LEAD else {"active": name in self.workers})}
 
@@ -202,7 +206,8 @@ class Conductor:
     def _free_workers(self) -> list[str]:
         w = self.d.core.world
         busy = {t.assignee for t in w.tasks.values() if t.status == "doing"}
-        return [n for n in self.workers + [a for a in ALL_WORKERS if a not in self.workers]
+        rest = sorted((a for a in w.agents.values() if a.name not in self.workers), key=lambda a: (a.seat is None, a.seat))
+        return [n for n in self.workers + [a.name for a in rest]
                 if (a := w.agents.get(n)) is not None and a.active and not a.paused and n not in self.running
                 and n not in busy and n not in self.cleaning and a.role == "worker"]
 

@@ -54,6 +54,8 @@ class DaemonTools:
         self.on_process = on_process
         self.merge_requested = False
         self.changes_requested = False
+        self.cancelled: Any = None
+        """The usage a cancelled turn reported before it was cut off (a ``TurnResult``), if any."""
 
     # ------------------------------------------------------------------ guards
     def _live(self) -> None:
@@ -86,6 +88,11 @@ class DaemonTools:
         crash kill it if it survived."""
         if self.on_process is not None:
             self.on_process(pid)
+
+    def turn_cancelled(self, partial: Any) -> None:
+        """Keep what the cancelled turn reported so far (a ``TurnResult``: tokens, cost); the
+        conductor records it as the turn's usage. Kept even for a stale turn: the usage was spent."""
+        self.cancelled = partial
 
     def activity(self, state: str, activity: str, *, station: str | None = None) -> None:
         """Show what the agent does; ignored for a stale turn."""

@@ -9,6 +9,7 @@ changes). The conductor (:mod:`foreman.backends.conductor`) decides which turns 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -133,6 +134,12 @@ class AgentTools(Protocol):
         after a crash can kill it if it survived (checked by creation time)."""
         ...
 
+    def turn_cancelled(self, partial: TurnResult) -> None:
+        """Take what a cancelled turn reported before it was cut off (tokens, cost: the usage
+        the model service already counted), so the Foreman records it. The runner calls it
+        just before re-raising ``CancelledError``; optional (see :func:`hand_over_cancelled`)."""
+        ...
+
 
 class TurnRunner(Protocol):
     """Runs turns with one kind of model (the claude SDK, an OpenAI-compatible endpoint)."""
@@ -151,10 +158,22 @@ class TurnRunner(Protocol):
         """Run one turn to its end. Never raises for model failures: returns ``ok=False``.
 
         Cancellation (``asyncio.CancelledError``) aborts the turn; the runner must kill the
-        process tree it started (if any) before re-raising.
+        process tree it started (if any) and hand the usage reported so far to
+        :func:`hand_over_cancelled` before re-raising.
         """
         ...
 
     async def close(self) -> None:
         """Release clients and processes."""
         ...
+
+
+def hand_over_cancelled(tools: Any, partial: TurnResult) -> None:
+    """Give a cancelled turn's usage so far to ``tools.turn_cancelled`` when the tools have that
+    hook (:class:`AgentTools`); never raises (the runner is about to re-raise ``CancelledError``)."""
+    hook = getattr(tools, "turn_cancelled", None)
+    if callable(hook):
+        try:
+            hook(partial)
+        except Exception:  # noqa: BLE001 - the cancellation must go on
+            logging.getLogger(__name__).exception("recording a cancelled turn's usage failed")

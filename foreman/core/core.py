@@ -20,12 +20,10 @@ from .rules import (
     merge_choice,
 )
 from . import usage as _usage
-from .world import Change, Effect, World
+from .world import UNREAD_MAX, Change, Effect, World  # noqa: F401 (UNREAD_MAX: re-exported)
 
 HISTORY_MAX = 100
 """A task keeps its last 100 history events (older ones are dropped)."""
-UNREAD_MAX = 200
-"""An agent keeps its last 200 unread messages (older ones are dropped)."""
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
@@ -131,6 +129,10 @@ class Core:
         """Add agent ``name`` to the team, or update its backend/model (and whether its commands
         are sandboxed, its CLI's version) if it exists.
 
+        A new agent gets its seat (:attr:`protocol.Agent.seat`): 0 for the lead, else the lowest
+        free seat from 1; an agent keeps its seat for good (one without, from an older state,
+        gets one now).
+
         Raises:
             StateError: the name is not a lower-case id, or a second lead is added.
         """
@@ -139,7 +141,11 @@ class Core:
         old = self.world.agents.get(name)
         if role == "lead" and (lead := self.lead()) is not None and lead.name != name:
             raise Conflict(f"the team already has a lead ({lead.name})")
-        update = {"backend": backend, "model": model, "role": role, "sandboxed": sandboxed, "cli_version": cli_version}
+        update: dict[str, Any] = {"backend": backend, "model": model, "role": role, "sandboxed": sandboxed,
+                                  "cli_version": cli_version}
+        if old is None or old.seat is None:
+            taken = {a.seat for a in self.world.agents.values() if a.name != name}
+            update["seat"] = 0 if role == "lead" else next(n for n in range(1, len(taken) + 2) if n not in taken)
         if old is not None:
             if all(getattr(old, k) == v for k, v in update.items()):
                 return old
@@ -666,11 +672,10 @@ class Core:
         self._emit(Change("append", "message", msg))
         recipients = [n for n in self.world.agents if n != sender] if to == "all" else ([to] if to != "user" else [])
         if recipients:
-            unread = {k: list(v) for k, v in self.world.meta.get("unread", {}).items()}
-            for r in recipients:
-                unread[r] = [*unread.get(r, []), msg.wire()][-UNREAD_MAX:]
+            wire = msg.wire()
+            for r in recipients:  # one entry per recipient (the store adds one row), not the whole map
+                self._emit(Change("meta", "unread", wire, key=r))
                 self._effect("deliver", r)
-            self.set_meta("unread", unread)
         return msg
 
     def take_unread(self, agent: str) -> list[Message]:
@@ -680,8 +685,7 @@ class Core:
         mine = unread.get(agent, [])
         if not mine:
             return []
-        rest = {k: v for k, v in unread.items() if k != agent}
-        self.set_meta("unread", rest)
+        self._emit(Change("meta", "unread", None, key=agent))
         return [Message.model_validate(m) for m in mine]
 
     def peek_unread(self, agent: str) -> int:

@@ -3,6 +3,7 @@ and whether a spending cap lets another turn start."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -82,3 +83,24 @@ def turn_usage(result: Any, *, wall_seconds: float) -> Usage:
     return Usage(input_tokens=n("input_tokens"), output_tokens=n("output_tokens"), cache_read_tokens=n("cache_read_tokens"),
                  cache_write_tokens=n("cache_write_tokens"), cost_usd=round(float(cost or 0.0), 6), turns=1,
                  wall_seconds=round(max(0.0, wall_seconds), 3))
+
+
+def money(usd: float) -> str:
+    """Dollars for people: ``$4.80`` from a dollar up, ``$0.0123`` under it, and at least two
+    significant digits below a cent (``$0.00012``, ``$0.000042``), so a small cost or cap never
+    reads as ``$0.0000``; ``$0.0000`` is exactly zero. Below ``$0.0000000001``: ``<$0.0000000001``.
+    """
+    sign, a = ("-" if usd < 0 else ""), abs(usd)
+    if a == 0:
+        return "$0.0000"
+    if round(a, 4) >= 1:
+        return f"{sign}${a:.2f}"
+    if a >= 0.01:
+        return f"{sign}${a:.4f}"
+    if a < 1e-10:
+        return f"{sign}<$0.0000000001"
+    decimals = min(10, max(4, 1 - math.floor(math.log10(a))))  # two significant digits
+    text = f"{a:.{decimals}f}"
+    while text.endswith("0") and len(text.split(".")[1]) > 4:
+        text = text[:-1]
+    return f"{sign}${text}"

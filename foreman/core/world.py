@@ -21,6 +21,8 @@ RECENT_MESSAGES = 500
 """How many messages the world keeps in memory (and a snapshot carries)."""
 RECENT_LOGS = 60
 """How many log lines per agent a snapshot carries."""
+UNREAD_MAX = 200
+"""An agent keeps its last 200 unread messages (older ones are dropped)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +30,10 @@ class Change:
     """One durable change.
 
     ``op`` is ``upsert`` (an entity replaced by id), ``append`` (a feed item, message or log
-    line) or ``meta`` (non-wire state: counters, sessions, grants; ``key``/``value``).
+    line) or ``meta`` (non-wire state: counters, sessions, grants; ``key``/``value``). A ``meta``
+    change of kind ``unread`` touches one agent's unread list (``meta["unread"][key]``): ``value``
+    is a message's wire dict to add (the list keeps the last :data:`UNREAD_MAX`), or None to
+    clear it, so a message costs one entry, not a rewrite of every agent's list.
     """
 
     op: Literal["upsert", "append", "meta"]
@@ -95,5 +100,13 @@ class World:
             else:
                 line = change.value
                 self.logs.setdefault(line.agent, deque(maxlen=RECENT_LOGS)).append(line)
+        elif change.kind == "unread":
+            # copy on write: a caller holding the old map (or list) never sees it change
+            unread = dict(self.meta.get("unread", {}))
+            if change.value is None:
+                unread.pop(change.key, None)
+            else:
+                unread[change.key] = [*unread.get(change.key, ()), change.value][-UNREAD_MAX:]
+            self.meta["unread"] = unread
         else:
             self.meta[change.key] = change.value

@@ -81,14 +81,16 @@ def finish(ctx: Ctx, granted: Iterable[str]) -> Verdict:
         ctx.ask(exact_key(ctx.command), _LEAD_REASON)
     granted_set = set(granted)
     missing = {k: r for k, r in ctx.asks.items() if k not in granted_set}
+    network = bool(ctx.network)
     if not missing:
         if ctx.asks:
-            return Verdict("allow", (), _sentence("Allowed by rules stored for this agent"), "")
+            return Verdict("allow", (), _sentence("Allowed by rules stored for this agent"), "", network)
         return Verdict("allow", (), "Allowed: it stays inside the worktree and runs nothing the policy asks about.", "")
     reasons = list(dict.fromkeys(missing.values()))
     reason = "Needs permission: " + "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
     keys = tuple(missing)
-    return Verdict("ask", keys, _sentence(reason), "\"Always allow for this agent\" covers: " + describe_scope(keys))
+    return Verdict("ask", keys, _sentence(reason), "\"Always allow for this agent\" covers: " + describe_scope(keys),
+                   network)
 
 
 def _sentence(text: str) -> str:

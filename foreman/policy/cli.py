@@ -9,20 +9,27 @@ import os
 from .api import classify_command
 
 
+#: Exit status of ``foreman policy`` per outcome (2 is a usage error, as argparse gives).
+EXIT_CODES = {"allow": 0, "deny": 1, "ask": 3}
+
+
 def policy_main(argv: list[str]) -> int:
     """Run ``foreman policy [--worktree DIR] [--lead] [--json] [--grant KEY]... [--base BRANCH]... -- '<cmd>'``.
 
     Prints the outcome, the rule keys an ask would need and the reason (with ``--json``, one
-    object ``{"outcome": ..., "keys": [...], "reason": ...}``). The daemon uses the same
+    object ``{"outcome": ..., "keys": [...], "reason": ..., "network": ...}``), and whether the
+    command would run in the OS sandbox, with or without the network. The daemon uses the same
     :func:`classify_command`.
 
     Args:
         argv: the arguments after ``policy``.
 
     Returns:
-        0 (the outcome is in the output, not the exit code); 2 for a usage error.
+        The exit status, so scripts can branch on it: 0 for ``allow``, 1 for ``deny``, 3 for
+        ``ask`` (:data:`EXIT_CODES`); 2 for a usage error.
     """
-    parser = argparse.ArgumentParser(prog="foreman policy", description="Classify a shell command as allow, ask or deny.")
+    parser = argparse.ArgumentParser(prog="foreman policy", description="Classify a shell command as allow, ask or deny.",
+                                     epilog="Exit status: 0 allow, 1 deny, 3 ask, 2 usage error.")
     parser.add_argument("--worktree", default=os.getcwd(), help="the agent's worktree (default: current directory)")
     parser.add_argument("--lead", action="store_true", help="classify as the lead (read-only in your checkout)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -38,9 +45,11 @@ def policy_main(argv: list[str]) -> int:
     command = " ".join(words)
     verdict = classify_command(command, worktree=args.worktree, lead=args.lead, granted=args.grant,
                                protected_refs=args.base)
+    code = EXIT_CODES[verdict.outcome]
     if args.json:
-        print(json.dumps({"outcome": verdict.outcome, "keys": list(verdict.keys), "reason": verdict.reason}))
-        return 0
+        print(json.dumps({"outcome": verdict.outcome, "keys": list(verdict.keys), "reason": verdict.reason,
+                          "network": verdict.network}))
+        return code
     print(verdict.outcome)
     for key in verdict.keys:
         print(f"  key: {key}")
@@ -50,5 +59,6 @@ def policy_main(argv: list[str]) -> int:
     if verdict.outcome != "deny":  # would it run in the OS sandbox (local RUN, CI)?
         from ..sandbox import policy_note
 
-        print(f"  sandbox: {policy_note()[1]}")
-    return 0
+        on, line = policy_note(network=verdict.network)
+        print(f"  sandbox: {line}")
+    return code

@@ -12,6 +12,7 @@ import os
 import posixpath
 from typing import Callable
 
+from .secrets import key_material
 from .verdict import exact_key, outside_key
 from .words import FD, LIT, UNKNOWN, WTLIST, Arg, split_glob
 
@@ -77,6 +78,7 @@ class Ctx:
         self._rp_cache: dict[str, str] = {}
         self.denies: list[str] = []
         self.asks: dict[str, str] = {}
+        self.network: list[str] = []  # keys of asks whose part needs the network
         self.writes = 0
         self.mutations: list[str] = []
         self.depth = 0
@@ -103,9 +105,13 @@ class Ctx:
         """Record a reason the command is refused whatever is stored."""
         self.denies.append(reason)
 
-    def ask(self, key: str, reason: str) -> None:
-        """Record a rule key the command needs (first reason per key wins)."""
+    def ask(self, key: str, reason: str, *, network: bool = False) -> None:
+        """Record a rule key the command needs (first reason per key wins); ``network``: the
+        part it names needs the network (a fetch, a package install), so once allowed the
+        command runs with the network in the OS sandbox."""
         self.asks.setdefault(key, reason)
+        if network and key not in self.network:
+            self.network.append(key)
 
     def exact(self, reason: str) -> None:
         """Record that only this exact command can be allowed (its arguments cannot be checked)."""
@@ -203,7 +209,12 @@ class Ctx:
             if writes:
                 self.mutate(f"{what} files inside the worktree")
             return "in"
+        reads = mode == "rtree" or (mode == "r" and not directory)
         if arg.kind == UNKNOWN or arg.text is None:
+            secret = key_material(arg.src) if reads and arg.src else None
+            if secret:
+                self.deny(f"{what} key material: {secret}")
+                return "out"
             self.exact(f"{what} a path from a variable, substitution or ~ that cannot be checked")
             return "unknown"
         text = arg.text
@@ -250,6 +261,11 @@ class Ctx:
             return "in"
         if self.in_tmp(real) or (real == self.tmpdir and not writes and mode != "rtree"):
             return "tmp"
+        if mode == "rtree" or (mode == "r" and not directory):
+            secret = key_material(real)
+            if secret:
+                self.deny(f"{what} key material: {secret}")
+                return "out"
         if mode in ("rtree", "wtree") or directory:
             target = real
         else:

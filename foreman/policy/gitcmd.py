@@ -578,7 +578,7 @@ def _network(c: Call, sub: str, remote_index: int = 0):
         c.exact(f"git {sub} contacts a remote named by a variable")
     else:
         target = _host(remote) if _is_url(remote) else remote
-        c.ctx.ask(f"Bash:net:git {sub}:{target or remote}", f"git {sub} uses the network ({remote})")
+        c.ctx.ask(f"Bash:net:git {sub}:{target or remote}", f"git {sub} uses the network ({remote})", network=True)
     if sub == "clone":
         dest = ops[1] if len(ops) > 1 else None
         if dest is not None:
@@ -595,7 +595,7 @@ def _remote(c: Call):
         return None
     if first in ("show", "update", "prune"):
         target = lit_text(c.args[1]) if len(c.args) > 1 else "origin"
-        c.ctx.ask(f"Bash:net:git remote {first}:{target}", f"git remote {first} uses the network")
+        c.ctx.ask(f"Bash:net:git remote {first}:{target}", f"git remote {first} uses the network", network=True)
         return None
     c.action("git remote", "git remote changes remotes shared with your checkout")
     c.mutate("git remote")
@@ -607,7 +607,7 @@ def _lfs(c: Call):
     if first == "push" or first is None and c.args:
         c.deny("git lfs push pushes to another repository")
     elif first in ("fetch", "pull", "clone"):
-        c.ctx.ask(f"Bash:net:git lfs:{first}", f"git lfs {first} uses the network")
+        c.ctx.ask(f"Bash:net:git lfs:{first}", f"git lfs {first} uses the network", network=True)
     elif first in ("ls-files", "status", "env", "version", "logs", None):
         return None
     elif first in ("track", "untrack", "checkout"):

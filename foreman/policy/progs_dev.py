@@ -347,6 +347,11 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
                 if t in ("-r", "--require", "--import", "--loader", "-I", "-M", "-l") and i + 1 < len(args):
                     c.exact(f"{c.name} {t} loads extra code")
                 continue
+            if c.name == "bun" and all((lit_text(x) or "").startswith("-") for x in args[:i]):
+                from .progs_pkg import BUN_PACKAGE, bun_package
+
+                if t in BUN_PACKAGE:  # bun's package manager, not a script named "install"
+                    return bun_package(Call(c.ctx, "bun", list(args), c.cwds, c.stdin), i)
             if c.name in ("deno", "bun") and t in ("eval",):
                 inline_code(c, args[i + 1] if i + 1 < len(args) else None, lang)
                 return None

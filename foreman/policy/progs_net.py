@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
 from .walker import probe_text
-from .words import LIT, Arg
+from .words import LIT, UNKNOWN, Arg
 
 
 # ---- network ------------------------------------------------------------------------------
@@ -47,7 +48,9 @@ def _curl(c: Call):
             c.read(v)
         elif f in ("-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form", "-b", "--cookie"):
             t = lit_text(v)
-            if t and ("@" in t[:1] or "=@" in t or "=<" in t):
+            if t is None and ("@" in v.src or "<" in v.src):  # @$FILE: a file read that cannot be checked
+                c.read(Arg(UNKNOWN, None, False, re.split(r"[@<]", v.src, maxsplit=1)[1].split(";")[0]))
+            elif t and ("@" in t[:1] or "=@" in t or "=<" in t):
                 c.read(Arg(LIT, t.split("@", 1)[1].split(";")[0] if "@" in t else t.split("<", 1)[1], False, t))
     if c.name == "curl" and p.has("-O", "--remote-name", "--remote-name-all", "-J"):
         c.write(Arg.lit("."))
@@ -69,7 +72,7 @@ def _curl(c: Call):
         else:
             hosts.append(host)
     for h in dict.fromkeys(hosts):
-        c.ctx.ask(f"Bash:net:{c.name}:{h}", f"{c.name} uses the network ({h})")
+        c.ctx.ask(f"Bash:net:{c.name}:{h}", f"{c.name} uses the network ({h})", network=True)
     if not hosts and not p.operands:
         c.exact(f"{c.name} without a URL")
     return None
@@ -88,7 +91,7 @@ def _ssh(c: Call):
         c.exact(f"{c.name} to a host from a variable")
         return None
     host = host.rsplit("@", 1)[-1]
-    c.ctx.ask(f"Bash:net:{c.name}:{host}", f"{c.name} connects to {host}")
+    c.ctx.ask(f"Bash:net:{c.name}:{host}", f"{c.name} connects to {host}", network=True)
     remote = p.rest[1:]
     if remote and all(a.kind == LIT for a in remote):
         probe_text(c.ctx, " ".join(a.text for a in remote), None, f"a command run on {host}")
@@ -108,11 +111,14 @@ def _scp(c: Call):
     for idx, a in enumerate(ops):
         t = lit_text(a)
         if t is None:
-            c.exact(f"{c.name} copies a path from a variable")
+            if idx < len(ops) - 1 or len(ops) == 1:  # a source: key material is refused
+                c.read(a, tree=True)
+            else:
+                c.exact(f"{c.name} copies a path from a variable")
             continue
         if ":" in t and not t.startswith("/") and not t.startswith("."):
             host = t.split(":", 1)[0].rsplit("@", 1)[-1]
-            c.ctx.ask(f"Bash:net:{c.name}:{host}", f"{c.name} copies files over the network ({host})")
+            c.ctx.ask(f"Bash:net:{c.name}:{host}", f"{c.name} copies files over the network ({host})", network=True)
         elif idx == len(ops) - 1 and len(ops) > 1:
             c.write(a, tree=True)
         else:
@@ -138,13 +144,13 @@ def _net_tool(c: Call):
         if c.name in ("gh", "glab", "hub") and len(words) > 1 and words[1] in ("push",) or "push" in words and c.name in ("hub",):
             c.deny(f"{c.name} pushes")
             return None
-        c.ctx.ask(f"Bash:net:{c.name}:{' '.join(words)}", f"{c.name} {' '.join(words)} uses the network or services")
+        c.ctx.ask(f"Bash:net:{c.name}:{' '.join(words)}", f"{c.name} {' '.join(words)} uses the network or services", network=True)
         return None
     hosts = [lit_text(a) for a in c.args if not (lit_text(a) or "-").startswith("-")]
     if not hosts or hosts[0] is None:
         c.exact(f"{c.name} contacts a host that cannot be checked")
         return None
-    c.ctx.ask(f"Bash:net:{c.name}:{hosts[0]}", f"{c.name} uses the network ({hosts[0]})")
+    c.ctx.ask(f"Bash:net:{c.name}:{hosts[0]}", f"{c.name} uses the network ({hosts[0]})", network=True)
     return None
 
 

@@ -69,11 +69,11 @@ def _npm_like(c: Call, tool: str):
         if any(lit_text(a) == "--registry" for a in c.args) and not both.values("--registry"):
             c.exact(f"{tool} --registry without a value")
         key = package_key(c, tool, _NPM_INSTALL[sub], "npm", both, q.operands)
-        c.ctx.ask(key, f"{tool} {sub} installs packages from the network")
+        c.ctx.ask(key, f"{tool} {sub} installs packages from the network", network=True)
         c.project(f"{tool} {sub}")
         return None
     if sub in _NPM_NET:
-        c.ctx.ask(f"Bash:net:{tool}:{sub}", f"{tool} {sub} uses the network")
+        c.ctx.ask(f"Bash:net:{tool}:{sub}", f"{tool} {sub} uses the network", network=True)
         return None
     if tool in ("yarn", "pnpm", "bun") and not sub.startswith("-"):
         if sub in _DEV_SCRIPTS:
@@ -83,6 +83,32 @@ def _npm_like(c: Call, tool: str):
         return None
     c.exact(f"{tool} {sub} is not a subcommand the policy knows")
     return None
+
+
+#: ``bun`` subcommands that are package commands (npm's rules), not scripts to run.
+BUN_PACKAGE = frozenset({"install", "i", "add", "a", "remove", "rm", "update", "upgrade", "link", "unlink", "outdated",
+                         "publish", "pm", "patch", "audit", "info", "create", "init"})
+
+
+def bun_package(c: Call, at: int = 0):
+    """``bun install``/``add``/``remove``/``update``/``pm``/...: classified with npm's rules
+    (``c.args[at]`` is the subcommand, options before it)."""
+    sub = lit_text(c.args[at]) if at < len(c.args) else None
+    if sub == "a":  # bun's short form of add
+        c = Call(c.ctx, c.name, [*c.args[:at], Arg.lit("add"), *c.args[at + 1:]], c.cwds, c.stdin)
+    if sub in ("pm", "patch"):
+        c.exact(f"bun {sub} manages the package cache or patches packages")
+        return None
+    if sub in ("create", "init"):
+        c.exact(f"bun {sub} may download a starter package")
+        return None
+    if sub == "audit":
+        c.ctx.ask("Bash:net:bun:audit", "bun audit uses the network", network=True)
+        return None
+    if sub == "unlink":
+        c.exact("bun unlink changes linked packages")
+        return None
+    return _npm_like(c, "bun")
 
 
 handles("npm")(lambda c: _npm_like(c, "npm"))
@@ -118,7 +144,7 @@ def _npx(c: Call):
         real = c.ctx.realpath(link)
         if real != link and c.ctx.inside(real):
             return c.sub([Arg.lit(link), *words[1:]], c.stdin)
-    c.ctx.ask(f"Bash:net:npx:{tool}", f"npx {tool} is not installed in the worktree and may be downloaded")
+    c.ctx.ask(f"Bash:net:npx:{tool}", f"npx {tool} is not installed in the worktree and may be downloaded", network=True)
     run_wrapped(c, words)
     return None
 
@@ -160,7 +186,7 @@ def _pip(c: Call):
             c.write(v, tree=True)
         if both.has("--user", "--break-system-packages"):
             c.exact(f"pip {sub} changes your own Python installation")
-        c.ctx.ask(package_key(c, "pip", sub, "pip", both, q.operands), f"pip {sub} installs packages from the network")
+        c.ctx.ask(package_key(c, "pip", sub, "pip", both, q.operands), f"pip {sub} installs packages from the network", network=True)
         c.project(f"pip {sub}")
         return None
     c.exact(f"pip {sub} is not a subcommand the policy knows")
@@ -200,11 +226,11 @@ def _py_manager(c: Call):
         ops = q.operands if sub not in ("venv", "init", "new") else []
         for a in q.operands if sub in ("venv", "init", "new") else ():
             c.write(a, tree=True)
-        c.ctx.ask(package_key(c, c.name, sub, "pip", both, ops), f"{c.name} {sub} installs or changes packages")
+        c.ctx.ask(package_key(c, c.name, sub, "pip", both, ops), f"{c.name} {sub} installs or changes packages", network=True)
         c.project(f"{c.name} {sub}")
         return None
     if sub in ("publish", "upload"):
-        c.ctx.ask(f"Bash:net:{c.name}:{sub}", f"{c.name} {sub} uploads a package")
+        c.ctx.ask(f"Bash:net:{c.name}:{sub}", f"{c.name} {sub} uploads a package", network=True)
         return None
     c.exact(f"{c.name} {sub} is not a subcommand the policy knows")
     return None
@@ -240,7 +266,7 @@ def _uvx(c: Call):
         c.exact(f"{runner} runs a tool named by a variable")
         run_wrapped(c, words)
         return None
-    c.ctx.ask(f"Bash:net:{runner}:{tool}", f"{runner} runs a tool that may be downloaded")
+    c.ctx.ask(f"Bash:net:{runner}:{tool}", f"{runner} runs a tool that may be downloaded", network=True)
     run_wrapped(c, words)
     return None
 
@@ -261,11 +287,11 @@ def _gem(c: Call):
         for v in q.values("-i", "--install-dir", "-n", "--bindir"):
             c.write(v, tree=True)
         canon = "install" if sub == "i" else sub
-        c.ctx.ask(package_key(c, "gem", canon, "gem", q, q.operands), f"gem {canon} installs gems from the network")
+        c.ctx.ask(package_key(c, "gem", canon, "gem", q, q.operands), f"gem {canon} installs gems from the network", network=True)
         c.project(f"gem {canon}")
         return None
     if sub in ("search", "query", "fetch", "push", "owner", "yank", "signin", "signout", "sources"):
-        c.ctx.ask(f"Bash:net:gem:{sub}", f"gem {sub} uses the network")
+        c.ctx.ask(f"Bash:net:gem:{sub}", f"gem {sub} uses the network", network=True)
         return None
     c.exact(f"gem {sub} is not a subcommand the policy knows")
     return None
@@ -293,11 +319,11 @@ def _cargo(c: Call):
         for v in both.values("--path", "--manifest-path"):
             c.read(v)
         c.ctx.ask(package_key(c, "cargo", sub, "cargo", both, q.operands),
-                  f"cargo {sub} changes or downloads dependencies")
+                  f"cargo {sub} changes or downloads dependencies", network=sub != "remove" and sub != "rm" and sub != "uninstall")
         c.project(f"cargo {sub}")
         return None
     if sub in ("publish", "login", "logout", "owner", "yank", "search", "info"):
-        c.ctx.ask(f"Bash:net:cargo:{sub}", f"cargo {sub} uses the network")
+        c.ctx.ask(f"Bash:net:cargo:{sub}", f"cargo {sub} uses the network", network=True)
         return None
     c.exact(f"cargo {sub} is not a subcommand the policy knows")
     return None
@@ -331,12 +357,12 @@ def _go(c: Call):
             if what == "edit":
                 c.mutate("go mod edit")
             return None
-        c.action(f"go mod {what}", f"go mod {what} downloads or changes dependencies")
+        c.ctx.ask(f"Bash:go mod {what}", f"go mod {what} downloads or changes dependencies", network=True)
         c.mutate("go mod")
         return None
     if sub in ("get", "install"):
         q = parse_opts(rest, "", VALUE_OPTS["go"], long_single_dash=True)
-        c.ctx.ask(package_key(c, "go", sub, "go", q, q.operands), f"go {sub} downloads or installs packages")
+        c.ctx.ask(package_key(c, "go", sub, "go", q, q.operands), f"go {sub} downloads or installs packages", network=True)
         c.project(f"go {sub}")
         return None
     if sub == "work":

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from .api import classify_command, finish
 from .context import Ctx, default_tmpdir
+from .secrets import key_material
 from .verdict import Verdict
 from .words import split_glob
 
@@ -70,6 +71,9 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
             return Verdict("deny", (), f"Refused: the {tool} call has no path.", "")
         real = _resolve(ctx, path)
         if not ctx.inside(real) and not ctx.in_tmp(real):
+            secret = key_material(real) if tool != "LS" else None
+            if secret:
+                return Verdict("deny", (), f"Refused: {tool} reads key material: {secret}.", "")
             ctx.ask(f"Read:{real}", f"it reads {real}, outside the worktree")
         return finish(ctx, granted)
     if tool in ("Grep", "Glob"):
@@ -84,6 +88,9 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
                 return finish(ctx, granted)
             target = realpath(split[0])
         if not ctx.inside(target) and not ctx.in_tmp(target):
+            secret = key_material(target) if tool == "Grep" else None
+            if secret:
+                return Verdict("deny", (), f"Refused: Grep reads key material: {secret}.", "")
             ctx.ask(f"{tool}:tree:{target}", f"it searches {target}, outside the worktree")
         return finish(ctx, granted)
     if tool == "WebFetch":

@@ -39,16 +39,22 @@ class Verdict:
             (empty for allow and deny). "Always allow for this agent" stores all of them.
         reason: one sentence for people.
         scope: what "always allow" would cover, for the prompt (``''`` when not an ask).
+        network: the command needs the network (a fetch, a package install, a download): once
+            it is allowed (by the policy, a stored key or the user's answer) it runs in the OS
+            sandbox *with* the host's network; every other command runs with none. Always
+            False for ``deny``.
     """
 
     outcome: Outcome
     keys: tuple[str, ...] = ()
     reason: str = ""
     scope: str = ""
+    network: bool = False
 
     def to_dict(self) -> dict:
-        """The verdict as a plain JSON-ready dict (``outcome``, ``keys``, ``reason``, ``scope``)."""
-        return {"outcome": self.outcome, "keys": list(self.keys), "reason": self.reason, "scope": self.scope}
+        """The verdict as a plain JSON-ready dict (``outcome``, ``keys``, ``reason``, ``scope``, ``network``)."""
+        return {"outcome": self.outcome, "keys": list(self.keys), "reason": self.reason, "scope": self.scope,
+                "network": self.network}
 
 
 @dataclass(frozen=True)

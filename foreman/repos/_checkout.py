@@ -24,12 +24,14 @@ So :func:`fast_forward_checkout` does, in order:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Awaitable
 
 from foreman.errors import MergeRefused
 
@@ -85,8 +87,11 @@ async def changes(repo_root: StrPath, old: str, new: str) -> list[Change]:
     return found
 
 
-async def _git_dir(checkout: Path) -> Path:
-    return Path((await git("rev-parse", "--absolute-git-dir", cwd=checkout)).text)
+async def _git_dirs(checkout: Path) -> tuple[Path, Path]:
+    """Return the checkout's own git directory and the repository's common one (one ``rev-parse``)."""
+    res = await git("rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir", cwd=checkout)
+    gitdir, common = res.text.splitlines()
+    return Path(gitdir), Path(common)
 
 
 async def tracked_changes(checkout: StrPath) -> list[str]:
@@ -109,7 +114,7 @@ def _parents(path: str) -> list[str]:
 
 
 async def _in_tree(repo_root: StrPath, commit: str, paths: list[str]) -> set[str]:
-    """Return which of ``paths`` name an entry of ``commit``'s tree (one ``cat-file`` call)."""
+    """Return which of ``paths`` name an entry of ``commit``'s tree (one ``cat-file`` call; none for no paths)."""
     asked = [p for p in paths if "\n" not in p]
     if not asked:
         return set()
@@ -119,28 +124,37 @@ async def _in_tree(repo_root: StrPath, commit: str, paths: list[str]) -> set[str
     return {p for p, a in zip(asked, answers, strict=False) if not a.endswith("missing")}
 
 
-async def preflight(checkout: Path, base_branch: str, old: str, diff: list[Change]) -> None:
+async def preflight(checkout: Path, base_branch: str, old: str, diff: list[Change],
+                    dirty: list[str] | None = None, dirs: tuple[Path, Path] | None = None) -> None:
     """Refuse a fast-forward of ``checkout`` from ``old`` that git could not finish cleanly.
+
+    Only the paths the update writes are checked for untracked or ignored files in the way
+    (``lstat`` of each created path and its parent folders; ``cat-file`` only for a parent that
+    exists as something other than a folder), so untracked files elsewhere cost nothing and
+    never refuse.
 
     Args:
         checkout: the working tree that has ``base_branch`` checked out.
         base_branch: short name, for messages.
         old: the commit the checkout is at.
         diff: :func:`changes` from ``old`` to the new commit.
+        dirty: :func:`tracked_changes` of ``checkout`` when the caller just read them
+            (None: read here).
+        dirs: the checkout's git directory and common git directory when already known.
 
     Raises:
         MergeRefused: ``reason`` ``"dirty"`` (tracked changes), ``"locked"`` (``index.lock``),
             ``"untracked"`` (untracked or ignored paths in the way, ``files`` named) or
             ``"unwritable"`` (folders that cannot be written, ``files`` named). Nothing changed.
     """
-    dirty = await tracked_changes(checkout)
+    if dirty is None:
+        dirty = await tracked_changes(checkout)
     if dirty:
         raise MergeRefused(
             f"{checkout} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} tracked "
             f"file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
             reason="dirty", files=dirty)
-    gitdir = await _git_dir(checkout)
-    common = Path((await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=checkout)).text)
+    gitdir, common = dirs if dirs is not None else await _git_dirs(checkout)
     for lock in (gitdir / "index.lock", gitdir / "HEAD.lock", common / "refs" / "heads" / f"{base_branch}.lock",
                  common / "packed-refs.lock"):
         if lock.exists():
@@ -149,7 +163,10 @@ async def preflight(checkout: Path, base_branch: str, old: str, diff: list[Chang
                 "is running there, delete that file - then Merge again.", reason="locked", files=[str(lock)])
     created = [c.path for c in diff if c.status == "A" or (c.status == "T" and c.old_mode == "000000")]
     parents = sorted({q for p in created for q in _parents(p)})
-    tracked = await _in_tree(checkout, old, [q for q in parents if _lexists(checkout / q)])
+    # a parent that is a real folder is never in the way; only one that exists as something
+    # else (a file, a symlink) is, unless the old commit tracks it there (git replaces it)
+    odd = [q for q in parents if _lexists(checkout / q) and ((checkout / q).is_symlink() or not (checkout / q).is_dir())]
+    tracked = await _in_tree(checkout, old, odd)
     in_way: list[str] = []
     for path in created:
         if _lexists(checkout / path):
@@ -191,6 +208,22 @@ def _unwritable(checkout: Path, diff: list[Change]) -> list[str]:
     return list(bad)
 
 
+async def gather_all(*calls: Awaitable[Any]) -> list[Any]:
+    """Await ``calls`` concurrently and return each one's result or the exception it raised.
+
+    Every call runs to its end (nothing is cancelled), so a failure of one never leaves another's
+    git process behind; the caller judges the answers in its own order with :func:`value`.
+    """
+    return list(await asyncio.gather(*calls, return_exceptions=True))
+
+
+def value(result: Any) -> Any:
+    """Return a :func:`gather_all` result, raising it when it is an exception."""
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 async def fast_forward_checkout(checkout: Path, base_branch: str, old: str, new: str) -> None:
     """Fast-forward ``checkout`` (which has ``base_branch`` at ``old``) to ``new``, or change nothing.
 
@@ -200,12 +233,16 @@ async def fast_forward_checkout(checkout: Path, base_branch: str, old: str, new:
             ``"failed"`` when git failed part-way (the message says why and what the rollback
             restored).
     """
-    if await rev_parse(checkout, f"refs/heads/{base_branch}") != old:
+    # the read-only git calls of the checks run at once; their answers are judged in the same order as before
+    at, diff, dirty, dirs = await gather_all(
+        rev_parse(checkout, f"refs/heads/{base_branch}"), changes(checkout, old, new), tracked_changes(checkout),
+        _git_dirs(checkout))
+    if value(at) != old:
         raise MergeRefused(f"{base_branch} moved during the merge; Merge again to merge onto it.", reason="base_moved")
-    diff = await changes(checkout, old, new)
-    await preflight(checkout, base_branch, old, diff)
+    diff, dirty, dirs = value(diff), value(dirty), value(dirs)
+    await preflight(checkout, base_branch, old, diff, dirty, dirs)
     missing_dirs = {q for c in diff for q in _parents(c.path) if not _lexists(checkout / q)}
-    index = await _git_dir(checkout) / "index"
+    index = dirs[0] / "index"
     backup = index.with_name("agentcraft-index.backup")
     if index.is_file():
         shutil.copy2(index, backup)  # git may write the index and then fail on the ref (a ref lock)

@@ -62,6 +62,8 @@ class CIResult:
             marker says how much was cut); decoded as UTF-8 with bad bytes replaced.
         duration: seconds from start to exit.
         timed_out: the timeout fired and the tree was killed.
+        sandbox_rule: for a failed sandboxed run, the OS sandbox rule its output points at
+            (``"read-only file system: outside the worktree (...)"``), else None.
     """
 
     ok: bool
@@ -69,6 +71,7 @@ class CIResult:
     output: str
     duration: float
     timed_out: bool
+    sandbox_rule: str | None = None
 
 
 def _python() -> str:
@@ -270,9 +273,10 @@ async def run_ci(
     code = await procs.wait_exit(popen)
     logger.info("ci %s exited %s after %.1fs%s", argv, code, duration, " (timeout)" if timed_out else "")
     output = sink.text()
+    hint = None
     if sandbox is not None and code != 0 and not timed_out:
-        from ..sandbox import explain
+        from ..sandbox import RULE_PREFIX
 
-        hint = explain(output, home=env.get("HOME"))
-        output += f"\n[os sandbox] {hint}\n" if hint else ""
-    return CIResult(code == 0 and not timed_out, code, output, duration, timed_out)
+        hint = sandbox.explain(output, home=env.get("HOME"))
+        output += f"\n{RULE_PREFIX}{hint}\n" if hint else ""
+    return CIResult(code == 0 and not timed_out, code, output, duration, timed_out, hint)

@@ -5,8 +5,9 @@ Steps (nothing in the user's checkout changes before the last one):
 1. read both tips; refuse when the base branch is checked out in more than one working tree
    (``reason="checked_out_twice"``, all named), or when the checkout that has it - main or
    linked - has uncommitted tracked changes (``reason="dirty"``, the checkout and files named);
-2. ``git merge-tree --write-tree`` (git >= 2.38) computes the merged tree in the object store;
-   a conflict refuses (``reason="conflict"``, the files named);
+2. ``git merge-tree --write-tree`` (git >= 2.38) computes the merged tree in the object store
+   (at the same time as step 1's status; step 1's refusal comes first); a conflict refuses
+   (``reason="conflict"``, the files named);
 3. ``git commit-tree`` writes the commit with the user's own identity as git sees it in that
    repository (``user.name``/``user.email``, ``GIT_AUTHOR_*``), signed with ``-S`` when their
    config says ``commit.gpgsign=true`` - ``commit-tree`` never reads that setting itself
@@ -39,7 +40,7 @@ from typing import Literal
 
 from foreman.errors import MergeRefused, RepoError
 
-from ._checkout import fast_forward_checkout, name_files, tracked_changes
+from ._checkout import fast_forward_checkout, gather_all, name_files, tracked_changes, value
 from .refs import is_ancestor
 from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
 
@@ -161,14 +162,16 @@ async def _merge(
                 f"{branch} moved since the decision opened (it showed {want[:12]}, the branch is now at {tip[:12]}); "
                 "review the new diff and decide again", reason="moved")
     checkout = await base_checkout(root, base_branch)
-    if checkout is not None:
-        dirty = await tracked_changes(checkout.path)
-        if dirty:
-            raise MergeRefused(
-                f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
-                f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
-                reason="dirty", files=dirty)
-    tree = await _merged_tree(root, base_before, tip, branch, base_branch)
+    # the checkout's status and the merged tree are read at once (both read-only); a dirty checkout still refuses first
+    dirty, tree = await gather_all(tracked_changes(checkout.path) if checkout is not None else _nothing(),
+                                   _merged_tree(root, base_before, tip, branch, base_branch))
+    dirty = value(dirty)
+    if dirty:
+        raise MergeRefused(
+            f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
+            f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
+            reason="dirty", files=dirty)
+    tree = value(tree)
     if tree == base_tree:
         logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
         return MergeResult(None, base_before, base_before, merged=tip)
@@ -194,6 +197,10 @@ async def _merge(
         raise RepoError(f"{base_branch} does not contain {commit[:12]} after the fast-forward")
     logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, commit[:12], style, ", signed" if signed else "")
     return MergeResult(commit, base_before, base_after, signed, merged=tip)
+
+
+async def _nothing() -> list[str]:
+    return []
 
 
 async def contains(repo_root: StrPath, branch: str, commit: str) -> bool:

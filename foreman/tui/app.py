@@ -155,8 +155,8 @@ class ForemanApp(App[int]):
 
     def on_mount(self) -> None:
         for table_id, title, columns in (
-            ("agents", "Agents", (("agent", 8), ("state", 22), ("task", 5), ("activity", 52), ("cost", 9))),
-            ("tasks", "Tasks", (("task", 5), ("status", 9), ("title", 40), ("deps", 10), ("assignee", 9), ("cost", 9))),
+            ("agents", "Agents", (("agent", 10), ("state", 22), ("task", 5), ("activity", 52), ("cost", 9))),
+            ("tasks", "Tasks", (("task", 5), ("status", 9), ("title", 40), ("deps", 10), ("assignee", 10), ("cost", 9))),
             ("decisions", "Open decisions", (("id", 4), ("kind", 10), ("from", 8), ("prompt", 48), ("options", 40))),
         ):
             table = self._main.query_one(f"#{table_id}", DataTable)
@@ -230,9 +230,12 @@ class ForemanApp(App[int]):
     def _update_panes(self) -> None:
         self._dirty = False
         m = self.mirror
-        sync_table(self._main.query_one("#agents", DataTable), [
-            (a.name, (a.name, views.agent_state(a), a.task or "", a.activity, views.money(a.usage.cost_usd))) for a in m.agents.values()
+        agents = self._main.query_one("#agents", DataTable)
+        sync_table(agents, [
+            (a.name, (a.name, views.agent_state(a), a.task or "", a.activity, views.money(a.usage.cost_usd)))
+            for a in views.team_order(m.agents.values())
         ])
+        agents.border_title = f"Agents · {views.team_summary(m.agents.values())}" if m.agents else "Agents"
         order = {status: i for i, status in enumerate(views.TASK_STATUS_ORDER)}
         tasks = sorted(m.tasks.values(), key=lambda t: (order[t.status], id_order(t.id)))
         sync_table(self._main.query_one("#tasks", DataTable), [

@@ -8,9 +8,11 @@ of the entity's own timestamp.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Iterable
 
 import protocol as p
 
+from ..core.usage import money  # noqa: F401  (one formatter for amounts, re-exported for the views)
 from .mirror import Mirror, id_order
 
 TASK_STATUS_ORDER: tuple[p.TaskStatus, ...] = ("doing", "review", "todo", "blocked", "done", "cancelled")
@@ -57,9 +59,6 @@ def status_view(m: Mirror) -> list[str]:
     return lines
 
 
-def money(usd: float) -> str:
-    """Dollars for people: ``$0.0123`` under a dollar, ``$4.80`` above."""
-    return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
 
 
 def usage_status_text(s: p.Status) -> str:
@@ -151,16 +150,33 @@ def agent_state(agent: p.Agent) -> str:
     return text
 
 
+def team_order(agents: Iterable[p.Agent]) -> list[p.Agent]:
+    """The agents as the client lists them: the lead, the workers on shift by seat, then those
+    off shift by seat (agents without a seat, from an older Foreman, by name at the end of their group)."""
+    return sorted(agents, key=lambda a: (a.role != "lead", not a.active, a.seat is None, a.seat or 0, a.name))
+
+
+def team_summary(agents: Iterable[p.Agent]) -> str:
+    """One line about the team for the agents pane's title: ``12 on shift · 3 working · 2 off shift``."""
+    workers = [a for a in agents if a.role == "worker"]
+    on = [a for a in workers if a.active]
+    working = sum(1 for a in on if a.state not in ("idle", "done") and not a.paused)
+    off = len(workers) - len(on)
+    return f"{len(on)} on shift · {working} working" + (f" · {off} off shift" if off else "")
+
+
 def agents_view(m: Mirror) -> list[str]:
-    """Return the ``/agents`` lines: name, role, state@station, task, activity."""
+    """Return the ``/agents`` lines: name, role, state@station, task, activity (lead, then workers
+    on shift by seat, then off shift), and the team's summary."""
     if not m.agents:
         return ["no agents"]
     width = max(len(name) for name in m.agents)
     lines = []
-    for agent in m.agents.values():
+    for agent in team_order(m.agents.values()):
         task = agent.task or "-"
         activity = f"  {agent.activity}" if agent.activity else ""
         lines.append(f"{agent.name:<{width}} {agent.role:<6} {agent_state(agent):<28} {task:<5} {money(agent.usage.cost_usd):>8}{activity}")
+    lines.append(f"team: {team_summary(m.agents.values())}")
     return lines
 
 

@@ -68,11 +68,18 @@ def cli_env(api: ScriptedAPI, home: Path) -> dict[str, str]:
             "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "CLAUDE_CODE_MAX_RETRIES": "2"}
 
 
+_RAN: list[str] = []
+
+
 @pytest.fixture(scope="session", autouse=True)
-def _announce_version(request: pytest.FixtureRequest) -> None:
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"\n[tests/claude_cli] real claude CLI {VERSION} ({BUNDLED})")
+def _announce_version() -> None:
+    _RAN.append(str(VERSION))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the real CLI in the test output (the summary: a fixture's output is captured)."""
+    if _RAN:
+        terminalreporter.write_line(f"[tests/claude_cli] real claude CLI {VERSION} ({BUNDLED})")
 
 
 @pytest.fixture

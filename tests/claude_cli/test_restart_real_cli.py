@@ -1,21 +1,24 @@
-"""``foreman start --backend claude`` on the real CLI, SIGKILLed in the middle of the lead's plan:
-the CLI dies with it, and the restarted daemon resumes the real CLI's session (its session file
-under CLAUDE_CONFIG_DIR) with the plan job, which then completes."""
+"""``foreman start --backend claude`` on the real CLI, SIGKILLed in the middle of the lead's plan,
+of a worker's turn (during a command, and while its answer streams), of an open question and of
+a review: the CLI dies with it, and the restarted daemon resumes each real CLI session (its
+session file under CLAUDE_CONFIG_DIR) with its job kind; the resumed request carries the killed
+turn's conversation."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import psutil
 import pytest
 
-from ..claude_e2e.harness import DaemonProcess, make_repo, wait_for
+from ..claude_e2e.harness import DaemonProcess, git, make_repo, wait_for
 from .conftest import RealCLI, running
-from .scripted_api import foreman, text, tool
+from .scripted_api import Recorded, foreman, text, tool
 
-pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 
 def cli_pids(claude_cli: RealCLI) -> list[int]:
@@ -102,3 +105,111 @@ async def test_sigkill_during_a_command_leaves_no_orphan_after_restart(tmp_path:
             proc.kill()
         await c.close()
         await daemon.stop()
+
+
+def review_of(request: Recorded) -> str:
+    """The task a review turn is about (its prompt, or for a resumed turn the history's first prompt)."""
+    found = re.search(r"Review task (t\d+)", request.all_text())
+    assert found, request.all_text()[:300]
+    return found.group(1)
+
+
+def session_of(api, agent: str, turn: int) -> str:
+    return api.of(agent, turn=turn)[0].headers["x-claude-code-session-id"]
+
+
+async def test_sigkill_during_work_question_and_review_resumes_each_real_session(
+        tmp_path: Path, claude_cli: RealCLI) -> None:
+    """Killed while Juniper's work turn streams and Kit's question waits for the user, then again
+    during the lead's review: each resumes its real CLI session with its job kind (the resumed
+    request carries the killed turn's conversation), and the goal ends with both tasks merged."""
+    api = claude_cli.api
+    merge = [lambda r: foreman("request_merge", task=review_of(r), summary="reviewed"), text("Ready to merge.")]
+    api.script("marlow", [
+        foreman("create_task", title="Add greet", description="greet.py", assignee="juniper"),
+        foreman("create_task", title="Add farewell", description="farewell.py", assignee="kit"),
+        text("Planned."),
+    ], [
+        tool("Read", {"file_path": "greet.py"}, say="Reviewing the diff."),
+        text("still reviewing", hold=300),  # killed here (2)
+    ], merge, merge)
+    api.script("juniper", [
+        tool("Write", {"file_path": "greet.py", "content": "def greet():\n    return 'greet'\n"}),
+        tool("Bash", {"command": "git add -A && git commit -q -m 'Add greet'", "description": "commit"}),
+        text("still working", hold=300),  # killed here (1)
+    ], [foreman("update_task", status="review", note="committed before the restart"), text("In review.")])
+    api.script("kit", [
+        foreman("ask_user", question="Which word for farewell?", options=["Bye", "Farewell"]),  # open at (1), (2)
+    ], [
+        tool("Write", {"file_path": "farewell.py", "content": "def farewell():\n    return 'Farewell'\n"}),
+        tool("Bash", {"command": "git add -A && git commit -q -m 'Add farewell'", "description": "commit"}),
+        foreman("update_task", status="review"),
+        text("Done, with the user's word."),
+    ])
+    repo = make_repo(tmp_path)
+    daemon = DaemonProcess(tmp_path, claude_cli, repo, "--workers", "juniper,kit")
+    c = await daemon.start(60)
+    try:
+        # 1. killed during Juniper's work turn (committed, its next answer streaming) and Kit's open question
+        goal = (await c.ok({"type": "goal.submit", "text": "greet and farewell", "repo": "proj"}))["result"]
+        await asyncio.to_thread(api.wait, lambda: len(api.of("juniper", turn=0)) == 3, 120, "juniper's stalled answer")
+        question = (await wait_for(lambda: c.open_decisions("question", askedBy="kit"), 90, "kit's question"))[0]
+        tasks = {t["title"]: t["id"] for t in c.tasks.values()}
+        await c.close()
+        daemon.kill()
+        await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLIs gone with the daemon")
+
+        # 2. Juniper's work resumes and goes to review; the question is still open; killed during the review
+        c = await daemon.start(60)
+        assert c.decisions[question["id"]]["status"] == "open"
+        await asyncio.to_thread(api.wait, lambda: len(api.of("marlow", turn=1)) == 2, 120, "the review's stalled answer")
+        assert c.decisions[question["id"]]["status"] == "open"
+        # one CLI, the lead's: Kit's resumed turn waits for the answer before it starts one
+        await wait_for(lambda: len(cli_pids(claude_cli)) == 1, 15, "only the lead's CLI")
+        await c.close()
+        daemon.kill()
+        await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLI gone with the daemon")
+
+        # 3. the review resumes and ends in a merge decision; the question, open across two restarts,
+        #    is answered and Kit's session resumes with the answer
+        c = await daemon.start(60)
+        greet = (await wait_for(lambda: c.open_decisions("merge", task=tasks["Add greet"]), 120,
+                                "the resumed review's merge decision"))[0]
+        await c.answer(c.decisions[question["id"]], 1)  # Farewell
+        bye = (await wait_for(lambda: c.open_decisions("merge", task=tasks["Add farewell"]), 120,
+                              "kit's merge decision"))[0]
+        await c.answer(greet, 0)
+        await c.answer(bye, 0)
+        await wait_for(lambda: c.goals[goal]["status"] == "done", 60, "the goal done")
+        assert [d["kind"] for d in c.decisions.values()].count("question") == 1
+        assert [d["kind"] for d in c.decisions.values()].count("merge") == 2
+    finally:
+        await c.close()
+        await daemon.stop()
+
+    assert api.problems == [], api.problems
+    # work: the same real session, its killed turn's Write and commit in the resumed history
+    assert session_of(api, "juniper", 1) == session_of(api, "juniper", 0)
+    history = json.dumps(api.of("juniper", turn=1)[0].messages)
+    assert "def greet()" in history and "git add -A && git commit -q -m 'Add greet'" in history
+    assert "The Foreman restarted" in api.of("juniper", turn=1)[0].last_user_text()
+    # review: the same real session (resumed twice over the restarts), the diff it read in the history
+    assert session_of(api, "marlow", 2) == session_of(api, "marlow", 1) != session_of(api, "marlow", 0)
+    history = json.dumps(api.of("marlow", turn=2)[0].messages)
+    assert f"Review task {tasks['Add greet']}" in history and "Reviewing the diff." in history
+    assert api.of("marlow", turn=2)[0].reply.startswith("mcp__agentcraft__request_merge")
+    # question: the same real session, the question it asked in the history, the user's answer in its prompt
+    assert session_of(api, "kit", 1) == session_of(api, "kit", 0)
+    resumed = api.of("kit", turn=1)[0]
+    asked = [b for m in resumed.messages if m["role"] == "assistant" and isinstance(m["content"], list)
+             for b in m["content"] if b.get("name") == "mcp__agentcraft__ask_user"]
+    assert len(asked) == 1 and asked[0]["input"]["question"] == "Which word for farewell?"  # the killed turn's call
+    answered = [b for m in resumed.messages if m["role"] == "user" and isinstance(m["content"], list)
+                for b in m["content"] if b.get("type") == "tool_result" and b.get("tool_use_id") == asked[0]["id"]]
+    assert len(answered) == 1 and answered[0].get("is_error")  # the CLI closed the call it never got an answer to
+    assert "The user answered: Farewell" in resumed.last_user_text()
+    # the repository: both merged, each committed by its worker
+    assert git(repo, "show", "main:greet.py") == "def greet():\n    return 'greet'\n"
+    assert git(repo, "show", "main:farewell.py") == "def farewell():\n    return 'Farewell'\n"
+    log = git(repo, "log", "--format=%an: %s", "main").splitlines()
+    assert {"AgentCraft Juniper: Add greet", "AgentCraft Kit: Add farewell"} <= set(log), log

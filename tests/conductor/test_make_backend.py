@@ -42,3 +42,32 @@ def test_one_agent_switched_in_config(tmp_path: Path) -> None:
 def test_bad_agent_overrides_name_the_key(tmp_path: Path, agents: dict, needle: str) -> None:
     with pytest.raises(ConfigError, match=needle):
         make_backend(settings_with(tmp_path, {"backend": "claude"}, agents))
+
+
+@pytest.mark.parametrize("agents", [
+    {"zed": {"backend": "local"}},
+    {"kit": {"backend": "gpt"}},
+    {"kit": {"colour": "red"}},
+    {"kit": "local"},
+    ["kit"],
+])
+def test_the_backend_and_the_config_file_check_agents_by_one_rule(tmp_path: Path, agents) -> None:
+    """Settings that reach make_backend without the file check (built in code) get the very
+    message the config file's check gives: one rule, one wording."""
+    from dataclasses import replace
+
+    if isinstance(agents, dict):
+        with pytest.raises(ConfigError) as from_file:
+            settings_with(tmp_path / "file", {"backend": "claude"}, agents)
+        file_says = from_file.value.message.split(": agents", 1)[1]
+    else:
+        file_says = None  # the file reader refuses a non-object section before the agents check
+    settings = replace(settings_with(tmp_path / "code", {"backend": "claude"}), sections={"agents": agents})
+    with pytest.raises(ConfigError) as from_backend:
+        make_backend(settings)
+    backend_says = from_backend.value.message
+    assert str(settings.profile_dir / "config.json") in backend_says
+    if file_says is not None:
+        assert backend_says.split(": agents", 1)[1] == file_says
+    else:
+        assert "must be" in backend_says and "object" in backend_says

@@ -126,6 +126,26 @@ async def test_malformed_frames_get_errors_and_the_connection_lives(daemon: Live
         await c.close()
 
 
+BINARY_FRAMES = [b"\xff\xfe binary garbage", b"\x00\x01\x02\x03", "{\"type\": ".encode("utf-16-le"),
+                 b"not json", b"\xfe\xff\x00{"]
+
+
+async def test_binary_frames_are_told_the_protocol_is_utf8_json_text_and_the_connection_lives(daemon: LiveDaemon) -> None:
+    c = await Conn.open(daemon.port, token=daemon.token)
+    try:
+        await c.hello()
+        for frame in BINARY_FRAMES:
+            await c.ws.send(frame)  # bytes: a binary WebSocket frame
+            reply = await c.recv()
+            assert reply["type"] == "error" and reply["code"] == "bad_json", (frame, reply)
+            assert "UTF-8 JSON in text frames" in reply["message"], reply
+            assert "utf-16" not in reply["message"].lower() and "utf-32" not in reply["message"].lower(), reply
+        reply, _ = await c.request({"type": "memory.read"})
+        assert reply["type"] == "memory"
+    finally:
+        await c.close()
+
+
 async def test_intent_before_hello_is_refused(daemon: LiveDaemon) -> None:
     c = await Conn.open(daemon.port, additional_headers={"Authorization": f"Bearer {daemon.token}"})
     try:

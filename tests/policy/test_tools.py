@@ -24,7 +24,11 @@ def _t(tool: str, lead: bool = False, granted=(), **args):
     ("Read", {"file_path": "/home/u/wt-evil/x"}, "ask", ["Read:/home/u/wt-evil/x"]),
     ("Read", {"file_path": "/home/u/wt/link/passwd"}, "ask", ["Read:/etc/passwd"]),
     ("Read", {"file_path": "/tmp/scratch"}, "allow", []),
-    ("Read", {"file_path": "~/.ssh/id_rsa"}, "ask", ["Read:~/.ssh/id_rsa"]),
+    ("Read", {"file_path": "~/.ssh/id_rsa"}, "deny", []),
+    ("Read", {"file_path": "/home/u/.aws/credentials"}, "deny", []),
+    ("Grep", {"pattern": "x", "path": "/home/u/.gnupg"}, "deny", []),
+    ("Read", {"file_path": "~/.ssh/id_rsa.pub"}, "ask", ["Read:~/.ssh/id_rsa.pub"]),
+    ("LS", {"path": "/home/u/.ssh"}, "ask", ["Read:/home/u/.ssh"]),
     ("Write", {"file_path": "/home/u/wt/src/new.py"}, "allow", []),
     ("Write", {"file_path": "/home/u/other.py"}, "ask", ["Write:/home/u/other.py"]),
     ("Edit", {"file_path": "/home/u/wt/docs/out/n.md"}, "ask", ["Write:/home/u/secret/n.md"]),
@@ -62,7 +66,8 @@ def test_lead_never_edits(tool: str) -> None:
 
 def test_granted_tool_keys_are_exact() -> None:
     assert _t("Read", granted=["Read:/etc/passwd"], file_path="/etc/passwd").outcome == "allow"
-    assert _t("Read", granted=["Read:/etc/passwd"], file_path="/etc/shadow").outcome == "ask"
+    assert _t("Read", granted=["Read:/etc/passwd"], file_path="/etc/group").outcome == "ask"
+    assert _t("Read", granted=["Read:/etc/shadow"], file_path="/etc/shadow").outcome == "deny"  # key material
     assert _t("Write", granted=["Read:/etc/passwd"], file_path="/etc/passwd").outcome == "ask"
 
 
@@ -99,17 +104,47 @@ def test_npx_uses_the_worktree_install_on_disk(tmp_path) -> None:
     assert classify_command("npx prettier .", **kw).keys == ("Bash:net:npx:prettier",)
 
 
-def test_policy_main_prints_outcome_keys_and_reason(capsys) -> None:
-    assert policy_main(["--worktree", WT, "--", "cat /etc/passwd"]) == 0
+def test_policy_main_prints_outcome_keys_and_reason_and_exits_by_outcome(capsys) -> None:
+    assert policy_main(["--worktree", WT, "--", "cat /etc/passwd"]) == 3  # ask
     out = capsys.readouterr().out
     assert out.startswith("ask\n") and "key: Bash:outside:/etc:r:" in out and "reason:" in out
-    assert policy_main(["--worktree", WT, "--json", "--", "git push"]) == 0
+    assert policy_main(["--worktree", WT, "--json", "--", "git push"]) == 1  # deny
     data = json.loads(capsys.readouterr().out)
-    assert data == {"outcome": "deny", "keys": [], "reason": data["reason"]} and "push" in data["reason"]
-    assert policy_main(["--worktree", WT, "--lead", "--json", "--", "git", "log", ">", "x"]) == 0
+    assert data == {"outcome": "deny", "keys": [], "reason": data["reason"], "network": False} and "push" in data["reason"]
+    assert policy_main(["--worktree", WT, "--", "cat ~/.ssh/id_rsa"]) == 1
+    assert capsys.readouterr().out.startswith("deny\n")
+    assert policy_main(["--worktree", WT, "--lead", "--json", "--", "git", "log", ">", "x"]) == 3
     assert json.loads(capsys.readouterr().out)["outcome"] == "ask"
     assert policy_main(["--worktree", WT, "--grant", "Bash:outside:/etc:r:", "--json", "--", "cat /etc/hosts"]) == 0
     assert json.loads(capsys.readouterr().out)["outcome"] == "allow"
+    assert policy_main(["--worktree", WT, "--json"]) == 2  # no command: a usage error
+
+
+def test_policy_cli_exit_status_from_a_real_process(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    def run(cmd: str) -> int:
+        return subprocess.run([sys.executable, "-m", "foreman", "policy", "--worktree", str(tmp_path), "--", cmd],
+                              capture_output=True, text=True, env={**os.environ, "HOME": str(tmp_path / "h")}).returncode
+
+    assert [run("ls"), run("git push origin main"), run("pip install requests"), run("cat ~/.aws/credentials")] == [0, 1, 3, 1]
+
+
+def test_policy_main_says_when_an_allowed_command_would_get_the_network(capsys) -> None:
+    from foreman.sandbox import availability
+
+    assert policy_main(["--worktree", WT, "--json", "--", "pip install requests"]) == 3
+    assert json.loads(capsys.readouterr().out)["network"] is True
+    assert policy_main(["--worktree", WT, "--json", "--", "pytest -q"]) == 0
+    assert json.loads(capsys.readouterr().out)["network"] is False
+    policy_main(["--worktree", WT, "--", "pip install requests"])
+    out = capsys.readouterr().out
+    if availability().ok:
+        assert "once allowed, this command gets the network" in out, out
+    policy_main(["--worktree", WT, "--", "pytest -q"])
+    out = capsys.readouterr().out
+    assert "gets the network" not in out
 
 
 def test_a_worktree_under_the_scratch_dir_does_not_make_its_neighbours_scratch() -> None:
@@ -147,7 +182,7 @@ def test_programs_by_path_on_disk_ask_unless_they_are_the_projects_own_tools(tmp
 
 
 def test_policy_main_takes_the_base_branches(capsys) -> None:
-    assert policy_main(["--worktree", WT, "--json", "--base", "main", "--", "git update-ref refs/heads/main HEAD"]) == 0
+    assert policy_main(["--worktree", WT, "--json", "--base", "main", "--", "git update-ref refs/heads/main HEAD"]) == 3
     assert json.loads(capsys.readouterr().out)["keys"] == ["Bash:exact:git update-ref refs/heads/main HEAD"]
-    assert policy_main(["--worktree", WT, "--json", "--base", "main", "--", "git update-ref refs/heads/x HEAD"]) == 0
+    assert policy_main(["--worktree", WT, "--json", "--base", "main", "--", "git update-ref refs/heads/x HEAD"]) == 3
     assert json.loads(capsys.readouterr().out)["keys"] == ["Bash:git update-ref:refs/heads/x"]

@@ -142,6 +142,28 @@ async def test_untracked_file_in_the_way_is_refused(repo: Path) -> None:
     assert (repo / "feature.txt").read_text() == "the user's own notes\n"
 
 
+async def test_only_files_at_paths_the_merge_writes_are_in_the_way(repo: Path) -> None:
+    """The untracked/ignored check covers exactly the paths the merge writes: a user's file at a
+    path it creates (here in a new nested folder) refuses; untracked and ignored files anywhere
+    else - beside the written files, in the folders they go into, at the top - do not, and stay."""
+    write(repo / ".gitignore", "*.log\n")
+    commit_all(repo, "ignore logs")
+    tip = agent_commit(repo, {"docs/guide/new.md": "agent\n", "src/app.py": "agent\n", "src/extra.py": "agent\n"})
+    mine = {"notes.txt": "mine\n", "src/scratch.py": "mine\n", "docs/draft.md": "mine\n", "debug.log": "ignored\n",
+            "src/trace.log": "ignored\n", "docs/guide/todo.txt": "mine\n"}
+    for name, text in mine.items():
+        write(repo / name, text)
+    write(repo / "docs" / "guide" / "new.md", "the user's own\n")
+    err = await refused(repo, [repo], tip)
+    assert err.reason == "untracked" and err.files == ["docs/guide/new.md"]
+    (repo / "docs" / "guide" / "new.md").unlink()
+    await approved(repo, tip)
+    assert (repo / "docs" / "guide" / "new.md").read_text() == "agent\n" and (repo / "src" / "extra.py").exists()
+    assert {name: (repo / name).read_text() for name in mine} == mine
+    status = out(repo, "status", "--porcelain", "--untracked-files=all")
+    assert sorted(line[3:] for line in status.splitlines()) == sorted(n for n in mine if not n.endswith(".log"))
+
+
 async def test_ignored_file_is_never_overwritten(repo: Path) -> None:
     """The agent un-ignores a file and commits it; the user's ignored file of that name stays."""
     write(repo / ".gitignore", "secret.env\nbuild\n")

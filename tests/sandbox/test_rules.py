@@ -104,3 +104,21 @@ def test_required_refuses_to_start_without_bwrap_and_doctor_says_so(tmp_path: Pa
     assert doctor.returncode == 1 and "[FAIL] OS sandbox unavailable" in doctor.stdout
     auto = _foreman_without_bwrap(tmp_path, "doctor", "--home", str(home), "--port", "0")
     assert auto.returncode == 0 and "[warn] OS sandbox unavailable" in auto.stdout and "apt-get install bubblewrap" in auto.stdout
+
+
+def test_with_the_network_a_failed_connection_is_not_the_sandboxs() -> None:
+    refused = "curl: (7) Failed to connect to x port 80: Connection refused"
+    assert "network is off" in (sandbox.explain(refused) or "")
+    assert sandbox.explain(refused, network=True) is None
+    box = sandbox.Sandbox("/usr/bin/bwrap")
+    assert box.explain(refused) and box.with_network().explain(refused) is None
+    assert box.with_network().explain("touch: cannot touch '/usr/x': Read-only file system")  # still the sandbox's
+    assert not box.network and box.with_network().network and not box.with_network().with_network(False).network
+    wrapped = box.with_network().wrap(["true"], worktree="/tmp", env={})
+    assert "--unshare-net" not in wrapped and "--unshare-net" in box.wrap(["true"], worktree="/tmp", env={})
+
+
+def test_rule_of_reads_the_line_the_ci_runner_appends() -> None:
+    out = f"touch: cannot touch '/usr/x': Read-only file system\n\n{sandbox.RULE_PREFIX}read-only file system: outside\n"
+    assert sandbox.rule_of(out) == "read-only file system: outside"
+    assert sandbox.rule_of("FAILED (failures=1)\n") is None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 import protocol as p
 from foreman.tui import commands as c
 from foreman.tui import views
@@ -59,3 +63,49 @@ def test_risks_in_the_decision_view_and_the_diff() -> None:
     shown = views.diff_lines("d1", diff, m.decisions["d1"].risks)
     assert shown[1] == "# merge-risk scan: 1 finding(s)" and shown[2].startswith("# CRITICAL secret a.py:3")
     assert views.diff_lines("kit-t1", diff)[1] == "# no changes"
+
+
+# ---------------------------------------------------------------- amounts of money
+@pytest.mark.parametrize("usd,text", [
+    (0.0, "$0.0000"),
+    (0.00012, "$0.00012"),
+    (0.000123456, "$0.00012"),
+    (0.0001, "$0.0001"),
+    (0.00005, "$0.00005"),
+    (0.000001, "$0.000001"),
+    (0.0000015, "$0.0000015"),
+    (0.0012, "$0.0012"),
+    (0.005, "$0.0050"),
+    (0.0123, "$0.0123"),
+    (0.4321, "$0.4321"),
+    (0.99996, "$1.00"),
+    (1.0, "$1.00"),
+    (4.8, "$4.80"),
+    (1234.5, "$1234.50"),
+])
+def test_money_keeps_significant_digits_of_small_amounts(usd: float, text: str) -> None:
+    assert views.money(usd) == text
+
+
+@given(st.floats(min_value=1e-9, max_value=0.01, allow_nan=False, exclude_max=True))
+def test_money_never_shows_a_nonzero_amount_as_zero(usd: float) -> None:
+    shown = views.money(usd)
+    value = float(shown.removeprefix("$"))
+    assert value > 0 and abs(value - usd) <= usd * 0.05, (usd, shown)  # two significant digits at least
+
+
+def test_status_line_shows_a_tiny_cap_and_cost() -> None:
+    status = p.Status(backend="local", version="0", user_name="ada", usage_session=p.Usage(cost_usd=0.000042, turns=1),
+                      usage_day=p.Usage(cost_usd=0.000042, turns=1), budget_day_usd=0.0001)
+    assert views.usage_status_text(status) == "session $0.000042 · today $0.000042 of $0.0001"
+
+
+def test_foreman_usage_table_shows_tiny_costs_and_caps() -> None:
+    from foreman.usage import UsageReport, format_report
+
+    tiny = p.Usage(cost_usd=0.00012, turns=1)
+    report = UsageReport(goals=[p.Goal(id="g1", text="tags", usage=tiny, budget_usd=0.0005)], total=tiny)
+    text = format_report(report)
+    total = next(line for line in text.splitlines() if line.startswith("total"))
+    assert "0.00012" in total
+    assert "cap $0.0005" in next(line for line in text.splitlines() if "g1 tags" in line)

@@ -118,3 +118,24 @@ async def test_a_budget_decision_is_never_auto_answered(tmp_path: Path) -> None:
         assert await waiting is False
     finally:
         await daemon.stop()
+
+
+async def test_a_tiny_cap_reads_as_its_amount_not_as_zero(tmp_path: Path) -> None:
+    """A cap of a fraction of a cent (a cheap local model's prices) keeps its significant digits
+    in the decision, so Continue is not offered as "$0.00 more"."""
+    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "budget_goal": "0.0005"}, env={})
+    daemon = Daemon(settings, backend=NoTeam(), clock=lambda: T0)
+    await daemon.start()
+    try:
+        gate = BudgetGate(daemon, settings)
+        g = daemon.act(lambda c, now: c.submit_goal("tags", now))
+        t1 = daemon.act(lambda c, now: c.create_task("a", now, goal=g.id))
+        spend(daemon, 0.00052, task=t1.id)
+        waiting = asyncio.ensure_future(gate.admit("kit", t1.id, None))
+        d = await open_question(daemon)
+        assert d.prompt == "Goal g1 has used $0.00052 of $0.0005: continue with $0.0005 more, or stop here?"
+        assert d.options[0] == "Continue with $0.0005 more"
+        daemon.act(lambda c, now: c.answer_decision(d.id, 1, now))
+        assert await waiting is False
+    finally:
+        await daemon.stop()

@@ -192,6 +192,8 @@ class Transcript:
         texts: the assistant's non-blank texts in order (subagents' excluded).
         api_error: the last assistant message's ``error`` field (``rate_limit`` ...) or None.
         result: the turn's ``ResultMessage`` once it came, else None.
+        streamed: the API usage of each model response so far (message id -> the assistant
+            message's ``usage``), for a turn cut off before its result (:meth:`count`).
     """
 
     def __init__(self, session_id: str | None) -> None:
@@ -199,6 +201,14 @@ class Transcript:
         self.texts: list[str] = []
         self.api_error: str | None = None
         self.result: Any = None
+        self.streamed: dict[str, dict[str, Any]] = {}
+
+    def count(self, sdk: Any, message: Any) -> None:
+        """Keep the API usage an assistant message carries (subagents' too: they are paid for).
+        The CLI sends one assistant message per content block of a model response, all with
+        that response's id; the last usage seen for an id is kept."""
+        if isinstance(message, sdk.AssistantMessage) and isinstance(message.usage, dict):
+            self.streamed[message.message_id or f"#{len(self.streamed)}"] = message.usage
 
     def take(self, sdk: Any, message: Any, tools: Any) -> None:
         """Record one SDK message and show it in the world through ``tools`` (:class:`AgentTools`).

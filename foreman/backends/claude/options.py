@@ -5,7 +5,8 @@ appended to Claude Code's preset, no filesystem settings (:data:`.toolset.SETTIN
 the exact tool list and the denied names (:mod:`.toolset`), the permission gate's callback and
 hooks (:mod:`.permissions`), the Foreman's in-process MCP server (:mod:`.agent_mcp`), the CLI's
 environment (daemon, turn, :data:`.toolset.CLI_ENV` and the session wrapper's pidfile) and,
-with the OS sandbox on, the CLI's own ``sandbox`` settings (:func:`turn_sandbox`).
+with the OS sandbox on, the CLI's own ``sandbox`` settings (:func:`turn_sandbox`) and a git
+excludes file for the stubs that sandbox mounts (:mod:`.sandbox_stubs`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..turns import AgentTools, TurnRequest
-from . import cliproc
+from . import cliproc, sandbox_stubs
 from .agent_mcp import build_server
 from .mapping import SERVER_NAME
 from .permissions import PermissionGate, disallowed_tools
@@ -41,11 +42,16 @@ def agent_options(sdk: Any, request: TurnRequest, tools: AgentTools, gate: Permi
             the session wrapper's pidfile variable go on top, in that order.
         wrapper: the session wrapper the SDK starts instead of the CLI (``cli_path``).
         pidfile: where the wrapper writes the CLI's pid.
-        sandbox: the CLI's ``sandbox`` settings (:func:`turn_sandbox`) or None (OS sandbox off).
+        sandbox: the CLI's ``sandbox`` settings (:func:`turn_sandbox`) or None (OS sandbox off);
+            with them, git in the CLI's commands also gets ``core.excludesFile``
+            (:mod:`.sandbox_stubs`, written next to ``wrapper``).
         effort: reasoning effort or None for the model's default.
         max_budget_usd: cap in USD per turn or None.
         stderr: called with each line the CLI writes to stderr.
     """
+    cli_env = {**env, **request.env, **CLI_ENV, cliproc.PIDFILE_ENV: str(pidfile)}
+    if sandbox is not None:  # git in the sandbox's commands ignores the sandbox's stubs
+        cli_env.update(sandbox_stubs.git_env(cli_env, sandbox_stubs.excludes_file(wrapper.parent, cli_env)))
     return sdk.ClaudeAgentOptions(
         cwd=str(request.cwd),
         resume=request.session_id,
@@ -55,7 +61,7 @@ def agent_options(sdk: Any, request: TurnRequest, tools: AgentTools, gate: Permi
         setting_sources=list(SETTING_SOURCES),
         sandbox=sandbox,
         strict_mcp_config=True,
-        env={**env, **request.env, **CLI_ENV, cliproc.PIDFILE_ENV: str(pidfile)},
+        env=cli_env,
         cli_path=str(wrapper),
         can_use_tool=gate.can_use_tool,
         hooks=gate.hooks(),

@@ -8,7 +8,7 @@ of it, :func:`describe_failure` words an ``is_error`` result and :func:`result_e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..turns import TurnResult
@@ -31,6 +31,21 @@ def usage_fields(res: Any) -> dict[str, Any]:
             "cache_read_tokens": count("cache_read_input_tokens"),
             "cache_write_tokens": count("cache_creation_input_tokens"),
             "model": models[0] if len(models) == 1 else (",".join(models) or None)}
+
+
+def streamed_usage(usages: Iterable[Mapping[str, Any]]) -> dict[str, int | None]:
+    """The TurnResult token fields summed over the API usage of the model responses a turn
+    received (assistant messages' ``usage``): what a turn cut off before its ``ResultMessage``
+    used. Each field is None when no response reported it."""
+    fields = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
+              "cache_read_tokens": "cache_read_input_tokens", "cache_write_tokens": "cache_creation_input_tokens"}
+    out: dict[str, int | None] = dict.fromkeys(fields)
+    for usage in usages:
+        for name, key in fields.items():
+            value = usage.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[name] = (out[name] or 0) + int(value)
+    return out
 
 
 def describe_failure(res: Any, max_turns: int, api_error: str | None) -> str:

@@ -26,19 +26,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ... import procs
 from ...errors import BackendError, ForemanError
 from ...procs import ProcRef
-from ..turns import AgentTools, TurnRequest, TurnResult
+from ..turns import AgentTools, TurnRequest, TurnResult, hand_over_cancelled
 from . import cliproc
 from .auth import auth_status
 from .mapping import Transcript
 from .options import agent_options, turn_sandbox
 from .permissions import PermissionGate
-from .results import RESUME_FAILED, result_error, turn_result
+from .results import RESUME_FAILED, result_error, streamed_usage, turn_result
 from .toolset import CLI_SANDBOX_NEEDS
 
 __all__ = ["RESUME_FAILED", "ClaudeRunner"]
@@ -177,6 +178,7 @@ class ClaudeRunner:
                 await asyncio.shield(finish)
             except asyncio.CancelledError:
                 pass  # cancelled again: the clean-up goes on; the next turn waits for it
+            hand_over_cancelled(tools, turn.partial_result(body))
             raise
         except BaseException:
             await asyncio.shield(asyncio.ensure_future(self._finish(turn, body, gate, abort=False)))
@@ -281,6 +283,7 @@ class _Turn:
             await self._connect()
             await self.client.query(self.request.prompt)
             async for message in self.client.receive_response():
+                self.said.count(sdk, message)
                 if not self.aborted:
                     self._on_message(sdk, message)
                 elif isinstance(message, sdk.ResultMessage):
@@ -346,6 +349,22 @@ class _Turn:
         cost = self.runner.turn_cost(said.session_id, self.ref, res.total_cost_usd) if res is not None else None
         return turn_result(res, error=error, texts=said.texts, session_id=said.session_id, cost=cost,
                            max_turns=self.request.max_turns, api_error=said.api_error, aborted=self.aborted)
+
+    def partial_result(self, body: asyncio.Future[TurnResult]) -> TurnResult:
+        """What an aborted turn reported: the body's result when the stream ended (the CLI's
+        result after the interrupt carries the turn's usage and cost), else the usage of the
+        model responses received so far (:func:`.results.streamed_usage`; no cost: only a
+        result says it)."""
+        if body.done() and not body.cancelled() and body.exception() is None:
+            result = body.result()
+        else:
+            said = self.said
+            cost = said.result.total_cost_usd if said.result is not None else None  # this CLI's figure: its only turn
+            result = turn_result(said.result, error=None, texts=said.texts, session_id=said.session_id, cost=cost,
+                                 max_turns=self.request.max_turns, api_error=said.api_error, aborted=True)
+        if result.input_tokens is None and result.output_tokens is None and self.said.streamed:
+            result = replace(result, **streamed_usage(self.said.streamed.values()))
+        return result
 
     # ------------------------------------------------------------------ ending
     async def interrupt(self, body: asyncio.Future[TurnResult], grace: float) -> None:

@@ -115,6 +115,8 @@ async def _run(c: Conductor, task_id: str, agent: str, place: Place) -> str | No
     said = verdict(res, timeout)
     ci_text = said + "\n" + res.output[-2000:]
     line = f"CI {'passed' if res.ok else said if res.timed_out else 'failed'} on {task_id}"
+    if res.sandbox_rule:  # the feed names the OS sandbox rule that made it fail
+        line += f"; the OS sandbox blocked it: {res.sandbox_rule}"
     d.act(lambda core, now: core.feed(line, now, kind="ci", task=task_id))
     if res.ok or records.flagged(c, "ci_retried", task_id):
         return ci_text

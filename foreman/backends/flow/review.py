@@ -30,10 +30,13 @@ def start(c: Conductor, task_id: str, diff: Any, ci_text: str, claims: str, risk
 
 async def ended(c: Conductor, task_id: str, tools: DaemonTools) -> None:
     """A review turn ended: without a verdict the merge decision opens anyway; requested
-    changes start the worker's follow-up."""
+    changes start the worker's follow-up, unless the note the lead sent with them already
+    started one (a turn on the task running or queued) or it already ended (the task is back
+    in review): one request for changes, one worker turn."""
     task = c.d.core.task(task_id)
     if task.status == "review" and not tools.merge_requested and not tools.changes_requested:
         await merge.request(c, task_id, "the lead ended the review without a verdict")
-    elif tools.changes_requested and task.assignee:
+    elif tools.changes_requested and task.assignee and task.status == "doing" \
+            and not turn.busy_on(c, task.assignee, task_id):  # (the lead's note may have started it already)
         turn.launch(c, task.assignee, "followup", f"{task.assignee}:{task_id}", task_id=task_id,
                     prompt=f"The lead asked for changes on {task_id}; see your messages. Then update_task review.")

@@ -1,4 +1,8 @@
-"""The team and the conductor's small shared types: agent names, titles, a turn in flight."""
+"""The team and the conductor's small shared types: agent names, titles, the roster, a turn in flight.
+
+The naming rules are pure (:mod:`foreman.core.roster`); :func:`team_of` applies them to the
+resolved settings and says which key to fix when they do not fit together.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,13 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from ...core.roster import LEAD, NAMED_WORKERS, TITLES, Roster, roster
+from ...core.roster import title as title
+from ...errors import ConfigError
 from ..turns import JobKind
 
-LEAD = "marlow"
-ALL_WORKERS = ("juniper", "kit", "wren", "rowan", "tove")
-TITLES = {"marlow": "Marlow", "juniper": "Juniper", "kit": "Kit", "wren": "Wren", "rowan": "Rowan", "tove": "Tove"}
+ALL_WORKERS = NAMED_WORKERS
+"""The five named workers (every team has them; ``--workers N`` beyond five adds more)."""
 CLEANUP_GRACE = 3.0
 """Seconds a leftover process of a previous daemon gets between SIGTERM and SIGKILL."""
 
@@ -35,18 +41,106 @@ class Running:
     goal_id: str | None = None
 
 
-def title(agent: str) -> str:
-    """The display name of ``agent`` (``"kit"`` -> ``"Kit"``)."""
-    return TITLES.get(agent, agent)
-
-
 def author(agent: str) -> str:
     """The git identity of ``agent``'s leftover commits (``"AgentCraft Kit <kit@agentcraft.invalid>"``)."""
     return f"AgentCraft {title(agent)} <{agent}@agentcraft.invalid>"
 
 
-def team_from(workers: list[str]) -> list[str]:
-    """Return the on-shift workers from ``--workers 3`` or ``--workers kit,wren``."""
-    if len(workers) == 1 and workers[0].isdigit():
-        return list(ALL_WORKERS[: max(1, min(len(ALL_WORKERS), int(workers[0])))])
-    return [w.lower() for w in workers]
+def team_from(workers: list[str], worker_names: list[str] | tuple[str, ...] | None = None) -> list[str]:
+    """Return the on-shift workers from ``--workers 3``, ``--workers 12`` or ``--workers kit,wren``.
+
+    Raises:
+        ValueError: the worker names cannot fill the team (see :func:`foreman.core.roster.roster`).
+    """
+    from ...core.roster import DEFAULT_WORKER_NAMES
+
+    return list(roster(workers, DEFAULT_WORKER_NAMES if worker_names is None else worker_names).on_shift)
+
+
+def where(settings: Any, key: str) -> str:
+    """Where the value of setting ``key`` came from, as the user would look for it:
+    ``--workers``, ``AGENTCRAFT_WORKERS``, ``<home>/<profile>/config.json: claude.workers`` ..."""
+    from ...config import BY_KEY
+
+    opt = BY_KEY[key]
+    source = settings.sources.get(key, "default")
+    kind, _, section = source.partition(":")
+    path = {"file": settings.profile_dir / "config.json", "home-file": settings.home / "config.json"}.get(kind)
+    if path is not None:
+        return f"{path}: {section + '.' if section else ''}{opt.file_key}"
+    return {"flag": opt.cli, "env": opt.env}.get(kind, f"the default {opt.cli}")
+
+
+def team_of(settings: Any) -> Roster:
+    """The roster of a start from ``settings.workers`` and ``settings.worker_names``.
+
+    Raises:
+        ConfigError: the two do not fit (a size the names cannot fill, a name not on the list),
+            naming where each value came from and what to change.
+    """
+    try:
+        team = roster(settings.workers, settings.worker_names)
+    except ValueError as exc:
+        raise ConfigError(f"{where(settings, 'workers')}: {exc} (worker names from "
+                          f"{where(settings, 'worker_names')}).") from None
+    unknown = [a for a in (settings.sections.get("agents") or {}) if a not in team.agents]
+    if unknown:
+        source = settings.sources.get("section:agents", "file")
+        files = [str(settings.profile_dir / "config.json")] * ("file" in source.split("+")) + \
+            [str(settings.home / "config.json")] * ("home-file" in source.split("+"))
+        shown = ", ".join(team.agents if len(team.agents) <= 12 else [*team.agents[:12], "..."])
+        raise ConfigError(f"{' or '.join(files)}: agents: unknown agent {unknown[0]!r}: it is not on this team "
+                          f"({shown}). Remove it, fix its spelling, or make the team larger (--workers)")
+    return team
+
+
+def team_line(c: Any) -> str:
+    """The team as the lead's system prompt names it, from the world at the turn's start:
+    ``12 workers on shift: juniper, kit, ... (off shift: ...); at most 3 work at once``.
+
+    Workers are in seat order; ``c`` is the conductor (its daemon's world and settings)."""
+    from ...core.roster import describe
+
+    agents = sorted((a for a in c.d.core.world.agents.values() if a.role == "worker"),
+                    key=lambda a: (a.seat is None, a.seat, a.name))
+    on = [a.name for a in agents if a.active]
+    off = [a.name for a in agents if not a.active]
+    return f"{describe(on, off)}; at most {c.settings.max_concurrent} work at once (--max-concurrent)"
+
+
+def fill_runners(c: Any, names: Any) -> None:
+    """Give each worker in ``names`` without a runner of its own (generated names, workers of an
+    earlier start) the named workers' runner and model, in the conductor ``c``: a team of any
+    size shares the workers' backend unless the ``agents`` section says otherwise."""
+    base = next((w for w in ALL_WORKERS if w in c.runners), None)
+    for name in names:
+        if name not in c.runners and base is not None:
+            c.runners[name] = c.runners[base]
+            c.models.setdefault(name, c.models.get(base))
+
+
+def retire_off_roster(c: Any) -> None:
+    """At start, take workers an earlier start added beyond this start's roster (``--workers 12``,
+    then ``--workers 8``) off shift, saying so in the feed; they keep their names and seats, and
+    ``/spawn`` brings one back (on the workers' runner). A later start whose roster has them again
+    puts those it took off shift back on (meta ``off_roster``); a worker the user stopped stays
+    off shift. ``c`` is the conductor, its daemon set."""
+    d, roster_ = c.d, c.team
+    w = d.core.world
+    retired = set(w.meta.get("off_roster", []))
+    back = [n for n in roster_.on_shift if n in retired and (a := w.agents.get(n)) is not None and not a.active]
+    for name in back:
+        d.act(lambda core, now, name=name: core.spawn_agent(name, now))
+    extra = sorted((a for a in w.agents.values() if a.role == "worker" and a.name not in roster_.workers),
+                   key=lambda a: (a.seat is None, a.seat))
+    fill_runners(c, [a.name for a in extra])
+    leaving = [a.name for a in extra if a.active]
+    for name in leaving:
+        d.act(lambda core, now, name=name: core.stop_agent(name, now))
+    if back or leaving:
+        keep = sorted((retired - set(roster_.workers)) | set(leaving))
+        d.act(lambda core, now: core.set_meta("off_roster", keep))
+    if leaving:
+        names = ", ".join(leaving)
+        d.act(lambda core, now: core.feed(f"Not on this start's team (--workers): {names} went off shift; "
+                                          "/spawn @name brings one back", now, kind="agent"))

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from .. import prompts
 from ..tools import DaemonTools
 from ..turns import JobKind, TurnRequest, TurnResult
 from . import merge, plan, processes, records, review, restart, work
-from .team import LEAD, Running, title
+from .team import LEAD, Running, team_line, title
 
 if TYPE_CHECKING:
     from ..conductor import Conductor
@@ -100,8 +101,12 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         run = executor_of(c).run_turn(c.runners[agent], req, tools, place_of(c, agent, task_id, req.cwd))
         result = await asyncio.wait_for(run, timeout=c.settings.turn_timeout)
     except asyncio.TimeoutError:
-        result = TurnResult(ok=False, session_id=session,
-                            error=f"the turn timed out after {c.settings.turn_timeout:.0f} s")
+        result = replace((tools.cancelled if tools else None) or TurnResult(ok=False), ok=False, session_id=session, aborted=False,
+                         error=f"the turn timed out after {c.settings.turn_timeout:.0f} s")  # keeps its usage so far
+    except asyncio.CancelledError:
+        if tools is not None:  # the turn had started: what it used before the abort was spent
+            _record_cancelled(c, tools, agent, task_id, goal_id, time.monotonic() - started)
+        raise
     except NodeLost as exc:
         lost = exc
         result = TurnResult(ok=False, session_id=None, error=exc.message)
@@ -177,6 +182,17 @@ def node_lost(c: Conductor, agent: str, job: str, key: str, task_id: str | None,
     c.kick()
 
 
+def _record_cancelled(c: Conductor, tools: DaemonTools, agent: str, task_id: str | None, goal_id: str | None,
+                      wall_seconds: float) -> None:
+    """Record an aborted turn's usage: what its runner handed over (``tools.cancelled``), else
+    the turn and its wall time alone. Never raises: the cancellation goes on."""
+    partial = tools.cancelled or TurnResult(ok=False, error="the turn was aborted", aborted=True)
+    try:
+        record_turn(c.d, partial, agent=agent, task=task_id, goal=goal_id, wall_seconds=wall_seconds)
+    except Exception:  # noqa: BLE001 - a store refusing must not turn an abort into a crash
+        logger.exception("recording the usage of %s's aborted turn failed", agent)
+
+
 def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
              goal_id: str | None, session: str | None) -> tuple[TurnRequest, DaemonTools]:
     """The request and tools of one turn (its worktree, system prompt, unread messages, safety env)."""
@@ -195,7 +211,7 @@ def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, pro
     settings = c.settings
     branch = c.d.core.task(task_id).branch if task_id else None
     system = (prompts.LEAD_SYSTEM if lead else prompts.WORKER_SYSTEM).format(
-        title=title(agent), user=settings.user_name, branch=branch or "?", workers=", ".join(c.workers))
+        title=title(agent), user=settings.user_name, branch=branch or "?", workers=team_line(c))
     if block := prompts.repo_instructions(cwd, c.d.core.task(task_id) if task_id else None):
         system += "\n\n" + block
     req = TurnRequest(turn_id=turn_id, agent=agent, lead=lead, job=job, prompt=prompt, system=system, cwd=cwd,
@@ -277,11 +293,20 @@ async def _resume_failed(c: Conductor, agent: str, job: JobKind, key: str, task_
                                                      reason="session could not be resumed"))
 
 
+def busy_on(c: Conductor, agent: str, task_id: str) -> bool:
+    """True while ``agent`` runs a turn on ``task_id`` or has one queued (deferred)."""
+    run = c.running.get(agent)
+    return (run is not None and run.task_id == task_id) or any(
+        queued[3] == task_id for queued in c.deferred.get(agent, []))
+
+
 def maybe_followup(c: Conductor, agent: str) -> None:
-    """Start a follow-up turn for an idle on-shift agent with unread messages."""
+    """Start a follow-up turn for an idle on-shift agent with unread messages (none while a
+    turn of the agent is queued: that turn's prompt carries them)."""
     a = c.d.core.world.agents.get(agent)
-    if a is None or not a.active or a.paused or agent in c.running or not c.d.core.peek_unread(agent):
-        return
+    if a is None or not a.active or a.paused or agent in c.running or c.deferred.get(agent) \
+            or not c.d.core.peek_unread(agent):
+        return  # (a queued turn reads the unread messages in its prompt)
     task_id = a.task
     t = c.d.core.world.tasks.get(task_id or "")
     if t is None or t.status != "doing" or t.assignee != agent:

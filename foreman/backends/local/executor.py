@@ -146,11 +146,22 @@ class Executor:
         testing = commands.is_test_command(action.command)
         self.tools.activity("testing" if testing else "running", action.command[:200])
         track = getattr(self.tools, "track_process", None)
+        sandbox = self.sandbox
+        if sandbox is not None:  # the network only for a command the policy says needs it (allowed above)
+            from ...policy import classify_command
+
+            sandbox = sandbox.with_network(classify_command(action.command, worktree=str(self.ws.root)).network)
         res = await commands.run_command(action.command, cwd=self.ws.root, env=self.env, timeout=self.run_timeout,
-                                         max_output=self.max_output, on_start=track, sandbox=self.sandbox)
+                                         max_output=self.max_output, on_start=track, sandbox=sandbox)
         head = ("timed out after %.0f s and was killed" % self.run_timeout if res.timed_out
                 else f"exit {res.exit_code}")
-        self.tools.log(f"$ {action.command} -> {head}", kind="result")
+        rule = None
+        if sandbox is not None:
+            from ...sandbox import rule_of
+
+            rule = rule_of(res.output)
+        self.tools.log(f"$ {action.command} -> {head}" + (f"; the OS sandbox blocked it: {rule}" if rule else ""),
+                       kind="error" if rule else "result")
         return Outcome("ok" if res.exit_code == 0 and not res.timed_out else "failed",
                        f"{head}\n{res.output.rstrip()}" if res.output.strip() else head)
 

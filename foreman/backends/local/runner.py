@@ -15,6 +15,7 @@ small models rarely manage git themselves, and the lead's review and CI check th
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, ForemanError
-from ..turns import AgentTools, TurnRequest, TurnResult
+from ..turns import AgentTools, TurnRequest, TurnResult, hand_over_cancelled
 from . import commands
 from .endpoint import Endpoint
 from .executor import Executor
@@ -177,10 +178,16 @@ class LocalRunner:
         said answered, and ``cost_usd`` from the profile's prices per million tokens (0 without).
 
         Cancellation kills any command the turn started (its whole process tree) before the
-        ``CancelledError`` propagates; the conversation so far is kept for a resume.
+        ``CancelledError`` propagates; the conversation so far is kept for a resume, and the
+        usage of the replies received so far goes to :func:`hand_over_cancelled`.
         """
         used: list[LoopStats] = []
-        result = await self._run_turn(request, tools, used)
+        try:
+            result = await self._run_turn(request, tools, used)
+        except asyncio.CancelledError:
+            aborted = TurnResult(ok=False, session_id=request.session_id, error="the turn was aborted", aborted=True)
+            hand_over_cancelled(tools, self._with_usage(aborted, used))
+            raise
         return self._with_usage(result, used)
 
     def _with_usage(self, result: TurnResult, used: list[LoopStats]) -> TurnResult:

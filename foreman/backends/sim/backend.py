@@ -46,6 +46,10 @@ class SimBackend:
         self._director: asyncio.Task[Any] | None = None
         self.rng = random.Random(settings.seed)
         self.finished = asyncio.Event()
+        from ...sandbox import from_settings
+
+        self.sandbox = from_settings(settings)
+        """The OS sandbox the sim's CI runs in, like the flow's CI (None: off or unavailable)."""
 
     def status(self) -> tuple[str, str]:
         """The sim needs no authentication."""
@@ -60,6 +64,7 @@ class SimBackend:
         daemon.act(lambda c, now: c.add_agent(LEAD, now, role="lead", title=TITLES[LEAD], backend="sim"))
         for name in WORKERS:
             daemon.act(lambda c, now, name=name: c.add_agent(name, now, title=TITLES[name], backend="sim"))
+        self._add_extra_workers()
         path = demo_repo_path(self.settings)
         fresh = self.settings.reset or not (path / ".git").exists()
         if fresh:
@@ -73,6 +78,25 @@ class SimBackend:
             self.set_state(goal=goal.id)
         if self.state().get("goal") is not None and not self.state().get("finished"):
             self._launch()
+
+    def _add_extra_workers(self) -> None:
+        """Add the workers ``--workers N`` asks for beyond the scripted five (generated names, see
+        :mod:`foreman.core.roster`), and say once what they do: the script has work for five, so
+        the others wait in the lounge (on shift: they chat between beats and answer messages).
+        ``--workers`` up to 5 changes nothing here: the script always uses all five."""
+        from ...core.roster import title
+        from ..flow.team import team_of
+
+        extra = [n for n in team_of(self.settings).workers if n not in WORKERS]
+        for name in extra:
+            self.d.act(lambda c, now, name=name: c.add_agent(name, now, title=title(name), backend="sim"))
+        said = set(self.state().get("extras_said", []))
+        if extra and not set(extra) <= said:
+            text = (f"The sim's script has work for Juniper, Kit, Wren, Rowan and Tove; the {len(extra)} other "
+                    f"worker{'s' if len(extra) != 1 else ''} ({', '.join(title(n) for n in extra)}) wait in the lounge. "
+                    "Real backends (claude, local) plan for the whole team.")
+            self.d.act(lambda c, now: c.feed(text, now, kind="agent"))
+            self.set_state(extras_said=sorted(said | set(extra)))
 
     def _launch(self) -> None:
         if self._director is None or self._director.done():

@@ -88,12 +88,13 @@ class TaskWork(ScenarioBase):
         marks = self.sim.marks()
         if f"ci:{plan_id}:{n}" in marks:
             return bool(marks[f"ci:{plan_id}:{n}"])
-        result = await work.run_tests(wt, agent)
+        result = await work.run_tests(wt, agent, command=self.sim.settings.ci, sandbox=self.sim.sandbox)
         tail = (result.output or "").strip().splitlines()[-1:] or [""]
+        blocked = f"; the OS sandbox blocked it: {result.sandbox_rule}" if result.sandbox_rule else ""
 
         def fn(c: Any, now: float) -> bool:
             c.log(agent, f"CI {'passed' if result.ok else 'FAILED'}: {tail[0]}", now, kind="result")
-            c.feed(f"CI {'passed' if result.ok else 'failed'} on {tid}", now, kind="ci", agent=agent, task=tid)
+            c.feed(f"CI {'passed' if result.ok else 'failed'} on {tid}{blocked}", now, kind="ci", agent=agent, task=tid)
             return result.ok
 
         return bool(self.sim.once(f"ci:{plan_id}:{n}", fn))

@@ -47,11 +47,21 @@ async def commit_step(wt: WorkTree, agent: str, step: object, message: str) -> b
     return True
 
 
-async def run_tests(wt: WorkTree, agent: str, timeout: float = 120.0) -> ci.CIResult:
-    """Run the demo repository's tests in the worktree with the git safety environment."""
+async def run_tests(wt: WorkTree, agent: str, timeout: float = 120.0, *, command: str | None = None,
+                    sandbox: object = None) -> ci.CIResult:
+    """Run CI in the worktree with the git safety environment, as the flow's CI runs it.
+
+    Args:
+        wt: the worktree.
+        agent: the worker (named in the safety environment).
+        timeout: seconds before the tree is killed.
+        command: the user's ``--ci`` command line (default: the demo repository's tests).
+        sandbox: the OS sandbox (:class:`foreman.sandbox.Sandbox`) to run in, None for none.
+    """
     env = gitsafety.safety_env(os.environ, agent=agent, worktree=wt.path)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return await ci.run_ci(demo_test_command(sys.executable), cwd=wt.path, env=env, timeout=timeout)
+    return await ci.run_ci(command or demo_test_command(sys.executable), cwd=wt.path, env=env, timeout=timeout,
+                           sandbox=sandbox)
 
 
 async def has_changes(repo_root: Path, wt: WorkTree, base: str) -> bool:

@@ -1,0 +1,135 @@
+"""``foreman doctor`` as a newcomer meets it: the README quickstart on a machine without a global
+git identity (HOME an empty folder), real backends' merge identity, and the port check."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TEST_GIT_EMAIL, TEST_GIT_NAME
+
+from .live import ROOT, LiveDaemon
+
+_IDENTITY_VARS = ("AGENTCRAFT_", "EMAIL", "GIT_AUTHOR_", "GIT_COMMITTER_", "ANTHROPIC_")
+
+
+def _doctor(tmp_path: Path, *args: str, identity: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run ``foreman doctor`` with HOME an empty folder; ``identity=False`` also empties git's
+    global config (no user.name/user.email anywhere but a repository's own config)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_IDENTITY_VARS)}
+    empty_home = tmp_path / "emptyhome"
+    empty_home.mkdir(exist_ok=True)
+    env.update(HOME=str(empty_home), PYTHONPATH=str(ROOT), GIT_CONFIG_NOSYSTEM="1")
+    if not identity:
+        (tmp_path / "empty.gitconfig").write_text("")
+        env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "empty.gitconfig")
+    return subprocess.run([sys.executable, "-m", "foreman", "doctor", "--home", str(tmp_path / "h"),
+                           "--sandbox", str(tmp_path / "sandbox"), *args],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+
+
+def _line(out: str, start: str) -> str:
+    return next((line for line in out.splitlines() if line.startswith(start)), "")
+
+
+def _repo(path: Path, name: str | None = None, email: str | None = None) -> Path:
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    if name and email:
+        subprocess.run(["git", "-C", str(path), "config", "user.name", name], check=True)
+        subprocess.run(["git", "-C", str(path), "config", "user.email", email], check=True)
+    return path
+
+
+# ---------------------------------------------------------------- git identity
+def test_sim_quickstart_without_a_global_identity_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    out = _doctor(tmp_path, "--port", "0", identity=False)
+    assert out.returncode == 0, out.stdout
+    assert "[FAIL]" not in out.stdout
+    line = _line(out.stdout, "[warn] git does not know who you are")
+    assert "the sim does not need it" in line and "Sam Rivera <sam@pocket-notes.example>" in line
+    assert 'git config --global user.email' in out.stdout.split(line, 1)[1].splitlines()[1]  # the fix follows
+    warned = out.stdout.count("[warn]")
+    assert out.stdout.rstrip().splitlines()[-1] == f"works, with {warned} warning(s) above"  # not "all good"
+
+
+def test_sim_names_both_identities_when_git_knows_you(tmp_path: Path) -> None:
+    out = _doctor(tmp_path, "--port", "0")
+    line = _line(out.stdout, "[ok] git knows who you are")
+    assert f"{TEST_GIT_NAME} <{TEST_GIT_EMAIL}>" in line and os.environ["GIT_CONFIG_GLOBAL"] in line
+    assert "the sim's merges carry its demo repository's own identity, Sam Rivera" in line
+
+
+@pytest.mark.parametrize("backend", ["local", "claude"])
+def test_real_backend_without_identity_fails_and_says_how_to_set_it(tmp_path: Path, backend: str) -> None:
+    repo = _repo(tmp_path / "work")
+    out = _doctor(tmp_path, "--port", "0", "--backend", backend, "--repo", str(repo), identity=False)
+    assert out.returncode == 1
+    line = _line(out.stdout, "[FAIL] git does not know who you are")
+    assert f"in {repo}" in line and "approved merges would be refused" in line
+    fix = out.stdout.split(line, 1)[1].splitlines()[1]
+    assert "git config --global user.email" in fix and f"git -C {repo} config user.email" in fix
+
+
+def test_real_backend_names_the_identity_merges_use_and_where_it_comes_from(tmp_path: Path) -> None:
+    own = _repo(tmp_path / "own", "Repo Owner", "owner@repo.invalid")
+    plain = _repo(tmp_path / "plain")
+    out = _doctor(tmp_path, "--port", "0", "--backend", "local", "--repo", f"{own},{plain}")
+    assert _line(out.stdout, f"[ok] git knows who you are in {own}: approved merges will be committed as "
+                             "Repo Owner <owner@repo.invalid> (user.name and user.email from .git/config)")
+    line = _line(out.stdout, f"[ok] git knows who you are in {plain}")
+    assert f"committed as {TEST_GIT_NAME} <{TEST_GIT_EMAIL}>" in line and os.environ["GIT_CONFIG_GLOBAL"] in line
+    # the repository's own config is enough, with no global identity
+    alone = _doctor(tmp_path, "--port", "0", "--backend", "local", "--repo", str(own), identity=False)
+    assert _line(alone.stdout, f"[ok] git knows who you are in {own}: approved merges will be committed as Repo Owner")
+    assert "git does not know" not in alone.stdout
+    # no repository named: the global identity, and the repository's own config may override it
+    top = _doctor(tmp_path, "--port", "0", "--backend", "local")
+    assert "unless a repository's own config says otherwise" in _line(top.stdout, "[ok] git knows who you are:")
+
+
+# ---------------------------------------------------------------- the port
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_port_held_by_this_profiles_running_foreman_is_named_and_fine(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    home.mkdir()
+    daemon = LiveDaemon(home)
+    port = daemon.start()
+    try:
+        pid = daemon.proc.pid
+        held = _doctor(tmp_path, "--port", str(port))
+        line = _line(held.stdout, f"[ok] port {port} is held by this profile's (sim) running Foreman, pid {pid}")
+        assert "that is fine" in line, held.stdout
+        assert held.returncode == 0, held.stdout
+        other = _free_port()
+        free = _doctor(tmp_path, "--port", str(other))
+        assert _line(free.stdout, f"[ok] port {other} is free; this profile's (sim) running Foreman, pid {pid} "
+                                  f"listens on port {port}"), free.stdout
+        # another profile asking for that port is told whose it is and what to do
+        taken = _doctor(tmp_path, "--port", str(port), "--profile", "other")
+        line = _line(taken.stdout, f"[FAIL] port {port} is in use by the Foreman of profile 'sim' (pid {pid})")
+        assert line and "--port N" in taken.stdout.split(line, 1)[1].splitlines()[1], taken.stdout
+    finally:
+        daemon.stop()
+
+
+def test_port_held_by_another_program_says_to_pick_another_port(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = _doctor(tmp_path, "--port", str(port))
+    assert out.returncode == 1
+    line = _line(out.stdout, f"[FAIL] port {port} is in use by ")
+    assert "Foreman" not in line, line
+    fix = out.stdout.split(line, 1)[1].splitlines()[1]
+    assert "--port N" in fix and "--port 0" in fix
