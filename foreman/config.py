@@ -105,6 +105,23 @@ def _opt_budget(value: Any) -> float | None:
     return amount
 
 
+def _resources(value: Any) -> dict[str, float]:
+    """Ray resources as ``name=amount`` pairs, comma-separated (``gpu_box=1,CPU=0.5``), or an object."""
+    if isinstance(value, dict):
+        items = list(value.items())
+    else:
+        items = [tuple(p.split("=", 1)) if "=" in p else (p, "") for p in _list(value)]
+    out: dict[str, float] = {}
+    for name, amount in items:
+        try:
+            out[str(name).strip()] = float(amount)
+        except (TypeError, ValueError):
+            raise ValueError(f"a resource is name=amount (e.g. gpu_box=1), got {name}={amount!r}") from None
+        if not str(name).strip() or not out[str(name).strip()] >= 0:
+            raise ValueError(f"a resource needs a name and an amount of 0 or more, got {name}={amount!r}")
+    return out
+
+
 @dataclass(frozen=True)
 class Option:
     """One setting: its key (snake_case; camelCase in config.json), type, default and help."""
@@ -183,6 +200,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("url", _url, "http://127.0.0.1:8790/v1", "local: the OpenAI-compatible endpoint (env FOREMAN_URL also works)"),
     Option("os_sandbox", _choice("auto", "required", "off"), "auto",
            "run agents' commands (local RUN, CI) in the OS sandbox (bubblewrap): auto (where available), required, off"),
+    Option("executor", _choice("local", "ray"), "local",
+           "where workers' task turns and CI run: local (this machine), ray (the nodes of a Ray cluster; the ray extra)"),
+    Option("ray_address", str, None, "ray: the cluster to join (host:port of its head, or auto); default: start one on this machine"),
+    Option("ray_resources", _resources, {}, "ray: what a node needs to host a worker, e.g. gpu_box=1,CPU=1 (custom resources from the cluster's config)"),
+    Option("ray_heartbeat", _positive(float), 5.0, "ray: seconds between a remote worker's heartbeats; three missed ones mean its node is lost"),
     Option("log_level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "daemon log level"),
 )
 """Every setting of ``foreman start``."""
@@ -220,6 +242,8 @@ class Settings:
     sections: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, key: str) -> Any:
+        if key.startswith("__"):  # (pickle looks up __setstate__ ... before ``values`` exists)
+            raise AttributeError(key)
         try:
             return self.values[key]
         except KeyError:

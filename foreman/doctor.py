@@ -75,6 +75,11 @@ def run_doctor(settings: Settings) -> int:
         check(version is not None, f"claude CLI {version or 'not found'}", "reinstall claude-agent-sdk or pass --claude-cli PATH")
     if settings.backend == "local":
         check(importlib.util.find_spec("openai") is not None, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
+    if settings.executor == "ray":
+        from .executors.doctor import ray_checks
+
+        for ok, what, fix in ray_checks(settings):
+            check(ok, what, fix)
     if problems:
         print(f"{problems} problem(s)" + (f", {warnings} warning(s)" if warnings else ""))
     else:

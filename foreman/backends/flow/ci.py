@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ForemanError
+from ...executors import NodeLost, Place
+from ...executors import of as executor_of
 from ...risk.report import merge_risks
 from . import merge, processes, records, review, turn
 
@@ -70,7 +72,9 @@ async def _after_work(c: Conductor, task_id: str, agent: str, claims: str) -> No
     if diff.files_changed == 0:
         d.act(lambda core, now: core.complete_task(task_id, now, no_changes=True))
         return
-    ci_text = await _run(c, task_id, agent, wt)
+    place = Place(repo=Path(repo.path), worktree=wt, branch=info["branch"], base=info.get("base") or repo.base_branch,
+                  agent=agent, task=task_id)
+    ci_text = await _run(c, task_id, agent, place)
     if ci_text is None:
         return  # back to the worker
     if not c.settings.lead_review:
@@ -82,22 +86,30 @@ async def _after_work(c: Conductor, task_id: str, agent: str, claims: str) -> No
     review.start(c, task_id, diff, ci_text, claims, risks=risks)
 
 
-async def _run(c: Conductor, task_id: str, agent: str, wt: Path) -> str | None:
-    """Run CI once; return its text for the review, or None when the task went back to the worker."""
+async def _run(c: Conductor, task_id: str, agent: str, place: Place) -> str | None:
+    """Run CI once (through the conductor's executor); return its text for the review, or None
+    when the task went back to the worker."""
     from ...repos import ci
     from ...repos.gitsafety import safety_env
 
     d = c.d
+    wt = place.worktree
     command = c.settings.ci or ci.detect_ci_command(wt)
     if not command:
         return "no test command found"
     d.act(lambda core, now: core.set_activity(agent, "testing", now, activity=f"CI for {task_id}"))
     key = f"ci:{task_id}"
     timeout = c.settings.ci_timeout
+    env = {**safety_env(os.environ, agent=agent, worktree=wt), **processes.mark(c, agent, key)}
     try:
-        res = await ci.run_ci(command, cwd=wt, env={**safety_env(os.environ, agent=agent, worktree=wt), **processes.mark(c, agent, key)},
-                              timeout=timeout,
-                              sandbox=c.sandbox, on_start=lambda pid: processes.track(c, agent, key, pid))
+        try:
+            res = await executor_of(c).run_ci(command, place=place, env=env, timeout=timeout, sandbox=c.sandbox,
+                                              on_start=lambda pid: processes.track(c, agent, key, pid))
+        except NodeLost as exc:  # once more, on another node (a second loss blocks the task)
+            text = f"CI for {task_id} was lost with {exc.node} ({exc.why}); running it again"
+            d.act(lambda core, now: core.feed(text, now, kind="error", task=task_id))
+            res = await executor_of(c).run_ci(command, place=place, env=env, timeout=timeout, sandbox=c.sandbox,
+                                              on_start=lambda pid: processes.track(c, agent, key, pid))
     finally:
         processes.untrack(c, key)
     said = verdict(res, timeout)

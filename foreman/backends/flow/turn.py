@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import ForemanError
+from ...executors import NodeLost, Place
+from ...executors import of as executor_of
 from ...usage import record_turn
 from .. import prompts
 from ..tools import DaemonTools
@@ -81,6 +83,7 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
     if cleanup is not None:
         await asyncio.gather(cleanup, return_exceptions=True)
     tools: DaemonTools | None = None
+    lost: NodeLost | None = None
     session = records.sessions(c).get(key, {}).get("session")
     started = time.monotonic()
     try:
@@ -95,7 +98,8 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
             return
         started = time.monotonic()
         req, tools = _request(c, agent, job, key, turn_id, prompt, task_id, goal_id, session)
-        result = await asyncio.wait_for(c.runners[agent].run_turn(req, tools), timeout=c.settings.turn_timeout)
+        run = executor_of(c).run_turn(c.runners[agent], req, tools, place_of(c, agent, task_id, req.cwd))
+        result = await asyncio.wait_for(run, timeout=c.settings.turn_timeout)
     except asyncio.TimeoutError:
         result = replace((tools.cancelled if tools else None) or TurnResult(ok=False), ok=False, session_id=session, aborted=False,
                          error=f"the turn timed out after {c.settings.turn_timeout:.0f} s")  # keeps its usage so far
@@ -103,6 +107,9 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         if tools is not None:  # the turn had started: what it used before the abort was spent
             _record_cancelled(c, tools, agent, task_id, goal_id, time.monotonic() - started)
         raise
+    except NodeLost as exc:
+        lost = exc
+        result = TurnResult(ok=False, session_id=None, error=exc.message)
     except ForemanError as exc:
         result = TurnResult(ok=False, session_id=session, error=exc.message)
     except Exception as exc:  # noqa: BLE001 - a bug must end the turn, not leave it running forever
@@ -114,6 +121,9 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
     if not is_current(c, agent, turn_id):
         return  # aborted: steering decides what happens next
     del c.running[agent]
+    if lost is not None:
+        node_lost(c, agent, job, key, task_id, lost)
+        return
     try:
         if result.session_id:
             records.set_session(c, key, session=result.session_id)
@@ -125,6 +135,51 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         logger.exception("the end of turn %s of %s failed", turn_id, agent)
         records.set_session(c, key, state="failed")
         failed(c, agent, job, task_id, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def place_of(c: Conductor, agent: str, task_id: str | None, cwd: Path) -> Place | None:
+    """The executor's :class:`~foreman.executors.Place` of a worker's turn in its task worktree
+    (None for the lead and for a turn outside a task worktree: those run where the daemon is)."""
+    if not task_id or agent == LEAD:
+        return None
+    info = records.worktree_of(c, agent, task_id)
+    if not info or Path(info["path"]) != cwd:
+        return None
+    repo = c.d.core.repo(info["repo"])
+    return Place(repo=Path(repo.path), worktree=cwd, branch=info["branch"], base=info.get("base") or repo.base_branch,
+                 agent=agent, task=task_id)
+
+
+MAX_NODE_LOSSES = 3
+"""Turns of one task lost with their nodes before the task is blocked (a node that dies on it)."""
+
+
+def node_lost(c: Conductor, agent: str, job: str, key: str, task_id: str | None, exc: NodeLost) -> None:
+    """A turn's node went away: the feed names it, the session (kept on that node) is dropped,
+    and the task goes back on the board for the same agent, which resumes it (on another node)
+    from the last branch bundle the daemon received; the :data:`MAX_NODE_LOSSES`-th loss of one
+    task blocks it instead."""
+    d = c.d
+    data = records.sessions(c)
+    data.get(key, {}).pop("session", None)
+    records.set_meta(c, "sessions", data)
+    records.set_session(c, key, state="aborted")
+    text = f"{title(agent)}'s {job} turn was lost with {exc.node} ({exc.why})"
+    losses = records.meta(c, "node_losses")
+    if task_id:
+        losses[task_id] = int(losses.get(task_id, 0)) + 1
+        records.set_meta(c, "node_losses", losses)
+    if task_id and losses[task_id] >= MAX_NODE_LOSSES:
+        d.act(lambda core, now: core.feed(text, now, kind="error", agent=agent, task=task_id))
+        d.act(lambda core, now: core.set_activity(agent, "idle", now, activity=f"lost {exc.node}"))
+        block(c, task_id, f"its turns were lost with their nodes {losses[task_id]} times (last: {exc.node})")
+        return
+    if task_id and d.core.task(task_id).status in ("doing", "review"):
+        text += f"; {task_id} goes back on the board and resumes from its last received commit"
+        d.act(lambda core, now: core.set_task_status(task_id, "todo", now, who="foreman", reason=None))
+    d.act(lambda core, now: core.feed(text, now, kind="error", agent=agent, task=task_id))
+    d.act(lambda core, now: core.set_activity(agent, "idle", now, activity=f"lost {exc.node}"))
+    c.kick()
 
 
 def _record_cancelled(c: Conductor, tools: DaemonTools, agent: str, task_id: str | None, goal_id: str | None,

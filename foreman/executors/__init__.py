@@ -1,0 +1,152 @@
+"""Executors: where a turn or a CI run happens.
+
+The conductor's flow (:mod:`foreman.backends.flow.turn` and :mod:`.flow.ci`) never starts a
+turn or a test command itself: it asks the conductor's :class:`Executor` to run one for a
+(task, agent) in a worktree described by a :class:`Place`. Nothing else in the daemon knows
+where a turn runs.
+
+* :class:`LocalExecutor` (``--executor local``, the default) runs them in this process, in the
+  daemon's worktree: the behaviour the Foreman always had.
+* :class:`~foreman.executors.ray.RayExecutor` (``--executor ray``, the ``ray`` extra) runs a
+  worker's task turns and CI on the nodes of a Ray cluster; the repository travels as git
+  bundles and the daemon stays the one writer (see ``docs/architecture.md``, "Executors").
+
+The lead's turns and turns without a task worktree (chat follow-ups) have no :class:`Place` and
+always run locally: they read the user's checkout, which only the daemon's machine has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol
+
+from ..backends.turns import AgentTools, TurnRequest, TurnResult
+from ..errors import BackendError, ConfigError
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a task's work lives in the daemon: the repository and the agent's worktree of it.
+
+    Attributes:
+        repo: the user's repository (its checkout root).
+        worktree: the agent's worktree of the task (under the profile's ``worktrees/``).
+        branch: the branch checked out in that worktree (the agent's branch of the task).
+        base: the task's base branch.
+        agent: the agent's name.
+        task: the task id.
+    """
+
+    repo: Path
+    worktree: Path
+    branch: str
+    base: str
+    agent: str
+    task: str
+
+
+class NodeLost(BackendError):
+    """The machine (or the process on it) that ran a turn or a CI run went away mid-way.
+
+    The work committed before the loss is in the daemon (the last branch bundle it received);
+    the flow puts the task back on the board to resume it elsewhere.
+
+    Args:
+        node: the lost node, for people (``node 3f2a9c01 (10.0.0.7)``).
+        why: what showed the loss (Ray's failure signal, a missed heartbeat).
+    """
+
+    def __init__(self, node: str, why: str) -> None:
+        super().__init__(f"{node} was lost: {why}")
+        self.node = node
+        self.why = why
+
+
+class Executor(Protocol):
+    """Runs turns and CI runs for the conductor (the seam between the flow and where work happens)."""
+
+    name: str
+
+    async def run_turn(self, runner: Any, request: TurnRequest, tools: AgentTools, place: Place | None) -> TurnResult:
+        """Run one turn with ``runner`` (the agent's :class:`~foreman.backends.turns.TurnRunner`).
+
+        ``place`` is the task's worktree for a worker's task turn, None otherwise. Same contract
+        as ``TurnRunner.run_turn`` (never raises for model failures; cancellation aborts).
+
+        Raises:
+            NodeLost: the turn's machine went away (remote executors only).
+        """
+        ...
+
+    async def run_ci(self, command: list[str] | str, *, place: Place, env: Mapping[str, str], timeout: float,
+                     sandbox: Any = None, on_start: Callable[[int], None] | None = None) -> Any:
+        """Run the task's test command in its worktree and return a :class:`~foreman.repos.ci.CIResult`.
+
+        ``env`` is the daemon's git safety environment for the worktree; a remote executor
+        rebuilds the same on its node (its own paths) and keeps the process marker.
+
+        Raises:
+            NodeLost: the run's machine went away (remote executors only).
+        """
+        ...
+
+    def where(self, agent: str) -> str | None:
+        """The node ``agent``'s last remote turn ran on, for people; None when local."""
+        ...
+
+    async def close(self) -> None:
+        """Release actors, connections and temporary files."""
+        ...
+
+
+class LocalExecutor:
+    """Runs everything in this process, in the daemon's worktrees (today's behaviour)."""
+
+    name = "local"
+
+    async def run_turn(self, runner: Any, request: TurnRequest, tools: AgentTools, place: Place | None) -> TurnResult:
+        """Run the turn with the agent's runner here (``place`` is not needed: ``request.cwd`` is the worktree)."""
+        return await runner.run_turn(request, tools)
+
+    async def run_ci(self, command: list[str] | str, *, place: Place, env: Mapping[str, str], timeout: float,
+                     sandbox: Any = None, on_start: Callable[[int], None] | None = None) -> Any:
+        """Run :func:`foreman.repos.ci.run_ci` in the daemon's worktree of ``place``."""
+        from ..repos import ci
+
+        return await ci.run_ci(command, cwd=place.worktree, env=env, timeout=timeout, sandbox=sandbox,
+                               on_start=on_start)
+
+    def where(self, agent: str) -> str | None:
+        """Always None: local turns run on the daemon's machine."""
+        return None
+
+    async def close(self) -> None:
+        """Nothing to release."""
+        return None
+
+
+def from_settings(settings: Any) -> Executor:
+    """The executor ``settings.executor`` names (``local`` when the setting is absent).
+
+    Raises:
+        ConfigError: ``ray`` without the ray extra installed, saying what to install.
+    """
+    kind = getattr(settings, "executor", None) or "local"
+    if kind == "local":
+        return LocalExecutor()
+    if kind == "ray":
+        try:
+            from .ray import RayExecutor
+        except ImportError as exc:
+            raise ConfigError(f"--executor ray needs its extra: pip install '.[ray]' in the Foreman checkout ({exc})") from None
+        return RayExecutor(settings)
+    raise ConfigError(f"unknown executor {kind!r}; use local or ray")
+
+
+def of(conductor: Any) -> Executor:
+    """The conductor's executor, made from its settings on first use."""
+    ex = getattr(conductor, "executor", None)
+    if ex is None:
+        ex = conductor.executor = from_settings(conductor.settings)
+    return ex
