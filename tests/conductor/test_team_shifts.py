@@ -113,3 +113,20 @@ async def test_workers_left_out_at_the_first_start_come_on_shift_when_the_team_g
                                                 "tove": False} or None, 10, "the team of one")
     finally:
         await rig.stop()
+
+
+async def test_a_state_from_before_the_team_was_followed_grows_too(tmp_path: Any) -> None:
+    """An older Foreman created rowan and tove off shift without recording why; the user
+    stopped wren. A larger team brings rowan and tove on shift; wren (the user's stop) stays off."""
+    rig = ScriptedRig.worker(tmp_path, commits_then_review(), workers=["3"])
+    await rig.start()
+    try:
+        await rig.c.ok({"type": "agent.stop", "agent": "wren"})
+        rig.d.act(lambda core, now: (core.set_meta("off_roster", []), core.set_meta("roster_follows", None)))
+        await _restart(rig, ["5"])
+        assert _shifts(rig) == {"juniper": True, "kit": True, "wren": False, "rowan": True, "tove": True}
+        await _restart(rig, ["3"])
+        await _restart(rig, ["5"])  # recorded now: the team's own shifts follow it from here on
+        assert _shifts(rig) == {"juniper": True, "kit": True, "wren": False, "rowan": True, "tove": True}
+    finally:
+        await rig.stop()

@@ -129,10 +129,17 @@ def retire_off_roster(c: Any) -> None:
     worker goes on from its committed work; the user asked for a smaller team, so it does not
     finish first. A later start whose team has them again puts those the team took off shift
     (meta ``off_roster``, which also lists workers created off shift) back on; a worker the user
-    stopped stays off shift. ``c`` is the conductor, its daemon set."""
+    stopped stays off shift. In a state of a Foreman older than this rule (no meta
+    ``roster_follows``), a named worker off shift that ``/stop`` did not take off counts as the
+    team's. ``c`` is the conductor, its daemon set."""
     d, roster_ = c.d, c.team
     w = d.core.world
     retired = set(w.meta.get("off_roster", []))
+    if not w.meta.get("roster_follows"):  # a state of a Foreman that did not record the named workers it
+        # created off shift: those never on shift (``/stop`` says "off shift") count as the team's
+        retired |= {a.name for a in w.agents.values() if a.name in ALL_WORKERS and not a.active
+                    and a.activity != "off shift"}
+        d.act(lambda core, now: core.set_meta("roster_follows", True))
     on_team = set(roster_.on_shift)
     back = [n for n in roster_.on_shift if n in retired and (a := w.agents.get(n)) is not None and not a.active]
     for name in back:
