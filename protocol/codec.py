@@ -31,11 +31,18 @@ class DecodeError(Exception):
         self.request_id = request_id
 
 
+BINARY_NOT_UTF8 = "binary frame is not JSON: the protocol is UTF-8 JSON in text frames"
+"""The ``bad_json`` message for a binary frame whose bytes are not UTF-8."""
+
+
 def decode_client(frame: str | bytes) -> ClientMessage:
     """Parse one client frame into an intent.
 
     Args:
-        frame: the WebSocket frame's text (or bytes holding UTF-8 JSON).
+        frame: the WebSocket frame's text (or bytes holding UTF-8 JSON). Bytes are decoded as
+            strict UTF-8 first: ``json.loads`` would otherwise guess UTF-16 or UTF-32 from the
+            first bytes (RFC 8259 section 8.1: JSON exchanged between systems is UTF-8); bytes
+            that are not UTF-8 JSON are ``bad_json`` with :data:`BINARY_NOT_UTF8`.
 
     Returns:
         The validated intent model.
@@ -44,6 +51,8 @@ def decode_client(frame: str | bytes) -> ClientMessage:
         DecodeError: the frame is not a JSON object, has no or an unknown ``type``, or a field
             is missing or has the wrong type. ``request_id`` holds the frame's ``id`` if any.
     """
+    if not isinstance(frame, str):
+        return _decode_binary(frame)
     try:
         data = json.loads(frame)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -66,6 +75,19 @@ def decode_client(frame: str | bytes) -> ClientMessage:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"][1:]) or kind
         raise DecodeError("bad_request", f"{kind}: {where}: {first['msg']}", rid) from None
+
+
+def _decode_binary(frame: bytes) -> ClientMessage:
+    """Decode a binary frame: strict UTF-8, then as text; a frame that is not UTF-8 JSON (bytes
+    in another encoding, a BOM, no JSON) is ``bad_json`` with :data:`BINARY_NOT_UTF8`."""
+    try:
+        return decode_client(bytes(frame).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DecodeError("bad_json", BINARY_NOT_UTF8) from None
+    except DecodeError as exc:
+        if exc.code == "bad_json":
+            raise DecodeError("bad_json", BINARY_NOT_UTF8) from None
+        raise
 
 
 def decode_server(frame: str | bytes) -> ServerMessage:

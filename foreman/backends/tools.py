@@ -109,6 +109,11 @@ class DaemonTools:
             return
         self.d.act(lambda c, now: c.log(self.agent, text[:2000], now, kind=kind))
 
+    def feed(self, text: str) -> None:
+        """Put a line about this agent (and its task) in the activity feed; ignored for a stale turn."""
+        if self.is_current() and text.strip():
+            self.d.act(lambda c, now: c.feed(text[:500], now, kind="agent", agent=self.agent, task=self.task))
+
     async def permit(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
         """Ask the policy (and if it says ask, the user) whether a tool call may run."""
         try:

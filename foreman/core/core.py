@@ -133,6 +133,12 @@ class Core:
         free seat from 1; an agent keeps its seat for good (one without, from an older state,
         gets one now).
 
+        ``active`` is the shift of a new agent only: an existing agent's shift changes through
+        :meth:`stop_agent` and :meth:`spawn_agent` (the team of a start follows ``--workers``
+        that way, :func:`foreman.backends.flow.team.retire_off_roster`). A new worker created
+        off shift is listed in meta ``off_roster`` (off shift because the team left it out, not
+        the user), so a later start whose team has it puts it on shift.
+
         Raises:
             StateError: the name is not a lower-case id, or a second lead is added.
         """
@@ -153,6 +159,10 @@ class Core:
         else:
             agent = Agent(name=name, title=title or name.capitalize(), active=active, **update)  # type: ignore[arg-type]
         self._upsert("agent", agent)
+        if old is None and not active and role == "worker":
+            off = list(self.world.meta.get("off_roster", []))
+            if name not in off:
+                self.set_meta("off_roster", sorted([*off, name]))
         return agent
 
     def set_activity(

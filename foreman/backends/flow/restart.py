@@ -37,7 +37,7 @@ def reconcile(c: Conductor) -> None:
             # its waiter was a turn of the previous daemon; the resumed turn asks again if it must
             d.act(lambda core, now, i=dec.id: core.cancel_decision(i, now, reason=RESTARTED))
     for task_id, h in w.meta.get("handoffs", {}).items():
-        if h.get("pending"):
+        if h.get("pending") and task_id not in c.held:  # (held: a start-up hand-off runs it already)
             c.held.add(task_id)
             d.spawn(handoff.run(c, task_id, h["from"]), f"handoff {task_id}")
     for info in list(w.meta.get("worktrees", {}).values()):

@@ -120,25 +120,37 @@ def fill_runners(c: Any, names: Any) -> None:
 
 
 def retire_off_roster(c: Any) -> None:
-    """At start, take workers an earlier start added beyond this start's roster (``--workers 12``,
-    then ``--workers 8``) off shift, saying so in the feed; they keep their names and seats, and
-    ``/spawn`` brings one back (on the workers' runner). A later start whose roster has them again
-    puts those it took off shift back on (meta ``off_roster``); a worker the user stopped stays
-    off shift. ``c`` is the conductor, its daemon set."""
+    """At start, make the shifts follow this start's team (``--workers``): take every worker
+    that is on shift but not on this start's team off shift (``--workers 12`` then ``--workers
+    8``, ``--workers 5`` then ``--workers 3`` or ``--workers kit,wren``), saying so in the feed;
+    they keep their names, seats and history, and ``/spawn`` brings one back (on the workers'
+    runner). A worker taken off shift in the middle of a task hands it over as ``/stop`` does
+    (:meth:`foreman.core.core.Core.stop_agent`): the task goes back on the board and the next
+    worker goes on from its committed work; the user asked for a smaller team, so it does not
+    finish first. A later start whose team has them again puts those the team took off shift
+    (meta ``off_roster``, which also lists workers created off shift) back on; a worker the user
+    stopped stays off shift. In a state of a Foreman older than this rule (no meta
+    ``roster_follows``), a named worker off shift that ``/stop`` did not take off counts as the
+    team's. ``c`` is the conductor, its daemon set."""
     d, roster_ = c.d, c.team
     w = d.core.world
     retired = set(w.meta.get("off_roster", []))
+    if not w.meta.get("roster_follows"):  # a state of a Foreman that did not record the named workers it
+        # created off shift: those never on shift (``/stop`` says "off shift") count as the team's
+        retired |= {a.name for a in w.agents.values() if a.name in ALL_WORKERS and not a.active
+                    and a.activity != "off shift"}
+        d.act(lambda core, now: core.set_meta("roster_follows", True))
+    on_team = set(roster_.on_shift)
     back = [n for n in roster_.on_shift if n in retired and (a := w.agents.get(n)) is not None and not a.active]
     for name in back:
         d.act(lambda core, now, name=name: core.spawn_agent(name, now))
-    extra = sorted((a for a in w.agents.values() if a.role == "worker" and a.name not in roster_.workers),
-                   key=lambda a: (a.seat is None, a.seat))
-    fill_runners(c, [a.name for a in extra])
-    leaving = [a.name for a in extra if a.active]
+    workers = sorted((a for a in w.agents.values() if a.role == "worker"), key=lambda a: (a.seat is None, a.seat))
+    fill_runners(c, [a.name for a in workers if a.name not in roster_.workers])
+    leaving = [a.name for a in workers if a.active and a.name not in on_team]
     for name in leaving:
         d.act(lambda core, now, name=name: core.stop_agent(name, now))
-    if back or leaving:
-        keep = sorted((retired - set(roster_.workers)) | set(leaving))
+    keep = sorted((retired - on_team) | set(leaving))
+    if keep != sorted(retired):
         d.act(lambda core, now: core.set_meta("off_roster", keep))
     if leaving:
         names = ", ".join(leaving)
