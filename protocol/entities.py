@@ -73,6 +73,10 @@ class Agent(WireModel):
     the claude CLI's Bash) run inside the OS sandbox (``--os-sandbox``)."""
     cli_version: str | None = None
     """The version of the agent CLI its backend starts (claude: ``2.1.332``), when there is one."""
+    node: str | None = None
+    """Where the agent's latest task turn ran when that is not the daemon's machine: the cluster
+    node's label (``node 3f2a9c1e (10.0.0.7)``) with ``--executor ray``; None when its turns
+    run on the daemon's machine (the local executor, and always for the lead)."""
     usage: Usage = Field(default_factory=Usage)
     """What this agent's turns used in all (durable across restarts)."""
 

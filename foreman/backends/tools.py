@@ -114,6 +114,12 @@ class DaemonTools:
         if self.is_current() and text.strip():
             self.d.act(lambda c, now: c.feed(text[:500], now, kind="agent", agent=self.agent, task=self.task))
 
+    def placed(self, node: str | None) -> None:
+        """Say on the agent entity where this turn runs (``node``: a cluster node's label, None
+        for the daemon's machine); ignored for a stale turn."""
+        if self.is_current():
+            self.d.act(lambda c, now: c.set_agent_node(self.agent, node))
+
     async def permit(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
         """Ask the policy (and if it says ask, the user) whether a tool call may run."""
         try:

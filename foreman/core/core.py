@@ -199,6 +199,15 @@ class Core:
             self._upsert("agent", new)
         return new
 
+    def set_agent_node(self, name: str, node: str | None) -> Agent:
+        """Record where ``name``'s task turn runs (:attr:`protocol.Agent.node`; None: the
+        daemon's machine). Raises NotFound for an unknown agent."""
+        agent = self.agent(name)
+        new = agent.model_copy(update={"node": node})
+        if new != agent:
+            self._upsert("agent", new)
+        return new
+
     def pause_agent(self, name: str, now: float) -> Agent:
         """Abort ``name``'s turn but keep its task; withdraw its open questions.
 

@@ -106,7 +106,10 @@ class LocalExecutor:
     name = "local"
 
     async def run_turn(self, runner: Any, request: TurnRequest, tools: AgentTools, place: Place | None) -> TurnResult:
-        """Run the turn with the agent's runner here (``place`` is not needed: ``request.cwd`` is the worktree)."""
+        """Run the turn with the agent's runner here (``place`` is not needed: ``request.cwd`` is the
+        worktree); a task turn says on the agent entity that it runs on the daemon's machine."""
+        if place is not None and callable(placed := getattr(tools, "placed", None)):
+            placed(None)
         return await runner.run_turn(request, tools)
 
     async def run_ci(self, command: list[str] | str, *, place: Place, env: Mapping[str, str], timeout: float,

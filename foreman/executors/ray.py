@@ -215,6 +215,8 @@ class RayExecutor:
                   "bytes_in": 0, "started": time.monotonic()}
         self.placements.append(record)
         tools.log(f"this turn runs on {w.label}", kind="info")
+        if callable(placed := getattr(tools, "placed", None)):
+            placed(w.label)
         stream = w.handle.run_turn.remote(spec, ship)
         asks: set[asyncio.Task[Any]] = set()
         node_wt, here = "", str(place.worktree)

@@ -65,6 +65,7 @@ async def run_goal(tmp: Path, **flags: Any) -> tuple[str, ScriptedRig, list[dict
             rig.d.act(lambda c, now, task=task: c.answer_decision(open_merge(world, task).id, 0, now))
             await rig.wait_status(task, "done", timeout=60)
         placements = list(getattr(rig.backend.executor, "placements", []))
+        rig.agents_at_end = dict(world.agents)  # type: ignore[attr-defined]  (the world is gone after stop)
         return git(repo, "rev-parse", "main^{tree}").strip(), rig, placements
     finally:
         await rig.stop()
@@ -82,6 +83,8 @@ async def test_tasks_run_on_different_nodes_and_merge_as_with_the_local_executor
     assert {p["agent"] for p in ci} == {"juniper", "kit"} and all(p["node_id"] == turns[p["agent"]] for p in ci)
     # the worker turns ran on the nodes, never in this process: only the lead's plan ran here
     assert [(r.agent, r.job) for r in rig.runner.requests] == [("marlow", "plan")]
+    agents = rig.agents_at_end  # type: ignore[attr-defined]
+    assert agents["marlow"].node is None and all(turns[a][:8] in (agents[a].node or "") for a in turns)
     # each node kept its own worktree in its own temporary folder
     for agent, node_id in turns.items():
         task = "t1" if agent == "juniper" else "t2"
@@ -110,6 +113,7 @@ async def test_a_node_killed_mid_turn_and_the_task_resumed_elsewhere_with_its_co
                        "part 1 received by the daemon")
         ex = rig.backend.executor
         lost = ex.workers["kit"].node["node_id"]
+        assert lost[:8] in (rig.world.agents["kit"].node or "")  # the agent entity says where it runs
         await asyncio.to_thread(ray_nodes.kill, lost)
         await wait_for(lambda: rig.open_decision("t1") is not None, 120, "the merge decision after the resume")
         feed = "\n".join(rig.c.feed())
@@ -117,6 +121,7 @@ async def test_a_node_killed_mid_turn_and_the_task_resumed_elsewhere_with_its_co
         kit_turns = [p for p in ex.placements if p["what"] == "turn" and p["agent"] == "kit"]
         assert len(kit_turns) == 2 and kit_turns[0]["node_id"] == lost and kit_turns[1]["node_id"] != lost
         assert ex.placements[-1]["what"] == "ci" and ex.placements[-1]["node_id"] == kit_turns[1]["node_id"]
+        assert kit_turns[1]["node_id"][:8] in (rig.world.agents["kit"].node or "")  # and where it runs now
         # the resumed turn started from the commit the daemon had received: one part-1 commit, then part 2
         assert git(rig.worktree("kit", "t1"), "log", "--format=%s", "main..HEAD").split() == ["part", "2", "part", "1"]
         assert kit_turns[1]["bytes_out"] > 0  # a new actor gets a full bundle again

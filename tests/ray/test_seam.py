@@ -38,3 +38,30 @@ def test_ray_without_its_extra_says_what_to_install(tmp_path: Path, monkeypatch:
     monkeypatch.delitem(sys.modules, "foreman.executors.ray", raising=False)
     with pytest.raises(ConfigError, match=r"pip install '\.\[ray\]'"):
         from_settings(resolve({"executor": "ray"}, env={"AGENTCRAFT_HOME": str(tmp_path)}))
+
+
+async def test_a_local_task_turn_says_it_runs_on_the_daemons_machine(tmp_path: Path) -> None:
+    """An agent whose last turn ran on a cluster node (Agent.node set) shows None again once a
+    task turn of its runs through the local executor (e.g. after a restart with --executor local)."""
+    from typing import Any
+
+    from foreman.backends.turns import TurnRequest
+
+    from ..conductor.scripted import ScriptedRig, done, write_and_commit
+
+    async def one_commit(req: TurnRequest, tools: Any):
+        await write_and_commit(req, "local.py", "HERE = 1\n", "local work")
+        await tools.call("update_task", {"status": "review"})
+        return done("local")
+
+    rig = ScriptedRig.worker(tmp_path, one_commit)
+    await rig.start()
+    try:
+        rig.d.act(lambda c, now: c.set_agent_node("kit", "node 3f2a9c1e (10.0.0.7)"))
+        assert rig.world.agents["kit"].node == "node 3f2a9c1e (10.0.0.7)"
+        rig.task("Local work", assignee="kit")
+        await rig.wait_status("t1", "review", timeout=60)
+        assert rig.world.agents["kit"].node is None
+        assert rig.world.agents["marlow"].node is None
+    finally:
+        await rig.stop()
