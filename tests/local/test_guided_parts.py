@@ -121,3 +121,26 @@ def test_a_block_naming_no_file_goes_to_the_shown_file_that_defines_its_function
                           known=["pkg/fmt.py", "pkg/other.py"], default="pkg/fmt.py", test_file=None,
                           owners={"helper": "pkg/other.py", "format_age": "pkg/fmt.py"})
     assert list(planned.texts) == ["pkg/other.py"] and "return LIMIT + 1" in planned.texts["pkg/other.py"]
+
+
+def test_localize_names_existing_files_by_path_and_only_unique_bare_names(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    (root / "pkg/cli").mkdir()
+    (root / "pkg/cli/fmt.py").write_text("def cli():\n    pass\n")
+    found = localize(root, "Change pkg/other.py and pkg/cli/fmt.py, see other.py, fmt.py and pkg/missing.py; "
+                           "format_age stays.")
+    assert found.named == ["pkg/other.py", "pkg/cli/fmt.py"]  # fmt.py is two files: not named
+    assert "pkg/fmt.py" in found.files  # still shown (by the bare name and the symbol)
+    assert localize(root, "Rename helper in other.py.").named == ["pkg/other.py"]
+
+
+def test_named_files_left_unchanged_and_the_marker(tmp_path: Path) -> None:
+    from foreman.backends.local import named
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    original = {"a.py": b"x = 0\n", "b.py": b"y = 2\n"}  # a.py changed, b.py written back as it was
+    assert named.untouched(tmp_path, ["a.py", "b.py", "c.py"], original) == ["b.py", "c.py"]
+    assert named.declines("UNCHANGED") and named.declines("No change needed: UNCHANGED.")
+    assert not named.declines("```python\n# UNCHANGED\nx = 1\n```") and not named.declines("unchanged")
+    assert named.note([], "why") == "" and "b.py" in named.named_ask(["b.py"])

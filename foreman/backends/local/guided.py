@@ -14,7 +14,8 @@ writes the right function but not a valid edit. Here the harness does the rest:
 4. *Validate*: the repository's CI command (the configured ``ci`` or the detected one, the same
    command the conductor runs after the work, so not an agent command asked of the policy) runs
    in the worktree; a failure's short summary goes back to the model for a bounded number of
-   repairs. File writes do go through the policy (``Edit``/``Write``).
+   repairs. File writes do go through the policy (``Edit``/``Write``). When a passing answer left
+   a file the task names unchanged, the model is asked once for it (:mod:`.named`).
 5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
    attempt wrote is put back as it was); the first attempt whose checks pass wins.
 
@@ -36,6 +37,7 @@ from typing import Any, Callable
 from ...errors import ForemanError
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import commands
+from . import named as named_files
 from .answers import Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .localize import Localized, list_files, localize, module_name, numbered, read
@@ -77,6 +79,7 @@ class Attempt:
     repairs: int = 0
     actions: list[str] = field(default_factory=list)
     placement_failures: int = 0
+    untouched: str = ""
 
     def line(self) -> str:
         """A one-line summary for the task history."""
@@ -151,6 +154,9 @@ class GuidedTask:
         self.response_format = response_format
         self.original: dict[str, bytes | None] = {}
         self.goal = _goal_text(request.prompt)
+        self._passing: dict[str, bytes | None] | None = None  # the files when the attempt passed
+        self._why = ""  # why named files were left unchanged
+        self._kept = 0  # the attempt's actions when it passed
 
     # -- files -----------------------------------------------------------------------------
     def _read(self, rel: str) -> str | None:
@@ -287,7 +293,8 @@ class GuidedTask:
             if attempt.outcome == "passed":
                 self.stats.passed = True
                 how = f"({self.ci_command} passed)" if self.ci_command else "(no check command found)"
-                summary = (f"guided attempt {number}/{count} {how}: "
+                left = f"{attempt.untouched}; " if attempt.untouched else ""
+                summary = (f"guided attempt {number}/{count} {how}: {left}"
                            + "; ".join(dict.fromkeys(attempt.actions))[:400])
                 return TurnResult(ok=True, session_id=self.req.session_id, text=summary)
             self._restore()
@@ -304,6 +311,20 @@ class GuidedTask:
         return TurnResult(ok=True, session_id=self.req.session_id, text=note)
 
     async def _attempt(self, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
+        """Run one attempt; when it passed once and the ask for an unchanged named file then
+        failed, go back to the passing files (the ask never costs a passing answer)."""
+        self._passing, self._why = None, ""
+        await self._steps(attempt, where, known, default)
+        if attempt.outcome != "passed" and self._passing is not None:
+            named_files.put_back(self.root, self.original, self._passing)
+            del attempt.actions[self._kept:]
+            self._why = f"the answer to the ask ended '{attempt.outcome}', the passing change was kept"
+            attempt.outcome, attempt.detail = "passed", ""
+        if attempt.outcome == "passed":
+            left = named_files.untouched(self.root, where.named, self.original)
+            attempt.untouched = named_files.note(left, self._why or "no repair left to ask")
+
+    async def _steps(self, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
         target = default or (where.test_file or "path/to/file.py")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM},
@@ -315,7 +336,10 @@ class GuidedTask:
                 return
             reply = await self._ask(messages, attempt.temperature, attempt.number, step, constrained=True)
             messages.append({"role": "assistant", "content": reply})
-            step = "repair"
+            asked_named, step = step == "named", "repair"
+            if asked_named and named_files.declines(reply):
+                attempt.outcome, self._why = "passed", "the model said no change is needed"
+                return
             planned = self._place(reply, where, known, default)
             attempt.placement_failures += len(planned.failures)
             self.stats.placement_failures += len(planned.failures)
@@ -324,6 +348,10 @@ class GuidedTask:
             if planned.actions:
                 self.stats.converted += 1
                 self.stats.commits += len(written)
+            if asked_named and not written:  # no new change: the passing files stand
+                attempt.outcome = "passed"
+                self._why = "the answer to the ask changed nothing"
+                return
             if planned.failures and not written:
                 problem = "; ".join(planned.failures)
                 if self._repair(attempt, messages, "nothing placed", problem,
@@ -341,6 +369,15 @@ class GuidedTask:
             ok, summary = await self._check()
             if ok:
                 attempt.outcome, attempt.detail = "passed", ""
+                left = named_files.untouched(self.root, where.named, self.original)
+                if left and self._passing is None and attempt.repairs < max(0, self.profile.repairs):
+                    self._passing = named_files.snapshot(self.root, self.original)
+                    self._kept = len(attempt.actions)
+                    self._why = "not changed after one ask"
+                    self._repair(attempt, messages, "named file unchanged", ", ".join(left),
+                                 named_files.named_ask(left))
+                    step = "named"
+                    continue
                 return
             shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
                                 if self._read(rel) is not None)[:6000]

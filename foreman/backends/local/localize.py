@@ -109,6 +109,9 @@ class Localized:
         test_file: where new tests go (the named test file, or ``tests/test_<module>.py``), or
             None when the task asks for no test.
         wants_test: the task asks for a test.
+        named: existing files the task names by path (a bare file name counts only when one file
+            of the repository has it); guided mode asks again when a passing answer left one
+            of them unchanged.
     """
 
     files: list[str] = field(default_factory=list)
@@ -116,6 +119,7 @@ class Localized:
     context: str = ""
     test_file: str | None = None
     wants_test: bool = False
+    named: list[str] = field(default_factory=list)
 
     @property
     def target(self) -> str | None:
@@ -172,10 +176,13 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
         raw = raw.strip("./") if raw.startswith("./") else raw
         if raw in files:
             pick(raw)
+            found.named.append(raw)
         elif "/" not in raw:
-            for rel in files:
-                if rel.endswith("/" + raw) or rel == raw:
-                    pick(rel)
+            same = [rel for rel in files if rel.endswith("/" + raw)]
+            for rel in same:
+                pick(rel)
+            if len(same) == 1:
+                found.named.append(same[0])
     for ident in _named_identifiers(goal):
         for rel, line in index.get(ident, [])[:3]:
             found.symbols.append((ident, rel, line))
@@ -190,6 +197,7 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
     named_tests = [t for t in _TEST_PATH_RE.findall(goal)]
     picked.sort(key=is_test_file)  # sources first, stable
     found.files = picked
+    found.named = list(dict.fromkeys(found.named))
     if found.wants_test:
         target = found.target
         if named_tests:

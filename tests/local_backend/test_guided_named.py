@@ -1,0 +1,116 @@
+"""Guided mode when the task names several files and a passing answer changed only some (issue
+13's false success): one bounded ask for the untouched file, from the repair budget, through the
+real LocalRunner and the scripted HTTP server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from foreman.backends.local.guided import GuidedStats
+from foreman.backends.local.runner import LocalRunner
+
+from .fakeserver import FakeOpenAI, last_user, text
+from .helpers import FakeTools, git_repo, request, settings_for
+
+FILES = {
+    "notes/__init__.py": "",
+    "notes/search.py": "def find(items, word):\n    return [i for i in items if word in i]\n",
+    "notes/commands/__init__.py": "",
+    "notes/commands/search.py": "from notes.search import find\n\n\ndef run(items, word):\n"
+                                "    return '\\n'.join(find(items, word))\n",
+    "test_search.py": "from notes.search import find\n\n\ndef test_find():\n    assert find(['a b', 'c'], 'a') == ['a b']\n",
+}
+GOAL = ("Add count_matches(items, word) to notes/search.py: it returns how many items contain word. "
+        "Make run in notes/commands/search.py end its output with a summary line 'N matches'.")
+CI = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+SEARCH = text("```python\n# file: notes/search.py\ndef count_matches(items, word):\n"
+              "    return len(find(items, word))\n```")
+COMMAND = text("```python\n# file: notes/commands/search.py\ndef run(items, word):\n"
+               "    from notes.search import count_matches\n"
+               "    lines = find(items, word) + [f'{count_matches(items, word)} matches']\n"
+               "    return '\\n'.join(lines)\n```")
+
+
+async def run(tmp_path: Path, replies, goal: str = GOAL, **profile):
+    repo = git_repo(tmp_path / "wt", FILES)
+    asked = iter(replies)
+    with FakeOpenAI(lambda req: next(asked)) as server:
+        runner = LocalRunner(settings_for(tmp_path, server.url, ci=CI))
+        runner.profile = replace(runner.profile, **{"mode": "guided", "temperature": 0.2, "attempts": 1, **profile})
+        await runner.preflight()
+        tools = FakeTools(repo)
+        try:
+            result = await runner.run_turn(request(repo, goal), tools)
+        finally:
+            await runner.close()
+    stats = next(s for s in runner.stats.values() if isinstance(s, GuidedStats))
+    edits = [r for r in server.requests if r.get("stream")]
+    return result, tools, edits, stats, repo
+
+
+def review_note(tools: FakeTools) -> str:
+    notes = [args["note"] for name, args in tools.calls if name == "update_task" and args["status"] == "review"]
+    assert len(notes) == 1, tools.calls
+    return notes[0]
+
+
+def committed(repo: Path) -> list[str]:
+    out = subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=repo, capture_output=True,
+                         text=True, check=True).stdout
+    return sorted(out.split())
+
+
+async def test_a_passing_answer_that_skips_a_named_file_is_asked_for_it_once(tmp_path: Path) -> None:
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, COMMAND], repairs=2)
+    assert stats.passed and len(edits) == 2
+    ask = last_user(edits[1])
+    assert "notes/commands/search.py" in ask and "did not change" in ask and "UNCHANGED" in ask
+    assert "notes/search.py," not in ask  # only the untouched file is asked for
+    assert [(a.outcome, a.repairs) for a in stats.attempts] == [("passed", 1)]
+    assert "count_matches" in (repo / "notes/search.py").read_text()
+    assert "matches']" in (repo / "notes/commands/search.py").read_text()
+    assert committed(repo) == ["notes/commands/search.py", "notes/search.py"]
+    assert "left unchanged" not in review_note(tools)
+    # the placed command really works (both halves of the task are in the commit)
+    out = subprocess.run([sys.executable, "-c", "from notes.commands.search import run; print(run(['a b', 'c'], 'a'))"],
+                         cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["a b", "1 matches"]
+
+
+async def test_the_model_may_say_a_named_file_needs_no_change_and_the_note_says_so(tmp_path: Path) -> None:
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, text("UNCHANGED")], repairs=2)
+    assert stats.passed and len(edits) == 2 and stats.placement_failures == 0
+    note = review_note(tools)
+    assert "named file(s) left unchanged: notes/commands/search.py" in note
+    assert "the model said no change is needed" in note
+    assert committed(repo) == ["notes/search.py"]
+    assert (repo / "notes/commands/search.py").read_text() == FILES["notes/commands/search.py"]
+
+
+async def test_with_no_repair_left_the_passing_answer_is_accepted_and_the_note_names_the_file(tmp_path: Path) -> None:
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH], repairs=0)
+    assert stats.passed and len(edits) == 1
+    assert "named file(s) left unchanged: notes/commands/search.py (no repair left to ask)" in review_note(tools)
+
+
+async def test_an_ask_whose_answer_breaks_the_checks_keeps_the_passing_change(tmp_path: Path) -> None:
+    broken = text("```python\n# file: notes/commands/search.py\ndef run(items, word):\n    raise ValueError(word)\n```"
+                  "\n```python\n# file: test_command.py\nfrom notes.commands.search import run\n\n\n"
+                  "def test_run():\n    assert run(['a'], 'a')\n```")
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, broken], repairs=1)
+    assert stats.passed and len(edits) == 2
+    assert "ended 'checks failed', the passing change was kept" in review_note(tools)
+    assert committed(repo) == ["notes/search.py"]
+    assert "test_command.py" not in review_note(tools) and "count_matches" in review_note(tools)
+    assert not (repo / "test_command.py").exists()
+    assert (repo / "notes/commands/search.py").read_text() == FILES["notes/commands/search.py"]
+
+
+async def test_a_task_whose_one_named_file_is_changed_costs_no_extra_round_trip(tmp_path: Path) -> None:
+    goal = "Add count_matches(items, word) to notes/search.py: it returns how many items contain word."
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH], goal=goal, repairs=2)
+    assert stats.passed and len(edits) == 1 and stats.attempts[0].repairs == 0
+    assert "left unchanged" not in review_note(tools)
