@@ -87,7 +87,7 @@ def test_the_backend_turns_the_os_sandbox_setting_into_the_runner_option(tmp_pat
 async def test_preflight_says_when_the_clis_sandbox_cannot_start(fake, make_runner, monkeypatch, caplog):
     real_which = shutil.which
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "socat" else real_which(name, *a, **k))
-    with caplog.at_level(logging.WARNING, logger="foreman.backends.claude.runner"):
+    with caplog.at_level(logging.WARNING, logger="foreman.backends.claude"):
         await make_runner(os_sandbox=True).preflight()
         await make_runner(os_sandbox=True, sandbox_required=True).preflight()
         await make_runner().preflight()  # sandbox off: nothing to say

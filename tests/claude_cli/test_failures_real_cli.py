@@ -70,7 +70,7 @@ async def test_abort_mid_stream_and_mid_command_kills_the_cli_tree(claude_cli: R
                                                                   workdir: Path, caplog):
     """Pause in the middle of a streamed answer, then in the middle of a Bash command: the real CLI
     and what it started are gone in bounded time, and the next turn starts after that."""
-    caplog.set_level(logging.INFO, logger="foreman.backends.claude.runner")
+    caplog.set_level(logging.INFO, logger="foreman.backends.claude")
     api = claude_cli.api
     api.script("kit", [text("Thinking very slowly...", hold=60)],
                [tool("Bash", {"command": "python3 -c 'import time; time.sleep(300)'", "description": "a long job",

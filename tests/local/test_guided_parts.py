@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local.answers import blocks_of, blocks_of_json, plan_answer
-from foreman.backends.local.guided import summarize_failure
+from foreman.backends.local.guided_text import summarize_failure
 from foreman.backends.local.localize import localize, module_name
 from foreman.backends.local.profiles import parse_profile
 from foreman.errors import ConfigError

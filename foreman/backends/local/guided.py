@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,32 +39,15 @@ from . import commands
 from . import named as named_files
 from .answers import Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
+from .guided_text import EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, TEST_ASK, goal_text, summarize_failure
 from .localize import Localized, list_files, localize, module_name, numbered, read
-from .loop import LineLog, LoopStats
+from .context import LineLog
+from .loop import LoopStats
 from .symbols import top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
 
-SYSTEM = ("You are a careful programmer who changes an existing code base. You answer with code only: the "
-          "complete new or changed functions, classes or methods, never the unchanged rest of a file.")
-EDIT_ASK = ("Reply with only the new or changed code: each function, class or method you add or change, complete "
-            "from its def line to its end, with any import it needs, in one ```python block per file. Make the first "
-            "line of each block a comment naming the file, like `# file: {target}`. Do not repeat code you do not "
-            "change. No explanations.")
-TEST_ASK = ("Now write pytest test functions for this task, for the file {test_file}: one ```python block whose first "
-            "line is `# file: {test_file}`, only test functions (def test_...) using plain assert statements. "
-            "Import what you use from {module}.")
-REPAIR_ASK = ("Write the corrected code: the complete functions (or test functions) that must change, in ```python "
-              "blocks whose first line is `# file: <path>`. No explanations.")
-JSON_ASK = ('Answer as JSON: {"edits": [{"file": "<path>", "code": "<the complete new or changed code of that '
-            'file>"}]}.')
-EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "edits", "strict": True, "schema": {
-    "type": "object", "additionalProperties": False, "required": ["edits"],
-    "properties": {"edits": {"type": "array", "minItems": 1, "items": {
-        "type": "object", "additionalProperties": False, "required": ["file", "code"],
-        "properties": {"file": {"type": "string"}, "code": {"type": "string"}}}}}}}}
-"""The ``response_format`` of a constrained guided reply (llama.cpp turns it into a grammar)."""
 
 
 @dataclass
@@ -108,20 +90,6 @@ class GuidedStats(LoopStats):
     passed: bool = False
 
 
-def summarize_failure(output: str, *, limit: int = 1500) -> str:
-    """The useful part of a failed test run: pytest's ``E`` lines, failure headers and the
-    summary, else the output's tail; at most ``limit`` characters."""
-    lines = output.replace("\r\n", "\n").split("\n")
-    keep = [ln for ln in lines if re.match(r"\s*E\s|FAILED |ERROR |_{3,} .* _{3,}|.*Error:|.*\d+ (failed|passed|error)",
-                                          ln)]
-    text = "\n".join(dict.fromkeys(keep)) if keep else "\n".join(lines[-25:])
-    return text[-limit:]
-
-
-def _goal_text(prompt: str) -> str:
-    return "\n".join(ln for ln in prompt.split("\n") if "update_task" not in ln).strip()
-
-
 class GuidedTask:
     """Runs one worker turn in guided mode.
 
@@ -153,7 +121,7 @@ class GuidedTask:
         self.trace_path, self.stats, self.deadline, self.clock = trace_path, stats, deadline, clock
         self.response_format = response_format
         self.original: dict[str, bytes | None] = {}
-        self.goal = _goal_text(request.prompt)
+        self.goal = goal_text(request.prompt)
         self._passing: dict[str, bytes | None] | None = None  # the files when the attempt passed
         self._why = ""  # why named files were left unchanged
         self._kept = 0  # the attempt's actions when it passed
@@ -422,17 +390,5 @@ class GuidedTask:
         messages.append({"role": "assistant", "content": "Understood."})
 
 
-def ci_command_for(settings: Any, cwd: Path) -> str | None:
-    """The check command: the configured ``ci`` setting, else the one detected for the project."""
-    import shlex
-
-    from ...repos import ci
-
-    command = getattr(settings, "ci", None) or ci.detect_ci_command(cwd)
-    if not command:
-        return None
-    return command if isinstance(command, str) else shlex.join(command)
-
-
-__all__ = ["EDITS_FORMAT", "Attempt", "GuidedStats", "GuidedTask", "ci_command_for", "summarize_failure"]
+__all__ = ["Attempt", "GuidedStats", "GuidedTask"]
 

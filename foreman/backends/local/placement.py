@@ -29,6 +29,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .scopes import unbound_names
+from .textlines import indent_unit, newline_of, reindent, with_newline
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -51,49 +52,6 @@ class Placement:
     text: str
     actions: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
-
-
-def newline_of(text: str) -> str:
-    """Return ``"\\r\\n"`` when most of ``text``'s line ends are CRLF, else ``"\\n"``."""
-    crlf = text.count("\r\n")
-    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
-
-
-def with_newline(text: str, newline: str) -> str:
-    """Return ``text`` with every line end (LF or CRLF) written as ``newline``."""
-    plain = text.replace("\r\n", "\n")
-    return plain.replace("\n", newline) if newline != "\n" else plain
-
-
-def _indent_unit(lines: list[str]) -> str:
-    """The file's indentation unit: a tab, or the smallest run of leading spaces (default 4)."""
-    widths = []
-    for line in lines:
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#") or len(stripped) == len(line):
-            continue
-        lead = line[:len(line) - len(stripped)]
-        if lead.startswith("\t"):
-            return "\t"
-        widths.append(len(lead))
-    return " " * (min(widths) if widths else 4)
-
-
-def _reindent(lines: list[str], src: str, dst: str, prefix: str) -> list[str]:
-    """Re-indent ``lines`` from unit ``src`` to unit ``dst`` and put ``prefix`` before each."""
-    out = []
-    for line in lines:
-        stripped = line.lstrip()
-        if not stripped:
-            out.append("")
-            continue
-        lead = line[:len(line) - len(stripped)]
-        if src != dst and src:
-            width = len(lead.replace("\t", src)) if src != "\t" else lead.count("\t")
-            levels, rest = divmod(width, len(src)) if src != "\t" else (width, 0)
-            lead = dst * levels + " " * rest
-        out.append(prefix + lead + stripped)
-    return out
 
 
 def _start(node: ast.stmt) -> int:
@@ -205,7 +163,7 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
     file_tree = _parse(base, "the file")
     ends_newline = base.endswith("\n")
     lines = base[:-1].split("\n") if ends_newline else base.split("\n")
-    unit, src_unit = _indent_unit(lines), _indent_unit(snippet_lines)
+    unit, src_unit = indent_unit(lines), indent_unit(snippet_lines)
     editor = _Editor(lines)
     result = Placement("")
 
@@ -232,7 +190,7 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
         elif isinstance(node, _DEF):
             snippet_defs[node.name] = node  # a later definition of the same name wins
         elif (name := _assigned_name(node)) is not None:
-            block = _reindent(_block(snippet_lines, node), src_unit, unit, "")
+            block = reindent(_block(snippet_lines, node), src_unit, unit, "")
             if name in assigns:
                 editor.replace(assigns[name].lineno, assigns[name].end_lineno, block)
                 result.actions.append(f"replaced {name} =")
@@ -246,7 +204,7 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
 
     for name, node in snippet_defs.items():
         kind = "class" if isinstance(node, ast.ClassDef) else "def"
-        block = _reindent(_block(snippet_lines, node), src_unit, unit, "")
+        block = reindent(_block(snippet_lines, node), src_unit, unit, "")
         if name in top and isinstance(node, ast.ClassDef) and isinstance(top[name], ast.ClassDef):
             _merge_class(top[name], node, snippet_lines, lines, src_unit, unit, editor, result)
         elif name in top:
@@ -387,13 +345,13 @@ def _merge_class(old: ast.ClassDef, new: ast.ClassDef, snippet_lines: list[str],
                                        type_ignores=[])))
         if not same:
             head_new = snippet_lines[_start(new) - 1:new.lineno]
-            editor.replace(_start(old), old.lineno, _reindent(head_new, src_unit, unit,
+            editor.replace(_start(old), old.lineno, reindent(head_new, src_unit, unit,
                                                               re.match(r"\s*", lines[old.lineno - 1]).group(0)))
             result.actions.append(f"replaced the header of class {old.name}")
     for member in new.body:
         block = _block(snippet_lines, member)
         snippet_prefix = re.match(r"\s*", block[0]).group(0) if block else ""
-        block = _reindent([b[len(snippet_prefix):] if b.startswith(snippet_prefix) else b.lstrip() for b in block],
+        block = reindent([b[len(snippet_prefix):] if b.startswith(snippet_prefix) else b.lstrip() for b in block],
                           src_unit, unit, body_prefix)
         if isinstance(member, _FUNC):
             if member.name in members:

@@ -32,7 +32,8 @@ from ..turns import AgentTools, TurnRequest, TurnResult, hand_over_cancelled
 from . import commands
 from .endpoint import Endpoint
 from .executor import Executor
-from .guided import EDITS_FORMAT, GuidedStats, GuidedTask, ci_command_for
+from .guided import GuidedStats, GuidedTask
+from .guided_text import EDITS_FORMAT, ci_command_for
 from .loop import AgentLoop, LoopStats
 from .profiles import LocalProfile, resolve_profile
 from .registry import openai_tools, render_instructions

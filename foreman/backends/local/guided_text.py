@@ -1,0 +1,55 @@
+"""Guided mode's words and small helpers: the prompts it sends, the constrained-reply format, the
+summary of a failed check run, the check command (:mod:`.guided` drives the task)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+SYSTEM = ("You are a careful programmer who changes an existing code base. You answer with code only: the "
+          "complete new or changed functions, classes or methods, never the unchanged rest of a file.")
+EDIT_ASK = ("Reply with only the new or changed code: each function, class or method you add or change, complete "
+            "from its def line to its end, with any import it needs, in one ```python block per file. Make the first "
+            "line of each block a comment naming the file, like `# file: {target}`. Do not repeat code you do not "
+            "change. No explanations.")
+TEST_ASK = ("Now write pytest test functions for this task, for the file {test_file}: one ```python block whose first "
+            "line is `# file: {test_file}`, only test functions (def test_...) using plain assert statements. "
+            "Import what you use from {module}.")
+REPAIR_ASK = ("Write the corrected code: the complete functions (or test functions) that must change, in ```python "
+              "blocks whose first line is `# file: <path>`. No explanations.")
+JSON_ASK = ('Answer as JSON: {"edits": [{"file": "<path>", "code": "<the complete new or changed code of that '
+            'file>"}]}.')
+EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "edits", "strict": True, "schema": {
+    "type": "object", "additionalProperties": False, "required": ["edits"],
+    "properties": {"edits": {"type": "array", "minItems": 1, "items": {
+        "type": "object", "additionalProperties": False, "required": ["file", "code"],
+        "properties": {"file": {"type": "string"}, "code": {"type": "string"}}}}}}}}
+"""The ``response_format`` of a constrained guided reply (llama.cpp turns it into a grammar)."""
+
+
+def summarize_failure(output: str, *, limit: int = 1500) -> str:
+    """The useful part of a failed test run: pytest's ``E`` lines, failure headers and the
+    summary, else the output's tail; at most ``limit`` characters."""
+    lines = output.replace("\r\n", "\n").split("\n")
+    keep = [ln for ln in lines if re.match(r"\s*E\s|FAILED |ERROR |_{3,} .* _{3,}|.*Error:|.*\d+ (failed|passed|error)",
+                                          ln)]
+    text = "\n".join(dict.fromkeys(keep)) if keep else "\n".join(lines[-25:])
+    return text[-limit:]
+
+
+def goal_text(prompt: str) -> str:
+    """The task text of a turn's prompt without the lines about ``update_task`` (the harness reports)."""
+    return "\n".join(ln for ln in prompt.split("\n") if "update_task" not in ln).strip()
+
+
+def ci_command_for(settings: Any, cwd: Path) -> str | None:
+    """The check command: the configured ``ci`` setting, else the one detected for the project."""
+    import shlex
+
+    from ...repos import ci
+
+    command = getattr(settings, "ci", None) or ci.detect_ci_command(cwd)
+    if not command:
+        return None
+    return command if isinstance(command, str) else shlex.join(command)
