@@ -46,3 +46,29 @@ async def test_twenty_workers_are_listed_in_seat_order_and_the_sim_says_what_the
         await until(pilot, lambda: "Agents · 20 on shift · " in table.border_title
                     and not table.border_title.endswith(" 0 working"), 30)
         assert cells(app, "agents")["reed"][1] == "idle@lounge"
+
+
+async def _agents_after_start(tmp_path, *flags: str, reset: bool) -> dict:
+    daemon = start_daemon(tmp_path, *flags, reset=reset)
+    try:
+        app = ForemanApp(Locator(daemon.home, daemon.profile), reconnect_interval=0.05)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await until(pilot, lambda: app.mirror.synced and "marlow" in app.mirror.agents, 15)
+            agents = {n: a.active for n, a in app.mirror.agents.items()}
+            feed = [item.text for item in app.mirror.feed]
+        return {"active": agents, "feed": feed}
+    finally:
+        daemon.stop()
+
+
+async def test_the_sims_extra_workers_follow_a_smaller_then_larger_team_across_restarts(tmp_path):
+    """A newcomer's report: the sim kept ``--workers 8``'s extras on shift after a restart with
+    ``--workers 6``. Extras left out go off shift (a feed line says so) and come back later."""
+    first = await _agents_after_start(tmp_path, "--workers", "8", reset=True)
+    assert all(first["active"][n] for n in ("ash", "bryn", "cedar"))
+    smaller = await _agents_after_start(tmp_path, "--workers", "6", reset=False)
+    assert smaller["active"]["ash"] and not smaller["active"]["bryn"] and not smaller["active"]["cedar"]
+    assert any("Bryn, Cedar went off shift" in t for t in smaller["feed"]), smaller["feed"]
+    assert all(smaller["active"][n] for n in ("juniper", "kit", "wren", "rowan", "tove"))  # the script's five stay
+    larger = await _agents_after_start(tmp_path, "--workers", "8", reset=False)
+    assert all(larger["active"][n] for n in ("ash", "bryn", "cedar"))

@@ -83,18 +83,35 @@ class SimBackend:
         """Add the workers ``--workers N`` asks for beyond the scripted five (generated names, see
         :mod:`foreman.core.roster`), and say once what they do: the script has work for five, so
         the others wait in the lounge (on shift: they chat between beats and answer messages).
-        ``--workers`` up to 5 changes nothing here: the script always uses all five."""
+        ``--workers`` up to 5 changes nothing here: the script always uses all five. Extras of an
+        earlier start that this start's team leaves out go off shift (a feed line says so) and come
+        back when a later start has them again."""
         from ...core.roster import title
         from ..flow.team import team_of
 
         extra = [n for n in team_of(self.settings).workers if n not in WORKERS]
+        world = self.d.core.world
+        off = set(self.state().get("extras_off", []))  # extras an earlier, smaller --workers took off shift
         for name in extra:
             self.d.act(lambda c, now, name=name: c.add_agent(name, now, title=title(name), backend="sim"))
+            if name in off and not world.agents[name].active:
+                self.d.act(lambda c, now, name=name: c.spawn_agent(name, now))
+        leaving = sorted(a.name for a in world.agents.values()
+                         if a.role == "worker" and a.name not in WORKERS and a.name not in extra and a.active)
+        for name in leaving:
+            self.d.act(lambda c, now, name=name: c.stop_agent(name, now))
+        if leaving:
+            names = ", ".join(title(n) for n in leaving)
+            self.d.act(lambda c, now: c.feed(f"Not on this start's team (--workers): {names} went off shift", now,
+                                             kind="agent"))
+        if off - set(extra) != off or leaving:
+            self.set_state(extras_off=sorted((off - set(extra)) | set(leaving)))
         said = set(self.state().get("extras_said", []))
         if extra and not set(extra) <= said:
+            one = len(extra) == 1
             text = (f"The sim's script has work for Juniper, Kit, Wren, Rowan and Tove; the {len(extra)} other "
-                    f"worker{'s' if len(extra) != 1 else ''} ({', '.join(title(n) for n in extra)}) wait in the lounge. "
-                    "Real backends (claude, local) plan for the whole team.")
+                    f"worker{'' if one else 's'} ({', '.join(title(n) for n in extra)}) {'waits' if one else 'wait'} "
+                    "in the lounge. Real backends (claude, local) plan for the whole team.")
             self.d.act(lambda c, now: c.feed(text, now, kind="agent"))
             self.set_state(extras_said=sorted(said | set(extra)))
 
