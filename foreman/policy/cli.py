@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 from .api import classify_command
 
@@ -39,8 +40,9 @@ def policy_main(argv: list[str]) -> int:
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     args = parser.parse_args(argv)
     words = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not words:
+    if not words or not " ".join(words).strip():
         parser.print_usage()
+        print("foreman policy: give a command after --, e.g. foreman policy -- git status", file=sys.stderr)
         return 2
     command = " ".join(words)
     verdict = classify_command(command, worktree=args.worktree, lead=args.lead, granted=args.grant,

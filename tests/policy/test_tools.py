@@ -186,3 +186,10 @@ def test_policy_main_takes_the_base_branches(capsys) -> None:
     assert json.loads(capsys.readouterr().out)["keys"] == ["Bash:exact:git update-ref refs/heads/main HEAD"]
     assert policy_main(["--worktree", WT, "--json", "--base", "main", "--", "git update-ref refs/heads/x HEAD"]) == 3
     assert json.loads(capsys.readouterr().out)["keys"] == ["Bash:git update-ref:refs/heads/x"]
+
+
+@pytest.mark.parametrize("words", [[], ["--"], ["--", ""], ["--", "   "]])
+def test_policy_main_without_a_command_is_a_usage_error(capsys, words) -> None:
+    """An empty command is not 'allow' (a newcomer's `foreman policy -- ''` got allow, exit 0)."""
+    assert policy_main(["--worktree", WT, *words]) == 2
+    assert "give a command after --" in capsys.readouterr().err
