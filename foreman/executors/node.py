@@ -17,7 +17,8 @@ Events (``kind`` and fields):
 * ``ask`` - ``id``, ``what`` (``call`` or ``permit``) and its arguments; answered through
   :meth:`NodeWorker.answer`;
 * ``tick`` - the heartbeat (at least every ``heartbeat`` seconds);
-* ``unread`` - the runner read its messages: the daemon delivers the next ones (:meth:`NodeWorker.deliver`);
+* ``unread`` - ``read``: the ids of the delivered messages the runner just took (the daemon marks
+  only those read); the daemon delivers the next ones (:meth:`NodeWorker.deliver`);
 * ``commit`` - a :class:`~.bundles.Shipment` (as a dict) after the branch moved;
 * ``result`` - the :class:`~foreman.backends.turns.TurnResult` fields, the final shipment and
   the delivered messages the runner never read (``unread``); or ``error`` (the node is fine,
@@ -71,7 +72,7 @@ class RemoteTools:
         self.turn_id = turn_id
         self._emit = emit
         self._ask = ask
-        self.inbox: list[str] = []
+        self.inbox: list[tuple[int, str]] = []
 
     async def call(self, name: str, args: dict[str, Any]) -> str:
         """Run a Foreman tool in the daemon. Raises the daemon's ForemanError subclass with its message."""
@@ -99,8 +100,8 @@ class RemoteTools:
         """Return and clear the messages the daemon delivered since the last call, and ask the
         daemon for the ones that arrived since (they are here by the runner's next call)."""
         out, self.inbox = self.inbox, []
-        self._emit({"kind": "unread"})
-        return out
+        self._emit({"kind": "unread", "read": [i for i, _ in out]})
+        return [line for _, line in out]
 
     def session_started(self, session_id: str) -> None:
         """Tell the daemon the backend session id."""
@@ -161,10 +162,11 @@ class NodeWorker:
         if fut is not None and not fut.done():
             fut.set_result((ok, value))
 
-    async def deliver(self, turn_id: str, lines: list[str]) -> None:
-        """Unread messages for the agent's running turn (its runner picks them up with ``unread()``)."""
+    async def deliver(self, turn_id: str, messages: list[tuple[int, str]]) -> None:
+        """Unread messages ``(id, line)`` for the agent's running turn (its runner picks them up with
+        ``unread()``, which confirms their ids to the daemon)."""
         if (t := self.tools.get(turn_id)) is not None:
-            t.inbox.extend(lines)
+            t.inbox.extend((int(i), str(line)) for i, line in messages)
 
     async def abort(self, turn_id: str) -> None:
         """Abort a running turn and wait until its runner stopped (it kills what it started)."""
@@ -266,7 +268,7 @@ class NodeWorker:
             except Exception as exc:  # noqa: BLE001 - the daemon reports it like a local runner bug
                 logger.exception("turn %s failed on this node", turn_id)
                 res = TurnResult(ok=False, error=f"internal error on the node: {type(exc).__name__}: {exc}")
-            yield {"kind": "result", "result": dataclasses.asdict(res), "unread": tools.inbox,
+            yield {"kind": "result", "result": dataclasses.asdict(res), "unread": [line for _, line in tools.inbox],
                    "ship": await self._shipment(wt, spec["branch"], wip=True)}
         finally:
             if not runner.done():

@@ -219,6 +219,7 @@ class RayExecutor:
             placed(w.label)
         stream = w.handle.run_turn.remote(spec, ship)
         asks: set[asyncio.Task[Any]] = set()
+        sent: set[int] = set()  # messages delivered to the node, not yet confirmed read (they stay unread)
         node_wt, here = "", str(place.worktree)
         timeout = max(3 * self.heartbeat, FIRST_EVENT_GRACE)
         try:
@@ -229,9 +230,13 @@ class RayExecutor:
                     node_wt = str(ev["node"]["root"]) + f"/wt/{place.task}"
                 elif kind == "tick":
                     timeout = 3 * self.heartbeat
-                elif kind == "unread":
-                    if lines := tools.unread():
-                        w.handle.deliver.remote(request.turn_id, lines)
+                elif kind == "unread":  # only what the node confirms is marked read (never lost with it)
+                    read = [int(i) for i in ev.get("read") or []]
+                    tools.mark_read(read)
+                    sent.difference_update(read)
+                    if new := [(i, line) for i, line in tools.pending() if i not in sent]:
+                        sent.update(i for i, _ in new)
+                        w.handle.deliver.remote(request.turn_id, new)
                 elif kind == "log":
                     tools.log(_map_paths(ev["text"], node_wt, here), kind=ev["log_kind"])
                 elif kind == "activity":
@@ -251,8 +256,9 @@ class RayExecutor:
                     await self._incoming(w, place, ev["ship"])
                     record["bytes_in"] += len(ev["ship"]["bundle"] or b"") + len(ev["ship"]["wip"])
                     record["seconds"] = time.monotonic() - record["started"]
-                    for line in ev.get("unread") or []:  # taken from the core for the turn, never read by it
-                        tools.log(f"message delivered after the turn's last read: {line}", kind="info")
+                    if left := ev.get("unread") or []:  # delivered, never read: unread for the next turn
+                        tools.log(f"{len(left)} message(s) reached the node after the turn's last read; "
+                                  "they stay unread for the agent's next turn", kind="info")
                     return TurnResult(**ev["result"])
         except asyncio.CancelledError:
             await self._recall(w, place, request.turn_id)
