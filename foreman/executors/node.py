@@ -33,6 +33,7 @@ import functools
 import itertools
 import logging
 import os
+import shutil
 import socket
 import tempfile
 from pathlib import Path
@@ -40,7 +41,7 @@ from typing import Any, AsyncIterator
 
 from .. import errors
 from ..backends.turns import TurnRequest, TurnResult
-from ..repos._git import git
+from ..repos._git import GitFailed, git
 from . import bundles
 
 logger = logging.getLogger(__name__)
@@ -179,8 +180,23 @@ class NodeWorker:
         return await self._shipment(self.root / "wt" / task, branch, wip=True)
 
     # ------------------------------------------------------------------ state
-    async def _sync(self, task: str, branch: str, ship: dict[str, Any]) -> Path:
-        """Bring the task's worktree on this node to the daemon's state; return its path."""
+    async def _broken(self, wt: Path) -> str | None:
+        """Why the existing worktree ``wt`` cannot be used (None: it can): its ``.git`` link is
+        gone, or git fails there (a corrupt index: ``git status`` reads it, git-status(1))."""
+        if not (wt / ".git").is_file():
+            return "its .git link is missing"
+        try:
+            top = (await git("rev-parse", "--show-toplevel", cwd=wt)).text
+            await git("status", "--porcelain", "-uno", cwd=wt)
+        except GitFailed as exc:
+            return f"git fails there ({(str(exc).strip().splitlines() or ['?'])[-1][:200]})"
+        if Path(top).resolve() != wt.resolve():
+            return f"git sees {top} there instead"
+        return None
+
+    async def _sync(self, task: str, branch: str, ship: dict[str, Any]) -> tuple[Path, str | None]:
+        """Bring the task's worktree on this node to the daemon's state; return its path and, when
+        it was found broken and rebuilt from the bundles this node has, a line saying so."""
         if not self.repo.exists():
             self.root.mkdir(parents=True, exist_ok=True)
             await git("init", "-q", "--bare", self.repo, cwd=self.root)
@@ -188,11 +204,17 @@ class NodeWorker:
             await bundles.unbundle(self.repo, ship["bundle"])
         self.have.update(x for x in (ship["tip"], ship.get("base")) if x)
         wt = self.root / "wt" / task
+        note = None
+        if wt.exists() and (why := await self._broken(wt)) is not None:
+            shutil.rmtree(wt, ignore_errors=True)
+            await git("worktree", "prune", cwd=self.repo)  # (forget its registration, so add can check the branch out again)
+            note = f"the worktree of {task} on this node was broken ({why}); rebuilt from the bundles it has"
+            logger.warning("%s", note)
         if not (wt / ".git").exists():
             wt.parent.mkdir(parents=True, exist_ok=True)
             await git("worktree", "add", "-q", "-f", "-B", branch, wt, ship["tip"], cwd=self.repo)
         await bundles.settle(wt, ship["tip"], ship.get("wip") or b"")
-        return wt
+        return wt, note
 
     async def _shipment(self, wt: Path, branch: str, *, wip: bool) -> dict[str, Any]:
         tip = await bundles.head(wt)
@@ -220,7 +242,9 @@ class NodeWorker:
 
     async def _turn(self, spec: dict[str, Any], ship: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         yield {"kind": "hello", "node": await self.where()}
-        wt = await self._sync(spec["task"], spec["branch"], ship)
+        wt, note = await self._sync(spec["task"], spec["branch"], ship)
+        if note:
+            yield {"kind": "log", "text": note, "log_kind": "info"}
         if not self._preflighted:  # the model service as this node sees it
             try:
                 await self.runner.preflight()
@@ -283,7 +307,7 @@ class NodeWorker:
         from ..repos import ci
 
         try:
-            wt = await self._sync(spec["task"], spec["branch"], ship)
+            wt, _ = await self._sync(spec["task"], spec["branch"], ship)  # (a rebuild is in the node's log)
             res = await ci.run_ci(spec["command"], cwd=wt, env=self._env(spec["agent"], wt, spec.get("env") or {}),
                                   timeout=spec["timeout"], sandbox=spec.get("sandbox"))
         except Exception as exc:  # noqa: BLE001 - as text (see run_turn)
