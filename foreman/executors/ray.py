@@ -335,7 +335,7 @@ class RayExecutor:
         return CIResult(**out["result"])
 
     async def close(self) -> None:
-        """Kill this daemon's actors (their nodes' folders go with their temporary folders); leave a
+        """Kill this daemon's actors (their folders stay in their nodes' temporary folders); leave a
         cluster this daemon joined, stop one it started."""
         for agent, w in list(self.workers.items()):
             self._drop(agent, w)
