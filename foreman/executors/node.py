@@ -20,6 +20,8 @@ Events (``kind`` and fields):
 * ``unread`` - ``read``: the ids of the delivered messages the runner just took (the daemon marks
   only those read); the daemon delivers the next ones (:meth:`NodeWorker.deliver`);
 * ``commit`` - a :class:`~.bundles.Shipment` (as a dict) after the branch moved;
+* ``full`` - ``why``: this node lacks the history the bundle builds on; the daemon sends the
+  whole history and starts the turn again (the stream ends here);
 * ``result`` - the :class:`~foreman.backends.turns.TurnResult` fields, the final shipment and
   the delivered messages the runner never read (``unread``); or ``error`` (the node is fine,
   the Foreman's own steps failed there).
@@ -41,7 +43,7 @@ from typing import Any, AsyncIterator
 
 from .. import errors
 from ..backends.turns import TurnRequest, TurnResult
-from ..repos._git import GitFailed, git
+from ..repos._git import GitFailed, git, rev_parse
 from . import bundles
 
 logger = logging.getLogger(__name__)
@@ -128,6 +130,12 @@ def _local_runner(settings: Any, profile: str | None) -> Any:
     return LocalRunner(settings, profile=profile)
 
 
+class NeedFull(Exception):
+    """This node cannot take the shipment: its repository lacks the history the bundle builds on
+    (its temporary folder was cleaned, its repository damaged). It asks the daemon for the whole
+    history (a ``full`` event); its own set of known commits is cleared."""
+
+
 class NodeWorker:
     """One remote agent's worker on a node.
 
@@ -200,8 +208,16 @@ class NodeWorker:
         if not self.repo.exists():
             self.root.mkdir(parents=True, exist_ok=True)
             await git("init", "-q", "--bare", self.repo, cwd=self.root)
-        if ship.get("bundle"):
-            await bundles.unbundle(self.repo, ship["bundle"])
+        try:
+            if ship.get("bundle"):
+                await bundles.unbundle(self.repo, ship["bundle"])
+            missing = [x for x in (ship["tip"], ship.get("base")) if x and not await rev_parse(self.repo, f"{x}^{{commit}}")]
+        except GitFailed as exc:
+            missing = [(str(exc).strip().splitlines() or ["?"])[-1][:200]]
+        if missing:  # start over from the whole history (other tasks' worktrees are rebuilt when found broken)
+            self.have.clear()
+            shutil.rmtree(self.repo, ignore_errors=True)
+            raise NeedFull(f"its repository lacks {', '.join(missing)}")
         self.have.update(x for x in (ship["tip"], ship.get("base")) if x)
         wt = self.root / "wt" / task
         note = None
@@ -242,7 +258,11 @@ class NodeWorker:
 
     async def _turn(self, spec: dict[str, Any], ship: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         yield {"kind": "hello", "node": await self.where()}
-        wt, note = await self._sync(spec["task"], spec["branch"], ship)
+        try:
+            wt, note = await self._sync(spec["task"], spec["branch"], ship)
+        except NeedFull as exc:
+            yield {"kind": "full", "why": str(exc)}
+            return
         if note:
             yield {"kind": "log", "text": note, "log_kind": "info"}
         if not self._preflighted:  # the model service as this node sees it
@@ -310,6 +330,8 @@ class NodeWorker:
             wt, _ = await self._sync(spec["task"], spec["branch"], ship)  # (a rebuild is in the node's log)
             res = await ci.run_ci(spec["command"], cwd=wt, env=self._env(spec["agent"], wt, spec.get("env") or {}),
                                   timeout=spec["timeout"], sandbox=spec.get("sandbox"))
+        except NeedFull as exc:
+            return {"node": await self.where(), "full": str(exc)}
         except Exception as exc:  # noqa: BLE001 - as text (see run_turn)
             logger.exception("CI of %s failed to run on this node", spec.get("task"))
             return {"node": await self.where(), "error": f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"}

@@ -79,3 +79,29 @@ async def test_a_broken_node_worktree_is_rebuilt_for_the_next_turn(tmp_path: Pat
     assert any("rebuilt" in t and "worktree" in t for t in logs), logs
     assert runner.seen[-1] == ["a.txt", "b.txt"]
     assert git(wt, "status", "--porcelain") == "" and git(wt, "rev-parse", "HEAD").strip() == second[-1]["ship"]["tip"]
+
+
+async def test_a_node_whose_repository_is_gone_asks_for_the_whole_history_and_proceeds(tmp_path: Path) -> None:
+    import shutil
+
+    repo = make_repo(tmp_path, files={"a.txt": "a\n"})
+    git(repo, "branch", "kit-t1")
+    have: set[str] = set()
+    runner = Lister()
+    node = NodeWorker("kit", runner, heartbeat=0.2, root=str(tmp_path / "node"))
+    first = [ev async for ev in node.run_turn(spec(1), await shipment(repo, have))]
+    assert first[-1]["kind"] == "result" and first[-1]["result"]["ok"], first[-1]
+    shutil.rmtree(tmp_path / "node" / "repo.git")  # (the node's temporary folder was cleaned)
+    git(repo, "checkout", "-q", "kit-t1")
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "b")
+    git(repo, "checkout", "-q", "main")
+    second = [ev async for ev in node.run_turn(spec(2), await shipment(repo, have))]  # an increment only
+    assert [ev["kind"] for ev in second] == ["hello", "full"] and "lacks" in second[-1]["why"]
+    assert len(runner.seen) == 1  # the runner did not start on a worktree it could not build
+    have.clear()  # what the daemon does on "full"
+    third = [ev async for ev in node.run_turn(spec(3), await shipment(repo, have))]
+    assert third[-1]["kind"] == "result" and third[-1]["result"]["ok"], third[-1]
+    assert any("rebuilt" in ev["text"] for ev in third if ev["kind"] == "log")
+    assert runner.seen[-1] == ["a.txt", "b.txt"]

@@ -366,3 +366,30 @@ async def test_a_message_delivered_to_a_node_but_never_read_stays_unread_for_the
         assert "use tabs, please" in git(rig.worktree("kit", "t1"), "show", "HEAD:inbox.txt"), "\n".join(rig.c.feed())
     finally:
         await rig.stop()
+
+
+async def commits_its_task(req: TurnRequest, tools: Any):
+    await write_and_commit(req, f"{req.task}.txt", f"{req.task}\n", req.task or "work")
+    await tools.call("update_task", {"status": "review"})
+    return done()
+
+
+async def test_a_node_that_lost_its_repository_gets_the_whole_history_and_the_turn_proceeds(
+        tmp_path: Path, ray_nodes: Nodes) -> None:
+    import shutil
+
+    rig = ScriptedRig.worker(tmp_path, commits_its_task, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("First", assignee="kit")
+        await wait_for(lambda: rig.open_decision("t1") is not None, 90, "t1's merge decision")
+        w = rig.backend.executor.workers["kit"]
+        shutil.rmtree(Path(w.node["root"]) / "repo.git")  # (the node's temporary folder was cleaned)
+        rig.task("Second", assignee="kit")
+        await wait_for(lambda: rig.open_decision("t2") is not None, 90, "t2's merge decision")
+        assert rig.backend.executor.workers["kit"] is w  # the same actor: not a loss
+        assert git(rig.worktree("kit", "t2"), "show", "HEAD:t2.txt") == "t2\n"
+        lines = [line.text for line in rig.world.logs.get("kit", [])]
+        assert any("whole history" in t for t in lines), lines[-20:]
+    finally:
+        await rig.stop()
