@@ -75,6 +75,19 @@ class DaemonTools:
         msgs = self.d.act(lambda c, now: c.take_unread(self.agent))
         return [f"{m.sender}: {m.text}" for m in msgs]
 
+    def pending(self) -> list[tuple[int, str]]:
+        """The agent's unread messages as ``(message id, "from: text")``, left unread (a remote turn
+        marks read only what its node confirms it handed to the runner: :meth:`mark_read`)."""
+        if not self.is_current():
+            return []
+        mine = self.d.core.world.meta.get("unread", {}).get(self.agent, [])  # (wire dicts: the sender is "from")
+        return [(m["id"], f"{m['from']}: {m['text']}") for m in mine]
+
+    def mark_read(self, ids: list[int]) -> None:
+        """Mark the messages ``ids`` read (the node handed them to the runner); the rest stay unread."""
+        if ids and self.is_current():  # (a stale turn's reads do not count: its messages stay for the next)
+            self.d.act(lambda c, now: c.mark_read(self.agent, ids))
+
     def session_started(self, session_id: str) -> None:
         """Record the backend session id as soon as the runner learns it (e.g. the CLI's init
         message), so a turn aborted midway (pause, restart) resumes that same session.

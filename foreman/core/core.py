@@ -707,6 +707,19 @@ class Core:
         self._emit(Change("meta", "unread", None, key=agent))
         return [Message.model_validate(m) for m in mine]
 
+    def mark_read(self, agent: str, ids: Iterable[int]) -> None:
+        """Mark only the messages ``ids`` of ``agent``'s unread ones read; the others stay unread,
+        in order (a remote turn confirms what its runner read). Unknown ids are ignored. Raises NotFound."""
+        self.agent(agent)
+        ids = set(ids)
+        mine = self.world.meta.get("unread", {}).get(agent, [])
+        if not any(m["id"] in ids for m in mine):
+            return
+        self._emit(Change("meta", "unread", None, key=agent))
+        for m in mine:
+            if m["id"] not in ids:
+                self._emit(Change("meta", "unread", m, key=agent))
+
     def peek_unread(self, agent: str) -> int:
         """Return how many unread messages ``agent`` has."""
         return len(self.world.meta.get("unread", {}).get(agent, []))

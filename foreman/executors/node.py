@@ -17,8 +17,11 @@ Events (``kind`` and fields):
 * ``ask`` - ``id``, ``what`` (``call`` or ``permit``) and its arguments; answered through
   :meth:`NodeWorker.answer`;
 * ``tick`` - the heartbeat (at least every ``heartbeat`` seconds);
-* ``unread`` - the runner read its messages: the daemon delivers the next ones (:meth:`NodeWorker.deliver`);
+* ``unread`` - ``read``: the ids of the delivered messages the runner just took (the daemon marks
+  only those read); the daemon delivers the next ones (:meth:`NodeWorker.deliver`);
 * ``commit`` - a :class:`~.bundles.Shipment` (as a dict) after the branch moved;
+* ``full`` - ``why``: this node lacks the history the bundle builds on; the daemon sends the
+  whole history and starts the turn again (the stream ends here);
 * ``result`` - the :class:`~foreman.backends.turns.TurnResult` fields, the final shipment and
   the delivered messages the runner never read (``unread``); or ``error`` (the node is fine,
   the Foreman's own steps failed there).
@@ -32,6 +35,7 @@ import functools
 import itertools
 import logging
 import os
+import shutil
 import socket
 import tempfile
 from pathlib import Path
@@ -39,7 +43,7 @@ from typing import Any, AsyncIterator
 
 from .. import errors
 from ..backends.turns import TurnRequest, TurnResult
-from ..repos._git import git
+from ..repos._git import GitFailed, git, rev_parse
 from . import bundles
 
 logger = logging.getLogger(__name__)
@@ -71,7 +75,7 @@ class RemoteTools:
         self.turn_id = turn_id
         self._emit = emit
         self._ask = ask
-        self.inbox: list[str] = []
+        self.inbox: list[tuple[int, str]] = []
 
     async def call(self, name: str, args: dict[str, Any]) -> str:
         """Run a Foreman tool in the daemon. Raises the daemon's ForemanError subclass with its message."""
@@ -99,8 +103,8 @@ class RemoteTools:
         """Return and clear the messages the daemon delivered since the last call, and ask the
         daemon for the ones that arrived since (they are here by the runner's next call)."""
         out, self.inbox = self.inbox, []
-        self._emit({"kind": "unread"})
-        return out
+        self._emit({"kind": "unread", "read": [i for i, _ in out]})
+        return [line for _, line in out]
 
     def session_started(self, session_id: str) -> None:
         """Tell the daemon the backend session id."""
@@ -124,6 +128,12 @@ def _local_runner(settings: Any, profile: str | None) -> Any:
     from ..backends.local.runner import LocalRunner
 
     return LocalRunner(settings, profile=profile)
+
+
+class NeedFull(Exception):
+    """This node cannot take the shipment: its repository lacks the history the bundle builds on
+    (its temporary folder was cleaned, its repository damaged). It asks the daemon for the whole
+    history (a ``full`` event); its own set of known commits is cleared."""
 
 
 class NodeWorker:
@@ -161,10 +171,11 @@ class NodeWorker:
         if fut is not None and not fut.done():
             fut.set_result((ok, value))
 
-    async def deliver(self, turn_id: str, lines: list[str]) -> None:
-        """Unread messages for the agent's running turn (its runner picks them up with ``unread()``)."""
+    async def deliver(self, turn_id: str, messages: list[tuple[int, str]]) -> None:
+        """Unread messages ``(id, line)`` for the agent's running turn (its runner picks them up with
+        ``unread()``, which confirms their ids to the daemon)."""
         if (t := self.tools.get(turn_id)) is not None:
-            t.inbox.extend(lines)
+            t.inbox.extend((int(i), str(line)) for i, line in messages)
 
     async def abort(self, turn_id: str) -> None:
         """Abort a running turn and wait until its runner stopped (it kills what it started)."""
@@ -177,20 +188,49 @@ class NodeWorker:
         return await self._shipment(self.root / "wt" / task, branch, wip=True)
 
     # ------------------------------------------------------------------ state
-    async def _sync(self, task: str, branch: str, ship: dict[str, Any]) -> Path:
-        """Bring the task's worktree on this node to the daemon's state; return its path."""
+    async def _broken(self, wt: Path) -> str | None:
+        """Why the existing worktree ``wt`` cannot be used (None: it can): its ``.git`` link is
+        gone, or git fails there (a corrupt index: ``git status`` reads it, git-status(1))."""
+        if not (wt / ".git").is_file():
+            return "its .git link is missing"
+        try:
+            top = (await git("rev-parse", "--show-toplevel", cwd=wt)).text
+            await git("status", "--porcelain", "-uno", cwd=wt)
+        except GitFailed as exc:
+            return f"git fails there ({(str(exc).strip().splitlines() or ['?'])[-1][:200]})"
+        if Path(top).resolve() != wt.resolve():
+            return f"git sees {top} there instead"
+        return None
+
+    async def _sync(self, task: str, branch: str, ship: dict[str, Any]) -> tuple[Path, str | None]:
+        """Bring the task's worktree on this node to the daemon's state; return its path and, when
+        it was found broken and rebuilt from the bundles this node has, a line saying so."""
         if not self.repo.exists():
             self.root.mkdir(parents=True, exist_ok=True)
             await git("init", "-q", "--bare", self.repo, cwd=self.root)
-        if ship.get("bundle"):
-            await bundles.unbundle(self.repo, ship["bundle"])
+        try:
+            if ship.get("bundle"):
+                await bundles.unbundle(self.repo, ship["bundle"])
+            missing = [x for x in (ship["tip"], ship.get("base")) if x and not await rev_parse(self.repo, f"{x}^{{commit}}")]
+        except GitFailed as exc:
+            missing = [(str(exc).strip().splitlines() or ["?"])[-1][:200]]
+        if missing:  # start over from the whole history (other tasks' worktrees are rebuilt when found broken)
+            self.have.clear()
+            shutil.rmtree(self.repo, ignore_errors=True)
+            raise NeedFull(f"its repository lacks {', '.join(missing)}")
         self.have.update(x for x in (ship["tip"], ship.get("base")) if x)
         wt = self.root / "wt" / task
+        note = None
+        if wt.exists() and (why := await self._broken(wt)) is not None:
+            shutil.rmtree(wt, ignore_errors=True)
+            await git("worktree", "prune", cwd=self.repo)  # (forget its registration, so add can check the branch out again)
+            note = f"the worktree of {task} on this node was broken ({why}); rebuilt from the bundles it has"
+            logger.warning("%s", note)
         if not (wt / ".git").exists():
             wt.parent.mkdir(parents=True, exist_ok=True)
             await git("worktree", "add", "-q", "-f", "-B", branch, wt, ship["tip"], cwd=self.repo)
         await bundles.settle(wt, ship["tip"], ship.get("wip") or b"")
-        return wt
+        return wt, note
 
     async def _shipment(self, wt: Path, branch: str, *, wip: bool) -> dict[str, Any]:
         tip = await bundles.head(wt)
@@ -218,7 +258,13 @@ class NodeWorker:
 
     async def _turn(self, spec: dict[str, Any], ship: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         yield {"kind": "hello", "node": await self.where()}
-        wt = await self._sync(spec["task"], spec["branch"], ship)
+        try:
+            wt, note = await self._sync(spec["task"], spec["branch"], ship)
+        except NeedFull as exc:
+            yield {"kind": "full", "why": str(exc)}
+            return
+        if note:
+            yield {"kind": "log", "text": note, "log_kind": "info"}
         if not self._preflighted:  # the model service as this node sees it
             try:
                 await self.runner.preflight()
@@ -266,7 +312,7 @@ class NodeWorker:
             except Exception as exc:  # noqa: BLE001 - the daemon reports it like a local runner bug
                 logger.exception("turn %s failed on this node", turn_id)
                 res = TurnResult(ok=False, error=f"internal error on the node: {type(exc).__name__}: {exc}")
-            yield {"kind": "result", "result": dataclasses.asdict(res), "unread": tools.inbox,
+            yield {"kind": "result", "result": dataclasses.asdict(res), "unread": [line for _, line in tools.inbox],
                    "ship": await self._shipment(wt, spec["branch"], wip=True)}
         finally:
             if not runner.done():
@@ -281,9 +327,11 @@ class NodeWorker:
         from ..repos import ci
 
         try:
-            wt = await self._sync(spec["task"], spec["branch"], ship)
+            wt, _ = await self._sync(spec["task"], spec["branch"], ship)  # (a rebuild is in the node's log)
             res = await ci.run_ci(spec["command"], cwd=wt, env=self._env(spec["agent"], wt, spec.get("env") or {}),
                                   timeout=spec["timeout"], sandbox=spec.get("sandbox"))
+        except NeedFull as exc:
+            return {"node": await self.where(), "full": str(exc)}
         except Exception as exc:  # noqa: BLE001 - as text (see run_turn)
             logger.exception("CI of %s failed to run on this node", spec.get("task"))
             return {"node": await self.where(), "error": f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"}

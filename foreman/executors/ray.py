@@ -219,6 +219,8 @@ class RayExecutor:
             placed(w.label)
         stream = w.handle.run_turn.remote(spec, ship)
         asks: set[asyncio.Task[Any]] = set()
+        resent = False
+        sent: set[int] = set()  # messages delivered to the node, not yet confirmed read (they stay unread)
         node_wt, here = "", str(place.worktree)
         timeout = max(3 * self.heartbeat, FIRST_EVENT_GRACE)
         try:
@@ -229,9 +231,13 @@ class RayExecutor:
                     node_wt = str(ev["node"]["root"]) + f"/wt/{place.task}"
                 elif kind == "tick":
                     timeout = 3 * self.heartbeat
-                elif kind == "unread":
-                    if lines := tools.unread():
-                        w.handle.deliver.remote(request.turn_id, lines)
+                elif kind == "unread":  # only what the node confirms is marked read (never lost with it)
+                    read = [int(i) for i in ev.get("read") or []]
+                    tools.mark_read(read)
+                    sent.difference_update(read)
+                    if new := [(i, line) for i, line in tools.pending() if i not in sent]:
+                        sent.update(i for i, _ in new)
+                        w.handle.deliver.remote(request.turn_id, new)
                 elif kind == "log":
                     tools.log(_map_paths(ev["text"], node_wt, here), kind=ev["log_kind"])
                 elif kind == "activity":
@@ -245,14 +251,25 @@ class RayExecutor:
                 elif kind == "commit":
                     await self._incoming(w, place, ev["ship"])
                     record["bytes_in"] += len(ev["ship"]["bundle"] or b"")
+                elif kind == "full":  # the node lost the history the bundle builds on: send it whole, once
+                    if resent:
+                        raise BackendError(f"the turn failed on {w.label}: it cannot take the task's history ({ev['why']})")
+                    resent = True
+                    tools.log(f"{w.label} {ev['why']}; sending it the task's whole history", kind="info")
+                    w.have.clear()
+                    ship = await self._outgoing(w, place)
+                    record["bytes_out"] += len(ship["bundle"] or b"") + len(ship["wip"])
+                    stream = w.handle.run_turn.remote(spec, ship)
+                    timeout = max(3 * self.heartbeat, FIRST_EVENT_GRACE)
                 elif kind == "error":
                     raise BackendError(f"the turn failed on {w.label}: {ev['error']}")
                 elif kind == "result":
                     await self._incoming(w, place, ev["ship"])
                     record["bytes_in"] += len(ev["ship"]["bundle"] or b"") + len(ev["ship"]["wip"])
                     record["seconds"] = time.monotonic() - record["started"]
-                    for line in ev.get("unread") or []:  # taken from the core for the turn, never read by it
-                        tools.log(f"message delivered after the turn's last read: {line}", kind="info")
+                    if left := ev.get("unread") or []:  # delivered, never read: unread for the next turn
+                        tools.log(f"{len(left)} message(s) reached the node after the turn's last read; "
+                                  "they stay unread for the agent's next turn", kind="info")
                     return TurnResult(**ev["result"])
         except asyncio.CancelledError:
             await self._recall(w, place, request.turn_id)
@@ -293,9 +310,10 @@ class RayExecutor:
             logger.warning("could not answer the node (%s); its turn will be reported lost", _why(exc))
 
     async def run_ci(self, command: list[str] | str, *, place: Place, env: Mapping[str, str], timeout: float,
-                     sandbox: Any = None, on_start: Callable[[int], None] | None = None) -> Any:
+                     sandbox: Any = None, on_start: Callable[[int], None] | None = None, whole: bool = False) -> Any:
         """Run the task's CI on the agent's actor. ``on_start`` is not called: the process is the
-        node's, never one the daemon could find after a restart. Raises NodeLost."""
+        node's, never one the daemon could find after a restart. ``whole``: this is the second try
+        after the node asked for the whole history. Raises NodeLost."""
         from ..repos.ci import CIResult
 
         agent = place.agent
@@ -323,13 +341,19 @@ class RayExecutor:
             raise NodeLost(w.label, _why(exc)) from exc
         finally:
             run.cancel()
+        if "full" in out:  # its history was gone: once more with all of it (a second time is an error)
+            if whole:
+                raise BackendError(f"CI failed to run on {w.label}: it cannot take the task's history ({out['full']})")
+            logger.info("%s %s; sending it the task's whole history", w.label, out["full"])
+            w.have.clear()
+            return await self.run_ci(command, place=place, env=env, timeout=timeout, sandbox=sandbox, whole=True)
         record["seconds"] = time.monotonic() - record["started"]
         if "error" in out:
             raise BackendError(f"CI failed to run on {w.label}: {out['error']}")
         return CIResult(**out["result"])
 
     async def close(self) -> None:
-        """Kill this daemon's actors (their nodes' folders go with their temporary folders); leave a
+        """Kill this daemon's actors (their folders stay in their nodes' temporary folders); leave a
         cluster this daemon joined, stop one it started."""
         for agent, w in list(self.workers.items()):
             self._drop(agent, w)

@@ -329,3 +329,67 @@ async def test_a_failure_of_the_foremans_code_on_a_live_node_blocks_the_task_ins
         assert [p["what"] for p in rig.backend.executor.placements] == ["turn"]  # not rescheduled
     finally:
         await rig.stop()
+
+
+def ends_before_reading(flag: Path):
+    """First turn: once the test sent its message (``flag`` exists), ask for messages once (the
+    daemon delivers it to the node) and end before reading it. Later turns: commit what they got."""
+    async def script(req: TurnRequest, tools: Any):
+        seen = flag.with_suffix(".first")
+        if not seen.exists():
+            seen.write_text("1")
+            for _ in range(900):
+                if flag.exists():
+                    break
+                await asyncio.sleep(0.1)
+            tools.unread()  # nothing yet: the daemon now sends the message to the node
+            await asyncio.sleep(3)  # it arrives in the node's inbox; the turn ends without reading it
+            return done()
+        lines = [req.prompt, *tools.unread()]
+        await write_and_commit(req, "inbox.txt", "\n".join(lines) + "\n", "inbox")
+        await tools.call("update_task", {"status": "review"})
+        return done()
+    return script
+
+
+async def test_a_message_delivered_to_a_node_but_never_read_stays_unread_for_the_next_turn(
+        tmp_path: Path, ray_nodes: Nodes) -> None:
+    flag = tmp_path / "sent"
+    rig = ScriptedRig.worker(tmp_path, ends_before_reading(flag), ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("Listen late", assignee="kit")
+        await wait_for(lambda: flag.with_suffix(".first").exists(), 90, "kit's first turn on a node")
+        await rig.c.ok({"type": "message.send", "to": "kit", "text": "use tabs, please"})
+        flag.write_text("1")
+        await wait_for(lambda: rig.open_decision("t1") is not None, 120, "the merge decision")
+        assert "use tabs, please" in git(rig.worktree("kit", "t1"), "show", "HEAD:inbox.txt"), "\n".join(rig.c.feed())
+    finally:
+        await rig.stop()
+
+
+async def commits_its_task(req: TurnRequest, tools: Any):
+    await write_and_commit(req, f"{req.task}.txt", f"{req.task}\n", req.task or "work")
+    await tools.call("update_task", {"status": "review"})
+    return done()
+
+
+async def test_a_node_that_lost_its_repository_gets_the_whole_history_and_the_turn_proceeds(
+        tmp_path: Path, ray_nodes: Nodes) -> None:
+    import shutil
+
+    rig = ScriptedRig.worker(tmp_path, commits_its_task, ray_address=ray_nodes.address, **RAY)
+    await rig.start()
+    try:
+        rig.task("First", assignee="kit")
+        await wait_for(lambda: rig.open_decision("t1") is not None, 90, "t1's merge decision")
+        w = rig.backend.executor.workers["kit"]
+        shutil.rmtree(Path(w.node["root"]) / "repo.git")  # (the node's temporary folder was cleaned)
+        rig.task("Second", assignee="kit")
+        await wait_for(lambda: rig.open_decision("t2") is not None, 90, "t2's merge decision")
+        assert rig.backend.executor.workers["kit"] is w  # the same actor: not a loss
+        assert git(rig.worktree("kit", "t2"), "show", "HEAD:t2.txt") == "t2\n"
+        lines = [line.text for line in rig.world.logs.get("kit", [])]
+        assert any("whole history" in t for t in lines), lines[-20:]
+    finally:
+        await rig.stop()
