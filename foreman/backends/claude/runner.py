@@ -17,7 +17,6 @@ next turn waits for it (:meth:`ClaudeRunner.wait_clean`), so two CLIs never shar
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import os
 import shutil
@@ -25,9 +24,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from ... import procs
 from ...errors import BackendError
 from ...procs import ProcRef
 from ..turns import AgentTools, TurnRequest, TurnResult, hand_over_cancelled
@@ -230,4 +227,3 @@ class ClaudeRunner:
             self._wrapper = None
 
 
-_PIDFILES = itertools.count(1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import logging
 import time
 from dataclasses import replace
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from .runner import ClaudeRunner
 
 logger = logging.getLogger(__name__)
+
+_PIDFILES = itertools.count(1)
+"""Numbers the turns' pid files in a runner's wrapper folder."""
 
 
 class ClaudeTurn:
