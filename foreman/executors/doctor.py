@@ -12,6 +12,8 @@ import platform
 import subprocess
 from typing import Any
 
+from . import ray_head_unreachable
+
 Check = tuple[bool, str, str]
 
 NODE_TIMEOUT = 60.0
@@ -37,6 +39,9 @@ def ray_checks(settings: Any) -> list[Check]:
     address = settings.ray_address
     if not address:
         return [(True, "no --ray-address: the Foreman starts a Ray cluster on this machine", "")]
+    unreachable = ray_head_unreachable(address)  # (ray.init would retry for minutes)
+    if unreachable:
+        return [(False, *unreachable)]
     out: list[Check] = []
     joined = not ray.is_initialized()
     try:
