@@ -17,6 +17,7 @@ always run locally: they read the user's checkout, which only the daemon's machi
 
 from __future__ import annotations
 
+import logging
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,8 @@ from typing import Any, Callable, Mapping, Protocol
 
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ConfigError
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -201,3 +204,25 @@ def ray_head_unreachable(address: str | None, timeout: float = HEAD_TIMEOUT) -> 
         return (f"no Ray head answers at {hostport} ({exc.strerror or type(exc).__name__})",
                 f"start one with `ray start --head --port {port}`, or drop --ray-address to let the "
                 f"Foreman start a one-machine cluster")
+
+
+def preflight(settings: Any) -> None:
+    """What ``foreman start`` checks of ``--executor`` before it writes any state.
+
+    ``--executor ray`` with the sim backend logs one warning (:data:`SIM_IGNORES_EXECUTOR`: the
+    sim's scripted team never uses an executor) and the start goes on. With ``--ray-address``,
+    a head must answer there (:func:`ray_head_unreachable`, a few seconds), else the start stops.
+
+    Raises:
+        BackendError: nobody answers at ``--ray-address``; the message names it and the fix.
+    """
+    if (getattr(settings, "executor", None) or "local") != "ray":
+        return
+    if getattr(settings, "backend", None) == "sim":
+        logger.warning(SIM_IGNORES_EXECUTOR)
+        return
+    address = getattr(settings, "ray_address", None)
+    unreachable = ray_head_unreachable(address)
+    if unreachable:
+        problem, fix = unreachable
+        raise BackendError(f"--ray-address {address}: {problem}; {fix}")
