@@ -500,6 +500,9 @@ class Daemon:
                         f"port {self.settings.port} is already in use: another Foreman may be running "
                         f"(see {self.settings.home / 'foreman.json'}); stop it or start with --port N"
                     ) from None
+        from .executors import preflight as executor_preflight
+
+        await asyncio.to_thread(executor_preflight, self.settings)  # (--executor ray: the head answers)
         if self.backend is None:
             from .backends import make_backend
 

@@ -78,8 +78,8 @@ def run_doctor(settings: Settings) -> int:
     if settings.executor == "ray":
         from .executors.doctor import ray_checks
 
-        for ok, what, fix in ray_checks(settings):
-            check(ok, what, fix)
+        for one in ray_checks(settings):
+            check(*one)
     if problems:
         print(f"{problems} problem(s)" + (f", {warnings} warning(s)" if warnings else ""))
     else:

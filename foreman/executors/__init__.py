@@ -17,12 +17,16 @@ always run locally: they read the user's checkout, which only the daemon's machi
 
 from __future__ import annotations
 
+import logging
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ConfigError
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -153,3 +157,72 @@ def of(conductor: Any) -> Executor:
     if ex is None:
         ex = conductor.executor = from_settings(conductor.settings)
     return ex
+
+
+RAY_DEFAULT_PORT = 6379
+"""The port of a Ray head's GCS when an address names none (Ray's ``ray start --head`` default)."""
+
+HEAD_TIMEOUT = 3.0
+"""Seconds a TCP connection to the Ray head may take before we say nobody answers."""
+
+SIM_IGNORES_EXECUTOR = ("--executor ray applies to the claude and local backends; "
+                        "the sim runs its team in the daemon (the executor is not used)")
+"""What ``foreman start`` and ``foreman doctor`` say for ``--backend sim --executor ray``."""
+
+
+def ray_head_unreachable(address: str | None, timeout: float = HEAD_TIMEOUT) -> tuple[str, str] | None:
+    """Check with one plain TCP connection that a Ray head answers at ``address``.
+
+    ``ray.init(address=...)`` against a port nobody listens on retries for minutes (and ignores
+    SIGTERM meanwhile); this check fails in ``timeout`` seconds instead.
+
+    Args:
+        address: ``host:port`` or ``ray://host:port`` (``--ray-address``); ``None``, ``""`` and
+            ``auto`` are not checked (Ray finds or starts the cluster itself). A bare host means
+            port 6379 (Ray's default head port).
+        timeout: seconds for the connection.
+
+    Returns:
+        None when something accepts the connection, else ``(problem, fix)``: what is wrong
+        (``no Ray head answers at host:port (...)``) and how to fix it (naming ``--ray-address``).
+    """
+    if not address or address == "auto":
+        return None
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port_text = hostport.rpartition(":")
+    if not sep:
+        host, port_text = hostport, str(RAY_DEFAULT_PORT)
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        return (f"--ray-address {address!r} is not host:port", "pass the head's host:port, e.g. --ray-address 127.0.0.1:6379")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return (f"no Ray head answers at {hostport} ({exc.strerror or type(exc).__name__})",
+                f"start one with `ray start --head --port {port}`, or drop --ray-address to let the "
+                f"Foreman start a one-machine cluster")
+
+
+def preflight(settings: Any) -> None:
+    """What ``foreman start`` checks of ``--executor`` before it writes any state.
+
+    ``--executor ray`` with the sim backend logs one warning (:data:`SIM_IGNORES_EXECUTOR`: the
+    sim's scripted team never uses an executor) and the start goes on. With ``--ray-address``,
+    a head must answer there (:func:`ray_head_unreachable`, a few seconds), else the start stops.
+
+    Raises:
+        BackendError: nobody answers at ``--ray-address``; the message names it and the fix.
+    """
+    if (getattr(settings, "executor", None) or "local") != "ray":
+        return
+    if getattr(settings, "backend", None) == "sim":
+        logger.warning(SIM_IGNORES_EXECUTOR)
+        return
+    address = getattr(settings, "ray_address", None)
+    unreachable = ray_head_unreachable(address)
+    if unreachable:
+        problem, fix = unreachable
+        raise BackendError(f"--ray-address {address}: {problem}; {fix}")

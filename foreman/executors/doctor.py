@@ -12,7 +12,9 @@ import platform
 import subprocess
 from typing import Any
 
-Check = tuple[bool, str, str]
+from . import SIM_IGNORES_EXECUTOR, ray_head_unreachable
+
+Check = tuple[Any, ...]  # (ok, what, fix) or (ok, what, fix, warning): a failed warning is not a problem
 
 NODE_TIMEOUT = 60.0
 """Seconds to wait for one node's answer."""
@@ -29,7 +31,20 @@ def probe() -> dict[str, Any]:
 
 
 def ray_checks(settings: Any) -> list[Check]:
-    """The checks of ``--executor ray`` (joins the cluster for the time of the checks)."""
+    """The checks of ``--executor ray`` (joins the cluster for the time of the checks).
+
+    With the sim backend a warning says the executor is not used (its scripted team runs in the
+    daemon); the cluster named by ``--ray-address`` is still checked. A head that does not
+    answer a TCP connection in a few seconds is a FAIL at once (``ray.init`` would retry for
+    minutes). Each check is ``(ok, what, fix)`` or ``(ok, what, fix, warning)``.
+    """
+    out: list[Check] = []
+    if settings.backend == "sim":  # (warn, and still check the cluster the user named)
+        out.append((False, SIM_IGNORES_EXECUTOR, "use --backend claude or local to run workers on the cluster", True))
+    return out + _cluster_checks(settings)
+
+
+def _cluster_checks(settings: Any) -> list[Check]:
     if importlib.util.find_spec("ray") is None:
         return [(False, "ray installed (--executor ray)", "install the ray extra: pip install '.[ray]' in the Foreman checkout")]
     import ray
@@ -37,6 +52,9 @@ def ray_checks(settings: Any) -> list[Check]:
     address = settings.ray_address
     if not address:
         return [(True, "no --ray-address: the Foreman starts a Ray cluster on this machine", "")]
+    unreachable = ray_head_unreachable(address)  # (ray.init would retry for minutes)
+    if unreachable:
+        return [(False, *unreachable)]
     out: list[Check] = []
     joined = not ray.is_initialized()
     try:

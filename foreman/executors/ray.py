@@ -31,7 +31,7 @@ from .. import procs
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ForemanError
 from ..repos._git import rev_parse
-from . import LocalExecutor, NodeLost, Place, bundles
+from . import LocalExecutor, NodeLost, Place, bundles, ray_head_unreachable
 from .node import NodeWorker, portable
 
 logger = logging.getLogger(__name__)
@@ -111,6 +111,16 @@ class RayExecutor:
                 await self._init()
 
     async def _init(self) -> None:
+        """Join (``--ray-address``) or start the Ray cluster.
+
+        Raises:
+            BackendError: nobody answers at ``--ray-address`` (a TCP check of a few seconds first:
+                ``ray.init`` would retry for minutes), or ``ray.init`` failed.
+        """
+        unreachable = await asyncio.to_thread(ray_head_unreachable, self.address)
+        if unreachable:
+            problem, fix = unreachable
+            raise BackendError(f"cannot join the Ray cluster of --ray-address {self.address}: {problem}; {fix}")
         kw: dict[str, Any] = {"address": self.address, "log_to_driver": False, "logging_level": logging.WARNING}
         if not self.address:
             kw["include_dashboard"] = False
