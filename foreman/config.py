@@ -20,7 +20,9 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, get_args
+
+from protocol.entities import DecisionKind
 
 from .core.roster import DEFAULT_WORKER_NAMES
 from .errors import ConfigError
@@ -43,6 +45,38 @@ def _list(value: Any) -> list[str]:
     return [v.strip() for v in str(value).split(",") if v.strip()]
 
 
+def _whole(value: Any) -> int:
+    """A whole number: an int, an integral float (``3.0`` from JSON) or its digits as text.
+
+    Raises:
+        ValueError: for ``1.5``, ``true``, ``"abc"`` and the like (``int()`` would truncate or
+            leak its own message).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"must be a whole number, not {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ValueError(f"must be a whole number, not {value!r}") from None
+
+
+DECISION_KINDS: tuple[str, ...] = get_args(DecisionKind)
+"""Decision kinds ``auto_answer`` may name (``protocol.entities.DecisionKind``)."""
+
+
+def _auto_answer(value: Any) -> list[str]:
+    kinds = [k.lower() for k in _list(value)]
+    bad = [k for k in kinds if k not in DECISION_KINDS]
+    if bad:
+        raise ValueError(f"unknown decision kind {', '.join(map(repr, bad))}; "
+                         f"allowed: {', '.join(DECISION_KINDS)} (comma-separated)")
+    return kinds
+
+
 def _choice(*allowed: str) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if str(value) not in allowed:
@@ -52,7 +86,7 @@ def _choice(*allowed: str) -> Callable[[Any], str]:
 
 
 def _port(value: Any) -> int:
-    port = int(value)
+    port = _whole(value)
     if not 0 <= port <= 65535:
         raise ValueError(f"a port is 0..65535 (0 picks a free one), got {port}")
     return port
@@ -159,20 +193,20 @@ OPTIONS: tuple[Option, ...] = (
     Option("reset", _bool, False, "wipe this profile's state first", kind="bool"),
     Option("allow_browser_origins", _bool, False, "accept WebSocket requests from browsers (development only)", kind="bool"),
     Option("auth", _bool, True, "clients must present the profile's token from foreman.json (--no-auth: any local process, an agent's included, may read and steer)", kind="bool"),
-    Option("repo_poll_ms", _positive(int), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
+    Option("repo_poll_ms", _positive(_whole), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
     Option("merge_style", _choice("merge", "squash"), "merge", "approved merges: a merge commit, or one squashed commit"),
     Option("sign_merges", _bool, True, "sign approved merge commits when your git config signs", kind="bool"),
     Option("keep_worktrees", _bool, False, "keep a task's worktree folder after its merge or reject (its branch is always kept)", kind="bool"),
     Option("notify", _bool, None, "desktop notification when you are needed (default: on for real backends, off for sim)", kind="bool"),
     Option("toast_silent", _bool, False, "desktop notifications without sound", kind="bool"),
-    Option("max_concurrent", _positive(int), 3, "workers running at once"),
+    Option("max_concurrent", _positive(_whole), 3, "workers running at once"),
     Option("ci", str, None, "test command run after each task (default: detected)"),
     Option("ci_timeout", _positive(float), 600.0, "seconds before a CI run is killed with its whole process tree"),
     Option("speed", _positive(float), 1.0, "sim: time multiplier (higher is faster)"),
-    Option("seed", int, 7, "sim: random seed for the ambient chatter"),
+    Option("seed", _whole, 7, "sim: random seed for the ambient chatter"),
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
     Option("ambient", _bool, True, "sim: idle chatter between beats and replies to your messages", kind="bool"),
-    Option("auto_answer", _list, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
+    Option("auto_answer", _auto_answer, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
     Option("sandbox", str, None, "sim: folder for the demo repositories (default: the checkout's sandbox/, else <home>/sandbox)"),
     Option("showcase", _choice("", "busy", "late"), "", "sim: hold a static showcase state (busy, or late)", kind="optional", const="busy"),
     Option("workers", _workers, ["3"], "team: a size 1..100 (the first N of juniper,kit,wren,rowan,tove; "
@@ -185,9 +219,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("lead_backend", _choice("", "claude", "local"), "", "the lead's backend in a mixed team (default: --backend)"),
     Option("worker_backend", _choice("", "claude", "local"), "", "the workers' backend in a mixed team (default: --backend)"),
     Option("effort", _choice("", "low", "medium", "high", "max"), "", "claude: reasoning effort"),
-    Option("max_turns", _positive(int), None, "cap on model round trips per turn for every agent (overrides the two below)"),
-    Option("max_turns_lead", _positive(int), 40, "cap on model round trips per lead turn"),
-    Option("max_turns_worker", _positive(int), 80, "cap on model round trips per worker turn"),
+    Option("max_turns", _positive(_whole), None, "cap on model round trips per turn for every agent (overrides the two below)"),
+    Option("max_turns_lead", _positive(_whole), 40, "cap on model round trips per lead turn"),
+    Option("max_turns_worker", _positive(_whole), 80, "cap on model round trips per worker turn"),
     Option("max_budget", _opt_budget, None, "claude: cap in USD per turn"),
     Option("budget_goal", _opt_budget, None, "cap in USD per goal: no new turn starts past it until you raise it"),
     Option("budget_task", _opt_budget, None, "cap in USD per task: no new turn starts past it until you raise it"),

@@ -322,3 +322,47 @@ def test_good_budgets_and_agent_sections_are_kept(tmp_path: Path) -> None:
     s = resolve({"home": str(tmp_path)}, {})
     assert (s.budget_goal, s.budget_day, s.budget_task) == (2.5, 10.0, None)
     assert s.sections["agents"] == {"kit": {"backend": "local", "model": "m"}}
+
+
+@pytest.mark.parametrize("flags,env,file,where", [
+    ({"auto_answer": "bogus"}, {}, {}, "--auto-answer"),
+    ({}, {"AGENTCRAFT_AUTO_ANSWER": "merge,bogus"}, {}, "AGENTCRAFT_AUTO_ANSWER"),
+    ({}, {}, {"autoAnswer": "merge,everything"}, "config.json: autoAnswer"),
+    ({}, {}, {"autoAnswer": ["permission", "nope"]}, "config.json: autoAnswer"),
+])
+def test_unknown_auto_answer_kind_names_the_key_and_the_allowed_kinds(
+        tmp_path: Path, flags: dict, env: dict, file: dict, where: str) -> None:
+    _file(tmp_path, file)
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path), **flags}, env)
+    assert where in info.value.message
+    for kind in ("merge", "permission", "question"):
+        assert kind in info.value.message.split("allowed:")[1]
+
+
+def test_auto_answer_accepts_the_decision_kinds(tmp_path: Path) -> None:
+    s = resolve({"home": str(tmp_path), "auto_answer": "Merge, question"}, {})
+    assert s.auto_answer == ["merge", "question"]
+    _file(tmp_path, {"autoAnswer": ["permission"]})
+    assert resolve({"home": str(tmp_path)}, {}).auto_answer == ["permission"]
+
+
+@pytest.mark.parametrize("flags,env,file,where", [
+    ({}, {}, {"seed": 1.5}, "config.json: seed"),
+    ({}, {}, {"seed": True}, "config.json: seed"),
+    ({"seed": "1.5"}, {}, {}, "--seed"),
+    ({}, {"AGENTCRAFT_MAX_CONCURRENT": "2.5"}, {}, "AGENTCRAFT_MAX_CONCURRENT"),
+    ({}, {}, {"port": 80.5}, "config.json: port"),
+])
+def test_whole_number_settings_refuse_fractions(tmp_path: Path, flags: dict, env: dict, file: dict, where: str) -> None:
+    _file(tmp_path, file)
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path), **flags}, env)
+    assert where in info.value.message and "must be a whole number" in info.value.message
+
+
+def test_whole_number_settings_accept_integers(tmp_path: Path) -> None:
+    _file(tmp_path, {"seed": 3.0, "maxConcurrent": 2})
+    s = resolve({"home": str(tmp_path)}, {"AGENTCRAFT_PORT": " 9001 "})
+    assert (s.seed, s.max_concurrent, s.port) == (3, 2, 9001)
+    assert isinstance(s.seed, int)
