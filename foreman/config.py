@@ -18,6 +18,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, get_args
@@ -328,10 +329,10 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
     backend_hint = (flags.get("backend") or env.get("AGENTCRAFT_BACKEND") or home_file.top.get("backend")
                     or BY_KEY["backend"].default)
     if flags.get("profile"):
-        profile, sources["profile"] = str(flags["profile"]), "flag"
+        profile, sources["profile"] = check_profile(str(flags["profile"]), "--profile"), "flag"
     elif env.get("AGENTCRAFT_PROFILE"):
-        profile, sources["profile"] = env["AGENTCRAFT_PROFILE"], "env"
-    else:
+        profile, sources["profile"] = check_profile(env["AGENTCRAFT_PROFILE"], "AGENTCRAFT_PROFILE"), "env"
+    else:  # the backend's name: a bad backend is refused below, before anything is created
         profile, sources["profile"] = str(backend_hint), "default"
     profile_file = _read_file(home / profile / "config.json")
     if env.get("FOREMAN_URL") and not env.get("AGENTCRAFT_URL"):
@@ -365,6 +366,28 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
 
     team_of(settings)  # --workers and --worker-names must fit together (the error names both)
     return settings
+
+
+PROFILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+"""Letters, digits, ``-``, ``_`` and ``.``; ``.`` and ``..`` alone are refused (see :func:`check_profile`)."""
+
+
+def check_profile(name: str, where: str) -> str:
+    """Return ``name`` if it is a plain folder name for ``<home>/<name>``.
+
+    Args:
+        name: the profile as given.
+        where: the flag or variable it came from, named in the error.
+
+    Raises:
+        ConfigError: for an empty name, ``.``, ``..``, a ``/`` or any other character, so a
+            profile can neither leave the home (``../escape``) nor nest folders (``a/b``).
+    """
+    if not PROFILE_NAME.fullmatch(name) or name in (".", ".."):
+        raise ConfigError(f"{where}: {name!r} is not a profile name. Use a plain name of letters, digits, "
+                          "'-', '_' and '.' (not '.' or '..', no '/'), e.g. --profile work; "
+                          "its state lives in <home>/<name>.")
+    return name
 
 
 def _pick(opt: Option, values: dict[str, Any], sources: dict[str, str],

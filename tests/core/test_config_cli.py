@@ -366,3 +366,30 @@ def test_whole_number_settings_accept_integers(tmp_path: Path) -> None:
     s = resolve({"home": str(tmp_path)}, {"AGENTCRAFT_PORT": " 9001 "})
     assert (s.seed, s.max_concurrent, s.port) == (3, 2, 9001)
     assert isinstance(s.seed, int)
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "..", ".", "/abs", "a b", "x\\y"])
+def test_profile_must_be_a_plain_name(tmp_path: Path, name: str) -> None:
+    home = tmp_path / "home"
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(home), "profile": name}, {})
+    assert "--profile" in info.value.message and "plain name" in info.value.message
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(home)}, {"AGENTCRAFT_PROFILE": name})
+    assert "AGENTCRAFT_PROFILE" in info.value.message
+
+
+def test_plain_profile_names_are_accepted(tmp_path: Path) -> None:
+    for name in ("work", "team-2", "my_profile", "v1.2", "..x"):
+        assert resolve({"home": str(tmp_path), "profile": name}, {}).profile_dir == tmp_path / name
+
+
+def test_start_with_an_escaping_profile_creates_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in ("../escape", "a/b"):
+        out = _foreman("start", "--home", str(home), "--profile", name, "--port", "0", env={"HOME": str(tmp_path / "h")})
+        assert out.returncode != 0
+        assert "--profile" in out.stderr and "plain name" in out.stderr, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+    assert list(home.iterdir()) == []
