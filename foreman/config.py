@@ -78,10 +78,22 @@ def _auto_answer(value: Any) -> list[str]:
     return kinds
 
 
+def _number(value: Any, what: str = "a number") -> float:
+    """A float from a number or its text; the error says ``must be <what>, not <value>``."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be {what}, not {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"must be {what}, not {value!r}") from None
+
+
 def _choice(*allowed: str) -> Callable[[Any], str]:
+    shown = ", ".join(a if a else "'' (empty)" for a in allowed)
+
     def check(value: Any) -> str:
         if str(value) not in allowed:
-            raise ValueError(f"expected one of {', '.join(allowed)}, got {value!r}")
+            raise ValueError(f"expected one of {shown}, got {value!r}")
         return str(value)
     return check
 
@@ -129,7 +141,7 @@ def _url(value: Any) -> str:
 
 
 def _opt_float(value: Any) -> float | None:
-    return None if value in (None, "") else float(value)
+    return None if value in (None, "") else _number(value, "a number of dollars")
 
 
 def _opt_budget(value: Any) -> float | None:
@@ -202,8 +214,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("toast_silent", _bool, False, "desktop notifications without sound", kind="bool"),
     Option("max_concurrent", _positive(_whole), 3, "workers running at once"),
     Option("ci", str, None, "test command run after each task (default: detected)"),
-    Option("ci_timeout", _positive(float), 600.0, "seconds before a CI run is killed with its whole process tree"),
-    Option("speed", _positive(float), 1.0, "sim: time multiplier (higher is faster)"),
+    Option("ci_timeout", _positive(_number), 600.0, "seconds before a CI run is killed with its whole process tree"),
+    Option("speed", _positive(_number), 1.0, "sim: time multiplier (higher is faster)"),
     Option("seed", _whole, 7, "sim: random seed for the ambient chatter"),
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
     Option("ambient", _bool, True, "sim: idle chatter between beats and replies to your messages", kind="bool"),
@@ -228,7 +240,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("budget_task", _opt_budget, None, "cap in USD per task: no new turn starts past it until you raise it"),
     Option("budget_day", _opt_budget, None, "cap in USD per UTC day for the whole team"),
     Option("lead_review", _bool, True, "the lead reviews each task before the merge decision", kind="bool"),
-    Option("turn_timeout", _positive(float), 1800.0, "seconds before a turn is aborted and its task blocked"),
+    Option("turn_timeout", _positive(_number), 1800.0, "seconds before a turn is aborted and its task blocked"),
     Option("claude_cli", str, None, "claude: the CLI executable to use instead of the SDK's bundled one"),
     Option("use_claude_login", _bool, False, "claude: use your local CLI login instead of an API key (personal use)", kind="bool"),
     Option("local_profile", str, None, "local: the named profile of the config section 'local' to use"),
@@ -239,7 +251,7 @@ OPTIONS: tuple[Option, ...] = (
            "where workers' task turns and CI run: local (this machine), ray (the nodes of a Ray cluster; the ray extra)"),
     Option("ray_address", str, None, "ray: the cluster to join (host:port of its head, or auto); default: start one on this machine"),
     Option("ray_resources", _resources, {}, "ray: what a node needs to host a worker, e.g. gpu_box=1,CPU=1 (custom resources from the cluster's config)"),
-    Option("ray_heartbeat", _positive(float), 5.0, "ray: seconds between a remote worker's heartbeats; three missed ones mean its node is lost"),
+    Option("ray_heartbeat", _positive(_number), 5.0, "ray: seconds between a remote worker's heartbeats; three missed ones mean its node is lost"),
     Option("log_level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "daemon log level"),
 )
 """Every setting of ``foreman start``."""

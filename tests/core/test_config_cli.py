@@ -393,3 +393,21 @@ def test_start_with_an_escaping_profile_creates_nothing(tmp_path: Path) -> None:
         assert "--profile" in out.stderr and "plain name" in out.stderr, out.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
     assert list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize("flags,env,file,fragment", [
+    ({"port": "abc"}, {}, {}, "--port: must be a whole number, not 'abc'"),
+    ({}, {}, {"port": "abc"}, "config.json: port: must be a whole number, not 'abc'"),
+    ({}, {}, {"budgetDay": "ten"}, "config.json: budgetDay: must be a number of dollars, not 'ten'"),
+    ({}, {"AGENTCRAFT_CI_TIMEOUT": "soon"}, {}, "AGENTCRAFT_CI_TIMEOUT: must be a number, not 'soon'"),
+    ({}, {}, {"speed": True}, "config.json: speed: must be a number, not True"),
+    ({}, {}, {"showcase": "quiet"}, "expected one of '' (empty), busy, late, got 'quiet'"),
+])
+def test_bad_value_errors_say_what_is_wanted_not_pythons_message(
+        tmp_path: Path, flags: dict, env: dict, file: dict, fragment: str) -> None:
+    _file(tmp_path, file)
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path), **flags}, env)
+    message = info.value.message
+    assert fragment in message, message
+    assert "invalid literal" not in message and "could not convert" not in message and "one of ," not in message
