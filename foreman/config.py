@@ -18,9 +18,12 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, get_args
+
+from protocol.entities import DecisionKind
 
 from .core.roster import DEFAULT_WORKER_NAMES
 from .errors import ConfigError
@@ -43,16 +46,60 @@ def _list(value: Any) -> list[str]:
     return [v.strip() for v in str(value).split(",") if v.strip()]
 
 
+def _whole(value: Any) -> int:
+    """A whole number: an int, an integral float (``3.0`` from JSON) or its digits as text.
+
+    Raises:
+        ValueError: for ``1.5``, ``true``, ``"abc"`` and the like (``int()`` would truncate or
+            leak its own message).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"must be a whole number, not {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ValueError(f"must be a whole number, not {value!r}") from None
+
+
+DECISION_KINDS: tuple[str, ...] = get_args(DecisionKind)
+"""Decision kinds ``auto_answer`` may name (``protocol.entities.DecisionKind``)."""
+
+
+def _auto_answer(value: Any) -> list[str]:
+    kinds = [k.lower() for k in _list(value)]
+    bad = [k for k in kinds if k not in DECISION_KINDS]
+    if bad:
+        raise ValueError(f"unknown decision kind {', '.join(map(repr, bad))}; "
+                         f"allowed: {', '.join(DECISION_KINDS)} (comma-separated)")
+    return kinds
+
+
+def _number(value: Any, what: str = "a number") -> float:
+    """A float from a number or its text; the error says ``must be <what>, not <value>``."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be {what}, not {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"must be {what}, not {value!r}") from None
+
+
 def _choice(*allowed: str) -> Callable[[Any], str]:
+    shown = ", ".join(a if a else "'' (empty)" for a in allowed)
+
     def check(value: Any) -> str:
         if str(value) not in allowed:
-            raise ValueError(f"expected one of {', '.join(allowed)}, got {value!r}")
+            raise ValueError(f"expected one of {shown}, got {value!r}")
         return str(value)
     return check
 
 
 def _port(value: Any) -> int:
-    port = int(value)
+    port = _whole(value)
     if not 0 <= port <= 65535:
         raise ValueError(f"a port is 0..65535 (0 picks a free one), got {port}")
     return port
@@ -94,7 +141,7 @@ def _url(value: Any) -> str:
 
 
 def _opt_float(value: Any) -> float | None:
-    return None if value in (None, "") else float(value)
+    return None if value in (None, "") else _number(value, "a number of dollars")
 
 
 def _opt_budget(value: Any) -> float | None:
@@ -159,20 +206,20 @@ OPTIONS: tuple[Option, ...] = (
     Option("reset", _bool, False, "wipe this profile's state first", kind="bool"),
     Option("allow_browser_origins", _bool, False, "accept WebSocket requests from browsers (development only)", kind="bool"),
     Option("auth", _bool, True, "clients must present the profile's token from foreman.json (--no-auth: any local process, an agent's included, may read and steer)", kind="bool"),
-    Option("repo_poll_ms", _positive(int), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
+    Option("repo_poll_ms", _positive(_whole), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
     Option("merge_style", _choice("merge", "squash"), "merge", "approved merges: a merge commit, or one squashed commit"),
     Option("sign_merges", _bool, True, "sign approved merge commits when your git config signs", kind="bool"),
     Option("keep_worktrees", _bool, False, "keep a task's worktree folder after its merge or reject (its branch is always kept)", kind="bool"),
     Option("notify", _bool, None, "desktop notification when you are needed (default: on for real backends, off for sim)", kind="bool"),
     Option("toast_silent", _bool, False, "desktop notifications without sound", kind="bool"),
-    Option("max_concurrent", _positive(int), 3, "workers running at once"),
+    Option("max_concurrent", _positive(_whole), 3, "workers running at once"),
     Option("ci", str, None, "test command run after each task (default: detected)"),
-    Option("ci_timeout", _positive(float), 600.0, "seconds before a CI run is killed with its whole process tree"),
-    Option("speed", _positive(float), 1.0, "sim: time multiplier (higher is faster)"),
-    Option("seed", int, 7, "sim: random seed for the ambient chatter"),
+    Option("ci_timeout", _positive(_number), 600.0, "seconds before a CI run is killed with its whole process tree"),
+    Option("speed", _positive(_number), 1.0, "sim: time multiplier (higher is faster)"),
+    Option("seed", _whole, 7, "sim: random seed for the ambient chatter"),
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
     Option("ambient", _bool, True, "sim: idle chatter between beats and replies to your messages", kind="bool"),
-    Option("auto_answer", _list, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
+    Option("auto_answer", _auto_answer, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
     Option("sandbox", str, None, "sim: folder for the demo repositories (default: the checkout's sandbox/, else <home>/sandbox)"),
     Option("showcase", _choice("", "busy", "late"), "", "sim: hold a static showcase state (busy, or late)", kind="optional", const="busy"),
     Option("workers", _workers, ["3"], "team: a size 1..100 (the first N of juniper,kit,wren,rowan,tove; "
@@ -185,15 +232,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("lead_backend", _choice("", "claude", "local"), "", "the lead's backend in a mixed team (default: --backend)"),
     Option("worker_backend", _choice("", "claude", "local"), "", "the workers' backend in a mixed team (default: --backend)"),
     Option("effort", _choice("", "low", "medium", "high", "max"), "", "claude: reasoning effort"),
-    Option("max_turns", _positive(int), None, "cap on model round trips per turn for every agent (overrides the two below)"),
-    Option("max_turns_lead", _positive(int), 40, "cap on model round trips per lead turn"),
-    Option("max_turns_worker", _positive(int), 80, "cap on model round trips per worker turn"),
+    Option("max_turns", _positive(_whole), None, "cap on model round trips per turn for every agent (overrides the two below)"),
+    Option("max_turns_lead", _positive(_whole), 40, "cap on model round trips per lead turn"),
+    Option("max_turns_worker", _positive(_whole), 80, "cap on model round trips per worker turn"),
     Option("max_budget", _opt_budget, None, "claude: cap in USD per turn"),
     Option("budget_goal", _opt_budget, None, "cap in USD per goal: no new turn starts past it until you raise it"),
     Option("budget_task", _opt_budget, None, "cap in USD per task: no new turn starts past it until you raise it"),
     Option("budget_day", _opt_budget, None, "cap in USD per UTC day for the whole team"),
     Option("lead_review", _bool, True, "the lead reviews each task before the merge decision", kind="bool"),
-    Option("turn_timeout", _positive(float), 1800.0, "seconds before a turn is aborted and its task blocked"),
+    Option("turn_timeout", _positive(_number), 1800.0, "seconds before a turn is aborted and its task blocked"),
     Option("claude_cli", str, None, "claude: the CLI executable to use instead of the SDK's bundled one"),
     Option("use_claude_login", _bool, False, "claude: use your local CLI login instead of an API key (personal use)", kind="bool"),
     Option("local_profile", str, None, "local: the named profile of the config section 'local' to use"),
@@ -204,7 +251,7 @@ OPTIONS: tuple[Option, ...] = (
            "where workers' task turns and CI run: local (this machine), ray (the nodes of a Ray cluster; the ray extra)"),
     Option("ray_address", str, None, "ray: the cluster to join (host:port of its head, or auto); default: start one on this machine"),
     Option("ray_resources", _resources, {}, "ray: what a node needs to host a worker, e.g. gpu_box=1,CPU=1 (custom resources from the cluster's config)"),
-    Option("ray_heartbeat", _positive(float), 5.0, "ray: seconds between a remote worker's heartbeats; three missed ones mean its node is lost"),
+    Option("ray_heartbeat", _positive(_number), 5.0, "ray: seconds between a remote worker's heartbeats; three missed ones mean its node is lost"),
     Option("log_level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "daemon log level"),
 )
 """Every setting of ``foreman start``."""
@@ -294,10 +341,10 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
     backend_hint = (flags.get("backend") or env.get("AGENTCRAFT_BACKEND") or home_file.top.get("backend")
                     or BY_KEY["backend"].default)
     if flags.get("profile"):
-        profile, sources["profile"] = str(flags["profile"]), "flag"
+        profile, sources["profile"] = check_profile(str(flags["profile"]), "--profile"), "flag"
     elif env.get("AGENTCRAFT_PROFILE"):
-        profile, sources["profile"] = env["AGENTCRAFT_PROFILE"], "env"
-    else:
+        profile, sources["profile"] = check_profile(env["AGENTCRAFT_PROFILE"], "AGENTCRAFT_PROFILE"), "env"
+    else:  # the backend's name: a bad backend is refused below, before anything is created
         profile, sources["profile"] = str(backend_hint), "default"
     profile_file = _read_file(home / profile / "config.json")
     if env.get("FOREMAN_URL") and not env.get("AGENTCRAFT_URL"):
@@ -331,6 +378,28 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
 
     team_of(settings)  # --workers and --worker-names must fit together (the error names both)
     return settings
+
+
+PROFILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+"""Letters, digits, ``-``, ``_`` and ``.``; ``.`` and ``..`` alone are refused (see :func:`check_profile`)."""
+
+
+def check_profile(name: str, where: str) -> str:
+    """Return ``name`` if it is a plain folder name for ``<home>/<name>``.
+
+    Args:
+        name: the profile as given.
+        where: the flag or variable it came from, named in the error.
+
+    Raises:
+        ConfigError: for an empty name, ``.``, ``..``, a ``/`` or any other character, so a
+            profile can neither leave the home (``../escape``) nor nest folders (``a/b``).
+    """
+    if not PROFILE_NAME.fullmatch(name) or name in (".", ".."):
+        raise ConfigError(f"{where}: {name!r} is not a profile name. Use a plain name of letters, digits, "
+                          "'-', '_' and '.' (not '.' or '..', no '/'), e.g. --profile work; "
+                          "its state lives in <home>/<name>.")
+    return name
 
 
 def _pick(opt: Option, values: dict[str, Any], sources: dict[str, str],

@@ -322,3 +322,92 @@ def test_good_budgets_and_agent_sections_are_kept(tmp_path: Path) -> None:
     s = resolve({"home": str(tmp_path)}, {})
     assert (s.budget_goal, s.budget_day, s.budget_task) == (2.5, 10.0, None)
     assert s.sections["agents"] == {"kit": {"backend": "local", "model": "m"}}
+
+
+@pytest.mark.parametrize("flags,env,file,where", [
+    ({"auto_answer": "bogus"}, {}, {}, "--auto-answer"),
+    ({}, {"AGENTCRAFT_AUTO_ANSWER": "merge,bogus"}, {}, "AGENTCRAFT_AUTO_ANSWER"),
+    ({}, {}, {"autoAnswer": "merge,everything"}, "config.json: autoAnswer"),
+    ({}, {}, {"autoAnswer": ["permission", "nope"]}, "config.json: autoAnswer"),
+])
+def test_unknown_auto_answer_kind_names_the_key_and_the_allowed_kinds(
+        tmp_path: Path, flags: dict, env: dict, file: dict, where: str) -> None:
+    _file(tmp_path, file)
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path), **flags}, env)
+    assert where in info.value.message
+    for kind in ("merge", "permission", "question"):
+        assert kind in info.value.message.split("allowed:")[1]
+
+
+def test_auto_answer_accepts_the_decision_kinds(tmp_path: Path) -> None:
+    s = resolve({"home": str(tmp_path), "auto_answer": "Merge, question"}, {})
+    assert s.auto_answer == ["merge", "question"]
+    _file(tmp_path, {"autoAnswer": ["permission"]})
+    assert resolve({"home": str(tmp_path)}, {}).auto_answer == ["permission"]
+
+
+@pytest.mark.parametrize("flags,env,file,where", [
+    ({}, {}, {"seed": 1.5}, "config.json: seed"),
+    ({}, {}, {"seed": True}, "config.json: seed"),
+    ({"seed": "1.5"}, {}, {}, "--seed"),
+    ({}, {"AGENTCRAFT_MAX_CONCURRENT": "2.5"}, {}, "AGENTCRAFT_MAX_CONCURRENT"),
+    ({}, {}, {"port": 80.5}, "config.json: port"),
+])
+def test_whole_number_settings_refuse_fractions(tmp_path: Path, flags: dict, env: dict, file: dict, where: str) -> None:
+    _file(tmp_path, file)
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path), **flags}, env)
+    assert where in info.value.message and "must be a whole number" in info.value.message
+
+
+def test_whole_number_settings_accept_integers(tmp_path: Path) -> None:
+    _file(tmp_path, {"seed": 3.0, "maxConcurrent": 2})
+    s = resolve({"home": str(tmp_path)}, {"AGENTCRAFT_PORT": " 9001 "})
+    assert (s.seed, s.max_concurrent, s.port) == (3, 2, 9001)
+    assert isinstance(s.seed, int)
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "..", ".", "/abs", "a b", "x\\y"])
+def test_profile_must_be_a_plain_name(tmp_path: Path, name: str) -> None:
+    home = tmp_path / "home"
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(home), "profile": name}, {})
+    assert "--profile" in info.value.message and "plain name" in info.value.message
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(home)}, {"AGENTCRAFT_PROFILE": name})
+    assert "AGENTCRAFT_PROFILE" in info.value.message
+
+
+def test_plain_profile_names_are_accepted(tmp_path: Path) -> None:
+    for name in ("work", "team-2", "my_profile", "v1.2", "..x"):
+        assert resolve({"home": str(tmp_path), "profile": name}, {}).profile_dir == tmp_path / name
+
+
+def test_start_with_an_escaping_profile_creates_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in ("../escape", "a/b"):
+        out = _foreman("start", "--home", str(home), "--profile", name, "--port", "0", env={"HOME": str(tmp_path / "h")})
+        assert out.returncode != 0
+        assert "--profile" in out.stderr and "plain name" in out.stderr, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+    assert list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize("flags,env,file,fragment", [
+    ({"port": "abc"}, {}, {}, "--port: must be a whole number, not 'abc'"),
+    ({}, {}, {"port": "abc"}, "config.json: port: must be a whole number, not 'abc'"),
+    ({}, {}, {"budgetDay": "ten"}, "config.json: budgetDay: must be a number of dollars, not 'ten'"),
+    ({}, {"AGENTCRAFT_CI_TIMEOUT": "soon"}, {}, "AGENTCRAFT_CI_TIMEOUT: must be a number, not 'soon'"),
+    ({}, {}, {"speed": True}, "config.json: speed: must be a number, not True"),
+    ({}, {}, {"showcase": "quiet"}, "expected one of '' (empty), busy, late, got 'quiet'"),
+])
+def test_bad_value_errors_say_what_is_wanted_not_pythons_message(
+        tmp_path: Path, flags: dict, env: dict, file: dict, fragment: str) -> None:
+    _file(tmp_path, file)
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path), **flags}, env)
+    message = info.value.message
+    assert fragment in message, message
+    assert "invalid literal" not in message and "could not convert" not in message and "one of ," not in message
