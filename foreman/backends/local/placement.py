@@ -29,7 +29,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .scopes import unbound_names
-from .textlines import indent_unit, newline_of, reindent, with_newline
+from .indentation import indent_unit, newline_of, reindent, with_newline
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
