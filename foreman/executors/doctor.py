@@ -45,14 +45,15 @@ def ray_checks(settings: Any) -> list[Check]:
 
 
 def _cluster_checks(settings: Any) -> list[Check]:
+    address = settings.ray_address
+    unreachable = ray_head_unreachable(address) if address else None  # (ray.init would retry for minutes)
     if importlib.util.find_spec("ray") is None:
-        return [(False, "ray installed (--executor ray)", "install the ray extra: pip install '.[ray]' in the Foreman checkout")]
+        missing = (False, "ray installed (--executor ray)", "install the ray extra: pip install '.[ray]' in the Foreman checkout")
+        return [missing, (False, *unreachable)] if unreachable else [missing]
     import ray
 
-    address = settings.ray_address
     if not address:
         return [(True, "no --ray-address: the Foreman starts a Ray cluster on this machine", "")]
-    unreachable = ray_head_unreachable(address)  # (ray.init would retry for minutes)
     if unreachable:
         return [(False, *unreachable)]
     out: list[Check] = []
