@@ -4,7 +4,10 @@ Continue raises the cap, Stop blocks the tasks under it."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import protocol as p
 from foreman.budget import BudgetGate
@@ -19,6 +22,18 @@ def spend(daemon: Daemon, usd: float, task: str | None = None, goal: str | None 
     daemon.act(lambda c, now: c.record_usage(p.Usage(cost_usd=usd, turns=1), now, agent="kit", task=task, goal=goal))
 
 
+@asynccontextmanager
+async def gated(tmp_path: Path, **options: Any) -> AsyncIterator[tuple[Daemon, BudgetGate]]:
+    """A started daemon (sim settings plus ``options``, no team, a fixed clock) and its gate."""
+    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", **options}, env={})
+    daemon = Daemon(settings, backend=NoTeam(), clock=lambda: T0)
+    await daemon.start()
+    try:
+        yield daemon, BudgetGate(daemon, settings)
+    finally:
+        await daemon.stop()
+
+
 async def open_question(daemon: Daemon) -> p.Decision:
     for _ in range(200):
         open_ = [d for d in daemon.core.world.decisions.values() if d.status == "open"]
@@ -29,11 +44,7 @@ async def open_question(daemon: Daemon) -> p.Decision:
 
 
 async def test_goal_cap_continue_then_stop(tmp_path: Path) -> None:
-    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "budget_goal": "5"}, env={})
-    daemon = Daemon(settings, backend=NoTeam(), clock=lambda: T0)
-    await daemon.start()
-    try:
-        gate = BudgetGate(daemon, settings)
+    async with gated(tmp_path, budget_goal="5") as (daemon, gate):
         g = daemon.act(lambda c, now: c.submit_goal("tags", now))
         t1 = daemon.act(lambda c, now: c.create_task("a", now, goal=g.id))
         t2 = daemon.act(lambda c, now: c.create_task("b", now, goal=g.id))
@@ -63,17 +74,10 @@ async def test_goal_cap_continue_then_stop(tmp_path: Path) -> None:
         for tid in (t1.id, t2.id):
             t = daemon.core.task(tid)
             assert t.status == "blocked" and t.blocked_reason.startswith("budget: goal g1 used $10.10 of $10.10")
-    finally:
-        await daemon.stop()
 
 
 async def test_task_and_day_caps(tmp_path: Path) -> None:
-    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "budget_task": "1",
-                        "budget_day": "3"}, env={})
-    daemon = Daemon(settings, backend=NoTeam(), clock=lambda: T0)
-    await daemon.start()
-    try:
-        gate = BudgetGate(daemon, settings)
+    async with gated(tmp_path, budget_task="1", budget_day="3") as (daemon, gate):
         t = daemon.act(lambda c, now: c.create_task("a", now))
         spend(daemon, 1.0, task=t.id)
         waiting = asyncio.ensure_future(gate.admit("kit", t.id, None))
@@ -95,17 +99,10 @@ async def test_task_and_day_caps(tmp_path: Path) -> None:
         d = await open_question(daemon)
         daemon.act(lambda c, now: c.cancel_decision(d.id, now))
         assert await waiting is False
-    finally:
-        await daemon.stop()
 
 
 async def test_a_budget_decision_is_never_auto_answered(tmp_path: Path) -> None:
-    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "budget_day": "1",
-                        "auto_answer": ["question"]}, env={})
-    daemon = Daemon(settings, backend=NoTeam(), clock=lambda: T0)
-    await daemon.start()
-    try:
-        gate = BudgetGate(daemon, settings)
+    async with gated(tmp_path, budget_day="1", auto_answer=["question"]) as (daemon, gate):
         spend(daemon, 1.0)
         waiting = asyncio.ensure_future(gate.admit("kit", None, None))
         d = await open_question(daemon)
@@ -116,18 +113,12 @@ async def test_a_budget_decision_is_never_auto_answered(tmp_path: Path) -> None:
         assert daemon.core.decision(d.id).status == "open" and not waiting.done()
         daemon.act(lambda c, now: c.answer_decision(d.id, 1, now))
         assert await waiting is False
-    finally:
-        await daemon.stop()
 
 
 async def test_a_tiny_cap_reads_as_its_amount_not_as_zero(tmp_path: Path) -> None:
     """A cap of a fraction of a cent (a cheap local model's prices) keeps its significant digits
     in the decision, so Continue is not offered as "$0.00 more"."""
-    settings = resolve({"home": str(tmp_path / "home"), "port": 0, "backend": "sim", "budget_goal": "0.0005"}, env={})
-    daemon = Daemon(settings, backend=NoTeam(), clock=lambda: T0)
-    await daemon.start()
-    try:
-        gate = BudgetGate(daemon, settings)
+    async with gated(tmp_path, budget_goal="0.0005") as (daemon, gate):
         g = daemon.act(lambda c, now: c.submit_goal("tags", now))
         t1 = daemon.act(lambda c, now: c.create_task("a", now, goal=g.id))
         spend(daemon, 0.00052, task=t1.id)
@@ -137,5 +128,3 @@ async def test_a_tiny_cap_reads_as_its_amount_not_as_zero(tmp_path: Path) -> Non
         assert d.options[0] == "Continue with $0.0005 more"
         daemon.act(lambda c, now: c.answer_decision(d.id, 1, now))
         assert await waiting is False
-    finally:
-        await daemon.stop()
