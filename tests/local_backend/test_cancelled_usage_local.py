@@ -31,6 +31,26 @@ class CancelTools(FakeTools):
         self.cancelled.append(partial)
 
 
+async def cancel_after(runner: LocalRunner, repo: Path, server: FakeOpenAI, release: threading.Event, *,
+                       requests: int) -> CancelTools:
+    """Start a turn, cancel it once the server has seen ``requests`` requests (the turn must be
+    cancelled, not end), let the server go and close the runner; return the turn's tools."""
+    tools = CancelTools(repo)
+    task = asyncio.ensure_future(runner.run_turn(request(repo), tools))
+    try:
+        deadline = time.monotonic() + 20
+        while len(server.requests) < requests:
+            assert time.monotonic() < deadline and not task.done(), (task.done() and task.result())
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        release.set()
+        await runner.close()
+    return tools
+
+
 async def test_a_cancelled_turn_hands_over_the_replies_received(tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "wt", {"calc.py": "def add(a, b):\n    return a + b\n"})
     release = threading.Event()
@@ -47,19 +67,7 @@ async def test_a_cancelled_turn_hands_over_the_replies_received(tmp_path: Path) 
         runner = LocalRunner(settings_for(tmp_path, server.url))
         runner.profile = replace(runner.profile, mode="agent", price_in_per_mtok=2.0, price_out_per_mtok=10.0)
         await runner.preflight()
-        tools = CancelTools(repo)
-        task = asyncio.ensure_future(runner.run_turn(request(repo), tools))
-        try:
-            deadline = time.monotonic() + 20
-            while len(server.requests) < 3:
-                assert time.monotonic() < deadline and not task.done(), (task.done() and task.result())
-                await asyncio.sleep(0.02)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-        finally:
-            release.set()
-            await runner.close()
+        tools = await cancel_after(runner, repo, server, release, requests=3)
     (partial,) = tools.cancelled
     assert len(server.usage_sent) >= 2
     sent = server.usage_sent[:2]  # the two replies the turn received
@@ -82,18 +90,6 @@ async def test_a_turn_cancelled_before_any_reply_hands_over_no_tokens(tmp_path: 
     with FakeOpenAI(responder) as server:
         runner = LocalRunner(settings_for(tmp_path, server.url))
         await runner.preflight()
-        tools = CancelTools(repo)
-        task = asyncio.ensure_future(runner.run_turn(request(repo), tools))
-        try:
-            deadline = time.monotonic() + 20
-            while not server.requests:
-                assert time.monotonic() < deadline and not task.done()
-                await asyncio.sleep(0.02)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-        finally:
-            release.set()
-            await runner.close()
+        tools = await cancel_after(runner, repo, server, release, requests=1)
     (partial,) = tools.cancelled
     assert partial.aborted and (partial.input_tokens, partial.output_tokens) == (None, None) and partial.cost_usd == 0
