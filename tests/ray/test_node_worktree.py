@@ -57,8 +57,8 @@ def corrupt_index(wt: Path) -> None:
     index.write_bytes(b"DIRC not an index at all")
 
 
-@pytest.mark.parametrize("breakage", [no_git_link, corrupt_index])
-async def test_a_broken_node_worktree_is_rebuilt_for_the_next_turn(tmp_path: Path, breakage: Any) -> None:
+async def first_turn(tmp_path: Path) -> tuple[Path, set[str], "Lister", NodeWorker]:
+    """A repository with the task's branch, and a node that ran the task's first turn on it."""
     repo = make_repo(tmp_path, files={"a.txt": "a\n"})
     git(repo, "branch", "kit-t1")
     have: set[str] = set()
@@ -66,13 +66,24 @@ async def test_a_broken_node_worktree_is_rebuilt_for_the_next_turn(tmp_path: Pat
     node = NodeWorker("kit", runner, heartbeat=0.2, root=str(tmp_path / "node"))
     first = [ev async for ev in node.run_turn(spec(1), await shipment(repo, have))]
     assert first[-1]["kind"] == "result" and first[-1]["result"]["ok"], first[-1]
-    wt = tmp_path / "node" / "wt" / "t1"
-    breakage(wt)
-    (repo / "b.txt").write_text("b\n")  # the daemon's side moved on meanwhile (an incremental bundle)
+    return repo, have, runner, node
+
+
+def commit_b_on_the_branch(repo: Path) -> None:
+    """The daemon's side moves on: a commit adding ``b.txt`` on ``kit-t1`` (main checked out again)."""
     git(repo, "checkout", "-q", "kit-t1")
+    (repo / "b.txt").write_text("b\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "b")
     git(repo, "checkout", "-q", "main")
+
+
+@pytest.mark.parametrize("breakage", [no_git_link, corrupt_index])
+async def test_a_broken_node_worktree_is_rebuilt_for_the_next_turn(tmp_path: Path, breakage: Any) -> None:
+    repo, have, runner, node = await first_turn(tmp_path)
+    wt = tmp_path / "node" / "wt" / "t1"
+    breakage(wt)
+    commit_b_on_the_branch(repo)  # the daemon's side moved on meanwhile (an incremental bundle)
     second = [ev async for ev in node.run_turn(spec(2), await shipment(repo, have))]
     assert second[-1]["kind"] == "result" and second[-1]["result"]["ok"], second[-1]
     logs = [ev["text"] for ev in second if ev["kind"] == "log"]
@@ -84,19 +95,9 @@ async def test_a_broken_node_worktree_is_rebuilt_for_the_next_turn(tmp_path: Pat
 async def test_a_node_whose_repository_is_gone_asks_for_the_whole_history_and_proceeds(tmp_path: Path) -> None:
     import shutil
 
-    repo = make_repo(tmp_path, files={"a.txt": "a\n"})
-    git(repo, "branch", "kit-t1")
-    have: set[str] = set()
-    runner = Lister()
-    node = NodeWorker("kit", runner, heartbeat=0.2, root=str(tmp_path / "node"))
-    first = [ev async for ev in node.run_turn(spec(1), await shipment(repo, have))]
-    assert first[-1]["kind"] == "result" and first[-1]["result"]["ok"], first[-1]
+    repo, have, runner, node = await first_turn(tmp_path)
     shutil.rmtree(tmp_path / "node" / "repo.git")  # (the node's temporary folder was cleaned)
-    git(repo, "checkout", "-q", "kit-t1")
-    (repo / "b.txt").write_text("b\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "b")
-    git(repo, "checkout", "-q", "main")
+    commit_b_on_the_branch(repo)
     second = [ev async for ev in node.run_turn(spec(2), await shipment(repo, have))]  # an increment only
     assert [ev["kind"] for ev in second] == ["hello", "full"] and "lacks" in second[-1]["why"]
     assert len(runner.seen) == 1  # the runner did not start on a worktree it could not build
