@@ -134,18 +134,31 @@ def retire_off_roster(c: Any) -> None:
     team's. ``c`` is the conductor, its daemon set."""
     d, roster_ = c.d, c.team
     w = d.core.world
-    retired = set(w.meta.get("off_roster", []))
     if not w.meta.get("roster_follows"):  # a state of a Foreman that did not record the named workers it
         # created off shift: those never on shift (``/stop`` says "off shift") count as the team's
-        retired |= {a.name for a in w.agents.values() if a.name in ALL_WORKERS and not a.active
-                    and a.activity != "off shift"}
+        retired = set(w.meta.get("off_roster", [])) | {
+            a.name for a in w.agents.values() if a.name in ALL_WORKERS and not a.active and a.activity != "off shift"}
+        d.act(lambda core, now: core.set_meta("off_roster", sorted(retired)))
         d.act(lambda core, now: core.set_meta("roster_follows", True))
-    on_team = set(roster_.on_shift)
-    back = [n for n in roster_.on_shift if n in retired and (a := w.agents.get(n)) is not None and not a.active]
-    for name in back:
-        d.act(lambda core, now, name=name: core.spawn_agent(name, now))
-    workers = sorted((a for a in w.agents.values() if a.role == "worker"), key=lambda a: (a.seat is None, a.seat))
-    fill_runners(c, [a.name for a in workers if a.name not in roster_.workers])
+    fill_runners(c, [a.name for a in w.agents.values() if a.role == "worker" and a.name not in roster_.workers])
+    follow_team(d, roster_.on_shift, lambda a: True, hint="; /spawn @name brings one back")
+
+
+def follow_team(d: Any, on_team: Any, governed: Any, *, hint: str = "", name_of: Any = str) -> list[str]:
+    """Make the shifts of the workers ``governed(agent)`` selects follow ``on_team`` (this start's
+    team): bring back those the team took off shift before (meta ``off_roster``), take off shift
+    those on shift but not on the team (as ``/stop`` does; a feed line names them with
+    ``name_of``, ``hint`` appended), and keep meta ``off_roster`` to match. The conductor governs every worker; the sim
+    only its extras beyond the scripted five. ``d`` is the daemon. Returns the names taken off.
+    """
+    w = d.core.world
+    retired = set(w.meta.get("off_roster", []))
+    on_team = set(on_team)
+    for name in sorted(on_team & retired):
+        if (a := w.agents.get(name)) is not None and not a.active:
+            d.act(lambda core, now, name=name: core.spawn_agent(name, now))
+    workers = sorted((a for a in w.agents.values() if a.role == "worker" and governed(a)),
+                     key=lambda a: (a.seat is None, a.seat))
     leaving = [a.name for a in workers if a.active and a.name not in on_team]
     for name in leaving:
         d.act(lambda core, now, name=name: core.stop_agent(name, now))
@@ -153,6 +166,7 @@ def retire_off_roster(c: Any) -> None:
     if keep != sorted(retired):
         d.act(lambda core, now: core.set_meta("off_roster", keep))
     if leaving:
-        names = ", ".join(leaving)
-        d.act(lambda core, now: core.feed(f"Not on this start's team (--workers): {names} went off shift; "
-                                          "/spawn @name brings one back", now, kind="agent"))
+        names = ", ".join(name_of(n) for n in leaving)
+        d.act(lambda core, now: core.feed(f"Not on this start's team (--workers): {names} went off shift{hint}",
+                                          now, kind="agent"))
+    return leaving

@@ -87,25 +87,12 @@ class SimBackend:
         earlier start that this start's team leaves out go off shift (a feed line says so) and come
         back when a later start has them again."""
         from ...core.roster import title
-        from ..flow.team import team_of
+        from ..flow.team import follow_team, team_of
 
         extra = [n for n in team_of(self.settings).workers if n not in WORKERS]
-        world = self.d.core.world
-        off = set(self.state().get("extras_off", []))  # extras an earlier, smaller --workers took off shift
         for name in extra:
             self.d.act(lambda c, now, name=name: c.add_agent(name, now, title=title(name), backend="sim"))
-            if name in off and not world.agents[name].active:
-                self.d.act(lambda c, now, name=name: c.spawn_agent(name, now))
-        leaving = sorted(a.name for a in world.agents.values()
-                         if a.role == "worker" and a.name not in WORKERS and a.name not in extra and a.active)
-        for name in leaving:
-            self.d.act(lambda c, now, name=name: c.stop_agent(name, now))
-        if leaving:
-            names = ", ".join(title(n) for n in leaving)
-            self.d.act(lambda c, now: c.feed(f"Not on this start's team (--workers): {names} went off shift", now,
-                                             kind="agent"))
-        if off - set(extra) != off or leaving:
-            self.set_state(extras_off=sorted((off - set(extra)) | set(leaving)))
+        follow_team(self.d, extra, lambda a: a.name not in WORKERS, name_of=title)
         said = set(self.state().get("extras_said", []))
         if extra and not set(extra) <= said:
             one = len(extra) == 1
