@@ -103,24 +103,27 @@ GOAL = "Add a word_count helper"
 
 @contextlib.asynccontextmanager
 async def demo_daemon(tmp: Path, url: str, *, protocol: str = "text", profile: dict[str, Any] | None = None,
-                      goal: str | None = GOAL) -> AsyncIterator[tuple[Any, Path]]:
+                      goal: str | None = GOAL, config: dict[str, Any] | None = None,
+                      options: dict[str, Any] | None = None) -> AsyncIterator[tuple[Any, Path]]:
     """Run a real daemon with the local backend on the scripted server at ``url`` (profile
     ``fake``: ``protocol``, 256 tokens, plus ``profile``), one worker, pytest as CI, the demo
     repository under ``tmp`` registered and ``goal`` submitted; yield ``(daemon, repo)`` and stop
-    the daemon after. The home is ``tmp/home``."""
+    the daemon after. The home is ``tmp/home``; ``config`` adds top-level keys to its
+    ``config.json`` (``workerNames``), ``options`` overrides start options (``workers``, ``ci``)."""
     from foreman.backends import make_backend
     from foreman.backends.sim.demo_repo import create_demo_repo
     from foreman.daemon import Daemon
 
     home = tmp / "home"
     (home / "local").mkdir(parents=True, exist_ok=True)
-    (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {
+    (home / "local" / "config.json").write_text(json.dumps({**(config or {}), "local": {"profile": "fake", "profiles": {
         "fake": {"url": url, "model": "fake-coder", "protocol": protocol, "maxTokens": 256, **(profile or {})}}}}))
     repo = tmp / "pocket-notes"
     if not repo.exists():
         create_demo_repo(repo)
     settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"],
-                        "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "notify": False}, env={})
+                        "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "notify": False, **(options or {})},
+                       env={})
     daemon = Daemon(settings, backend=make_backend(settings))
     await daemon.start()
     try:

@@ -5,18 +5,13 @@ runs with its own name and worktree."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from foreman.backends import make_backend
-from foreman.backends.sim.demo_repo import create_demo_repo
-from foreman.config import resolve
-from foreman.daemon import Daemon
-
 from .fakeserver import FakeOpenAI, Reply, system_of, text
+from .helpers import demo_daemon
 from .test_flow_local import first_user
 from ..rig import wait_for
 
@@ -36,21 +31,11 @@ async def test_the_local_lead_sees_the_team_and_a_generated_worker_takes_its_tas
             systems["fern"] = who
         return text("FINAL Nothing to do here.")
 
-    home = tmp_path / "home"
     with FakeOpenAI(reply) as server:
-        (home / "local").mkdir(parents=True)
-        (home / "local" / "config.json").write_text(json.dumps({"workerNames": ["ash", "bryn", "fern", "w{n}"], "local": {
-            "profile": "fake", "profiles": {"fake": {"url": server.url, "model": "fake-coder", "maxTokens": 256}}}}))
-        repo = tmp_path / "pocket-notes"
-        create_demo_repo(repo)
-        settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["10"], "max_concurrent": 2,
-                            "ci": f"{sys.executable} -c pass", "notify": False}, env={})
-        daemon = Daemon(settings, backend=make_backend(settings))
-        await daemon.start()
-        try:
-            await daemon.add_repo(str(repo))
-            repo_id = next(iter(daemon.core.world.repos))
-            daemon.act(lambda c, now: c.submit_goal("Add a word_count helper", now, repo=repo_id))
+        async with demo_daemon(tmp_path, server.url, goal="Add a word_count helper",
+                               config={"workerNames": ["ash", "bryn", "fern", "w{n}"]},
+                               options={"workers": ["10"], "max_concurrent": 2, "ci": f"{sys.executable} -c pass"}) \
+                as (daemon, _repo):
             await wait_for(lambda: "fern" in systems, 60, "fern's turn")
             team = "10 workers on shift: juniper, kit, wren, rowan, tove, ash, bryn, fern, w9, w10"
             assert f"Your team: {team}; at most 2 work at once" in systems["lead"]
@@ -60,5 +45,3 @@ async def test_the_local_lead_sees_the_team_and_a_generated_worker_takes_its_tas
             assert (agents["fern"].backend, agents["fern"].model) == (agents["juniper"].backend, agents["juniper"].model)
             assert agents["fern"].backend == "local" and agents["fern"].seat == 8
             assert agents["w10"].title == "W10" and agents["w10"].seat == 10
-        finally:
-            await daemon.stop()
