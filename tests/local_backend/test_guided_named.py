@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
-from foreman.backends.local.guided import GuidedStats
-from foreman.backends.local.runner import LocalRunner
-
-from .fakeserver import FakeOpenAI, last_user, text
-from .helpers import FakeTools, git_repo, request, settings_for
+from .fakeserver import last_user, text
+from .helpers import FakeTools
+from .test_guided_runner import run as guided_turn
 
 FILES = {
     "notes/__init__.py": "",
@@ -35,18 +32,10 @@ COMMAND = text("```python\n# file: notes/commands/search.py\ndef run(items, word
 
 
 async def run(tmp_path: Path, replies, goal: str = GOAL, **profile):
-    repo = git_repo(tmp_path / "wt", FILES)
+    """One guided turn, one attempt, on FILES with ``replies`` in order; the edit requests sent."""
     asked = iter(replies)
-    with FakeOpenAI(lambda req: next(asked)) as server:
-        runner = LocalRunner(settings_for(tmp_path, server.url, ci=CI))
-        runner.profile = replace(runner.profile, **{"mode": "guided", "temperature": 0.2, "attempts": 1, **profile})
-        await runner.preflight()
-        tools = FakeTools(repo)
-        try:
-            result = await runner.run_turn(request(repo, goal), tools)
-        finally:
-            await runner.close()
-    stats = next(s for s in runner.stats.values() if isinstance(s, GuidedStats))
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(asked), files=FILES, goal=goal,
+                                                           **{"attempts": 1, **profile})
     edits = [r for r in server.requests if r.get("stream")]
     return result, tools, edits, stats, repo
 

@@ -21,15 +21,17 @@ GOAL = "Add sub(a, b) to calc.py: it returns a minus b."
 CI = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 
 
-async def run(tmp_path: Path, responder, **profile):
-    repo = git_repo(tmp_path / "wt", {"calc.py": CALC, "test_calc.py": TEST})
+async def run(tmp_path: Path, responder, *, files: dict[str, str] | None = None, goal: str = GOAL, **profile):
+    """Run one guided turn on a worktree of ``files`` (default: calc.py and its test) against the
+    scripted server answering with ``responder``; return (result, tools, server, stats, repo)."""
+    repo = git_repo(tmp_path / "wt", files or {"calc.py": CALC, "test_calc.py": TEST})
     with FakeOpenAI(responder) as server:
         runner = LocalRunner(settings_for(tmp_path, server.url, ci=CI))
         runner.profile = replace(runner.profile, **{"mode": "guided", "temperature": 0.2, **profile})
         await runner.preflight()
         tools = FakeTools(repo)
         try:
-            result = await runner.run_turn(request(repo, GOAL), tools)
+            result = await runner.run_turn(request(repo, goal), tools)
         finally:
             await runner.close()
     stats = next(s for s in runner.stats.values() if isinstance(s, GuidedStats))
