@@ -65,3 +65,35 @@ async def test_a_local_task_turn_says_it_runs_on_the_daemons_machine(tmp_path: P
         assert rig.world.agents["marlow"].node is None
     finally:
         await rig.stop()
+
+
+async def test_a_task_whose_turns_are_lost_with_their_nodes_three_times_is_blocked(tmp_path: Path) -> None:
+    """The flow's answer to a lost node (no Ray needed: the executor's NodeLost is what it gets):
+    the task goes back on the board twice, and the third loss blocks it, each loss named in the feed."""
+    from foreman.backends.flow import turn
+    from foreman.executors import NodeLost
+
+    from ..conductor.scripted import ScriptedRig, done
+    from ..rig import wait_for
+
+    async def idle(req, tools):
+        return done("idle")
+
+    rig = ScriptedRig.worker(tmp_path, idle)
+    await rig.start()
+    try:
+        tid = rig.task("Far away", assignee="kit")
+        c = rig.backend
+        statuses = []
+        for n in range(1, 4):
+            if rig.world.tasks[tid].status == "todo":  # (no await in this loop: the scheduler does not run)
+                rig.d.act(lambda core, now: core.start_task(tid, "kit", now))
+            turn.node_lost(c, "kit", "work", f"kit:{tid}", tid, NodeLost(f"node {n}", "gone"))
+            statuses.append(rig.world.tasks[tid].status)
+        assert statuses == ["todo", "todo", "blocked"]
+        await wait_for(lambda: "3 times" in "\n".join(rig.c.feed()), 10, "the blocking line in the feed")
+        feed = "\n".join(rig.c.feed())
+        assert "lost with node 1 (gone)" in feed and "goes back on the board" in feed
+        assert "its turns were lost with their nodes 3 times (last: node 3)" in feed
+    finally:
+        await rig.stop()
