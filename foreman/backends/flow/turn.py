@@ -169,17 +169,16 @@ def node_lost(c: Conductor, agent: str, job: str, key: str, task_id: str | None,
     if task_id:
         losses[task_id] = int(losses.get(task_id, 0)) + 1
         records.set_meta(c, "node_losses", losses)
-    if task_id and losses[task_id] >= MAX_NODE_LOSSES:
-        d.act(lambda core, now: core.feed(text, now, kind="error", agent=agent, task=task_id))
-        d.act(lambda core, now: core.set_activity(agent, "idle", now, activity=f"lost {exc.node}"))
-        block(c, task_id, f"its turns were lost with their nodes {losses[task_id]} times (last: {exc.node})")
-        return
-    if task_id and d.core.task(task_id).status in ("doing", "review"):
+    blocked = bool(task_id) and losses[task_id] >= MAX_NODE_LOSSES
+    if not blocked and task_id and d.core.task(task_id).status in ("doing", "review"):
         text += f"; {task_id} goes back on the board and resumes from its last received commit"
         d.act(lambda core, now: core.set_task_status(task_id, "todo", now, who="foreman", reason=None))
     d.act(lambda core, now: core.feed(text, now, kind="error", agent=agent, task=task_id))
     d.act(lambda core, now: core.set_activity(agent, "idle", now, activity=f"lost {exc.node}"))
-    c.kick()
+    if blocked:
+        block(c, task_id, f"its turns were lost with their nodes {losses[task_id]} times (last: {exc.node})")
+    else:
+        c.kick()
 
 
 def _record_cancelled(c: Conductor, tools: DaemonTools, agent: str, task_id: str | None, goal_id: str | None,
