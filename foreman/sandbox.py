@@ -35,6 +35,7 @@ import logging
 import os
 import pwd
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -209,7 +210,7 @@ class Sandbox:
         return explain(output, home=home, network=self.network)
 
     def wrap(self, argv: Sequence[str], *, worktree: str | os.PathLike[str], env: Mapping[str, str],
-             network: bool = False) -> list[str]:
+             network: bool = False, writable: bool = True) -> list[str]:
         """Return ``argv`` wrapped in ``bwrap`` for a command of the agent whose worktree is ``worktree``.
 
         Args:
@@ -218,6 +219,8 @@ class Sandbox:
             env: the environment the command gets (its ``HOME`` is hidden too).
             network: keep the host's network (default: none, unless the sandbox has
                 :attr:`network`).
+            writable: False keeps ``worktree`` (and its git folders) read-only too: the lead,
+                whose working directory is the user's own checkout, reads there and never writes.
         """
         wt = Path(worktree).resolve()
         network = network or self.network
@@ -239,6 +242,9 @@ class Sandbox:
         for keep in self.read_only:  # e.g. a virtualenv under the home or under /tmp
             if any(keep.is_relative_to(h) for h in hidden_roots):
                 args += ["--ro-bind-try", str(keep), str(keep)]
+        if not writable:  # seen again (it may sit in the hidden home), read-only
+            return [*args, "--ro-bind", str(wt), str(wt), "--setenv", "TMPDIR", "/tmp", "--chdir", str(wt),
+                    "--", *argv]
         args += ["--bind", str(wt), str(wt)]
         layout = git_layout(wt)
         if layout is not None and layout.gitdir != wt / ".git":
@@ -247,6 +253,20 @@ class Sandbox:
                 args += ["--bind-try", str(writable), str(writable)]
         args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(wt), "--", *argv]
         return args
+
+    def wrap_shell(self, command: str, *, worktree: str | os.PathLike[str], env: Mapping[str, str],
+                   network: bool = False, writable: bool = True) -> str:
+        """Return the shell command line that runs ``command`` (shell text) in this sandbox.
+
+        For a tool that takes shell text rather than an argument list (the claude CLI's Bash tool):
+        ``bwrap ... -- <bash> -c <command>``, every word quoted (:func:`shlex.join`), so the
+        calling shell passes ``command`` to the sandboxed shell as one argument, unexpanded. The
+        ``bwrap`` path is absolute (a name with a slash never resolves to a shell function or
+        alias). Arguments as :meth:`wrap`.
+        """
+        shell = shutil.which("bash", path=env.get("PATH")) or shutil.which("bash") or "/bin/sh"
+        return shlex.join(self.wrap([shell, "-c", command], worktree=worktree, env=env, network=network,
+                                    writable=writable))
 
 
 def from_settings(settings: Any) -> Sandbox | None:

@@ -27,8 +27,7 @@ def _runner(kind: str, settings: Settings) -> Any:
         box = from_settings(settings)
         return ClaudeRunner(cli_path=settings.claude_cli, use_claude_login=settings.use_claude_login,
                             effort=settings.effort or None, max_budget_usd=settings.max_budget, env=dict(os.environ),
-                            os_sandbox=box is not None, sandbox_required=settings.os_sandbox == "required",
-                            sandbox_hide=box.hide if box is not None else ())
+                            sandbox=box)
     try:
         from .local.runner import LocalRunner
     except ImportError as exc:

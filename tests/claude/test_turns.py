@@ -42,10 +42,11 @@ async def test_scripted_turn_maps_tools_permissions_and_result(fake, make_runner
     assert tools.permits[2][1] == {"command": "cd src && python -m pytest -q"}
     assert tools.calls == [("update_task", {"status": "review", "note": "done and tested"})]
     assert [e["text"] for e in fake.events("mcp_result")] == ["update_task done"]
-    # the read was gated by the PreToolUse hook (the real CLI would auto-allow it), the rest by can_use_tool
+    # the read and the commands were gated by the PreToolUse hook (the real CLI would auto-allow a
+    # read and a command it deems read-only), the rest by can_use_tool
     assert [(e["permission"], e["via"], e["behavior"]) for e in fake.events("permission")] == [
-        ("Read", "hook", "allow"), ("Edit", "can_use_tool", "allow"), ("Bash", "can_use_tool", "allow"),
-        ("Bash", "can_use_tool", "allow"), ("mcp__agentcraft__update_task", "can_use_tool", "allow")]
+        ("Read", "hook", "allow"), ("Edit", "can_use_tool", "allow"), ("Bash", "hook", "allow"),
+        ("Bash", "hook", "allow"), ("mcp__agentcraft__update_task", "can_use_tool", "allow")]
     # world mapping
     assert tools.activities == [("reading", "Read src/app.py"), ("editing", "Edit src/app.py"),
                                 ("testing", "cd src && python -m pytest -q"), ("running", "git status --short")]
@@ -86,7 +87,7 @@ async def test_cli_options_isolation_and_own_session(fake, make_runner, request_
     assert alive([start["pid"]]) == []
     (init,) = fake.received("control_request", "initialize")
     (matcher,) = init["request"]["hooks"]["PreToolUse"]
-    assert set(matcher["matcher"].split("|")) == {"Read", "Grep", "Glob", "LS", "NotebookRead"}
+    assert set(matcher["matcher"].split("|")) == {"Read", "Grep", "Glob", "LS", "NotebookRead", "Bash"}
     assert matcher["timeout"] >= 600  # a policy "ask" may wait for the user
 
 
@@ -98,13 +99,13 @@ async def test_permission_waits_for_a_slow_answer(fake, make_runner, request_for
             await asyncio.sleep(0.3)  # the user thinks it over
             return await super().permit(tool, args)
 
-    fake.script({"turns": [[{"tool": "Bash", "input": {"command": "make deploy-docs"}, "output": "done"},
-                            {"text": "ok"}]]})
+    fake.script({"turns": [[{"tool": "Edit", "input": {"file_path": "a.py", "old_string": "1", "new_string": "2"},
+                             "output": "done"}, {"text": "ok"}]]})
     result = await make_runner().run_turn(request_for(), Deliberating())
     assert result.ok
     (perm,) = fake.events("permission")
-    assert (perm["via"], perm["behavior"], perm["updatedInput"]) == ("can_use_tool", "allow",
-                                                                     {"command": "make deploy-docs"})
+    assert (perm["via"], perm["behavior"], perm["updatedInput"]) == (
+        "can_use_tool", "allow", {"file_path": "a.py", "old_string": "1", "new_string": "2"})
 
 
 async def test_tool_lists_differ_for_lead_and_worker(fake, make_runner, request_for):

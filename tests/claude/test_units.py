@@ -61,11 +61,36 @@ def test_activity_mapping():
 async def test_gate_asks_the_policy_once_per_tool_use():
     tools = RecordingTools()
     gate = PermissionGate(tools, lead=False)
-    hook = await gate.read_hook({"tool_name": "Read", "tool_input": {"file_path": "a"}}, "toolu_1", None)
+    hook = await gate.pre_tool_hook({"tool_name": "Read", "tool_input": {"file_path": "a"}}, "toolu_1", None)
     assert hook["hookSpecificOutput"]["permissionDecision"] == "allow"
     again = await gate.can_use_tool("Read", {"file_path": "a"}, SimpleNamespace(tool_use_id="toolu_1"))
     assert again.behavior == "allow"
     assert tools.permits == [("Read", {"file_path": "a"})]
+
+
+async def test_gate_hands_back_allowed_commands_wrapped_once_and_nothing_else():
+    tools = RecordingTools(deny={"Bash": "not that"})
+    gate = PermissionGate(RecordingTools(), lead=False, bash_wrap=lambda cmd: f"bwrap -- bash -c {cmd!r}")
+    hook = await gate.pre_tool_hook({"tool_name": "Bash", "tool_input": {"command": "ls", "timeout": 5}}, "t1", None)
+    out = hook["hookSpecificOutput"]
+    assert out["permissionDecision"] == "allow"
+    assert out["updatedInput"] == {"command": "bwrap -- bash -c 'ls'", "timeout": 5}  # other fields kept
+    # should the CLI also ask can_use_tool about the same call (with the wrapped input), no second wrap
+    again = await gate.can_use_tool("Bash", out["updatedInput"], SimpleNamespace(tool_use_id="t1"))
+    assert again.behavior == "allow" and again.updated_input is None
+    # a command seen first through can_use_tool is wrapped there
+    direct = await gate.can_use_tool("Bash", {"command": "pwd"}, SimpleNamespace(tool_use_id="t2"))
+    assert direct.updated_input == {"command": "bwrap -- bash -c 'pwd'"}
+    # reads are never rewritten; a refused command is not wrapped
+    read = await gate.pre_tool_hook({"tool_name": "Read", "tool_input": {"file_path": "a"}}, "t3", None)
+    assert "updatedInput" not in read["hookSpecificOutput"]
+    refused = PermissionGate(tools, lead=False, bash_wrap=lambda cmd: "WRAPPED")
+    no = (await refused.pre_tool_hook({"tool_name": "Bash", "tool_input": {"command": "ls"}}, "t4", None))
+    assert no["hookSpecificOutput"]["permissionDecision"] == "deny" and "updatedInput" not in no["hookSpecificOutput"]
+    # the sandbox off: allowed as written
+    plain = await PermissionGate(RecordingTools(), lead=False).pre_tool_hook(
+        {"tool_name": "Bash", "tool_input": {"command": "ls"}}, "t5", None)
+    assert plain["hookSpecificOutput"]["permissionDecision"] == "allow" and "updatedInput" not in plain["hookSpecificOutput"]
 
 
 async def test_gate_shares_a_pending_decision():

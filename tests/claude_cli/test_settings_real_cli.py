@@ -1,15 +1,17 @@
-"""The real CLI with the runner's settings: its own sandbox around Bash (and git in it), and no filesystem settings."""
+"""The real CLI with the runner's settings: no filesystem settings, and every Bash command put to
+the policy and run in the Foreman's OS sandbox (the gate's ``PreToolUse`` hook hands it back
+wrapped in bwrap; the CLI's own sandbox stays off)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from foreman.backends.claude import options as runner_module
-from foreman.backends.claude import sandbox_stubs
+from foreman import sandbox
 
 from ..claude.conftest import RecordingTools
 from ..rig import PYPROJECT, git, make_repo
@@ -57,80 +59,107 @@ async def test_user_and_project_settings_stay_out(claude_cli: RealCLI, make_runn
     assert not (claude_cli.home / "HOOKED-user").exists()
 
 
-async def test_required_sandbox_never_runs_bash_unsandboxed(claude_cli: RealCLI, make_runner, request_for,
-                                                            workdir: Path, tmp_path: Path):
-    """``--os-sandbox required``: Bash runs inside the CLI's sandbox, or the turn fails."""
-    outside = tmp_path / "outside.txt"
-    api = claude_cli.api
-    api.script("kit", [
-        tool("Bash", {"command": "echo in > inside.txt && cat inside.txt", "description": "write inside"}),
-        tool("Bash", {"command": f"echo out > {outside}; echo rc=$?", "description": "write outside"}),
-        text("Done."),
-    ])
-    tools = RecordingTools("kit")
-    result = await make_runner(os_sandbox=True, sandbox_required=True).run_turn(request_for("kit"), tools)
-    if shutil.which("socat") is None or shutil.which("bwrap") is None:
-        # the CLI cannot start its sandbox here: it ends the turn at start instead of running Bash unsandboxed
-        assert not result.ok and "sandbox" in (result.error or "").lower(), result.error
-        assert tools.permits == [] and not (workdir / "inside.txt").exists() and not outside.exists()
-        return
-    assert result.ok, result.error
-    assert (workdir / "inside.txt").read_text() == "in\n"
-    assert not outside.exists()
-    assert "rc=0" not in result_text(api.of("kit")[2].tool_results()[0])
+BOX = sandbox.availability()
+needs_bwrap = pytest.mark.skipif(not BOX.ok, reason=f"the OS sandbox cannot run here: {BOX.detail}")
 
 
-@pytest.mark.skipif(shutil.which("socat") is None or shutil.which("bwrap") is None,
-                    reason="the CLI's own sandbox needs bwrap and socat (apt-get install bubblewrap socat)")
-async def test_git_add_all_commits_inside_the_cli_sandbox(claude_cli: RealCLI, make_runner, request_for,
-                                                          tmp_path: Path):
-    """The CLI's sandbox mounts /dev/null over .bashrc, .vscode, .claude/hooks ... in the working
-    directory; git in its commands ignores them (:mod:`~foreman.backends.claude.sandbox_stubs`),
-    so ``git add -A`` and a commit work in a real worktree, and the user's global excludes still hold."""
+def _out(api, agent: str, step: int) -> str:
+    return result_text(api.of(agent)[step].tool_results()[0]).split("<system-reminder>")[0]
+
+
+@needs_bwrap
+async def test_every_command_goes_through_the_policy_and_runs_in_the_foreman_sandbox(
+        claude_cli: RealCLI, make_runner, request_for, tmp_path: Path):
+    """A worker in a real worktree: the commands the CLI deems read-only (``ls``, ``git status``)
+    reach the policy too; ``git add -A`` and a commit work and the user's global excludes hold; the
+    base branch cannot be moved and the user's checkout is not written; the network is there only
+    for a command whose verdict needs it (``curl``), not for one whose verdict does not."""
     repo = make_repo(tmp_path, files=PYPROJECT)
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "-b", "agentcraft/kit/t1", str(wt))
+    base = git(repo, "rev-parse", "main")
     (claude_cli.home / ".config" / "git").mkdir(parents=True)
     (claude_cli.home / ".config" / "git" / "ignore").write_text("*.log\n")  # the user's global excludes
+    port = int(claude_cli.api.url.rsplit(":", 1)[1].split("/")[0])
+    commands = [
+        "ls",
+        "echo x > a.txt && echo noise > debug.log && git status --porcelain",
+        "git add -A && git -c user.name=K -c user.email=k@example.com commit -q -m a && echo committed",
+        "git update-ref refs/heads/main HEAD; echo rc=$?",
+        f"echo x > {repo}/outside.txt; ls {repo}",
+        f"curl -s -o /dev/null -w 'http %{{http_code}}' http://127.0.0.1:{port}/",
+        f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=3)'; echo rc=$?",
+    ]
     api = claude_cli.api
-    api.script("kit", [
-        tool("Bash", {"command": "stat -c '%F' .bashrc .vscode .claude/hooks", "description": "the stubs"}),
-        tool("Bash", {"command": "echo x > a.txt && echo noise > debug.log && git status --porcelain",
-                      "description": "status"}),
-        tool("Bash", {"command": "git add -A && git -c user.name=K -c user.email=k@example.com commit -q -m a && "
-                                 "echo committed", "description": "commit"}),
+    api.script("kit", [*(tool("Bash", {"command": c, "description": f"step {i}"}) for i, c in enumerate(commands)),
+                       text("Done.")])
+    tools = RecordingTools("kit")
+    result = await make_runner(sandbox=sandbox.Sandbox(BOX.bwrap)).run_turn(request_for("kit", cwd=wt), tools)
+    assert result.ok, result.error
+    assert [args["command"] for _, args in tools.permits] == commands  # ls and git status too
+    out = [_out(api, "kit", i) for i in range(1, len(commands) + 1)]
+    assert "proj.py" in out[0].split()
+    assert out[1].split() == ["??", "a.txt"], out[1]  # the global excludes hold: no debug.log
+    assert "committed" in out[2], out[2]
+    assert git(wt, "show", "--name-only", "--format=", "HEAD").split() == ["a.txt"]
+    assert "rc=0" not in out[3] and git(repo, "rev-parse", "main") == base
+    assert not (repo / "outside.txt").exists()
+    assert out[5].startswith("http ") and out[5] != "http 000", out[5]  # curl's verdict needs the network
+    assert "rc=0" not in out[6], out[6]  # python -c's does not: no route to the daemon's loopback
+
+
+@needs_bwrap
+async def test_the_leads_commands_read_the_users_checkout_and_never_write_it(
+        claude_cli: RealCLI, make_runner, request_for, tmp_path: Path):
+    repo = make_repo(tmp_path, files=PYPROJECT)
+    api = claude_cli.api
+    api.script("marlow", [
+        tool("Bash", {"command": "cat proj.py", "description": "read"}),
+        tool("Bash", {"command": "echo x > notes.txt; echo rc=$?", "description": "write"}),
         text("Done."),
     ])
-    result = await make_runner(os_sandbox=True).run_turn(request_for("kit", cwd=wt), RecordingTools("kit"))
+    result = await make_runner(sandbox=sandbox.Sandbox(BOX.bwrap)).run_turn(request_for("marlow", cwd=repo),
+                                                                            RecordingTools("marlow"))
     assert result.ok, result.error
-    stubs, status, commit = (result_text(api.of("kit")[i].tool_results()[0]).split("<system-reminder>")[0]
-                             for i in (1, 2, 3))
-    assert stubs.split() == ["character", "special", "file"] * 3, stubs  # the sandbox's stubs are there
-    assert status.split() == ["??", "a.txt"], status  # git sees neither the stubs nor the ignored log
-    assert "committed" in commit, commit
-    assert git(wt, "show", "--name-only", "--format=", "HEAD").split() == ["a.txt"]
-    assert git(repo, "log", "-1", "--format=%s", "agentcraft/kit/t1").strip() == "a"
-    assert not (repo / ".git" / "info" / "exclude").exists() or ".bashrc" not in (
-        repo / ".git" / "info" / "exclude").read_text()  # the user's repository is left alone
+    assert "def hello" in _out(api, "marlow", 1)
+    assert "rc=0" not in _out(api, "marlow", 2) and not (repo / "notes.txt").exists()
 
 
-def test_the_excludes_setting_keeps_the_safety_settings_numbers(tmp_path: Path):
-    env = {"GIT_CONFIG_COUNT": "3", "HOME": str(tmp_path)}
-    path = sandbox_stubs.excludes_file(tmp_path, env)
-    assert sandbox_stubs.git_env(env, path) == {"GIT_CONFIG_KEY_3": "core.excludesFile",
-                                               "GIT_CONFIG_VALUE_3": str(path), "GIT_CONFIG_COUNT": "4"}
-    assert "/.bashrc\n" in path.read_text() and "/.claude/\n" in path.read_text()
+@needs_bwrap
+async def test_two_workers_commands_at_once_leave_the_shared_git_folder_alone(
+        claude_cli: RealCLI, make_runner, request_for, tmp_path: Path):
+    """Two workers' worktrees share the repository's ``.git``. The sandbox adds nothing there while a
+    command runs (the CLI's own sandbox put placeholder files there, and a second worker's command
+    started then failed: "bwrap: Can't find source path .git/config.lock"), so commands started
+    while another runs, and ending while another starts, all succeed."""
+    repo = make_repo(tmp_path, files=PYPROJECT)
+    common = repo / ".git"
+    trees = {}
+    for agent in ("juniper", "kit"):
+        trees[agent] = tmp_path / f"wt-{agent}"
+        git(repo, "worktree", "add", "-q", "-b", f"agentcraft/{agent}/t1", str(trees[agent]))
+    before = {p.name for p in common.iterdir()}
+    api = claude_cli.api
+    for agent in trees:  # overlapping short and long commands, several times over
+        api.script(agent, [*(tool("Bash", {"command": f"sleep 0.{3 + i % 5}; echo {agent}-{i}", "description": "w"})
+                             for i in range(6)), text("Done.")])
+    box = sandbox.Sandbox(BOX.bwrap)
+    seen: set[str] = set()
 
+    async def watch() -> None:
+        while True:
+            seen.update(p.name for p in common.iterdir())
+            await asyncio.sleep(0.01)
 
-def test_turns_starting_at_once_write_the_excludes_file_safely(tmp_path: Path):
-    from concurrent.futures import ThreadPoolExecutor
-
-    homes = []
-    for name in ("one", "two"):  # two users' global excludes: every call rewrites the file
-        (tmp_path / name / ".config" / "git").mkdir(parents=True)
-        (tmp_path / name / ".config" / "git" / "ignore").write_text(f"*.{name}\n")
-        homes.append({"HOME": str(tmp_path / name)})
-    with ThreadPoolExecutor(8) as pool:
-        paths = list(pool.map(lambda i: sandbox_stubs.excludes_file(tmp_path, homes[i % 2]), range(400)))
-    assert set(paths) == {tmp_path / sandbox_stubs.EXCLUDES_NAME}
-    assert "/.vscode\n" in paths[0].read_text() and not list(tmp_path.glob("*.tmp"))
+    watcher = asyncio.create_task(watch())
+    try:
+        results = await asyncio.gather(*(make_runner(sandbox=box).run_turn(request_for(agent, cwd=wt),
+                                                                           RecordingTools(agent))
+                                         for agent, wt in trees.items()))
+    finally:
+        watcher.cancel()
+    assert all(r.ok for r in results), [r.error for r in results]
+    for agent in trees:
+        outs = [_out(api, agent, i) for i in range(1, 7)]
+        assert [o.strip() for o in outs] == [f"{agent}-{i}" for i in range(6)], outs
+    assert seen == before, seen ^ before  # no placeholder (config.lock ...) ever appeared in the shared .git

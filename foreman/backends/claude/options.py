@@ -4,23 +4,23 @@ The options name the working directory and the session to resume, the Foreman's 
 appended to Claude Code's preset, no filesystem settings (:data:`.toolset.SETTING_SOURCES`),
 the exact tool list and the denied names (:mod:`.toolset`), the permission gate's callback and
 hooks (:mod:`.permissions`), the Foreman's in-process MCP server (:mod:`.agent_mcp`), the CLI's
-environment (daemon, turn, :data:`.toolset.CLI_ENV` and the session wrapper's pidfile) and,
-with the OS sandbox on, the CLI's own ``sandbox`` settings (:func:`turn_sandbox`) and a git
-excludes file for the stubs that sandbox mounts (:mod:`.sandbox_stubs`).
+environment (daemon, turn, :data:`.toolset.CLI_ENV` and the session wrapper's pidfile). The
+CLI's own sandbox stays off: with the OS sandbox on, the gate wraps each allowed Bash command in
+the Foreman's (:mod:`.permissions`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..turns import AgentTools, TurnRequest
-from . import cliproc, sandbox_stubs
+from . import cliproc
 from .agent_mcp import build_server
 from .mapping import SERVER_NAME
 from .permissions import PermissionGate, disallowed_tools
-from .toolset import CLI_ENV, SETTING_SOURCES, builtin_tools, cli_sandbox
+from .toolset import CLI_ENV, SETTING_SOURCES, builtin_tools
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The SDK's ``max_buffer_size``: the longest stdout line of the CLI (one JSON message) the SDK
@@ -29,7 +29,7 @@ reads. Its default, 1 MiB, ends the session with ``CLIJSONDecodeError`` on one l
 
 
 def agent_options(sdk: Any, request: TurnRequest, tools: AgentTools, gate: PermissionGate, *,
-                  env: Mapping[str, str], wrapper: Path, pidfile: Path, sandbox: dict[str, object] | None,
+                  env: Mapping[str, str], wrapper: Path, pidfile: Path,
                   effort: str | None, max_budget_usd: float | None, stderr: Callable[[str], None]) -> Any:
     """The ``sdk.ClaudeAgentOptions`` of one turn.
 
@@ -42,16 +42,11 @@ def agent_options(sdk: Any, request: TurnRequest, tools: AgentTools, gate: Permi
             the session wrapper's pidfile variable go on top, in that order.
         wrapper: the session wrapper the SDK starts instead of the CLI (``cli_path``).
         pidfile: where the wrapper writes the CLI's pid.
-        sandbox: the CLI's ``sandbox`` settings (:func:`turn_sandbox`) or None (OS sandbox off);
-            with them, git in the CLI's commands also gets ``core.excludesFile``
-            (:mod:`.sandbox_stubs`, written next to ``wrapper``).
         effort: reasoning effort or None for the model's default.
         max_budget_usd: cap in USD per turn or None.
         stderr: called with each line the CLI writes to stderr.
     """
     cli_env = {**env, **request.env, **CLI_ENV, cliproc.PIDFILE_ENV: str(pidfile)}
-    if sandbox is not None:  # git in the sandbox's commands ignores the sandbox's stubs
-        cli_env.update(sandbox_stubs.git_env(cli_env, sandbox_stubs.excludes_file(wrapper.parent, cli_env)))
     return sdk.ClaudeAgentOptions(
         cwd=str(request.cwd),
         resume=request.session_id,
@@ -59,7 +54,6 @@ def agent_options(sdk: Any, request: TurnRequest, tools: AgentTools, gate: Permi
         max_turns=request.max_turns,
         system_prompt={"type": "preset", "preset": "claude_code", "append": request.system},
         setting_sources=list(SETTING_SOURCES),
-        sandbox=sandbox,
         strict_mcp_config=True,
         env=cli_env,
         cli_path=str(wrapper),
@@ -74,19 +68,3 @@ def agent_options(sdk: Any, request: TurnRequest, tools: AgentTools, gate: Permi
         stderr=stderr,
     )
 
-
-def turn_sandbox(cwd: str | Path, *, required: bool, hide: Sequence[str]) -> dict[str, object]:
-    """The CLI's sandbox settings for a turn in ``cwd``: git may write where this worktree's commits go.
-
-    A linked worktree keeps its git directory outside ``cwd`` (``.git`` is a file): that directory,
-    the common objects and the ref folders are added to the writable paths
-    (:func:`foreman.sandbox.git_layout`); ``hide`` are folders sandboxed Bash may not read.
-    """
-    from ...sandbox import git_layout
-
-    root = Path(cwd).resolve()
-    layout = git_layout(root)
-    writable: list[str] = []
-    if layout is not None and layout.gitdir != root / ".git":
-        writable = [str(p) for p in (layout.gitdir, layout.common / "objects", *layout.ref_dirs)]
-    return cli_sandbox(required=required, allow_write=writable, deny_read=hide)

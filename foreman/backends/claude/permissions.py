@@ -4,9 +4,18 @@ Two SDK entry points lead here:
 
 * ``can_use_tool`` - the CLI asks it whenever its own rules say *ask* (Bash, Edit, Write,
   WebFetch, MCP tools ...). With ``setting_sources=[]`` no settings file can pre-allow a tool.
-* a ``PreToolUse`` hook for the read-only tools (:data:`~.mapping.READ_TOOLS`), which the CLI
-  auto-allows inside its working directory without asking ``can_use_tool``. The hook answers
-  ``permissionDecision`` allow or deny from the same policy.
+* a ``PreToolUse`` hook for the read-only tools (:data:`~.mapping.READ_TOOLS`) and Bash. The
+  CLI auto-allows reads inside its working directory and the commands it deems read-only
+  (``ls``, ``git status`` ... in 2.1.332) without asking ``can_use_tool``; the hook runs before
+  the CLI's own rules for every such call and answers ``permissionDecision`` allow or deny from
+  the same policy.
+
+With the OS sandbox on, the hook also hands back every allowed Bash command wrapped in the
+Foreman's sandbox (``updatedInput``, :meth:`foreman.sandbox.Sandbox.wrap_shell`): the CLI runs
+``bwrap ... -- bash -c <command>`` instead of the command, with the network only when the
+command's verdict says it needs it. The CLI's own sandbox stays off (it mounts placeholder files
+in the repository's shared ``.git`` while a command runs, which breaks a second worker's command
+started at the same time; see ``docs/claude.md``).
 
 Both share one decision per ``tool_use_id``, so a call is never put to the policy (or the user)
 twice. Fixed refusals come first: subagents (``Task``/``Agent``) are refused for everyone, the
@@ -19,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ...errors import ForemanError
@@ -31,10 +41,12 @@ logger = logging.getLogger(__name__)
 SUBAGENT_REFUSAL = "subagents are not available here: do the work yourself, or coordinate with send_message"
 LEAD_EDIT_REFUSAL = "the lead never edits files: create a task for a worker instead"
 NOT_IN_SET_REFUSAL = "{tool} is not one of your tools here; use the tools you were given"
-READ_HOOK_MATCHER = "|".join(sorted(READ_TOOLS))
-"""The ``PreToolUse`` matcher (a tool-name regex) of the read gate."""
+HOOKED_TOOLS = frozenset(READ_TOOLS | {"Bash"})
+"""Tools the ``PreToolUse`` gate decides (the CLI may run them without asking ``can_use_tool``)."""
+HOOK_MATCHER = "|".join(sorted(HOOKED_TOOLS))
+"""The ``PreToolUse`` matcher (a tool-name regex) of the gate."""
 HOOK_TIMEOUT = 3600.0
-"""Seconds the CLI waits for the read gate (a policy *ask* may wait for the user)."""
+"""Seconds the CLI waits for the gate's hook (a policy *ask* may wait for the user)."""
 
 
 def fixed_refusal(tool: str, *, lead: bool) -> str | None:
@@ -60,12 +72,17 @@ class PermissionGate:
     Args:
         tools: the turn's agent tools.
         lead: the agent is the lead.
+        bash_wrap: turns an allowed Bash command (shell text) into the command the CLI runs
+            instead (the OS sandbox's :meth:`~foreman.sandbox.Sandbox.wrap_shell`), or None
+            (the sandbox is off: the command runs as written).
     """
 
-    def __init__(self, tools: AgentTools, *, lead: bool) -> None:
+    def __init__(self, tools: AgentTools, *, lead: bool, bash_wrap: Callable[[str], str] | None = None) -> None:
         self.tools = tools
         self.lead = lead
+        self.bash_wrap = bash_wrap
         self._decided: dict[str, asyncio.Future[tuple[bool, str]]] = {}
+        self._wrapped: set[str] = set()
 
     async def decide(self, tool: str, args: dict[str, Any], tool_use_id: str | None) -> tuple[bool, str]:
         """Return ``(allowed, reason)`` for one call; asks the policy at most once per ``tool_use_id``."""
@@ -98,26 +115,41 @@ class PermissionGate:
             return False, exc.message
         return bool(allowed), reason or ("allowed" if allowed else "denied by the permission policy")
 
+    def sandboxed(self, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The input an allowed call runs with instead of ``args``, or None to run it as written:
+        a Bash command wrapped by :attr:`bash_wrap` (once: a command this gate produced is never
+        wrapped again, should the CLI ask twice about one call)."""
+        command = args.get("command")
+        if tool != "Bash" or self.bash_wrap is None or not isinstance(command, str) or command in self._wrapped:
+            return None
+        wrapped = self.bash_wrap(command)
+        self._wrapped.add(wrapped)
+        return {**args, "command": wrapped}
+
     async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
-        """The SDK's ``can_use_tool`` callback: PermissionResultAllow / PermissionResultDeny."""
+        """The SDK's ``can_use_tool`` callback: PermissionResultAllow (with the sandboxed input,
+        if any) / PermissionResultDeny."""
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
         allowed, reason = await self.decide(tool_name, tool_input, getattr(context, "tool_use_id", None))
         if allowed:
-            return PermissionResultAllow()
+            return PermissionResultAllow(updated_input=self.sandboxed(tool_name, tool_input))
         return PermissionResultDeny(message=reason)
 
-    async def read_hook(self, hook_input: Any, tool_use_id: str | None, context: Any) -> Any:
-        """The ``PreToolUse`` hook for read-only tools: allow or deny from the policy."""
+    async def pre_tool_hook(self, hook_input: Any, tool_use_id: str | None, context: Any) -> Any:
+        """The ``PreToolUse`` hook for :data:`HOOKED_TOOLS`: allow (with the sandboxed input, if
+        any: ``updatedInput``) or deny from the policy."""
         tool = str(hook_input.get("tool_name", ""))
-        args = hook_input.get("tool_input") or {}
-        allowed, reason = await self.decide(tool, dict(args), tool_use_id or hook_input.get("tool_use_id"))
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                       "permissionDecision": "allow" if allowed else "deny",
-                                       "permissionDecisionReason": reason}}
+        args = dict(hook_input.get("tool_input") or {})
+        allowed, reason = await self.decide(tool, args, tool_use_id or hook_input.get("tool_use_id"))
+        out: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": "allow" if allowed else "deny",
+                               "permissionDecisionReason": reason}
+        if allowed and (updated := self.sandboxed(tool, args)) is not None:
+            out["updatedInput"] = updated
+        return {"hookSpecificOutput": out}
 
     def hooks(self) -> dict[str, list[Any]]:
-        """The ``hooks`` option: the read gate as a ``PreToolUse`` matcher."""
+        """The ``hooks`` option: the gate as a ``PreToolUse`` matcher for :data:`HOOKED_TOOLS`."""
         from claude_agent_sdk import HookMatcher
 
-        return {"PreToolUse": [HookMatcher(matcher=READ_HOOK_MATCHER, hooks=[self.read_hook], timeout=HOOK_TIMEOUT)]}
+        return {"PreToolUse": [HookMatcher(matcher=HOOK_MATCHER, hooks=[self.pre_tool_hook], timeout=HOOK_TIMEOUT)]}

@@ -20,19 +20,18 @@ import asyncio
 import logging
 import os
 import shutil
-import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...errors import BackendError
 from ...procs import ProcRef
+from ...sandbox import Sandbox
 from ..turns import AgentTools, TurnRequest, TurnResult, hand_over_cancelled
 from . import cliproc
 from .auth import auth_status
 from .results import RESUME_FAILED
 from .session import ClaudeTurn
-from .toolset import CLI_SANDBOX_NEEDS
 
 __all__ = ["RESUME_FAILED", "ClaudeRunner"]
 
@@ -55,13 +54,8 @@ class ClaudeRunner:
         on_spawn: called with ``(agent, ProcRef)`` as soon as a turn's CLI process exists, e.g.
             to persist it so a restarted daemon can sweep the session of a CLI it lost
             (``foreman.procs.abort(ref)``; the CLI itself dies with the daemon).
-        os_sandbox: the OS sandbox is on (``foreman.sandbox.from_settings`` gave one): each turn
-            passes the SDK's ``sandbox`` settings (:func:`.toolset.cli_sandbox`) so the CLI's own
-            sandbox wraps its Bash tool.
-        sandbox_required: ``--os-sandbox required``: the CLI must not run Bash unsandboxed
-            (``failIfUnavailable``); a turn fails instead.
-        sandbox_hide: folders sandboxed Bash may not read (``foreman.sandbox.Sandbox.hide``: the
-            Foreman's home and profile folder).
+        sandbox: the OS sandbox (``foreman.sandbox.from_settings``), or None when it is off: the
+            permission gate runs every allowed Bash command in it (:mod:`.permissions`).
     """
 
     name = "claude"
@@ -69,8 +63,7 @@ class ClaudeRunner:
     def __init__(self, *, cli_path: str | None, use_claude_login: bool, effort: str | None,
                  max_budget_usd: float | None, env: Mapping[str, str], abort_grace: float = 3.0,
                  eof_grace: float = 3.0, kill_grace: float = 2.0,
-                 on_spawn: Callable[[str, ProcRef], None] | None = None, os_sandbox: bool = False,
-                 sandbox_required: bool = False, sandbox_hide: Sequence[str | os.PathLike[str]] = ()) -> None:
+                 on_spawn: Callable[[str, ProcRef], None] | None = None, sandbox: Sandbox | None = None) -> None:
         self.cli_path = cli_path
         self.use_claude_login = use_claude_login
         self.effort = effort or None
@@ -80,9 +73,7 @@ class ClaudeRunner:
         self.eof_grace = eof_grace
         self.kill_grace = kill_grace
         self.on_spawn = on_spawn
-        self.os_sandbox = os_sandbox
-        self.sandbox_required = sandbox_required
-        self.sandbox_hide = [str(path) for path in sandbox_hide]
+        self.sandbox = sandbox
         self._scratch: Path | None = None
         self._wrapper: Path | None = None
         self._gates: dict[str, asyncio.Future[None]] = {}
@@ -101,11 +92,6 @@ class ClaudeRunner:
             BackendError: naming the fix (install the extra, ``--claude-cli``, set a key).
         """
         self._ensure_wrapper()
-        missing = [name for name in CLI_SANDBOX_NEEDS if sys.platform == "linux" and shutil.which(name) is None]
-        if self.os_sandbox and missing:
-            logger.warning("the claude CLI's own sandbox needs %s (apt-get install bubblewrap socat); %s",
-                           " and ".join(missing), "its turns will fail" if self.sandbox_required else
-                           "its Bash commands run WITHOUT a sandbox")
         auth, detail = self.status()
         if auth == "missing":
             raise BackendError(f"no Claude credentials: {detail}")

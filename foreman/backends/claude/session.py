@@ -11,6 +11,7 @@ import logging
 import time
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ... import procs
@@ -19,7 +20,7 @@ from ...procs import ProcRef
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import cliproc
 from .mapping import Transcript
-from .options import agent_options, turn_sandbox
+from .options import agent_options
 from .permissions import PermissionGate
 from .results import result_error, streamed_usage, turn_result
 
@@ -40,7 +41,7 @@ class ClaudeTurn:
         self.request = request
         self.tools = tools
         self.wrapper = wrapper
-        self.gate = PermissionGate(tools, lead=request.lead)
+        self.gate = PermissionGate(tools, lead=request.lead, bash_wrap=self._bash_wrap())
         self.client: Any = None
         self.ref: ProcRef | None = None
         self.connected = False
@@ -53,11 +54,29 @@ class ClaudeTurn:
     def options(self, sdk: Any) -> Any:
         """This turn's ``ClaudeAgentOptions`` (:func:`.options.agent_options`)."""
         runner = self.runner
-        sandbox = (turn_sandbox(self.request.cwd, required=runner.sandbox_required, hide=runner.sandbox_hide)
-                   if runner.os_sandbox else None)
         return agent_options(sdk, self.request, self.tools, self.gate, env=runner.env, wrapper=self.wrapper,
-                             pidfile=self.pidfile, sandbox=sandbox, effort=runner.effort,
-                             max_budget_usd=runner.max_budget_usd, stderr=self._stderr)
+                             pidfile=self.pidfile, effort=runner.effort, max_budget_usd=runner.max_budget_usd,
+                             stderr=self._stderr)
+
+    def _bash_wrap(self) -> Callable[[str], str] | None:
+        """How an allowed Bash command of this turn runs in the runner's OS sandbox, or None (off).
+
+        The worktree is writable (a worker's); the lead, whose working directory is the user's
+        checkout, gets it read-only. The network follows the command's verdict
+        (:attr:`foreman.policy.Verdict.network`), as for the local backend's RUN."""
+        box = self.runner.sandbox
+        if box is None:
+            return None
+        from ...policy import classify_command
+
+        cwd, lead = self.request.cwd, self.request.lead
+        env = {**self.runner.env, **self.request.env}
+
+        def wrap(command: str) -> str:
+            network = classify_command(command, worktree=str(cwd)).network
+            return box.wrap_shell(command, worktree=cwd, env=env, network=network, writable=not lead)
+
+        return wrap
 
     def _stderr(self, line: str) -> None:
         self.stderr_tail.append(line)

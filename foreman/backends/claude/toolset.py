@@ -26,8 +26,6 @@ Bash is put to the permission policy on every call (push, reset, force ... are r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from .agent_mcp import tool_names
 from .mapping import OWN_PREFIX
 
@@ -103,46 +101,3 @@ would load the repository's ``CLAUDE.md`` but also its ``.claude/settings.json``
 whose ``permissions.allow`` rules let calls past ``can_use_tool`` (and a worker can write those
 files in its worktree). The repository's instructions (``AGENTS.md``/``CLAUDE.md``) reach the
 model through the system prompt instead (:func:`foreman.backends.prompts.repo_instructions`)."""
-
-
-CLI_SANDBOX_NEEDS: tuple[str, ...] = ("bwrap", "socat")
-"""Programs the CLI's own sandbox needs on Linux (Claude Code 2.1.332 says "sandbox is enabled but
-dependencies are missing: socat not installed" and, unless ``failIfUnavailable``, runs commands
-WITHOUT its sandbox)."""
-
-
-def cli_sandbox(*, required: bool = False, allow_write: Sequence[str] = (),
-                deny_read: Sequence[str] = ()) -> dict[str, object]:
-    """The SDK's ``sandbox`` settings when the OS sandbox is on (``SandboxSettings`` of
-    claude-agent-sdk; the SDK merges them into the CLI's ``--settings`` JSON as ``sandbox``).
-
-    The CLI's own sandbox (bubblewrap on Linux, Seatbelt on macOS) wraps its Bash tool: writes
-    only in the working directory, no network (no allowed domains, no local binding, no Unix
-    sockets), no ``dangerouslyDisableSandbox`` escape, no excluded commands.
-    ``autoAllowBashIfSandboxed: False`` keeps the permission policy judging every command.
-
-    Args:
-        required: ``--os-sandbox required``: also ``failIfUnavailable`` (a CLI setting the SDK's
-            TypedDict does not list yet), so a CLI that cannot start its sandbox (see
-            :data:`CLI_SANDBOX_NEEDS`) ends the turn with an error instead of running Bash
-            unsandboxed.
-        allow_write: more writable paths (``filesystem.allowWrite``, honoured from ``--settings``):
-            the folders git writes for a worktree whose ``.git`` lives in the main checkout.
-        deny_read: paths Bash may not read (``filesystem.denyRead``): the Foreman's home and
-            profile folder (its auth token).
-
-    Returns:
-        A fresh dict each call (the SDK may keep a reference).
-    """
-    settings: dict[str, object] = {
-        "enabled": True,
-        "allowUnsandboxedCommands": False,
-        "autoAllowBashIfSandboxed": False,
-        "excludedCommands": [],
-        "network": {"allowedDomains": [], "allowLocalBinding": False, "allowAllUnixSockets": False},
-    }
-    if required:
-        settings["failIfUnavailable"] = True
-    if allow_write or deny_read:
-        settings["filesystem"] = {"allowWrite": list(allow_write), "denyRead": list(deny_read)}
-    return settings

@@ -75,6 +75,7 @@ ends with ``error_during_execution`` / ``terminal_reason: aborted_streaming``.
 from __future__ import annotations
 
 import json
+import shlex
 import stat
 import sys
 from dataclasses import dataclass, field
@@ -137,6 +138,16 @@ class FakeClaude:
     def events(self, key: str) -> list[dict[str, Any]]:
         """Event payloads holding ``key`` (``permission``, ``mcp_result``, ``check_dead`` ...)."""
         return [r["data"] for r in self.entries("event") if key in r["data"]]
+
+    def commands(self) -> list[str]:
+        """Each Bash command the fake ran, as the model wrote it: the inner command of one the OS
+        sandbox wrapped (``bwrap ... -- bash -c <command>``, :meth:`foreman.sandbox.Sandbox.wrap_shell`)."""
+        out = []
+        for event in self.events("ran"):
+            words = shlex.split(event["ran"]) if event["ran"].startswith("/") and "bwrap" in event["ran"] else []
+            wrapped = len(words) > 3 and words[-2] == "-c" and words[-4] == "--"
+            out.append(words[-1] if wrapped else event["ran"])
+        return out
 
     def starts(self) -> list[dict[str, Any]]:
         """One entry per CLI process started: argv, pid, sid, pgid, env ..."""

@@ -265,8 +265,9 @@ class Fake:
                                               "tool_input": tool_input, "tool_use_id": tool_use_id}})
                 specific = out.get("hookSpecificOutput") or {}
                 decision = specific.get("permissionDecision")
-                if decision in ("allow", "deny"):
-                    return {"behavior": decision, "message": specific.get("permissionDecisionReason", "")}
+                if decision in ("allow", "deny"):  # the real CLI runs an allowed call with updatedInput
+                    updated = {"updatedInput": specific["updatedInput"]} if "updatedInput" in specific else {}
+                    return {"behavior": decision, "message": specific.get("permissionDecisionReason", ""), **updated}
         return None
 
     def permission(self, tool: str, tool_input: dict, tool_use_id: str) -> dict:
