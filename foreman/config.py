@@ -246,7 +246,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("local_profile", str, None, "local: the named profile of the config section 'local' to use"),
     Option("url", _url, "http://127.0.0.1:8790/v1", "local: the OpenAI-compatible endpoint (env FOREMAN_URL also works)"),
     Option("os_sandbox", _choice("auto", "required", "off"), "auto",
-           "run agents' commands (local RUN, CI) in the OS sandbox (bubblewrap): auto (where available), required, off"),
+           "run agents' commands (local RUN, claude Bash, CI) in the OS sandbox (bubblewrap): auto (where available), required, off"),
     Option("executor", _choice("local", "ray"), "local",
            "where workers' task turns and CI run: local (this machine), ray (the nodes of a Ray cluster; the ray extra)"),
     Option("ray_address", str, None, "ray: the cluster to join (host:port of its head, or auto); default: start one on this machine"),

@@ -295,7 +295,7 @@ def describe(settings: Any) -> tuple[bool, str]:
         return False, "OS sandbox off (--os-sandbox off): agents' commands run unsandboxed"
     found = availability()
     if found.ok:
-        return True, f"OS sandbox on ({found.detail}): agents' commands (local RUN, CI) write only in their worktree, no network"
+        return True, f"OS sandbox on ({found.detail}): agents' commands (local RUN, claude Bash, CI) write only in their worktree, no network"
     return False, f"OS sandbox unavailable, agents' commands run unsandboxed: {found.detail}"
 
 

@@ -58,7 +58,7 @@ def policy_main(argv: list[str]) -> int:
     print(f"  reason: {verdict.reason}")
     if verdict.scope:
         print(f"  {verdict.scope}")
-    if verdict.outcome != "deny":  # would it run in the OS sandbox (local RUN, CI)?
+    if verdict.outcome != "deny":  # would it run in the OS sandbox (local RUN, claude Bash, CI)?
         from ..sandbox import policy_note
 
         on, line = policy_note(network=verdict.network)
