@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import stat
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,8 +19,10 @@ from foreman.backends.claude.permissions import (
     NOT_IN_SET_REFUSAL,
     SUBAGENT_REFUSAL,
     PermissionGate,
+    SandboxedBash,
 )
 from foreman.errors import BackendError, PolicyError
+from foreman.sandbox import Sandbox
 
 from .conftest import RecordingTools
 
@@ -68,29 +71,55 @@ async def test_gate_asks_the_policy_once_per_tool_use():
     assert tools.permits == [("Read", {"file_path": "a"})]
 
 
-async def test_gate_hands_back_allowed_commands_wrapped_once_and_nothing_else():
-    tools = RecordingTools(deny={"Bash": "not that"})
-    gate = PermissionGate(RecordingTools(), lead=False, bash_wrap=lambda cmd: f"bwrap -- bash -c {cmd!r}")
-    hook = await gate.pre_tool_hook({"tool_name": "Bash", "tool_input": {"command": "ls", "timeout": 5}}, "t1", None)
+async def test_gate_hands_back_allowed_commands_wrapped_once_and_nothing_else(tmp_path):
+    bash = SandboxedBash(Sandbox("/usr/bin/bwrap"), tmp_path, {"HOME": "/home/u", "PATH": "/usr/bin:/bin"})
+    gate = PermissionGate(RecordingTools(), lead=False, bash=bash)
+    hook = await gate.pre_tool_hook({"tool_name": "Bash", "tool_input": {"command": "ls -l", "timeout": 5}}, "t1", None)
     out = hook["hookSpecificOutput"]
     assert out["permissionDecision"] == "allow"
-    assert out["updatedInput"] == {"command": "bwrap -- bash -c 'ls'", "timeout": 5}  # other fields kept
+    words = shlex.split(out["updatedInput"]["command"])
+    assert words[0] == "/usr/bin/bwrap" and words[-3:-1] == ["/usr/bin/bash", "-c"] and words[-1] == "ls -l"
+    assert "--unshare-net" in words and out["updatedInput"]["timeout"] == 5  # other fields kept
+    assert words[words.index("--bind") + 1] == str(tmp_path.resolve())  # the worktree writable
     # should the CLI also ask can_use_tool about the same call (with the wrapped input), no second wrap
     again = await gate.can_use_tool("Bash", out["updatedInput"], SimpleNamespace(tool_use_id="t1"))
     assert again.behavior == "allow" and again.updated_input is None
-    # a command seen first through can_use_tool is wrapped there
-    direct = await gate.can_use_tool("Bash", {"command": "pwd"}, SimpleNamespace(tool_use_id="t2"))
-    assert direct.updated_input == {"command": "bwrap -- bash -c 'pwd'"}
+    # a command seen first through can_use_tool is wrapped there; one whose verdict needs the network keeps it
+    direct = await gate.can_use_tool("Bash", {"command": "curl -s https://example.com"}, SimpleNamespace(tool_use_id="t2"))
+    assert "--unshare-net" not in shlex.split(direct.updated_input["command"])[:-1]
     # reads are never rewritten; a refused command is not wrapped
     read = await gate.pre_tool_hook({"tool_name": "Read", "tool_input": {"file_path": "a"}}, "t3", None)
     assert "updatedInput" not in read["hookSpecificOutput"]
-    refused = PermissionGate(tools, lead=False, bash_wrap=lambda cmd: "WRAPPED")
+    refused = PermissionGate(RecordingTools(deny={"Bash": "not that"}), lead=False, bash=bash)
     no = (await refused.pre_tool_hook({"tool_name": "Bash", "tool_input": {"command": "ls"}}, "t4", None))
     assert no["hookSpecificOutput"]["permissionDecision"] == "deny" and "updatedInput" not in no["hookSpecificOutput"]
     # the sandbox off: allowed as written
     plain = await PermissionGate(RecordingTools(), lead=False).pre_tool_hook(
         {"tool_name": "Bash", "tool_input": {"command": "ls"}}, "t5", None)
     assert plain["hookSpecificOutput"]["permissionDecision"] == "allow" and "updatedInput" not in plain["hookSpecificOutput"]
+    # the lead's checkout is read-only
+    lead = PermissionGate(RecordingTools("marlow"), lead=True, bash=SandboxedBash(Sandbox("/usr/bin/bwrap"), tmp_path,
+                                                                                  {}, writable=False))
+    ro = shlex.split((await lead.pre_tool_hook({"tool_name": "Bash", "tool_input": {"command": "ls"}}, "t6", None))
+                     ["hookSpecificOutput"]["updatedInput"]["command"])
+    at = ro.index("--setenv")
+    assert "--bind" not in ro and ro[at - 3:at] == ["--ro-bind", str(tmp_path.resolve()), str(tmp_path.resolve())]
+
+
+async def test_a_command_failing_on_a_sandbox_rule_is_explained_to_the_model_the_log_and_the_feed(tmp_path):
+    tools = RecordingTools()
+    gate = PermissionGate(tools, lead=False, bash=SandboxedBash(Sandbox("/usr/bin/bwrap"), tmp_path, {"HOME": "/home/u"}))
+    wrapped = (await gate.pre_tool_hook({"tool_name": "Bash", "tool_input": {"command": "touch /etc/x"}}, "t1", None)
+               )["hookSpecificOutput"]["updatedInput"]
+    failed = {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": wrapped, "tool_use_id": "t1",
+              "error": "Exit code 1\ntouch: cannot touch '/etc/x': Read-only file system"}
+    out = await gate.bash_failure_hook(failed, "t1", None)
+    assert out["hookSpecificOutput"]["additionalContext"].startswith("[os sandbox] read-only file system: outside the worktree")
+    assert any("touch /etc/x" in line and "the OS sandbox blocked it: read-only file system" in line
+               for _, line in tools.logs)
+    # a failure that is not the sandbox's, and a command the gate did not wrap, say nothing
+    assert await gate.bash_failure_hook({**failed, "error": "Exit code 2\nno such test"}, "t1", None) == {}
+    assert await gate.bash_failure_hook({**failed, "tool_input": {"command": "touch /etc/x"}}, "t1", None) == {}
 
 
 async def test_gate_shares_a_pending_decision():

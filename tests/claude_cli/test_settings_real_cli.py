@@ -89,6 +89,7 @@ async def test_every_command_goes_through_the_policy_and_runs_in_the_foreman_san
         f"echo x > {repo}/outside.txt; ls {repo}",
         f"curl -s -o /dev/null -w 'http %{{http_code}}' http://127.0.0.1:{port}/",
         f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=3)'; echo rc=$?",
+        "touch /usr/foreman-probe",
     ]
     api = claude_cli.api
     api.script("kit", [*(tool("Bash", {"command": c, "description": f"step {i}"}) for i, c in enumerate(commands)),
@@ -97,7 +98,7 @@ async def test_every_command_goes_through_the_policy_and_runs_in_the_foreman_san
     result = await make_runner(sandbox=sandbox.Sandbox(BOX.bwrap)).run_turn(request_for("kit", cwd=wt), tools)
     assert result.ok, result.error
     assert [args["command"] for _, args in tools.permits] == commands  # ls and git status too
-    out = [_out(api, "kit", i) for i in range(1, len(commands) + 1)]
+    out = [_out(api, "kit", i) for i in range(1, len(commands))]
     assert "proj.py" in out[0].split()
     assert out[1].split() == ["??", "a.txt"], out[1]  # the global excludes hold: no debug.log
     assert "committed" in out[2], out[2]
@@ -106,6 +107,9 @@ async def test_every_command_goes_through_the_policy_and_runs_in_the_foreman_san
     assert not (repo / "outside.txt").exists()
     assert out[5].startswith("http ") and out[5] != "http 000", out[5]  # curl's verdict needs the network
     assert "rc=0" not in out[6], out[6]  # python -c's does not: no route to the daemon's loopback
+    # a command that fails on a sandbox rule: the model is told which rule, and so is the agent's log
+    assert "[os sandbox] read-only file system: outside the worktree" in json.dumps(api.of("kit")[8].messages[-1])
+    assert any("touch /usr/foreman-probe" in line and "the OS sandbox blocked it" in line for _, line in tools.logs)
 
 
 @needs_bwrap

@@ -13,7 +13,9 @@ Two SDK entry points lead here:
 With the OS sandbox on, the hook also hands back every allowed Bash command wrapped in the
 Foreman's sandbox (``updatedInput``, :meth:`foreman.sandbox.Sandbox.wrap_shell`): the CLI runs
 ``bwrap ... -- bash -c <command>`` instead of the command, with the network only when the
-command's verdict says it needs it. The CLI's own sandbox stays off (it mounts placeholder files
+command's verdict says it needs it; when such a command fails on a sandbox rule, a
+``PostToolUseFailure`` hook tells the model which rule (``additionalContext``) and the agent's log
+and the feed say it, as for the local backend's RUN. The CLI's own sandbox stays off (it mounts placeholder files
 in the repository's shared ``.git`` while a command runs, which breaks a second worker's command
 started at the same time; see ``docs/claude.md``).
 
@@ -28,10 +30,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...errors import ForemanError
+from ...sandbox import RULE_PREFIX, Sandbox
 from ..turns import AgentTools
 from .mapping import EDIT_TOOLS, OWN_PREFIX, READ_TOOLS, SUBAGENT_TOOLS
 from .toolset import denied_tools, is_allowed
@@ -47,6 +52,38 @@ HOOK_MATCHER = "|".join(sorted(HOOKED_TOOLS))
 """The ``PreToolUse`` matcher (a tool-name regex) of the gate."""
 HOOK_TIMEOUT = 3600.0
 """Seconds the CLI waits for the gate's hook (a policy *ask* may wait for the user)."""
+
+
+@dataclass(frozen=True)
+class SandboxedBash:
+    """How one turn's allowed Bash commands run in the OS sandbox.
+
+    Args:
+        box: the OS sandbox.
+        cwd: the turn's working directory (a worker's worktree, or the lead's checkout).
+        env: the environment the CLI's commands get (``HOME`` is hidden in the sandbox).
+        writable: ``cwd`` is writable (False for the lead: the user's checkout stays read-only).
+    """
+
+    box: Sandbox
+    cwd: Path
+    env: Mapping[str, str]
+    writable: bool = True
+
+    def wrap(self, command: str) -> tuple[str, bool]:
+        """Return ``(shell command line, network)``: ``command`` in the sandbox, with the network
+        only when its verdict says it needs it (:attr:`foreman.policy.Verdict.network`)."""
+        from ...policy import classify_command
+
+        network = classify_command(command, worktree=str(self.cwd)).network
+        return self.box.wrap_shell(command, worktree=self.cwd, env=self.env, network=network,
+                                   writable=self.writable), network
+
+    def explain(self, output: str, *, network: bool) -> str | None:
+        """The sandbox rule a failed command's ``output`` points at, or None (:func:`foreman.sandbox.explain`)."""
+        from ...sandbox import explain
+
+        return explain(output, home=self.env.get("HOME"), network=network)
 
 
 def fixed_refusal(tool: str, *, lead: bool) -> str | None:
@@ -72,17 +109,16 @@ class PermissionGate:
     Args:
         tools: the turn's agent tools.
         lead: the agent is the lead.
-        bash_wrap: turns an allowed Bash command (shell text) into the command the CLI runs
-            instead (the OS sandbox's :meth:`~foreman.sandbox.Sandbox.wrap_shell`), or None
-            (the sandbox is off: the command runs as written).
+        bash: how allowed Bash commands run in the OS sandbox, or None (the sandbox is off: a
+            command runs as written).
     """
 
-    def __init__(self, tools: AgentTools, *, lead: bool, bash_wrap: Callable[[str], str] | None = None) -> None:
+    def __init__(self, tools: AgentTools, *, lead: bool, bash: SandboxedBash | None = None) -> None:
         self.tools = tools
         self.lead = lead
-        self.bash_wrap = bash_wrap
+        self.bash = bash
         self._decided: dict[str, asyncio.Future[tuple[bool, str]]] = {}
-        self._wrapped: set[str] = set()
+        self._wrapped: dict[str, tuple[str, bool]] = {}  # wrapped command -> (as written, network)
 
     async def decide(self, tool: str, args: dict[str, Any], tool_use_id: str | None) -> tuple[bool, str]:
         """Return ``(allowed, reason)`` for one call; asks the policy at most once per ``tool_use_id``."""
@@ -117,13 +153,13 @@ class PermissionGate:
 
     def sandboxed(self, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The input an allowed call runs with instead of ``args``, or None to run it as written:
-        a Bash command wrapped by :attr:`bash_wrap` (once: a command this gate produced is never
+        a Bash command wrapped by :attr:`bash` (once: a command this gate produced is never
         wrapped again, should the CLI ask twice about one call)."""
         command = args.get("command")
-        if tool != "Bash" or self.bash_wrap is None or not isinstance(command, str) or command in self._wrapped:
+        if tool != "Bash" or self.bash is None or not isinstance(command, str) or command in self._wrapped:
             return None
-        wrapped = self.bash_wrap(command)
-        self._wrapped.add(wrapped)
+        wrapped, network = self.bash.wrap(command)
+        self._wrapped[wrapped] = (command, network)
         return {**args, "command": wrapped}
 
     async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
@@ -148,8 +184,34 @@ class PermissionGate:
             out["updatedInput"] = updated
         return {"hookSpecificOutput": out}
 
+    async def bash_failure_hook(self, hook_input: Any, tool_use_id: str | None, context: Any) -> Any:
+        """The ``PostToolUseFailure`` hook for Bash: when a sandboxed command failed on a sandbox
+        rule (its ``error`` text, :func:`foreman.sandbox.explain`), say which rule to the model
+        (``additionalContext``: ``[os sandbox] <rule>``), in the agent's log and in the feed."""
+        command = str((hook_input.get("tool_input") or {}).get("command", ""))
+        if self.bash is None or command not in self._wrapped:
+            return {}
+        written, network = self._wrapped[command]
+        rule = self.bash.explain(str(hook_input.get("error") or ""), network=network)
+        if not rule:
+            return {}
+        self.tools.log(f"$ {written} -> failed; the OS sandbox blocked it: {rule}", kind="error")
+        feed = getattr(self.tools, "feed", None)
+        if callable(feed):  # the feed names the rule, as for the local backend's RUN and CI
+            from ...core.roster import title
+
+            shown = written if len(written) <= 80 else written[:79] + "…"
+            feed(f"{title(self.tools.agent)}'s command `{shown}` failed; the OS sandbox blocked it: {rule}")
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
+                                       "additionalContext": f"{RULE_PREFIX}{rule}"}}
+
     def hooks(self) -> dict[str, list[Any]]:
-        """The ``hooks`` option: the gate as a ``PreToolUse`` matcher for :data:`HOOKED_TOOLS`."""
+        """The ``hooks`` option: the gate as a ``PreToolUse`` matcher for :data:`HOOKED_TOOLS`
+        and, with the OS sandbox on, the Bash failure hook."""
         from claude_agent_sdk import HookMatcher
 
-        return {"PreToolUse": [HookMatcher(matcher=HOOK_MATCHER, hooks=[self.pre_tool_hook], timeout=HOOK_TIMEOUT)]}
+        hooks: dict[str, list[Any]] = {
+            "PreToolUse": [HookMatcher(matcher=HOOK_MATCHER, hooks=[self.pre_tool_hook], timeout=HOOK_TIMEOUT)]}
+        if self.bash is not None:
+            hooks["PostToolUseFailure"] = [HookMatcher(matcher="Bash", hooks=[self.bash_failure_hook])]
+        return hooks

@@ -11,7 +11,6 @@ import logging
 import time
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ... import procs
@@ -21,7 +20,7 @@ from ..turns import AgentTools, TurnRequest, TurnResult
 from . import cliproc
 from .mapping import Transcript
 from .options import agent_options
-from .permissions import PermissionGate
+from .permissions import PermissionGate, SandboxedBash
 from .results import result_error, streamed_usage, turn_result
 
 if TYPE_CHECKING:
@@ -41,7 +40,9 @@ class ClaudeTurn:
         self.request = request
         self.tools = tools
         self.wrapper = wrapper
-        self.gate = PermissionGate(tools, lead=request.lead, bash_wrap=self._bash_wrap())
+        box = runner.sandbox
+        self.gate = PermissionGate(tools, lead=request.lead, bash=None if box is None else SandboxedBash(
+            box, Path(request.cwd), {**runner.env, **request.env}, writable=not request.lead))
         self.client: Any = None
         self.ref: ProcRef | None = None
         self.connected = False
@@ -57,26 +58,6 @@ class ClaudeTurn:
         return agent_options(sdk, self.request, self.tools, self.gate, env=runner.env, wrapper=self.wrapper,
                              pidfile=self.pidfile, effort=runner.effort, max_budget_usd=runner.max_budget_usd,
                              stderr=self._stderr)
-
-    def _bash_wrap(self) -> Callable[[str], str] | None:
-        """How an allowed Bash command of this turn runs in the runner's OS sandbox, or None (off).
-
-        The worktree is writable (a worker's); the lead, whose working directory is the user's
-        checkout, gets it read-only. The network follows the command's verdict
-        (:attr:`foreman.policy.Verdict.network`), as for the local backend's RUN."""
-        box = self.runner.sandbox
-        if box is None:
-            return None
-        from ...policy import classify_command
-
-        cwd, lead = self.request.cwd, self.request.lead
-        env = {**self.runner.env, **self.request.env}
-
-        def wrap(command: str) -> str:
-            network = classify_command(command, worktree=str(cwd)).network
-            return box.wrap_shell(command, worktree=cwd, env=env, network=network, writable=not lead)
-
-        return wrap
 
     def _stderr(self, line: str) -> None:
         self.stderr_tail.append(line)
