@@ -193,3 +193,25 @@ async def test_abort_at_any_early_moment_leaves_nothing(fake, make_runner, reque
     await asyncio.sleep(0.3)  # a CLI that was still starting would have spawned by now
     assert alive(fake.pids()) == []
     assert fake_processes(fake) == []  # nothing that inherited the scenario's environment either
+
+
+async def test_a_turn_whose_set_up_fails_releases_the_agent_for_its_next_turn(fake, make_runner, request_for,
+                                                                              monkeypatch):
+    """An error while a turn is set up (before any CLI starts) reaches the caller, and the agent's
+    next turn starts instead of waiting forever for a clean-up that never comes."""
+    from foreman.backends.claude import runner as runner_module
+
+    fake.script({"turns": [[{"text": "second"}]]})
+    runner = make_runner()
+    real = runner_module.ClaudeTurn
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("set-up failed")
+
+    monkeypatch.setattr(runner_module, "ClaudeTurn", broken)
+    with pytest.raises(RuntimeError, match="set-up failed"):
+        await runner.run_turn(request_for(), RecordingTools())
+    monkeypatch.setattr(runner_module, "ClaudeTurn", real)
+    await asyncio.wait_for(runner.wait_clean("kit"), 5)
+    result = await asyncio.wait_for(runner.run_turn(request_for(), RecordingTools()), 30)
+    assert result.ok and result.text == "second"

@@ -144,7 +144,11 @@ class ClaudeRunner:
         """
         wrapper = self._ensure_wrapper()
         gate = await self._claim(request.agent)
-        turn = ClaudeTurn(self, request, tools, wrapper)
+        try:
+            turn = ClaudeTurn(self, request, tools, wrapper)
+        except BaseException:
+            gate.set_result(None)  # no CLI was started: the agent's next turn need not wait
+            raise
         self._turns[request.agent] = turn
         body = asyncio.ensure_future(turn.converse())
         try:
