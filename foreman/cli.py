@@ -80,7 +80,20 @@ def _passthrough(name: str) -> Callable[[list[str]], int] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``foreman`` command; return the exit code."""
+    """Run the ``foreman`` command; return the exit code.
+
+    Output piped into a reader that stops early (``foreman risk --json | head``) ends the
+    command quietly with 141 (128 + SIGPIPE, as a shell reports it) instead of a traceback; the
+    recipe is Python's own (the ``signal`` module's note on SIGPIPE)."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "replay":
         from .backends.local.cli import replay_main

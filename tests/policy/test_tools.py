@@ -193,3 +193,21 @@ def test_policy_main_without_a_command_is_a_usage_error(capsys, words) -> None:
     """An empty command is not 'allow' (a newcomer's `foreman policy -- ''` got allow, exit 0)."""
     assert policy_main(["--worktree", WT, *words]) == 2
     assert "give a command after --" in capsys.readouterr().err
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """``foreman policy --json ... | head -c0``: the reader is gone before the command writes; the
+    command ends with 141 (SIGPIPE's shell code), no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "foreman", "policy", "--json", "git push origin main"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
