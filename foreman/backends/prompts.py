@@ -22,7 +22,7 @@ def plan_prompt(goal_text: str, goal_id: str, unread: list[str]) -> str:
     """The lead's prompt for planning a goal."""
     return (f"New goal {goal_id}: {goal_text}\n\nExplore the repository, write 'Plan: ...' to shared memory "
             "(write_memory note 'plan'), then create the tasks with create_task (deps and assignees)."
-            + _unread(unread))
+            + unread_block(unread))
 
 
 def work_prompt(task: Task, *, takeover_from: str | None, answered: list[Decision], unread: list[str]) -> str:
@@ -35,7 +35,7 @@ def work_prompt(task: Task, *, takeover_from: str | None, answered: list[Decisio
                        + (f" ({d.answer.text})" if d.answer and d.answer.text else "") for d in answered)
         parts.append("The user already answered these questions on this task (do not ask again):\n" + qa)
     parts.append('When the change is done and tested, commit it and call update_task with status "review".')
-    return "\n\n".join(parts) + _unread(unread)
+    return "\n\n".join(parts) + unread_block(unread)
 
 
 def review_prompt(task: Task, *, diff_summary: str, ci: str, history: str, answered: list[Decision], claims: str = "",
@@ -50,7 +50,8 @@ def review_prompt(task: Task, *, diff_summary: str, ci: str, history: str, answe
             '"doing" and a note saying what to change.')
 
 
-def _unread(unread: list[str]) -> str:
+def unread_block(unread: list[str]) -> str:
+    """``"\n\nUnread messages:\n<line>..."`` to append to a prompt or a tool result, or ``""``."""
     return ("\n\nUnread messages:\n" + "\n".join(unread)) if unread else ""
 
 

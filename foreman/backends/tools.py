@@ -64,8 +64,9 @@ class DaemonTools:
             raise PolicyError(f"{self.agent}'s turn {self.turn_id} is over; the call was refused")
 
     def _with_unread(self, text: str) -> str:
-        extra = self.unread()
-        return text + ("\n\nUnread messages:\n" + "\n".join(extra) if extra else "")
+        from .prompts import unread_block
+
+        return text + unread_block(self.unread())
 
     # ------------------------------------------------------------------ AgentTools
     def unread(self) -> list[str]:
@@ -169,8 +170,10 @@ class DaemonTools:
         self.activity(prev.state, prev.activity, station=prev.station)
         return True, "the user allowed it"
 
-    async def call(self, name: str, args: dict[str, Any]) -> str:
+    async def call(self, name: str, args: dict[str, Any], *, unread: bool = True) -> str:
         """Run a Foreman tool; see :data:`LEAD_TOOLS`. Raises ForemanError for a refused call.
+        ``unread``: follow the result with the agent's unread messages, taken (see
+        :meth:`AgentTools.call`); False leaves them unread.
 
         Argument names have aliases models commonly use: ``task_id`` for ``task``, ``content``
         for ``text``, ``depends_on`` for ``deps``, ``name`` for ``note``, ``scope: agent`` for
@@ -188,7 +191,7 @@ class DaemonTools:
             raise PolicyError(f"{name} is not a tool {self.agent} may use ({', '.join(allowed)})")
         handler = getattr(self, f"_t_{name}")
         result = await handler(args)
-        return self._with_unread(result)
+        return self._with_unread(result) if unread else result
 
     # ------------------------------------------------------------------ tools
     async def _t_send_message(self, a: dict[str, Any]) -> str:

@@ -95,10 +95,12 @@ class AgentTools(Protocol):
     agent: str
     turn_id: str
 
-    async def call(self, name: str, args: dict[str, Any]) -> str:
+    async def call(self, name: str, args: dict[str, Any], *, unread: bool = True) -> str:
         """Run a Foreman tool by name (``send_message``, ``ask_user``, ``write_memory``,
         ``read_memory``, ``update_task``, ``report_status``, ``list_tasks``, lead-only
-        ``create_task`` and ``request_merge``); return the result text for the model.
+        ``create_task`` and ``request_merge``); return the result text for the model, followed
+        by the agent's unread messages (taken: marked read), unless ``unread`` is False (a remote
+        turn's node adds the ones it holds and confirms each to the daemon).
 
         Raises:
             ForemanError: the tool is unknown, not allowed for this agent, or its input is bad

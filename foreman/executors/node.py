@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from .. import errors
+from ..backends.prompts import unread_block
 from ..backends.turns import TurnRequest, TurnResult
 from ..repos._git import GitFailed, git, rev_parse
 from . import bundles
@@ -77,14 +78,18 @@ class RemoteTools:
         self._ask = ask
         self.inbox: list[tuple[int, str]] = []
 
-    async def call(self, name: str, args: dict[str, Any]) -> str:
-        """Run a Foreman tool in the daemon. Raises the daemon's ForemanError subclass with its message."""
+    async def call(self, name: str, args: dict[str, Any], *, unread: bool = True) -> str:
+        """Run a Foreman tool in the daemon. Raises the daemon's ForemanError subclass with its message.
+
+        The daemon leaves the agent's unread messages out of the result: the ones delivered here
+        are added (``unread``) and confirmed read with the next event, so a message is never
+        marked read in the daemon before this node handed it to the runner."""
         ok, value = await self._ask("call", name=name, args=args)
         if not ok:
             kind = getattr(errors, str(value.get("type")), None)
             cls = kind if isinstance(kind, type) and issubclass(kind, errors.ForemanError) else errors.ForemanError
             raise cls(str(value.get("message")))
-        return str(value)
+        return str(value) + (unread_block(self.unread()) if unread else "")
 
     async def permit(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
         """Ask the daemon's policy (and the user) whether a built-in tool call may run."""

@@ -306,7 +306,8 @@ class RayExecutor:
         ok, value = True, None
         try:
             if ev["what"] == "call":
-                value = await tools.call(ev["name"], _map_paths(ev["args"], node_wt, here))
+                # (the node adds the messages it holds and confirms them: none taken here)
+                value = await tools.call(ev["name"], _map_paths(ev["args"], node_wt, here), unread=False)
             else:
                 value = list(await tools.permit(ev["tool"], _map_paths(ev["args"], node_wt, here)))
         except ForemanError as exc:

@@ -31,3 +31,48 @@ def test_mark_read_takes_only_the_confirmed_messages_and_the_rest_survive_a_rest
     world, _ = s2.open()
     s2.close()
     assert [m.id for m in Core(world).take_unread("kit")] == left
+
+
+async def test_a_remote_tool_call_carries_only_the_messages_its_node_holds_and_confirms_them(tmp_path: Path) -> None:
+    """A remote turn's Foreman tool call is answered by the daemon without the agent's unread
+    messages (``unread=False``: they stay unread there); the node adds the ones delivered to it
+    and confirms each, so a message is never taken before the node handed it to the runner."""
+    from foreman.executors.node import RemoteTools
+
+    from ..conductor.scripted import ScriptedRig, done
+    from ..rig import wait_for
+
+    seen: dict[str, str] = {}
+
+    async def work(req, tools):
+        await wait_for(lambda: tools.pending(), timeout=30, what="a message for kit")
+        seen["remote"] = await tools.call("report_status", {"text": "working"}, unread=False)
+        seen["left"] = [line for _, line in tools.pending()]
+        seen["local"] = await tools.call("report_status", {"text": "still working"})
+        seen["after"] = [line for _, line in tools.pending()]
+        await tools.call("update_task", {"status": "review"})
+        return done()
+
+    rig = ScriptedRig.worker(tmp_path, work)
+    try:
+        await rig.start()
+        rig.task("Greet", assignee="kit")
+        await wait_for(lambda: rig.world.agents["kit"].activity, timeout=30, what="kit at work")
+        await rig.c.ok({"type": "message.send", "to": "kit", "text": "use British spelling"})
+        await wait_for(lambda: "after" in seen, timeout=30, what="kit's calls")
+    finally:
+        await rig.stop()
+    assert "Unread messages" not in seen["remote"] and seen["left"] == ["user: use British spelling"]
+    assert seen["local"].endswith("\n\nUnread messages:\nuser: use British spelling") and seen["after"] == []
+
+    # the node's side: the result carries what the node holds; the read confirmation goes to the daemon
+    events: list[dict] = []
+
+    async def ask(what: str, **kw):
+        return True, "report_status done"
+
+    node = RemoteTools("kit", "kit:1", events.append, ask)
+    node.inbox = [(7, "user: hi"), (9, "wren: see t2")]
+    assert await node.call("report_status", {"text": "x"}) == "report_status done\n\nUnread messages:\nuser: hi\nwren: see t2"
+    assert events == [{"kind": "unread", "read": [7, 9]}]
+    assert await node.call("report_status", {"text": "y"}) == "report_status done"
