@@ -269,9 +269,8 @@ class ForemanApp(App[int]):
             banner.set_class(True, "needed")
             banner.update(Text(f"⚠ YOU ARE NEEDED: {oldest.id} {oldest.kind} — {oldest.prompt}{more}   F2 answer · F3 diff"))
         else:
-            working = sum(1 for a in self.mirror.agents.values() if a.active and a.state not in ("idle", "done"))
             banner.set_class(False, "needed")
-            banner.update(Text(f"nothing needs you · {working} agents working"))
+            banner.update(Text(views.idle_banner(self.mirror.agents.values())))
 
     # -- from the user ---------------------------------------------------------------------
 

@@ -156,6 +156,17 @@ def team_order(agents: Iterable[p.Agent]) -> list[p.Agent]:
     return sorted(agents, key=lambda a: (a.role != "lead", not a.active, a.seat is None, a.seat or 0, a.name))
 
 
+def idle_banner(agents: Iterable[p.Agent]) -> str:
+    """The banner when no decision is open: ``nothing needs you · 2 of 5 workers working · the
+    lead is busy`` (workers on shift, counted as :func:`team_summary` counts them; the lead apart)."""
+    agents = list(agents)
+    on = [a for a in agents if a.role == "worker" and a.active]
+    working = sum(1 for a in on if a.state not in ("idle", "done") and not a.paused)
+    lead_busy = any(a.role == "lead" and a.active and not a.paused and a.state not in ("idle", "done") for a in agents)
+    noun = "worker" if len(on) == 1 else "workers"
+    return f"nothing needs you · {working} of {len(on)} {noun} working" + (" · the lead is busy" if lead_busy else "")
+
+
 def team_summary(agents: Iterable[p.Agent]) -> str:
     """One line about the team for the agents pane's title: ``12 on shift · 3 working · 2 off shift``."""
     workers = [a for a in agents if a.role == "worker"]

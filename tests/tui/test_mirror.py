@@ -130,3 +130,14 @@ def test_answer_text_and_diff_lines():
     lines = views.diff_lines("kit-t2", diff_of("kit-t2"))
     assert lines[0].startswith("# kit-t2: pocket aaaaaaaa..bbbbbbbb — 1 files, +1 -1")
     assert lines[1:] == ["# notes.py (modified, +1 -1)", "@@ -1,2 +1,3 @@ def main():", " def main():", "-    pass", "+print('tags')"]
+
+
+def test_the_idle_banner_counts_workers_on_shift_and_names_the_lead_apart():
+    from foreman.tui.views import idle_banner
+
+    team = [p.Agent(name="marlow", role="lead", state="thinking"), p.Agent(name="kit", state="editing"),
+            p.Agent(name="wren", state="idle"), p.Agent(name="rowan", state="testing", paused=True),
+            p.Agent(name="tove", state="editing", active=False)]
+    assert idle_banner(team) == "nothing needs you · 1 of 3 workers working · the lead is busy"
+    assert idle_banner([p.Agent(name="marlow", role="lead"), p.Agent(name="kit")]) == \
+        "nothing needs you · 0 of 1 worker working"
