@@ -258,8 +258,11 @@ def _doctor_sandbox(settings: Settings, check: Check) -> None:
     from .sandbox import describe
 
     on, line = describe(settings)
-    if on or settings.os_sandbox == "off":
+    if on:
         check(True, line)
+    elif settings.os_sandbox == "off":  # the user's choice, still worth a warning (docs/policy.md)
+        check(False, line, "--os-sandbox auto: without it a script the policy allows runs as you and can read "
+                           "the client token", warning=True)
     elif settings.os_sandbox == "required":
         check(False, line, "install bubblewrap (apt-get install bubblewrap) where it can create namespaces, or --os-sandbox auto")
     else:

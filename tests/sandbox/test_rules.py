@@ -104,6 +104,8 @@ def test_required_refuses_to_start_without_bwrap_and_doctor_says_so(tmp_path: Pa
     assert doctor.returncode == 1 and "[FAIL] OS sandbox unavailable" in doctor.stdout
     auto = _foreman_without_bwrap(tmp_path, "doctor", "--home", str(home), "--port", "0")
     assert auto.returncode == 0 and "[warn] OS sandbox unavailable" in auto.stdout and "apt-get install bubblewrap" in auto.stdout
+    off = _foreman_without_bwrap(tmp_path, "doctor", "--home", str(home), "--port", "0", "--os-sandbox", "off")
+    assert off.returncode == 0 and "[warn] OS sandbox off" in off.stdout and "--os-sandbox auto" in off.stdout
 
 
 def test_with_the_network_a_failed_connection_is_not_the_sandboxs() -> None:
