@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"foreman {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     start = sub.add_parser("start", help="run the daemon (Ctrl+C or q+Enter stops it)",
-                           description="Run the Foreman daemon. Precedence: flag > AGENTCRAFT_* env > <home>/<profile>/config.json > default.")
+                           description="Run the Foreman daemon. Precedence: flag > AGENTCRAFT_* env > <home>/<profile>/config.json > <home>/config.json > default.")
     _add_start_options(start)
     cfg = sub.add_parser("config", help="print the resolved settings and where each came from")
     _add_start_options(cfg)

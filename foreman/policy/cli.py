@@ -44,6 +44,9 @@ def policy_main(argv: list[str]) -> int:
         parser.print_usage()
         print("foreman policy: give a command after --, e.g. foreman policy -- git status", file=sys.stderr)
         return 2
+    if not os.path.isdir(args.worktree):  # (the policy reads no file: a worktree to be is fine, but say so)
+        print(f"foreman policy: note: --worktree {args.worktree} is not a folder here; paths are judged as if "
+              "it were the agent's worktree", file=sys.stderr)
     command = " ".join(words)
     verdict = classify_command(command, worktree=args.worktree, lead=args.lead, granted=args.grant,
                                protected_refs=args.base)

@@ -211,3 +211,10 @@ def test_output_into_a_closed_pipe_ends_quietly():
         os.close(write)
     assert done.returncode == 141, done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
+def test_a_worktree_that_is_not_a_folder_is_judged_with_a_note(tmp_path, capsys):
+    assert policy_main(["--worktree", str(tmp_path / "missing"), "--", "ls"]) == 0
+    assert "is not a folder here; paths are judged as if it were the agent's worktree" in capsys.readouterr().err
+    assert policy_main(["--worktree", str(tmp_path), "--", "ls"]) == 0
+    assert "not a folder" not in capsys.readouterr().err
