@@ -274,9 +274,13 @@ class Daemon:
             self._waiters.setdefault(decision_id, []).append(fut)
         return fut
 
-    async def ask(self, kind: str, prompt: str, options: list[str], *, asked_by: str, **kw: Any) -> Decision:
-        """Open a decision and wait for the user's answer (or its withdrawal)."""
+    async def ask(self, kind: str, prompt: str, options: list[str], *, asked_by: str,
+                  on_open: Callable[[Decision], Any] | None = None, **kw: Any) -> Decision:
+        """Open a decision and wait for the user's answer (or its withdrawal); ``on_open`` is
+        called with the decision as soon as it is open (before the wait)."""
         d = self.act(lambda c, now: c.open_decision(kind, prompt, options, now, asked_by=asked_by, **kw))
+        if on_open is not None:
+            on_open(d)
         try:
             return await self.wait_decision(d.id)
         except asyncio.CancelledError:

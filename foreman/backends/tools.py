@@ -34,13 +34,16 @@ class DaemonTools:
         on_merge_request: called with a task id when the lead requests a merge.
         on_session: called with the backend session id as soon as the runner knows it.
         on_process: called with the pid of each process the runner starts for the turn.
+        on_question: called with a question's decision id as soon as ``ask_user`` opens it (the
+            turn's session is then waiting for it, across a restart too).
     """
 
     def __init__(self, daemon: Any, agent: str, turn_id: str, *, lead: bool, cwd: Path, task: str | None = None,
                  goal: str | None = None, is_current: Callable[[], bool] = lambda: True,
                  on_merge_request: Callable[[str, str], Any] | None = None,
                  on_session: Callable[[str], None] | None = None,
-                 on_process: Callable[[int], None] | None = None) -> None:
+                 on_process: Callable[[int], None] | None = None,
+                 on_question: Callable[[str], None] | None = None) -> None:
         self.d = daemon
         self.agent = agent
         self.turn_id = turn_id
@@ -52,6 +55,7 @@ class DaemonTools:
         self.on_merge_request = on_merge_request
         self.on_session = on_session
         self.on_process = on_process
+        self.on_question = on_question
         self.merge_requested = False
         self.changes_requested = False
         self.cancelled: Any = None
@@ -202,8 +206,9 @@ class DaemonTools:
         options = [str(o) for o in a.get("options") or []] or ["Yes", "No"]
         prev = self.d.core.agent(self.agent)
         self.activity("waiting_user", "waiting for your answer")
+        opened = (lambda dec: self.on_question(dec.id)) if self.on_question is not None else None
         d = await self.d.ask("question", str(a.get("question", "")), options, asked_by=self.agent, task=self.task,
-                             goal=self.goal if not self.task else None)
+                             goal=self.goal if not self.task else None, on_open=opened)
         self.activity(prev.state if prev.state != "waiting_user" else "thinking", prev.activity)
         if d.status != "answered" or d.answer is None:
             return "The question was withdrawn; carry on with your best judgement."

@@ -2,7 +2,9 @@
 of a worker's turn (during a command, and while its answer streams), of an open question and of
 a review: the CLI dies with it, and the restarted daemon resumes each real CLI session (its
 session file under CLAUDE_CONFIG_DIR) with its job kind; the resumed request carries the killed
-turn's conversation."""
+turn's conversation. The CLI appends that file on a 100 ms timer, after it has run a call: a kill
+inside the window leaves a session without the call, or none; an open question and its answer
+still reach the agent's next request then (the file cut as such a kill leaves it)."""
 
 from __future__ import annotations
 
@@ -53,6 +55,9 @@ async def test_sigkill_during_a_plan_resumes_the_real_session(tmp_path: Path, cl
         before = cli_pids(claude_cli)
         assert len(before) == 1
         session = api.of("marlow", turn=0)[0].headers["x-claude-code-session-id"]
+        # (the CLI appends its session file on a 100 ms timer: the killed turn's call is in it first)
+        await wait_for(lambda: recorded_calls(claude_cli, session, "mcp__agentcraft__write_memory"), 15,
+                       "the plan's first call in its CLI session file")
         await c.close()
         daemon.kill()
         await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLI gone with the daemon")
@@ -118,6 +123,21 @@ def session_of(api, agent: str, turn: int) -> str:
     return api.of(agent, turn=turn)[0].headers["x-claude-code-session-id"]
 
 
+def recorded_calls(claude_cli: RealCLI, session: str, tool_name: str) -> list[dict]:
+    """The ``tool_name`` calls the CLI has appended to ``session``'s file so far (its JSONL under
+    ``CLAUDE_CONFIG_DIR/projects/<cwd>/<session>.jsonl``, one assistant row per model reply)."""
+    calls = []
+    for path in (claude_cli.home / ".claude" / "projects").glob(f"*/{session}.jsonl"):
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # a torn last line
+            content = (row.get("message") or {}).get("content") if row.get("type") == "assistant" else None
+            calls += [b for b in content or [] if isinstance(b, dict) and b.get("name") == tool_name]
+    return calls
+
+
 async def test_sigkill_during_work_question_and_review_resumes_each_real_session(
         tmp_path: Path, claude_cli: RealCLI) -> None:
     """Killed while Juniper's work turn streams and Kit's question waits for the user, then again
@@ -154,6 +174,15 @@ async def test_sigkill_during_work_question_and_review_resumes_each_real_session
         goal = (await c.ok({"type": "goal.submit", "text": "greet and farewell", "repo": "proj"}))["result"]
         await asyncio.to_thread(api.wait, lambda: len(api.of("juniper", turn=0)) == 3, 120, "juniper's stalled answer")
         question = (await wait_for(lambda: c.open_decisions("question", askedBy="kit"), 90, "kit's question"))[0]
+        # The CLI runs a call before its transcript has it: it appends to the session file on a
+        # 100 ms timer (2.1.x: FLUSH_INTERVAL_MS), so a kill right after the question opens can
+        # resume a session without the call (or, on a first reply, find no session at all). The
+        # Foreman restates the question and the answer in the resumed prompt either way (asserted
+        # below); the kill waits for the files so that the calls in the resumed histories are certain.
+        await wait_for(lambda: recorded_calls(claude_cli, session_of(api, "juniper", 0), "Bash"), 15,
+                       "juniper's commit in its CLI session file")
+        await wait_for(lambda: recorded_calls(claude_cli, session_of(api, "kit", 0), "mcp__agentcraft__ask_user"),
+                       15, "kit's question in its CLI session file")
         tasks = {t["title"]: t["id"] for t in c.tasks.values()}
         await c.close()
         daemon.kill()
@@ -164,6 +193,8 @@ async def test_sigkill_during_work_question_and_review_resumes_each_real_session
         assert c.decisions[question["id"]]["status"] == "open"
         await asyncio.to_thread(api.wait, lambda: len(api.of("marlow", turn=1)) == 2, 120, "the review's stalled answer")
         assert c.decisions[question["id"]]["status"] == "open"
+        await wait_for(lambda: recorded_calls(claude_cli, session_of(api, "marlow", 1), "Read"), 15,
+                       "the review's first call in its CLI session file")
         # one CLI, the lead's: Kit's resumed turn waits for the answer before it starts one
         await wait_for(lambda: len(cli_pids(claude_cli)) == 1, 15, "only the lead's CLI")
         await c.close()
@@ -207,9 +238,73 @@ async def test_sigkill_during_work_question_and_review_resumes_each_real_session
     answered = [b for m in resumed.messages if m["role"] == "user" and isinstance(m["content"], list)
                 for b in m["content"] if b.get("type") == "tool_result" and b.get("tool_use_id") == asked[0]["id"]]
     assert len(answered) == 1 and answered[0].get("is_error")  # the CLI closed the call it never got an answer to
-    assert "The user answered: Farewell" in resumed.last_user_text()
+    prompt = resumed.last_user_text()  # the question and its answer restated, whatever the CLI recorded
+    assert '"Which word for farewell?"' in prompt and "The user answered: Farewell" in prompt, prompt
     # the repository: both merged, each committed by its worker
     assert git(repo, "show", "main:greet.py") == "def greet():\n    return 'greet'\n"
     assert git(repo, "show", "main:farewell.py") == "def farewell():\n    return 'Farewell'\n"
     log = git(repo, "log", "--format=%an: %s", "main").splitlines()
     assert {"AgentCraft Juniper: Add greet", "AgentCraft Kit: Add farewell"} <= set(log), log
+
+
+def cut_session_file(claude_cli: RealCLI, session: str, lost: str) -> None:
+    """Leave ``session``'s file as a kill inside the CLI's 100 ms append window can: without
+    the model's reply (``lost == "call"``: the prompt rows only) or not created at all (``"file"``)."""
+    [path] = (claude_cli.home / ".claude" / "projects").glob(f"*/{session}.jsonl")
+    if lost == "file":
+        path.unlink()
+        return
+    rows = path.read_text().splitlines()
+    first = next(i for i, line in enumerate(rows) if json.loads(line).get("type") == "assistant")
+    path.write_text("".join(line + "\n" for line in rows[:first]))
+
+
+@pytest.mark.parametrize("lost", ["call", "file"])
+async def test_a_question_the_cli_never_recorded_still_reaches_the_session_with_its_answer(
+        tmp_path: Path, claude_cli: RealCLI, lost: str) -> None:
+    """Killed while Kit's question is open, its CLI not having recorded the call (``call``: the
+    session resumes without it) or its session at all (``file``: the real CLI cannot resume it,
+    the user starts a fresh one): the question and the user's answer reach Kit's next request."""
+    api = claude_cli.api
+    api.script("marlow", [foreman("create_task", title="Add farewell", description="farewell.py", assignee="kit"),
+                          text("Planned.")])
+    api.script("kit", [foreman("ask_user", question="Which word for farewell?", options=["Bye", "Farewell"])],
+               [foreman("update_task", status="blocked", note="resumed"), text("Blocked.")])
+    repo = make_repo(tmp_path)
+    daemon = DaemonProcess(tmp_path, claude_cli, repo, "--workers", "kit", "--no-lead-review")
+    c = await daemon.start(60)
+    try:
+        await c.ok({"type": "goal.submit", "text": "farewell", "repo": "proj"})
+        question = (await wait_for(lambda: c.open_decisions("question", askedBy="kit"), 90, "kit's question"))[0]
+        session = session_of(api, "kit", 0)
+        await wait_for(lambda: recorded_calls(claude_cli, session, "mcp__agentcraft__ask_user"), 15,
+                       "kit's question in its CLI session file")
+        await c.close()
+        daemon.kill()
+        await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLI gone with the daemon")
+        cut_session_file(claude_cli, session, lost)
+
+        c = await daemon.start(60)
+        await c.answer(c.decisions[question["id"]], 1)  # Farewell
+        if lost == "file":
+            fresh = (await wait_for(lambda: c.open_decisions("question", askedBy="foreman"), 60,
+                                    "the question about the lost session"))[0]
+            assert "could not be resumed" in fresh["prompt"] and "No conversation found" in fresh["prompt"]
+            await c.answer(fresh, 0)  # Start a fresh session
+        await wait_for(lambda: any(t["status"] == "blocked" for t in c.tasks.values()), 90, "kit's next turn")
+    finally:
+        await c.close()
+        await daemon.stop()
+
+    assert api.problems == [], api.problems
+    after = api.of("kit", turn=1)[0]
+    asked = [b for m in after.messages if m["role"] == "assistant" and isinstance(m["content"], list)
+             for b in m["content"] if b.get("name") == "mcp__agentcraft__ask_user"]
+    assert asked == []  # the CLI never recorded it
+    prompt = after.last_user_text()
+    assert '"Which word for farewell?"' in prompt and "The user answered: Farewell" in prompt, prompt
+    if lost == "call":
+        assert after.headers["x-claude-code-session-id"] == session  # the same real session, resumed
+    else:
+        assert after.headers["x-claude-code-session-id"] != session
+        assert "Your task t1: Add farewell" in prompt, prompt  # a fresh session is told its job again

@@ -104,16 +104,23 @@ def _resume_sessions(c: Conductor, asked: dict[str, str]) -> None:
                     task_id=s.get("task"), goal_id=s.get("goal"), session_id=s.get("session"),
                     question=asked.pop(key, None))
     for question in asked.values():
-        c.d.act(lambda core, now, i=question: core.cancel_decision(i, now, reason=RESTARTED))
+        if w.decisions[question].status == "open":
+            c.d.act(lambda core, now, i=question: core.cancel_decision(i, now, reason=RESTARTED))
 
 
 def _open_questions_of_sessions(c: Conductor) -> dict[str, str]:
-    """Session key -> the open question its interrupted turn was waiting for (asked by the
-    session's agent about the session's task, or goal for a plan)."""
+    """Session key -> the question its interrupted turn asked last, whatever its state: the
+    answer may have come after the turn died (in the previous daemon, or in this one before the
+    reconciliation: the server answers from its start) or reached a CLI killed before it recorded
+    it, so the resumed prompt restates it. A session record without one (an older daemon's) gets
+    the open question asked by the session's agent about its task, or goal for a plan."""
     w = c.d.core.world
     out: dict[str, str] = {}
     for key, s in records.sessions(c).items():
         if s.get("state") != "running":
+            continue
+        if s.get("question") in w.decisions:
+            out[key] = s["question"]
             continue
         for dec in w.decisions.values():
             if dec.status == "open" and dec.kind == "question" and dec.asked_by == s.get("agent") and (
@@ -133,7 +140,7 @@ async def answer_for_resume(c: Conductor, agent: str, decision_id: str) -> str:
         if d.core.world.decisions[decision_id].status == "open":
             d.act(lambda core, now: core.cancel_decision(decision_id, now, reason="the asking turn ended"))
         raise
-    head = f'While you waited for the user\'s answer to "{dec.prompt}", the Foreman restarted.'
+    head = f'The Foreman restarted after you asked the user "{dec.prompt}".'
     if dec.status == "answered" and dec.answer is not None:
         return f"{head} The user answered: {dec.answer.label}" + (f" ({dec.answer.text})" if dec.answer.text else "")
     return f"{head} The question was withdrawn; carry on with your best judgement."

@@ -41,7 +41,7 @@ def launch(c: Conductor, agent: str, job: JobKind, key: str, *, prompt: str, tas
         c.kick()
         return
     turn_id = _next_turn_id(c, agent)
-    records.set_session(c, key, agent=agent, job=job, task=task_id, goal=goal_id, state="running",
+    records.set_session(c, key, agent=agent, job=job, task=task_id, goal=goal_id, state="running", question=question,
                         **({"session": session_id} if session_id else {}))
     t = c.d.spawn(_run(c, agent, job, key, turn_id, prompt, task_id, goal_id, question), f"turn {turn_id} {job}")
     c.running[agent] = Running(turn_id, job, key, t, task_id, goal_id)
@@ -98,6 +98,7 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
             return
         started = time.monotonic()
         req, tools = _request(c, agent, job, key, turn_id, prompt, task_id, goal_id, session)
+        prompt = req.prompt  # (with the unread messages it took: a fresh session after a failed resume gets them)
         run = executor_of(c).run_turn(c.runners[agent], req, tools, place_of(c, agent, task_id, req.cwd))
         result = await asyncio.wait_for(run, timeout=c.settings.turn_timeout)
     except asyncio.TimeoutError:
@@ -130,7 +131,7 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         if result.cost_usd:
             _record_cost(c, agent, task_id, goal_id, result.cost_usd)
         records.set_session(c, key, state="done" if result.ok else "failed")
-        await _ended(c, agent, job, key, result, task_id, goal_id, tools)
+        await _ended(c, agent, job, key, result, task_id, goal_id, tools, prompt)
     except Exception as exc:  # noqa: BLE001 - the same rule for what happens after the turn
         logger.exception("the end of turn %s of %s failed", turn_id, agent)
         records.set_session(c, key, state="failed")
@@ -203,7 +204,8 @@ def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, pro
                         is_current=lambda: is_current(c, agent, turn_id),
                         on_merge_request=lambda tid, summary: merge.request(c, tid, summary),
                         on_session=lambda sid: records.set_session(c, key, session=sid),
-                        on_process=lambda pid: processes.track(c, agent, turn_id, pid))
+                        on_process=lambda pid: processes.track(c, agent, turn_id, pid),
+                        on_question=lambda did: records.set_session(c, key, question=did))
     unread = tools.unread()
     if unread:
         prompt += "\n\nUnread messages:\n" + "\n".join(unread)
@@ -232,10 +234,11 @@ def _record_cost(c: Conductor, agent: str, task_id: str | None, goal_id: str | N
 
 
 async def _ended(c: Conductor, agent: str, job: JobKind, key: str, result: TurnResult, task_id: str | None,
-                 goal_id: str | None, tools: DaemonTools | None) -> None:
+                 goal_id: str | None, tools: DaemonTools | None, prompt: str) -> None:
     d = c.d
     if not result.ok and (result.error or "").startswith("could not resume session"):
-        d.spawn(_resume_failed(c, agent, job, key, task_id, goal_id, result.error or ""), f"resume-failed {agent}")
+        d.spawn(_resume_failed(c, agent, job, key, task_id, goal_id, result.error or "", prompt),
+                f"resume-failed {agent}")
         return
     if not result.ok:
         failed(c, agent, job, task_id, result.error or "the turn failed")
@@ -274,8 +277,10 @@ def block(c: Conductor, task_id: str, reason: str) -> None:
 
 
 async def _resume_failed(c: Conductor, agent: str, job: JobKind, key: str, task_id: str | None, goal_id: str | None,
-                         error: str) -> None:
-    """A session could not be resumed: ask the user instead of silently starting over."""
+                         error: str, told: str) -> None:
+    """A session could not be resumed: ask the user instead of silently starting over. A fresh
+    session is told its job again (a work job its task, a plan its goal) and what the lost
+    session was to be told (``told``: e.g. a question's answer, unread messages it took)."""
     d = c.d
     d.act(lambda core, now: core.set_activity(agent, "error", now, activity="session could not be resumed"))
     dec = await d.ask("question", f"{title(agent)}'s session for {task_id or goal_id} could not be resumed "
@@ -285,11 +290,25 @@ async def _resume_failed(c: Conductor, agent: str, job: JobKind, key: str, task_
         data = records.sessions(c)
         data.get(key, {}).pop("session", None)
         records.set_meta(c, "sessions", data)
-        launch(c, agent, job, key, prompt="Your previous session was lost; start this job again from the current state.",
+        launch(c, agent, job, key, prompt=_fresh_prompt(c, agent, job, task_id, goal_id, told),
                task_id=task_id, goal_id=goal_id)
     elif task_id and d.core.task(task_id).status in ("todo", "doing", "review"):
         d.act(lambda core, now: core.set_task_status(task_id, "blocked", now, who="foreman",
                                                      reason="session could not be resumed"))
+
+
+def _fresh_prompt(c: Conductor, agent: str, job: JobKind, task_id: str | None, goal_id: str | None, told: str) -> str:
+    """The prompt of a fresh session replacing a lost one: the job again, then ``told``."""
+    world = c.d.core.world
+    parts = ["Your previous session was lost; start this job again from the current state."]
+    if job == "work" and task_id and agent != LEAD:
+        answered = [x for x in world.decisions.values() if x.task == task_id and x.kind == "question"
+                    and x.status == "answered"]
+        parts.append(prompts.work_prompt(c.d.core.task(task_id), takeover_from=None, answered=answered, unread=[]))
+    elif job == "plan" and goal_id:
+        parts.append(prompts.plan_prompt(world.goals[goal_id].text, goal_id, []))
+    parts.append("What the lost session was to be told:\n" + told)
+    return "\n\n".join(parts)
 
 
 def busy_on(c: Conductor, agent: str, task_id: str) -> bool:
