@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import envvars
 from .context import Result
+from .dangers import refuse_wipe
 from .opts import lit_text, parse_opts
 from .registry import Call, dispatch, handles
 from .walker import probe_text, run_text
@@ -441,6 +442,8 @@ def _find(c: Call):
     if delete:
         inside = False
         for a in starts:
+            if refuse_wipe(c.ctx, a, c.cwds, "find -delete"):
+                continue
             if c.write(a, tree=True) == "in":
                 inside = True
         if inside:
