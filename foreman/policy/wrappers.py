@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from . import envvars
 from .context import Result
-from .dangers import refuse_wipe
+from .dangers import key_folder, refuse_wipe
 from .opts import lit_text, parse_opts
 from .registry import Call, dispatch, handles
 from .walker import probe_text, run_text
@@ -24,6 +26,10 @@ def _cd(c: Call):
         c.exact(f"{c.name} goes to a directory that cannot be checked (home or the previous one)")
         return Result(None)
     arg = target[0]
+    folder = _key_folder(c, arg)
+    if folder:
+        c.deny(f"{c.name} enters {folder}: any command run there reaches the keys by relative paths")
+        return Result(None)
     if arg.kind != LIT or arg.glob:
         c.ctx.access(arg, "r", c.cwds, f"{c.name} goes to", directory=True)
         return Result(None)
@@ -35,6 +41,25 @@ def _cd(c: Call):
     for cwd in c.cwds or ("/",):
         new.append(c.ctx.resolve(cwd, arg.text))
     return Result(tuple(dict.fromkeys(new)))
+
+
+def _key_folder(c: Call, arg: Arg) -> str | None:
+    """The key-material folder (:func:`.dangers.key_folder`) a ``cd`` operand leads into, as
+    written (``~/.ssh``, ``"$HOME/.gnupg"``) or resolved from each working directory."""
+    if arg.kind != LIT or arg.text is None:
+        return key_folder(arg.src) if arg.src else None
+    texts = [arg.text] if arg.text.startswith("/") else []
+    if c.cwds is None and not arg.text.startswith("/"):
+        texts.append("~/" + arg.text)  # from an unknown directory (after ``cd ~``) it may be the home's
+    for cwd in c.cwds or ():
+        joined = posixpath.join(cwd, arg.text)
+        texts += [posixpath.normpath(joined), c.ctx.realpath(joined)]
+    for text in texts:
+        if text.startswith("~") or not c.ctx.inside(text):
+            found = key_folder(text)
+            if found:
+                return found
+    return None
 
 
 @handles("popd")
