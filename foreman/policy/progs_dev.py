@@ -320,9 +320,14 @@ def _python_module(c: Call, rest: list[Arg]):
     return None
 
 
+#: File names ``bun run`` runs as a file rather than a package.json script.
+_JS_FILES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+
+
 def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
     def handler(c: Call):
         args = c.args
+        sub = None
         for i, a in enumerate(args):
             t = lit_text(a)
             if t is None:
@@ -352,6 +357,16 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
 
                 if t in BUN_PACKAGE:  # bun's package manager, not a script named "install"
                     return bun_package(Call(c.ctx, "bun", list(args), c.cwds, c.stdin), i)
+            if c.name == "bun" and t in ("test", "run") and all((lit_text(x) or "").startswith("-") for x in args[:i]):
+                if t == "test":  # the project's test runner: npm test's rule
+                    c.project("bun test runs the project's tests")
+                    _operand_paths(c, args[i + 1:])
+                    return None
+                script = lit_text(args[i + 1]) if i + 1 < len(args) else None
+                if script is None or not (script.startswith("-") or "/" in script or script.endswith(_JS_FILES)):
+                    # ``bun run <script>``: a package.json script, judged like ``npm run <script>``
+                    from .progs_pkg import npm_like
+                    return npm_like(Call(c.ctx, "bun", list(args[i:]), c.cwds, c.stdin), "bun")
             if c.name in ("deno", "bun") and t in ("eval",):
                 inline_code(c, args[i + 1] if i + 1 < len(args) else None, lang)
                 return None
@@ -364,12 +379,17 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
                         c.sub(args[i + 1:], c.stdin)  # the command it runs, classified too
                     return None
                 c.mutate(f"{c.name} {t}")
+                sub = t
                 continue
             c.run(a)
             for text in c.ctx.written_texts(a, c.cwds):
                 probe_strings(c, text, "a script written earlier in the command")
             c.project(f"{c.name} runs a script")
             _operand_paths(c, args[i + 1:])
+            return None
+        if sub is not None:
+            # ``deno test``/``fmt``/``lint``/``check`` with no file: the project's own files
+            c.project(f"{c.name} {sub} runs on the project")
             return None
         _stdin_code(c, lang)
         return None

@@ -25,7 +25,10 @@ _NPM_INSTALL = {"install": "install", "i": "install", "in": "install", "ins": "i
 _DEV_SCRIPTS = frozenset({"dev", "start", "serve", "preview", "watch", "storybook", "server"})
 
 
-def _npm_like(c: Call, tool: str):
+def npm_like(c: Call, tool: str):
+    """npm and the package managers that follow its subcommands (yarn, pnpm, bun): ``test``,
+    ``build`` and ``run <script>`` run the project's scripts (allowed in the worktree),
+    development servers and installs ask with their keys, unknown subcommands ask."""
     p = parse_opts(c.args, "wCF", VALUE_OPTS["npm"], stop_at_operand=True)
     sub = lit_text(p.rest[0]) if p.rest else ("install" if tool in ("yarn", "pnpm", "bun") else None)
     rest = p.rest[1:]
@@ -108,12 +111,12 @@ def bun_package(c: Call, at: int = 0):
     if sub == "unlink":
         c.exact("bun unlink changes linked packages")
         return None
-    return _npm_like(c, "bun")
+    return npm_like(c, "bun")
 
 
-handles("npm")(lambda c: _npm_like(c, "npm"))
-handles("yarn")(lambda c: _npm_like(c, "yarn"))
-handles("pnpm")(lambda c: _npm_like(c, "pnpm"))
+handles("npm")(lambda c: npm_like(c, "npm"))
+handles("yarn")(lambda c: npm_like(c, "yarn"))
+handles("pnpm")(lambda c: npm_like(c, "pnpm"))
 
 
 @handles("npx", "bunx", "pnpx")

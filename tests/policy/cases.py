@@ -819,6 +819,7 @@ LEAD_CASES: list[tuple] = [
     ("git commit -m x", Q, [X]),
     ("pytest", Q, [X]),
     ("npm test", Q, [X]),
+    ("bun test", Q, [X]),
     ("make", Q, [X]),
     ("./scripts/x.sh", Q, [X]),
     ("sed -i s/a/b/ f", Q, [X]),
