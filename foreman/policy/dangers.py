@@ -195,3 +195,34 @@ def _physical(ctx, path: str) -> str:
     if base in ("", ".", ".."):
         return ctx.realpath(path)
     return posixpath.join(ctx.realpath(head or "/"), base)
+
+
+#: Words in a build target's or script's name that say it publishes or pushes something.
+PUBLISH_WORDS = frozenset({"push", "deploy", "release", "publish", "upload"})
+_NAME_PARTS = re.compile(r"[-_:./+@]+")
+
+
+def publishing_target(name: str) -> bool:
+    """Whether a build target or package script's name suggests it publishes or pushes.
+
+    The name is split on ``-``, ``_``, ``:``, ``.``, ``/``: ``deploy``, ``docker-push``,
+    ``release:patch`` and ``publish_docs`` count; ``pusher`` or ``prerelease-notes`` do not.
+    """
+    return any(part.lower() in PUBLISH_WORDS for part in _NAME_PARTS.split(name))
+
+
+def ask_publish(c, runner: str, target: str) -> None:
+    """Ask for running one target whose name publishes (:func:`publishing_target`).
+
+    The key is ``Bash:publish:<runner> <target>`` (``Bash:publish:make deploy``,
+    ``Bash:publish:npm run release``): one per target, so storing it never covers another.
+
+    Args:
+        c: the program's :class:`~foreman.policy.registry.Call`.
+        runner: the command as the key names it, up to the target (``make``, ``make -C docs``,
+            ``npm run``, ``yarn``).
+        target: the target or script name.
+    """
+    c.ctx.ask(f"Bash:publish:{runner} {target}",
+              f"{runner} {target}: the target's name suggests it publishes or pushes, and the policy "
+              "cannot see what its recipe runs")

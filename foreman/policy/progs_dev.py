@@ -3,6 +3,7 @@ awk and sed: :mod:`.progs_text`)."""
 
 from __future__ import annotations
 
+from .dangers import ask_publish, publishing_target
 from .opts import lit_text, parse_opts
 from .registry import HANDLERS, Call, handles
 from .walker import probe_text
@@ -87,6 +88,8 @@ def _jvm_build(c: Call):
             c.exact(f"{c.name} gets a task from a variable")
         elif t in _JVM_SERVE or t.endswith((":bootRun", ":run", ":appRun")):
             c.action(f"serve:{c.name} {t}", f"{c.name} {t} starts the application")
+        elif publishing_target(t):
+            ask_publish(c, c.name, t)
     c.project(f"{c.name} runs the project's build")
     return None
 
@@ -176,6 +179,7 @@ def _make(c: Call):
     if not c.ctx.cwds_inside(cwds):
         c.exact("make runs a Makefile outside the worktree")
     c.mutate("make runs the project's build")
+    runner = " ".join([c.name, *(f"-C {lit_text(v)}" for v in p.values("-C", "--directory") if lit_text(v))])
     for a in p.operands:
         t = lit_text(a)
         if t is None:
@@ -184,6 +188,23 @@ def _make(c: Call):
             name, _, val = t.partition("=")
             if name in ("SHELL", "MAKE", "CC", "CXX") or val.startswith(("/", "~", "..")):
                 c.exact(f"make {name}= overrides a program or points outside")
+        elif publishing_target(t):
+            ask_publish(c, runner, t)
+    return None
+
+
+@handles("just")
+def _just(c: Call):
+    """just: recipes are commands the policy cannot see; a recipe named like a publish asks for
+    its own key (:func:`.dangers.ask_publish`), any other call asks for the exact command."""
+    p = parse_opts(c.args, "df", {"--justfile", "--working-directory", "--set", "--shell", "--shell-arg",
+                                  "--dotenv-filename", "--dotenv-path", "--chooser", "--command"})
+    publishing = [t for t in (lit_text(a) for a in p.operands) if t and "=" not in t and publishing_target(t)]
+    for t in publishing:
+        ask_publish(c, "just", t)
+    if p.opts or not p.operands or len(publishing) != len(p.operands):
+        c.exact("just runs recipes the policy does not know")
+    c.mutate("just runs the project's recipes")
     return None
 
 

@@ -4,6 +4,7 @@ command they run like one typed directly."""
 
 from __future__ import annotations
 
+from .dangers import ask_publish, publishing_target
 from .opts import Parsed, lit_text, parse_opts
 from .pkgkeys import VALUE_OPTS, package_key
 from .registry import Call, handles
@@ -53,6 +54,8 @@ def npm_like(c: Call, tool: str):
             if script in _DEV_SCRIPTS:
                 c.action(f"serve:{tool} run {script}", f"{tool} run {script} starts a development server")
                 return None
+            if publishing_target(script):
+                ask_publish(c, f"{tool} run", script)
         elif sub in ("start", "restart"):
             c.action(f"serve:{tool} start", f"{tool} start starts the app")
             return None
@@ -82,6 +85,8 @@ def npm_like(c: Call, tool: str):
         if sub in _DEV_SCRIPTS:
             c.action(f"serve:{tool} {sub}", f"{tool} {sub} starts a development server")
             return None
+        if publishing_target(sub):
+            ask_publish(c, tool, sub)
         c.project(f"{tool} {sub} runs a project script")
         return None
     c.exact(f"{tool} {sub} is not a subcommand the policy knows")
