@@ -3,9 +3,10 @@ awk and sed: :mod:`.progs_text`)."""
 
 from __future__ import annotations
 
-from .dangers import ask_publish, publishing_target
+from .dangers import ask_publish, code_key_material, publishing_target
 from .opts import lit_text, parse_opts
 from .registry import HANDLERS, Call, handles
+from .secrets import key_material
 from .walker import probe_text
 from .words import LIT, UNKNOWN, Arg
 
@@ -236,16 +237,32 @@ def _string_literals(code: str) -> list[str]:
 
 
 def inline_code(c: Call, code: Arg | None, lang: str) -> None:
-    """Inline code asks for the exact command; a ``git push`` visible in its strings is refused."""
+    """Inline code asks for the exact command; a ``git push`` visible in its strings is refused,
+    and so is key material its text names (:func:`.dangers.code_key_material`) or that the
+    command hands it as an argument (``python3 -c '...' ~/.ssh/id_rsa``)."""
     c.exact(f"{c.name} runs inline {lang} code that may write, spawn programs or use the network")
     c.mutate(f"{c.name} runs inline code")
+    for a in c.args:
+        if a is code:
+            continue
+        text = a.text if a.kind == LIT else a.src
+        if not text or (a.kind == LIT and text.startswith("/") and c.ctx.inside(c.ctx.realpath(text))):
+            continue
+        secret = key_material(text)
+        if secret:
+            c.deny(f"{c.name} hands key material to its inline {lang} code: {secret}")
+            break
     if code is None or code.kind != LIT:
         return
     probe_strings(c, code.text, f"{c.name} code")
 
 
 def probe_strings(c: Call, code: str, what: str) -> None:
-    """Refuse the command if the string literals of ``code`` (any language) spell a git push."""
+    """Refuse the command if the string literals of ``code`` (any language) spell a git push,
+    or if its text names key material (the paths ``cat`` is refused, :mod:`.dangers`)."""
+    secret = code_key_material(code, lambda p: c.ctx.inside(c.ctx.realpath(p)))
+    if secret:
+        c.deny(f"{what} names key material: {secret}")
     lits = _string_literals(code)
     for s in lits:
         if "push" in s or "git" in s:
