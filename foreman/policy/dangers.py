@@ -28,7 +28,7 @@ SYSTEM_DIRS = frozenset({"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/li
 
 #: A home folder as written (``~``, ``~user``, ``$HOME``, ``${HOME}``), with an optional ``/``,
 #: ``/.`` or ``/*`` after it (all of it, or all its entries).
-_HOME_WORD = re.compile(r"^(?:~[A-Za-z0-9_.-]*|\$HOME|\$\{HOME\})(?:/+(?:\.|\*)?)?/*$")
+_HOME_WORD = re.compile(r"^(?:~[A-Za-z0-9_.-]*|\$HOME|\$\{HOME(?::?[-?=+][^}]*)?\})(?:/+(?:\.|\*)?)?/*$")
 #: A resolved home folder: ``/root``, ``/home/<user>``, ``/Users/<user>``.
 _HOME_PATH = re.compile(r"^(?:/root|/home/[^/]+|/Users/[^/]+)$")
 
@@ -93,6 +93,11 @@ _COMPONENTS = tuple(sorted({d.split("/")[0] for d in SECRET_DIRS} | {f.split("/"
                            key=len, reverse=True))
 
 
+#: Key-material folders no project keeps in its tree: named relatively in code (``.aws/credentials``)
+#: they still count; ``.docker``, ``.kube`` and credential files (``.npmrc``) often are a project's own.
+_HOME_ONLY = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".password-store", ".config"})
+
+
 def code_key_material(code: str, inside=None) -> str | None:
     """The first key-material path that inline code names literally, or None.
 
@@ -141,9 +146,9 @@ def _home_relative(token: str) -> str | None:
         rest = token[at:]
         if prefix and not _dynamic_or_home(prefix):
             continue
-        if not prefix and not token.startswith("/") and "/" not in rest.rstrip("/") \
-                and rest.rstrip("/") not in SECRET_DIRS:
-            continue  # a bare ``.npmrc``: the project's own file
+        if not prefix and not token.startswith("/") and (comp not in _HOME_ONLY or (
+                "/" not in rest.rstrip("/") and rest.rstrip("/") not in SECRET_DIRS)):
+            continue  # a bare ``.npmrc`` or ``.docker/x``: may well be the project's own
         found = key_material("~/" + rest)
         if found:
             return found

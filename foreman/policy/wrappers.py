@@ -26,7 +26,7 @@ def _cd(c: Call):
         c.exact(f"{c.name} goes to a directory that cannot be checked (home or the previous one)")
         return Result(None)
     arg = target[0]
-    folder = _key_folder(c, arg)
+    folder = _key_folder(c.ctx, c.cwds, arg)
     if folder:
         c.deny(f"{c.name} enters {folder}: any command run there reaches the keys by relative paths")
         return Result(None)
@@ -43,19 +43,19 @@ def _cd(c: Call):
     return Result(tuple(dict.fromkeys(new)))
 
 
-def _key_folder(c: Call, arg: Arg) -> str | None:
+def _key_folder(ctx, cwds, arg: Arg) -> str | None:
     """The key-material folder (:func:`.dangers.key_folder`) a ``cd`` operand leads into, as
     written (``~/.ssh``, ``"$HOME/.gnupg"``) or resolved from each working directory."""
     if arg.kind != LIT or arg.text is None:
         return key_folder(arg.src) if arg.src else None
     texts = [arg.text] if arg.text.startswith("/") else []
-    if c.cwds is None and not arg.text.startswith("/"):
+    if cwds is None and not arg.text.startswith("/"):
         texts.append("~/" + arg.text)  # from an unknown directory (after ``cd ~``) it may be the home's
-    for cwd in c.cwds or ():
+    for cwd in cwds or ():
         joined = posixpath.join(cwd, arg.text)
-        texts += [posixpath.normpath(joined), c.ctx.realpath(joined)]
+        texts += [posixpath.normpath(joined), ctx.realpath(joined)]
     for text in texts:
-        if text.startswith("~") or not c.ctx.inside(text):
+        if text.startswith("~") or not ctx.inside(text):
             found = key_folder(text)
             if found:
                 return found
@@ -101,6 +101,10 @@ def _env(c: Call):
             d = Arg(LIT, t.split("=", 1)[1], False, t) if "=" in t else (args[i + 1] if i + 1 < len(args) else None)
             if "=" not in t:
                 i += 1
+            folder = _key_folder(c.ctx, cwds, d) if d is not None else None
+            if folder:
+                c.deny(f"env -C enters {folder}: the command run there reaches the keys by relative paths")
+                return None
             if d is None or d.kind != LIT:
                 c.exact("env -C goes to a directory that cannot be checked")
                 cwds = None

@@ -354,6 +354,8 @@ KINDS: dict[str, list[tuple]] = {
         ('rm -r --no-preserve-root /', D, []),
         ('rm -rf ~/', D, []),
         ('rm -rf ~root', D, []),
+        ('rm -rf ${HOME:?}/', D, []),
+        ('rm -rf -- /', D, []),
         ('rm -rf ~/*', D, []),
         ('rm -rf "$HOME"', D, []),
         ('rm -rf "${HOME}/"', D, []),
@@ -405,6 +407,9 @@ KINDS: dict[str, list[tuple]] = {
         ('pushd ~/.ssh && cat id_rsa; popd', D, []),
         ('pushd /home/u/.docker', D, []),
         ("bash -c 'cd ~/.ssh && cat id_rsa'", D, []),
+        ('env -C ~/.ssh cat id_rsa', D, []),
+        ('env --chdir=/root/.ssh cat id_rsa', D, []),
+        ('cd ~/.ssh/../.ssh && ls', D, []),
         ('cd ~ && pwd', Q, [X]),
         ('cd ~/.config && ls', Q, [X]),
         ('cd /home/u/other && ls', Q, [O + "/home/u/other:r:"]),
@@ -480,6 +485,9 @@ KINDS: dict[str, list[tuple]] = {
         ("python3 scripts/check_id_rsa_format.py", A, []),
         ("node src/credentials.js", A, []),
         ("python3 --version", A, []),
+        ("python3 -c \"import os; os.makedirs('.docker', exist_ok=True)\"", Q, [X]),
+        ("python3 -c \"open('.docker/config.json')\"", Q, [X]),
+        ("python3 -c \"open(os.path.expanduser('~/.docker/config.json'))\"", D, []),
     ],
     "key material": [
         # private keys and stored credentials in a home folder: refused, however the home is spelled
