@@ -105,23 +105,23 @@ def code_key_material(code: str, inside=None) -> str | None:
     home path (``/root/.ssh/id_rsa``, ``~/.aws/credentials``, ``/etc/shadow``) is checked as
     :func:`.secrets.key_material` checks ``cat``'s operands; a token that starts with a
     key-material component (``/.ssh/id_rsa`` after ``HOME +``, ``$ENV{HOME}/.netrc``,
-    ``.aws/credentials``, ``.gnupg/``) is checked as if it were below a home folder. A bare
-    file name (``.npmrc``) is a project file and does not count; public files
-    (``.ssh/known_hosts``, ``*.pub``) do not count either.
+    ``.aws/credentials``, ``.gnupg/``) is checked as if it were below a home folder. Relative
+    names that a project may well hold itself (a bare ``.npmrc``, ``.docker/...``, ``.kube/...``)
+    do not count, nor do public files (``.ssh/known_hosts``, ``*.pub``).
 
     Args:
         code: the code's text.
         inside: a predicate telling whether an absolute path lies in the worktree (such paths
             are the project's own and never key material); None: no path is inside.
     """
-    if not any(comp in code for comp in _COMPONENTS) and "/etc/" not in code and "id_" not in code and "_key" not in code:
+    if not any(comp in code for comp in _COMPONENTS) and not any(w in code for w in ("/etc/", "id_", "_key")):
         return None
     for token in _CODE_TOKEN.findall(code):
         if "/" not in token and not token.startswith("."):
             continue
         token = token.rstrip(".")  # a sentence's full stop, or ``path.`` before a method call
-        if token.startswith(("/", "~", "$")) and not token.startswith("/.") and not (inside and token.startswith("/")
-                                                    and inside(posixpath.normpath(token))):
+        own = inside is not None and token.startswith("/") and inside(posixpath.normpath(token))
+        if token.startswith(("/", "~", "$")) and not token.startswith("/.") and not own:
             found = key_material(token)
             if found:
                 return found
@@ -135,7 +135,7 @@ def _home_relative(token: str) -> str | None:
     """A token holding ``<something>/.ssh/...`` or starting with ``.aws/...``, read below a home."""
     for comp in _COMPONENTS:
         at = token.find(comp)
-        while at >= 0 and at > 0 and token[at - 1] != "/":
+        while at > 0 and token[at - 1] != "/":
             at = token.find(comp, at + 1)
         if at < 0:
             continue
