@@ -232,6 +232,12 @@ class Ctx:
                 mode = "wtree" if writes else ("rtree" if mode in ("r", "rtree") else mode)
             directory = True
         if not text.startswith("/") and cwds is None:
+            # From an unknown directory (``cd ~ && cat .ssh/id_rsa``) a path below a key
+            # folder may be the home's own: refused like the same path written from ``~``.
+            secret = key_material("~/" + text) if reads and "/" in text.strip("/") else None
+            if secret:
+                self.deny(f"{what} key material from an unknown directory: {secret}")
+                return "out"
             self.exact(f"{what} a relative path from an unknown working directory")
             return "unknown"
         worst = "in"

@@ -3,8 +3,10 @@ awk and sed: :mod:`.progs_text`)."""
 
 from __future__ import annotations
 
+from .dangers import ask_publish, code_key_material, publishing_target
 from .opts import lit_text, parse_opts
 from .registry import HANDLERS, Call, handles
+from .secrets import key_material
 from .walker import probe_text
 from .words import LIT, UNKNOWN, Arg
 
@@ -87,6 +89,8 @@ def _jvm_build(c: Call):
             c.exact(f"{c.name} gets a task from a variable")
         elif t in _JVM_SERVE or t.endswith((":bootRun", ":run", ":appRun")):
             c.action(f"serve:{c.name} {t}", f"{c.name} {t} starts the application")
+        elif publishing_target(t):
+            ask_publish(c, c.name, t)
     c.project(f"{c.name} runs the project's build")
     return None
 
@@ -176,6 +180,7 @@ def _make(c: Call):
     if not c.ctx.cwds_inside(cwds):
         c.exact("make runs a Makefile outside the worktree")
     c.mutate("make runs the project's build")
+    runner = " ".join([c.name, *(f"-C {lit_text(v)}" for v in p.values("-C", "--directory") if lit_text(v))])
     for a in p.operands:
         t = lit_text(a)
         if t is None:
@@ -184,6 +189,23 @@ def _make(c: Call):
             name, _, val = t.partition("=")
             if name in ("SHELL", "MAKE", "CC", "CXX") or val.startswith(("/", "~", "..")):
                 c.exact(f"make {name}= overrides a program or points outside")
+        elif publishing_target(t):
+            ask_publish(c, runner, t)
+    return None
+
+
+@handles("just")
+def _just(c: Call):
+    """just: recipes are commands the policy cannot see; a recipe named like a publish asks for
+    its own key (:func:`.dangers.ask_publish`), any other call asks for the exact command."""
+    p = parse_opts(c.args, "df", {"--justfile", "--working-directory", "--set", "--shell", "--shell-arg",
+                                  "--dotenv-filename", "--dotenv-path", "--chooser", "--command"})
+    publishing = [t for t in (lit_text(a) for a in p.operands) if t and "=" not in t and publishing_target(t)]
+    for t in publishing:
+        ask_publish(c, "just", t)
+    if p.opts or not p.operands or len(publishing) != len(p.operands):
+        c.exact("just runs recipes the policy does not know")
+    c.mutate("just runs the project's recipes")
     return None
 
 
@@ -215,16 +237,32 @@ def _string_literals(code: str) -> list[str]:
 
 
 def inline_code(c: Call, code: Arg | None, lang: str) -> None:
-    """Inline code asks for the exact command; a ``git push`` visible in its strings is refused."""
+    """Inline code asks for the exact command; a ``git push`` visible in its strings is refused,
+    and so is key material its text names (:func:`.dangers.code_key_material`) or that the
+    command hands it as an argument (``python3 -c '...' ~/.ssh/id_rsa``)."""
     c.exact(f"{c.name} runs inline {lang} code that may write, spawn programs or use the network")
     c.mutate(f"{c.name} runs inline code")
+    for a in c.args:
+        if a is code:
+            continue
+        text = a.text if a.kind == LIT else a.src
+        if not text or (a.kind == LIT and text.startswith("/") and c.ctx.inside(c.ctx.realpath(text))):
+            continue
+        secret = key_material(text)
+        if secret:
+            c.deny(f"{c.name} hands key material to its inline {lang} code: {secret}")
+            break
     if code is None or code.kind != LIT:
         return
     probe_strings(c, code.text, f"{c.name} code")
 
 
 def probe_strings(c: Call, code: str, what: str) -> None:
-    """Refuse the command if the string literals of ``code`` (any language) spell a git push."""
+    """Refuse the command if the string literals of ``code`` (any language) spell a git push,
+    or if its text names key material (the paths ``cat`` is refused, :mod:`.dangers`)."""
+    secret = code_key_material(code, lambda p: c.ctx.inside(c.ctx.realpath(p)))
+    if secret:
+        c.deny(f"{what} names key material: {secret}")
     lits = _string_literals(code)
     for s in lits:
         if "push" in s or "git" in s:
@@ -320,9 +358,14 @@ def _python_module(c: Call, rest: list[Arg]):
     return None
 
 
+#: File names ``bun run`` runs as a file rather than a package.json script.
+_JS_FILES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+
+
 def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
     def handler(c: Call):
         args = c.args
+        sub = None
         for i, a in enumerate(args):
             t = lit_text(a)
             if t is None:
@@ -352,6 +395,16 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
 
                 if t in BUN_PACKAGE:  # bun's package manager, not a script named "install"
                     return bun_package(Call(c.ctx, "bun", list(args), c.cwds, c.stdin), i)
+            if c.name == "bun" and t in ("test", "run") and all((lit_text(x) or "").startswith("-") for x in args[:i]):
+                if t == "test":  # the project's test runner: npm test's rule
+                    c.project("bun test runs the project's tests")
+                    _operand_paths(c, args[i + 1:])
+                    return None
+                script = lit_text(args[i + 1]) if i + 1 < len(args) else None
+                if script is None or not (script.startswith("-") or "/" in script or script.endswith(_JS_FILES)):
+                    # ``bun run <script>``: a package.json script, judged like ``npm run <script>``
+                    from .progs_pkg import npm_like
+                    return npm_like(Call(c.ctx, "bun", list(args[i:]), c.cwds, c.stdin), "bun")
             if c.name in ("deno", "bun") and t in ("eval",):
                 inline_code(c, args[i + 1] if i + 1 < len(args) else None, lang)
                 return None
@@ -364,12 +417,17 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
                         c.sub(args[i + 1:], c.stdin)  # the command it runs, classified too
                     return None
                 c.mutate(f"{c.name} {t}")
+                sub = t
                 continue
             c.run(a)
             for text in c.ctx.written_texts(a, c.cwds):
                 probe_strings(c, text, "a script written earlier in the command")
             c.project(f"{c.name} runs a script")
             _operand_paths(c, args[i + 1:])
+            return None
+        if sub is not None:
+            # ``deno test``/``fmt``/``lint``/``check`` with no file: the project's own files
+            c.project(f"{c.name} {sub} runs on the project")
             return None
         _stdin_code(c, lang)
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .context import Result
+from .dangers import refuse_wipe
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
 from .walker import probe_text
@@ -341,6 +342,8 @@ def _rm(c: Call):
     recursive = p.has("-r", "-R", "--recursive")
     inside = False
     for a in p.operands:
+        if recursive and refuse_wipe(c.ctx, a, c.cwds, "rm -r"):
+            continue
         if c.write(a, tree=recursive, delete=True) in ("in",):
             inside = True
     if recursive and inside:

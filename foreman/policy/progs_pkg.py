@@ -4,6 +4,7 @@ command they run like one typed directly."""
 
 from __future__ import annotations
 
+from .dangers import ask_publish, publishing_target
 from .opts import Parsed, lit_text, parse_opts
 from .pkgkeys import VALUE_OPTS, package_key
 from .registry import Call, handles
@@ -25,7 +26,10 @@ _NPM_INSTALL = {"install": "install", "i": "install", "in": "install", "ins": "i
 _DEV_SCRIPTS = frozenset({"dev", "start", "serve", "preview", "watch", "storybook", "server"})
 
 
-def _npm_like(c: Call, tool: str):
+def npm_like(c: Call, tool: str):
+    """npm and the package managers that follow its subcommands (yarn, pnpm, bun): ``test``,
+    ``build`` and ``run <script>`` run the project's scripts (allowed in the worktree),
+    development servers and installs ask with their keys, unknown subcommands ask."""
     p = parse_opts(c.args, "wCF", VALUE_OPTS["npm"], stop_at_operand=True)
     sub = lit_text(p.rest[0]) if p.rest else ("install" if tool in ("yarn", "pnpm", "bun") else None)
     rest = p.rest[1:]
@@ -50,6 +54,8 @@ def _npm_like(c: Call, tool: str):
             if script in _DEV_SCRIPTS:
                 c.action(f"serve:{tool} run {script}", f"{tool} run {script} starts a development server")
                 return None
+            if publishing_target(script):
+                ask_publish(c, f"{tool} run", script)
         elif sub in ("start", "restart"):
             c.action(f"serve:{tool} start", f"{tool} start starts the app")
             return None
@@ -79,6 +85,8 @@ def _npm_like(c: Call, tool: str):
         if sub in _DEV_SCRIPTS:
             c.action(f"serve:{tool} {sub}", f"{tool} {sub} starts a development server")
             return None
+        if publishing_target(sub):
+            ask_publish(c, tool, sub)
         c.project(f"{tool} {sub} runs a project script")
         return None
     c.exact(f"{tool} {sub} is not a subcommand the policy knows")
@@ -108,12 +116,12 @@ def bun_package(c: Call, at: int = 0):
     if sub == "unlink":
         c.exact("bun unlink changes linked packages")
         return None
-    return _npm_like(c, "bun")
+    return npm_like(c, "bun")
 
 
-handles("npm")(lambda c: _npm_like(c, "npm"))
-handles("yarn")(lambda c: _npm_like(c, "yarn"))
-handles("pnpm")(lambda c: _npm_like(c, "pnpm"))
+handles("npm")(lambda c: npm_like(c, "npm"))
+handles("yarn")(lambda c: npm_like(c, "yarn"))
+handles("pnpm")(lambda c: npm_like(c, "pnpm"))
 
 
 @handles("npx", "bunx", "pnpx")

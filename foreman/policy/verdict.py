@@ -138,6 +138,8 @@ def describe_key(key: str) -> str:
     if key.startswith(("Bash:git update-ref", "Bash:git symbolic-ref", "Bash:git branch -")) and ":" in key[5:]:
         action, _, refs = key[5:].partition(":")
         return f"`{action}` on exactly {refs}"
+    if key.startswith("Bash:publish:"):
+        return f"running `{key[len('Bash:publish:'):]}` (a target named like a publish or push)"
     if key.startswith("Bash:serve:"):
         return f"running the dev server `{key[len('Bash:serve:'):]}`"
     if key.startswith("Bash:.git:"):

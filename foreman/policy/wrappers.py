@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from . import envvars
 from .context import Result
+from .dangers import key_folder, refuse_wipe
 from .opts import lit_text, parse_opts
 from .registry import Call, dispatch, handles
 from .walker import probe_text, run_text
@@ -23,6 +26,10 @@ def _cd(c: Call):
         c.exact(f"{c.name} goes to a directory that cannot be checked (home or the previous one)")
         return Result(None)
     arg = target[0]
+    folder = _key_folder(c.ctx, c.cwds, arg)
+    if folder:
+        c.deny(f"{c.name} enters {folder}: any command run there reaches the keys by relative paths")
+        return Result(None)
     if arg.kind != LIT or arg.glob:
         c.ctx.access(arg, "r", c.cwds, f"{c.name} goes to", directory=True)
         return Result(None)
@@ -34,6 +41,25 @@ def _cd(c: Call):
     for cwd in c.cwds or ("/",):
         new.append(c.ctx.resolve(cwd, arg.text))
     return Result(tuple(dict.fromkeys(new)))
+
+
+def _key_folder(ctx, cwds, arg: Arg) -> str | None:
+    """The key-material folder (:func:`.dangers.key_folder`) a ``cd`` operand leads into, as
+    written (``~/.ssh``, ``"$HOME/.gnupg"``) or resolved from each working directory."""
+    if arg.kind != LIT or arg.text is None:
+        return key_folder(arg.src) if arg.src else None
+    texts = [arg.text] if arg.text.startswith("/") else []
+    if cwds is None and not arg.text.startswith("/"):
+        texts.append("~/" + arg.text)  # from an unknown directory (after ``cd ~``) it may be the home's
+    for cwd in cwds or ():
+        joined = posixpath.join(cwd, arg.text)
+        texts += [posixpath.normpath(joined), ctx.realpath(joined)]
+    for text in texts:
+        if text.startswith("~") or not ctx.inside(text):
+            found = key_folder(text)
+            if found:
+                return found
+    return None
 
 
 @handles("popd")
@@ -75,6 +101,10 @@ def _env(c: Call):
             d = Arg(LIT, t.split("=", 1)[1], False, t) if "=" in t else (args[i + 1] if i + 1 < len(args) else None)
             if "=" not in t:
                 i += 1
+            folder = _key_folder(c.ctx, cwds, d) if d is not None else None
+            if folder:
+                c.deny(f"env -C enters {folder}: the command run there reaches the keys by relative paths")
+                return None
             if d is None or d.kind != LIT:
                 c.exact("env -C goes to a directory that cannot be checked")
                 cwds = None
@@ -441,6 +471,8 @@ def _find(c: Call):
     if delete:
         inside = False
         for a in starts:
+            if refuse_wipe(c.ctx, a, c.cwds, "find -delete"):
+                continue
             if c.write(a, tree=True) == "in":
                 inside = True
         if inside:
