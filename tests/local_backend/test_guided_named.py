@@ -1,6 +1,7 @@
 """Guided mode when the task names several files and a passing answer changed only some (issue
-13's false success): one bounded ask for the untouched file, from the repair budget, through the
-real LocalRunner and the scripted HTTP server."""
+13's false success): one bounded ask for the untouched file, from the repair budget; a file the
+task asks to change (a target) left unchanged fails the attempt, a file named as context may stay
+unchanged. Through the real LocalRunner, real git and the scripted HTTP server."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ FILES = {
 }
 GOAL = ("Add count_matches(items, word) to notes/search.py: it returns how many items contain word. "
         "Make run in notes/commands/search.py end its output with a summary line 'N matches'.")
+CONTEXT_GOAL = ("Add count_matches(items, word) to notes/search.py: it returns how many items contain word. "
+                "See notes/commands/search.py for how the results are printed.")
+UNCHANGED = text("UNCHANGED")
 CI = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 SEARCH = text("```python\n# file: notes/search.py\ndef count_matches(items, word):\n"
               "    return len(find(items, word))\n```")
@@ -46,17 +50,31 @@ def review_note(tools: FakeTools) -> str:
     return notes[0]
 
 
+def blocked_note(tools: FakeTools) -> str:
+    notes = [args["note"] for name, args in tools.calls if name == "update_task" and args["status"] == "blocked"]
+    assert len(notes) == 1 and not any(args.get("status") == "review" for _, args in tools.calls), tools.calls
+    return notes[0]
+
+
+def clean(repo: Path) -> bool:
+    """The worktree holds nothing but its first commit (no change left, none committed)."""
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    count = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True).stdout
+    return status == "" and count.strip() == "1"
+
+
 def committed(repo: Path) -> list[str]:
     out = subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=repo, capture_output=True,
                          text=True, check=True).stdout
     return sorted(out.split())
 
 
-async def test_a_passing_answer_that_skips_a_named_file_is_asked_for_it_once(tmp_path: Path) -> None:
+async def test_a_passing_answer_that_skips_a_target_is_asked_for_it_once(tmp_path: Path) -> None:
     result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, COMMAND], repairs=2)
     assert stats.passed and len(edits) == 2
     ask = last_user(edits[1])
-    assert "notes/commands/search.py" in ask and "did not change" in ask and "UNCHANGED" in ask
+    assert "notes/commands/search.py" in ask and "did not change" in ask and "asks to change" in ask
+    assert "UNCHANGED" not in ask  # a target is not offered the way out
     assert "notes/search.py," not in ask  # only the untouched file is asked for
     assert [(a.outcome, a.repairs) for a in stats.attempts] == [("passed", 1)]
     assert "count_matches" in (repo / "notes/search.py").read_text()
@@ -69,9 +87,33 @@ async def test_a_passing_answer_that_skips_a_named_file_is_asked_for_it_once(tmp
     assert out.split("\n")[:2] == ["a b", "1 matches"]
 
 
-async def test_the_model_may_say_a_named_file_needs_no_change_and_the_note_says_so(tmp_path: Path) -> None:
-    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, text("UNCHANGED")], repairs=2)
+async def test_a_target_declined_every_time_blocks_the_task_naming_it(tmp_path: Path) -> None:
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, UNCHANGED, SEARCH, UNCHANGED], attempts=2,
+                                                  repairs=2)
+    assert result.ok and not stats.passed and len(edits) == 4
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [
+        ("target left unchanged", "notes/commands/search.py (the model said no change is needed)")] * 2
+    note = blocked_note(tools)
+    assert "none passed the checks" in note and "left unchanged" in note and "notes/commands/search.py" in note
+    assert clean(repo)  # the passing half was put back: nothing to merge
+    assert (repo / "notes/search.py").read_text() == FILES["notes/search.py"]
+    assert last_user(edits[2]).startswith("Task:")  # attempt 2 is a new attempt, not a repair of attempt 1
+
+
+async def test_a_target_declined_once_then_changed_on_attempt_two_is_done(tmp_path: Path) -> None:
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, UNCHANGED, SEARCH, COMMAND], attempts=2,
+                                                  repairs=2)
+    assert stats.passed and len(edits) == 4
+    assert [a.outcome for a in stats.attempts] == ["target left unchanged", "passed"]
+    assert committed(repo) == ["notes/commands/search.py", "notes/search.py"]
+    assert "left unchanged" not in review_note(tools)
+    assert not any(args.get("status") == "blocked" for _, args in tools.calls)
+
+
+async def test_a_context_file_may_stay_unchanged_and_the_note_says_so(tmp_path: Path) -> None:
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, UNCHANGED], goal=CONTEXT_GOAL, repairs=2)
     assert stats.passed and len(edits) == 2 and stats.placement_failures == 0
+    assert "UNCHANGED" in last_user(edits[1])  # a context file is offered the marker
     note = review_note(tools)
     assert "named file(s) left unchanged: notes/commands/search.py" in note
     assert "the model said no change is needed" in note
@@ -79,17 +121,36 @@ async def test_the_model_may_say_a_named_file_needs_no_change_and_the_note_says_
     assert (repo / "notes/commands/search.py").read_text() == FILES["notes/commands/search.py"]
 
 
-async def test_with_no_repair_left_the_passing_answer_is_accepted_and_the_note_names_the_file(tmp_path: Path) -> None:
+async def test_with_no_repair_left_a_target_left_unchanged_fails_the_attempt(tmp_path: Path) -> None:
     result, tools, edits, stats, repo = await run(tmp_path, [SEARCH], repairs=0)
+    assert not stats.passed and len(edits) == 1
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [
+        ("target left unchanged", "notes/commands/search.py (no repair left to ask)")]
+    assert "notes/commands/search.py (no repair left to ask)" in blocked_note(tools) and clean(repo)
+
+
+async def test_with_no_repair_left_a_context_file_is_noted(tmp_path: Path) -> None:
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH], goal=CONTEXT_GOAL, repairs=0)
     assert stats.passed and len(edits) == 1
     assert "named file(s) left unchanged: notes/commands/search.py (no repair left to ask)" in review_note(tools)
 
 
+BROKEN = text("```python\n# file: notes/commands/search.py\ndef run(items, word):\n    raise ValueError(word)\n```"
+              "\n```python\n# file: test_command.py\nfrom notes.commands.search import run\n\n\n"
+              "def test_run():\n    assert run(['a'], 'a')\n```")
+
+
+async def test_an_ask_whose_answer_breaks_the_checks_fails_the_attempt_for_a_target(tmp_path: Path) -> None:
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, BROKEN], repairs=1)
+    assert not stats.passed and len(edits) == 2
+    assert stats.attempts[0].outcome == "target left unchanged"
+    assert "ended 'checks failed', the passing change was kept" in stats.attempts[0].detail
+    assert "notes/commands/search.py" in blocked_note(tools)
+    assert clean(repo) and not (repo / "test_command.py").exists()
+
+
 async def test_an_ask_whose_answer_breaks_the_checks_keeps_the_passing_change(tmp_path: Path) -> None:
-    broken = text("```python\n# file: notes/commands/search.py\ndef run(items, word):\n    raise ValueError(word)\n```"
-                  "\n```python\n# file: test_command.py\nfrom notes.commands.search import run\n\n\n"
-                  "def test_run():\n    assert run(['a'], 'a')\n```")
-    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, broken], repairs=1)
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, BROKEN], goal=CONTEXT_GOAL, repairs=1)
     assert stats.passed and len(edits) == 2
     assert "ended 'checks failed', the passing change was kept" in review_note(tools)
     assert committed(repo) == ["notes/search.py"]

@@ -17,10 +17,16 @@ writes the right function but not a valid edit. Here the harness does the rest:
    repairs. File writes do go through the policy (``Edit``/``Write``). When a passing answer left
    a file the task names unchanged, the model is asked once for it (:mod:`.named`).
 5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
-   attempt wrote is put back as it was); the first attempt whose checks pass wins.
+   attempt wrote is put back as it was); the first attempt that passes wins. An attempt passes
+   when its checks pass and it changed every file the task asks to change (the *targets* of
+   :mod:`.localize`, told from files named as context by :mod:`.targets`): one that leaves a
+   target unchanged after the ask (declined, changed nothing, or the ask's answer failed and the
+   passing change was put back) or with no repair left to ask ends ``target left unchanged``
+   naming the file, since the checks may not cover that half of the task (issue 13). A file
+   named as context and left unchanged is only said in the task's note.
 
 Honesty: when no attempt passes, the files are restored and the task is set ``blocked`` with
-what was tried; the turn never reports done. Every reply is recorded under
+what was tried (naming a target left unchanged); the turn never reports done. Every reply is recorded under
 ``<traces>/guided/<session>.jsonl`` (one JSON object per reply, with its attempt and step).
 """
 
@@ -271,7 +277,10 @@ class GuidedTask:
     async def _block(self, count: int) -> TurnResult:
         self._restore()
         tried = " | ".join(a.line() for a in self.stats.attempts) or "no attempt could start (out of time)"
-        note = f"guided mode: {len(self.stats.attempts)} of {count} attempt(s), none passed the checks. {tried}"
+        left = [a.detail for a in self.stats.attempts if a.outcome == named_files.TARGET_LEFT]
+        unchanged = f" (or passed, leaving a file the task asks to change unchanged: {left[-1]})" if left else ""
+        note = (f"guided mode: {len(self.stats.attempts)} of {count} attempt(s), none passed the checks{unchanged}. "
+                f"{tried}")
         try:
             await self.tools.call("update_task", {"status": "blocked", "note": note[:900]})
         except ForemanError as exc:
@@ -290,7 +299,12 @@ class GuidedTask:
             attempt.outcome, attempt.detail = "passed", ""
         if attempt.outcome == "passed":
             left = named_files.untouched(self.root, where.named, self.original)
-            attempt.untouched = named_files.note(left, self._why or "no repair left to ask")
+            why = self._why or "no repair left to ask"
+            missing = [rel for rel in left if rel in where.targets]
+            if missing:  # the checks passed, but a file the task asks to change was not changed
+                attempt.outcome, attempt.detail = named_files.TARGET_LEFT, f"{', '.join(missing)} ({why})"
+                return
+            attempt.untouched = named_files.note(left, why)
 
     async def _steps(self, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
         target = default or (where.test_file or "path/to/file.py")
@@ -343,7 +357,7 @@ class GuidedTask:
                     self._kept = len(attempt.actions)
                     self._why = "not changed after one ask"
                     self._repair(attempt, messages, "named file unchanged", ", ".join(left),
-                                 named_files.named_ask(left))
+                                 named_files.named_ask(left, where.targets))
                     step = "named"
                     continue
                 return
