@@ -121,6 +121,17 @@ async def test_a_context_file_may_stay_unchanged_and_the_note_says_so(tmp_path: 
     assert (repo / "notes/commands/search.py").read_text() == FILES["notes/commands/search.py"]
 
 
+async def test_an_ask_answer_that_cannot_be_placed_fails_the_attempt_saying_why(tmp_path: Path) -> None:
+    unplaceable = text("```python\n# file: notes/commands/search.py\ndef run(items, word):\n"
+                       "    return count_matches(items, word)\n```")  # count_matches is not imported there
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, unplaceable], repairs=1)
+    assert not stats.passed and len(edits) == 2 and stats.placement_failures == 1
+    assert stats.attempts[0].outcome == "target left unchanged"
+    assert stats.attempts[0].detail.startswith("notes/commands/search.py (the answer to the ask could not be placed: "
+                                               "notes/commands/search.py: run uses count_matches, which nothing defines")
+    assert clean(repo)
+
+
 async def test_with_no_repair_left_a_target_left_unchanged_fails_the_attempt(tmp_path: Path) -> None:
     result, tools, edits, stats, repo = await run(tmp_path, [SEARCH], repairs=0)
     assert not stats.passed and len(edits) == 1

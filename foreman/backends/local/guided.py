@@ -332,7 +332,8 @@ class GuidedTask:
                 self.stats.commits += len(written)
             if asked_named and not written:  # no new change: the passing files stand
                 attempt.outcome = "passed"
-                self._why = "the answer to the ask changed nothing"
+                self._why = (f"the answer to the ask could not be placed: {planned.failures[0][:120]}"
+                             if planned.failures else "the answer to the ask changed nothing")
                 return
             if planned.failures and not written:
                 problem = "; ".join(planned.failures)
