@@ -5,12 +5,23 @@ unchanged. Through the real LocalRunner, real git and the scripted HTTP server."
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from .fakeserver import last_user, text
+import pytest
+
+from foreman.backends import make_backend
+from foreman.backends.local.guided import GuidedStats
+from foreman.backends.sim.demo_repo import create_demo_repo
+from foreman.config import resolve
+from foreman.daemon import Daemon
+
+from .fakeserver import FakeOpenAI, last_user, text
 from .helpers import FakeTools
+from .test_guided_flow import wait_for
 from .test_guided_runner import run as guided_turn
 
 FILES = {
@@ -175,3 +186,55 @@ async def test_a_task_whose_one_named_file_is_changed_costs_no_extra_round_trip(
     result, tools, edits, stats, repo = await run(tmp_path, [SEARCH], goal=goal, repairs=2)
     assert stats.passed and len(edits) == 1 and stats.attempts[0].repairs == 0
     assert "left unchanged" not in review_note(tools)
+
+
+DEMO_GOAL = ("Add a function count_matches(notes, query) to pocket_notes/search.py that returns how many of the notes "
+             "match the query (use search). Then make run_search in pocket_notes/commands/search.py print a last line "
+             "'N matching notes' (N = how many were found) after the matching notes.")
+DEMO_SEARCH = ("```python\n# file: pocket_notes/search.py\ndef count_matches(notes, query):\n"
+               "    return len(search(notes, query))\n```")
+
+
+@pytest.mark.slow
+async def test_the_bench_false_success_ends_blocked_through_the_daemon_never_merged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13's bench case ("Count search matches", Qwen2.5-Coder-1.5B): the checks pass with only
+    pocket_notes/search.py changed and the model declines the command file every time."""
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    repo = tmp_path / "pocket-notes"
+    create_demo_repo(repo)
+    main_before = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True).stdout
+
+    def responder(req: dict):
+        return text(DEMO_SEARCH) if last_user(req).startswith("Task:") else UNCHANGED
+
+    home = tmp_path / "home"
+    (home / "local").mkdir(parents=True)
+    with FakeOpenAI(responder) as server:
+        (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {"fake": {
+            "url": server.url, "model": "fake-coder", "maxTokens": 256, "temperature": 0.1, "mode": "guided",
+            "attempts": 2, "repairs": 1}}}}))
+        settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
+                            "ci": CI, "notify": False}, env={})
+        backend = make_backend(settings)
+        daemon = Daemon(settings, backend=backend)
+        await daemon.start()
+        try:
+            await daemon.add_repo(str(repo))
+            repo_id = next(iter(daemon.core.world.repos))
+            task = daemon.act(lambda c, now: c.create_task("Count search matches", now, description=DEMO_GOAL,
+                                                            assignee="juniper", repo=repo_id, who="user"))
+            world = daemon.core.world
+            await wait_for(lambda: world.tasks[task.id].status in ("blocked", "review", "done"), world=world)
+            assert world.tasks[task.id].status == "blocked"
+            assert not [d for d in world.decisions.values() if d.kind == "merge"]
+        finally:
+            await daemon.stop()
+    stats = [s for s in backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
+    assert len(stats) == 1 and not stats[0].passed
+    assert [(a.outcome, a.detail) for a in stats[0].attempts] == [
+        ("target left unchanged", "pocket_notes/commands/search.py (the model said no change is needed)")] * 2
+    assert len(server.requests) == 4  # per attempt: the edit, then the one ask for the command file
+    assert subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True).stdout == main_before
+    assert "def count_matches" not in subprocess.run(["git", "show", "main:pocket_notes/search.py"], cwd=repo,
+                                                     capture_output=True, text=True, check=True).stdout
