@@ -138,9 +138,28 @@ async def test_an_ask_answer_that_cannot_be_placed_fails_the_attempt_saying_why(
     result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, unplaceable], repairs=1)
     assert not stats.passed and len(edits) == 2 and stats.placement_failures == 1
     assert stats.attempts[0].outcome == "target left unchanged"
-    assert stats.attempts[0].detail.startswith("notes/commands/search.py (the answer to the ask could not be placed: "
-                                               "notes/commands/search.py: run uses count_matches, which nothing defines")
+    detail = stats.attempts[0].detail
+    assert detail.startswith("notes/commands/search.py (the answer to the ask could not be placed: "
+                             "notes/commands/search.py: run uses count_matches, which nothing defines")
     assert clean(repo)
+
+
+async def test_an_ask_answer_that_only_adds_an_import_to_the_target_leaves_it_unchanged(tmp_path: Path) -> None:
+    import_only = text("```python\n# file: notes/commands/search.py\nfrom notes.search import find, count_matches\n"
+                       "\n\ndef run(items, word):\n    return '\\n'.join(find(items, word))\n```")
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, import_only], repairs=1)
+    assert not stats.passed and len(edits) == 2
+    assert stats.attempts[0].outcome == "target left unchanged"
+    assert stats.attempts[0].detail.startswith("notes/commands/search.py (")
+    assert clean(repo)
+
+
+async def test_one_fence_with_both_files_places_each_and_passes(tmp_path: Path) -> None:
+    both = text(SEARCH.text.rstrip("`\n") + "\n\n" + COMMAND.text.split("```python\n", 1)[1])
+    result, tools, edits, stats, repo = await run(tmp_path, [both], repairs=1)
+    assert stats.passed and len(edits) == 1
+    assert committed(repo) == ["notes/commands/search.py", "notes/search.py"]
+    assert "def run" not in (repo / "notes/search.py").read_text()
 
 
 async def test_with_no_repair_left_a_target_left_unchanged_fails_the_attempt(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ is blocked); a file named only as context may stay unchanged, and the task's not
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -53,9 +54,24 @@ def declines(reply: str) -> bool:
     return "```" not in reply and bool(_MARKER_RE.search(reply))
 
 
+def _substance(rel: str, data: bytes | None) -> object:
+    """What counts as a file's content here: a Python file's syntax tree without its import
+    statements (so an answer that only adds an import has not changed it), else its bytes."""
+    if data is None or not rel.endswith(".py"):
+        return data
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return data
+    tree.body = [node for node in tree.body if not isinstance(node, (ast.Import, ast.ImportFrom))]
+    return ast.dump(tree)
+
+
 def untouched(root: Path, named: list[str], original: dict[str, bytes | None]) -> list[str]:
-    """The files of ``named`` whose bytes are those before the attempt (``original`` holds the
-    before-bytes of every file the attempt wrote)."""
+    """The files of ``named`` the attempt did not change: their bytes are those before the
+    attempt (``original`` holds the before-bytes of every file the attempt wrote), or, for a
+    Python file, only its imports changed (the bench's 1.5B answer to the ask added one import
+    to the command file and nothing else, and that passed as a change)."""
     left = []
     for rel in named:
         if rel not in original:
@@ -63,7 +79,7 @@ def untouched(root: Path, named: list[str], original: dict[str, bytes | None]) -
             continue
         path = root / rel
         now = path.read_bytes() if path.is_file() else None
-        if now == original[rel]:
+        if now == original[rel] or _substance(rel, now) == _substance(rel, original[rel]):
             left.append(rel)
     return left
 
