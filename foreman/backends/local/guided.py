@@ -17,16 +17,12 @@ writes the right function but not a valid edit. Here the harness does the rest:
    repairs. File writes do go through the policy (``Edit``/``Write``). When a passing answer left
    a file the task names unchanged, the model is asked once for it (:mod:`.named`).
 5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
-   attempt wrote is put back as it was); the first attempt that passes wins. An attempt passes
-   when its checks pass and it changed every file the task asks to change (the *targets* of
-   :mod:`.localize`, told from files named as context by :mod:`.targets`): one that leaves a
-   target unchanged after the ask (declined, changed nothing, or the ask's answer failed and the
-   passing change was put back) or with no repair left to ask ends ``target left unchanged``
-   naming the file, since the checks may not cover that half of the task (issue 13). A file
-   named as context and left unchanged is only said in the task's note.
+   attempt wrote is put back as it was); the first attempt that passes wins: its checks pass and
+   it changed every file the task asks to change (:mod:`.targets`; else it ends ``target left
+   unchanged`` naming the file, see :mod:`.named`); a context file left unchanged is noted.
 
 Honesty: when no attempt passes, the files are restored and the task is set ``blocked`` with
-what was tried (naming a target left unchanged); the turn never reports done. Every reply is recorded under
+what was tried; the turn never reports done. Every reply is recorded under
 ``<traces>/guided/<session>.jsonl`` (one JSON object per reply, with its attempt and step).
 """
 
@@ -53,7 +49,6 @@ from .symbols import top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
-
 
 
 @dataclass
