@@ -26,6 +26,8 @@ _FENCE_RE = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[
 _SR_RE = re.compile(r"<{5,9} ?SEARCH[^\n]*\n(.*?)\n?={5,9}[^\n]*\n(.*?)\n?>{5,9} ?REPLACE[^\n]*", re.S)
 _FILE_COMMENT_RE = re.compile(r"^\s*(?:#|//)\s*(?:file(?:name)?\s*[:=]\s*)?([\w./-]+\.[A-Za-z0-9]{1,8})\s*$", re.I)
 _PATH_IN_LINE_RE = re.compile(r"([\w./-]*[\w-]+\.[A-Za-z0-9]{1,8})\b")
+_INNER_FILE_RE = re.compile(r"^(?:#|//)[ \t]*file(?:name)?[ \t]*[:=][ \t]*([\w./-]+\.[A-Za-z0-9]{1,8})[ \t]*$",
+                            re.I | re.M)
 
 
 @dataclass
@@ -59,6 +61,19 @@ def _path_before(text: str, start: int) -> str | None:
     return None
 
 
+def _split_files(path: str | None, body: str) -> list[tuple[str | None, str]]:
+    """One fenced block holding further ``# file: <path>`` lines (at column 0, the ``file:`` word
+    written) is one block per file: a 1.5B model put two files in one fence, and all of it went
+    to the first file (issue 13's bench)."""
+    parts, start = [], 0
+    for match in _INNER_FILE_RE.finditer(body):
+        parts.append((path, body[start:match.start()]))
+        path = match.group(1)[2:] if match.group(1).startswith("./") else match.group(1)
+        start = match.end() + 1
+    parts.append((path, body[start:]))
+    return [(p, b) for p, b in parts if b.strip()]
+
+
 def blocks_of(reply: str) -> list[Block]:
     """The blocks of a reply: fenced code blocks, SEARCH/REPLACE blocks (fenced or not), or
     the whole reply when it is bare Python code."""
@@ -75,7 +90,7 @@ def blocks_of(reply: str) -> list[Block]:
         if pairs:
             out.extend(Block(path, search=m.group(1), replace=m.group(2)) for m in pairs)
         elif body.strip():
-            out.append(Block(path, code=body))
+            out.extend(Block(p, code=b) for p, b in _split_files(path, body))
     if not out:
         for m in _SR_RE.finditer(reply):
             out.append(Block(_path_before(reply, m.start()), search=m.group(1), replace=m.group(2)))

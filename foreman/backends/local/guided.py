@@ -17,7 +17,9 @@ writes the right function but not a valid edit. Here the harness does the rest:
    repairs. File writes do go through the policy (``Edit``/``Write``). When a passing answer left
    a file the task names unchanged, the model is asked once for it (:mod:`.named`).
 5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
-   attempt wrote is put back as it was); the first attempt whose checks pass wins.
+   attempt wrote is put back as it was); the first attempt that passes wins: its checks pass and
+   it changed every file the task asks to change (:mod:`.targets`; else it ends ``target left
+   unchanged`` naming the file, see :mod:`.named`); a context file left unchanged is noted.
 
 Honesty: when no attempt passes, the files are restored and the task is set ``blocked`` with
 what was tried; the turn never reports done. Every reply is recorded under
@@ -47,7 +49,6 @@ from .symbols import top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
-
 
 
 @dataclass
@@ -271,7 +272,10 @@ class GuidedTask:
     async def _block(self, count: int) -> TurnResult:
         self._restore()
         tried = " | ".join(a.line() for a in self.stats.attempts) or "no attempt could start (out of time)"
-        note = f"guided mode: {len(self.stats.attempts)} of {count} attempt(s), none passed the checks. {tried}"
+        left = [a.detail for a in self.stats.attempts if a.outcome == named_files.TARGET_LEFT]
+        unchanged = f" (or passed, leaving a file the task asks to change unchanged: {left[-1]})" if left else ""
+        note = (f"guided mode: {len(self.stats.attempts)} of {count} attempt(s), none passed the checks{unchanged}. "
+                f"{tried}")
         try:
             await self.tools.call("update_task", {"status": "blocked", "note": note[:900]})
         except ForemanError as exc:
@@ -290,7 +294,12 @@ class GuidedTask:
             attempt.outcome, attempt.detail = "passed", ""
         if attempt.outcome == "passed":
             left = named_files.untouched(self.root, where.named, self.original)
-            attempt.untouched = named_files.note(left, self._why or "no repair left to ask")
+            why = self._why or "no repair left to ask"
+            missing = [rel for rel in left if rel in where.targets]
+            if missing:  # the checks passed, but a file the task asks to change was not changed
+                attempt.outcome, attempt.detail = named_files.TARGET_LEFT, f"{', '.join(missing)} ({why})"
+                return
+            attempt.untouched = named_files.note(left, why)
 
     async def _steps(self, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
         target = default or (where.test_file or "path/to/file.py")
@@ -318,7 +327,8 @@ class GuidedTask:
                 self.stats.commits += len(written)
             if asked_named and not written:  # no new change: the passing files stand
                 attempt.outcome = "passed"
-                self._why = "the answer to the ask changed nothing"
+                self._why = (f"the answer to the ask could not be placed: {planned.failures[0][:120]}"
+                             if planned.failures else "the answer to the ask changed nothing")
                 return
             if planned.failures and not written:
                 problem = "; ".join(planned.failures)
@@ -343,7 +353,7 @@ class GuidedTask:
                     self._kept = len(attempt.actions)
                     self._why = "not changed after one ask"
                     self._repair(attempt, messages, "named file unchanged", ", ".join(left),
-                                 named_files.named_ask(left))
+                                 named_files.named_ask(left, where.targets))
                     step = "named"
                     continue
                 return

@@ -12,7 +12,9 @@ not the model, finds what to show it:
   message) is grepped for;
 - the picked files are shown whole with line numbers while they fit the budget, else the named
   symbols' regions; when nothing is named, a repository map (files and their top-level
-  symbols) is shown instead.
+  symbols) is shown instead;
+- of the files named by path, those the task asks to change (``targets``) are told from those
+  named only as context by :mod:`.targets`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .symbols import top_level_symbols
+from .targets import Mention, change_targets
 from .workspace import SKIP_DIRS
 
 _PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
@@ -112,6 +115,9 @@ class Localized:
         named: existing files the task names by path (a bare file name counts only when one file
             of the repository has it); guided mode asks again when a passing answer left one
             of them unchanged.
+        targets: the files of ``named`` the task asks to change (the others are named as
+            context), by the rule of :mod:`.targets`; guided mode does not let a passing
+            attempt leave one of them unchanged.
     """
 
     files: list[str] = field(default_factory=list)
@@ -120,6 +126,7 @@ class Localized:
     test_file: str | None = None
     wants_test: bool = False
     named: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
 
     @property
     def target(self) -> str | None:
@@ -172,17 +179,21 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
         if rel in files and rel not in picked:
             picked.append(rel)
 
-    for raw in _PATH_RE.findall(goal):
+    mentions: list[Mention] = []
+    for match in _PATH_RE.finditer(goal):
+        raw = match.group(1)
         raw = raw.strip("./") if raw.startswith("./") else raw
         if raw in files:
             pick(raw)
             found.named.append(raw)
+            mentions.append((match.start(1), match.end(1), raw))
         elif "/" not in raw:
             same = [rel for rel in files if rel.endswith("/" + raw)]
             for rel in same:
                 pick(rel)
             if len(same) == 1:
                 found.named.append(same[0])
+                mentions.append((match.start(1), match.end(1), same[0]))
     for ident in _named_identifiers(goal):
         for rel, line in index.get(ident, [])[:3]:
             found.symbols.append((ident, rel, line))
@@ -198,6 +209,11 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
     picked.sort(key=is_test_file)  # sources first, stable
     found.files = picked
     found.named = list(dict.fromkeys(found.named))
+    for ident in _named_identifiers(goal):
+        owners = [rel for rel, _ in index.get(ident, []) if rel in found.named]
+        for match in re.finditer(rf"(?<![\w/.]){re.escape(ident)}\b", goal):
+            mentions.extend((match.start(), match.end(), rel) for rel in owners)
+    found.targets = change_targets(goal, mentions)
     if found.wants_test:
         target = found.target
         if named_tests:

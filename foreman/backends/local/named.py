@@ -6,26 +6,47 @@ only one of them, an answer that changes only that one passes, and half the task
 false success recorded in ``bench/README.md``, issue 13). So when a passing answer left a named
 file unchanged, guided mode asks once more, from the same repair budget: the changed definitions
 for that file, or :data:`MARKER` when the task needs no change there (a file named as context).
-One ask per attempt, never a refusal: what is still unchanged is said in the task's note.
+One ask per attempt. What the harness then does depends on the file (:mod:`.targets`): a file
+the task asks to change (a *target*) that is still unchanged, whether the model declined, its
+answer changed nothing, or the answer failed and the passing change was put back, makes the
+attempt fail with :data:`TARGET_LEFT` (the next attempt starts clean; with none passing the task
+is blocked); a file named only as context may stay unchanged, and the task's note says so.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 MARKER = "UNCHANGED"
 """The reply that says a named file needs no change."""
 _MARKER_RE = re.compile(rf"\b{MARKER}\b")
+TARGET_LEFT = "target left unchanged"
+"""The outcome of an attempt whose checks passed but that left a target file unchanged."""
+_BLOCKS = "complete functions, in ```python blocks whose first line is `# file: <path>`"
 
 
-def named_ask(untouched: list[str]) -> str:
-    """The repair request for the named files a passing answer did not change."""
-    which = ", ".join(untouched)
-    them = "it" if len(untouched) == 1 else "them"
-    return (f"The task names {which}, which your answer did not change. If the task needs a change there, reply "
-            f"with the new or changed definitions for {them}: complete functions, in ```python blocks whose first "
-            f"line is `# file: <path>`. If the task needs no change there, reply with the single word {MARKER}.")
+def named_ask(untouched: list[str], targets: list[str] | tuple[str, ...] = ()) -> str:
+    """The repair request for the named files a passing answer did not change.
+
+    Args:
+        untouched: the named files still unchanged.
+        targets: the files the task asks to change; for them the ask offers no :data:`MARKER`.
+    """
+    must = [rel for rel in untouched if rel in targets]
+    may = [rel for rel in untouched if rel not in targets]
+    parts = []
+    if must:
+        them = "it" if len(must) == 1 else "them"
+        parts.append(f"The task asks to change {', '.join(must)}, which your answer did not change. Reply with the "
+                     f"new or changed definitions for {them}: {_BLOCKS}.")
+    if may:
+        them = "it" if len(may) == 1 else "them"
+        parts.append(f"The task names {', '.join(may)}, which your answer did not change. If the task needs a "
+                     f"change there, reply with the new or changed definitions for {them}: {_BLOCKS}. If the task "
+                     f"needs no change there, reply with the single word {MARKER}.")
+    return " ".join(parts)
 
 
 def declines(reply: str) -> bool:
@@ -33,9 +54,24 @@ def declines(reply: str) -> bool:
     return "```" not in reply and bool(_MARKER_RE.search(reply))
 
 
+def _substance(rel: str, data: bytes | None) -> object:
+    """What counts as a file's content here: a Python file's syntax tree without its import
+    statements (so an answer that only adds an import has not changed it), else its bytes."""
+    if data is None or not rel.endswith(".py"):
+        return data
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return data
+    tree.body = [node for node in tree.body if not isinstance(node, (ast.Import, ast.ImportFrom))]
+    return ast.dump(tree)
+
+
 def untouched(root: Path, named: list[str], original: dict[str, bytes | None]) -> list[str]:
-    """The files of ``named`` whose bytes are those before the attempt (``original`` holds the
-    before-bytes of every file the attempt wrote)."""
+    """The files of ``named`` the attempt did not change: their bytes are those before the
+    attempt (``original`` holds the before-bytes of every file the attempt wrote), or, for a
+    Python file, only its imports changed (the bench's 1.5B answer to the ask added one import
+    to the command file and nothing else, and that passed as a change)."""
     left = []
     for rel in named:
         if rel not in original:
@@ -43,7 +79,7 @@ def untouched(root: Path, named: list[str], original: dict[str, bytes | None]) -
             continue
         path = root / rel
         now = path.read_bytes() if path.is_file() else None
-        if now == original[rel]:
+        if now == original[rel] or _substance(rel, now) == _substance(rel, original[rel]):
             left.append(rel)
     return left
 
@@ -70,4 +106,4 @@ def note(files: list[str], why: str) -> str:
     return f"named file(s) left unchanged: {', '.join(files)} ({why})" if files else ""
 
 
-__all__ = ["MARKER", "declines", "named_ask", "note", "put_back", "snapshot", "untouched"]
+__all__ = ["MARKER", "TARGET_LEFT", "declines", "named_ask", "note", "put_back", "snapshot", "untouched"]

@@ -1,0 +1,119 @@
+"""Which named files a task asks to change ("targets"), and which it names only as context.
+
+A task's text names files for two reasons: to say where a change goes ("add ``count_matches``
+to ``search.py``", "make ``run_search`` in ``commands/search.py`` print ...") or to point at an
+example ("see ``formatting.py``", "like ``shout`` in ``formatting.py``"). Guided mode (issue 13)
+refuses a passing attempt that left a *target* unchanged, and only notes an unchanged context
+file, so the two must be told apart. The rule, kept simple on purpose:
+
+1. The text is cut into sentences (``.``, ``!``, ``?``, ``;`` followed by a space, or a line
+   break; ``e.g.``/``i.e.`` do not end one).
+2. A file is *mentioned* by its path (as :func:`.localize.localize` resolves it) or by a
+   top-level symbol defined in it (``run_search``).
+3. For each mention, the words of its clause before it (back to the last ``, ( ) : —``) are
+   scanned; the last *change verb* (add, make, change, fix, update, use, print, write, rename,
+   remove, replace, implement, edit, modify, move, set, return, call, ... in any inflection) or
+   *context marker* (see, like, as in, the same as, similar to, such as, based on, for example, for instance,
+   e.g., cf.) decides: a verb makes it a target, a marker makes it context. A mention followed
+   by "shows", "show how", "demonstrates" or "is an example" is context.
+4. With neither in its clause, the mention is a target when its sentence carries a change verb
+   anywhere ("In X, format_age uses ..."); otherwise it is *neutral*, and becomes a target when
+   the next sentence carries a change verb but mentions no file ("The bug is in X. Fix it.").
+
+A file is a target when any of its mentions is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+_STEMS = ("add", "append", "insert", "create", "make", "change", "fix", "update", "use", "print", "write", "rename",
+          "remove", "delete", "replace", "implement", "edit", "modify", "move", "set", "return", "call", "extend",
+          "refactor", "convert", "handle", "support", "accept", "output", "emit", "register", "raise", "drop")
+_IRREGULAR = {"made", "wrote", "written"}
+
+
+def _forms(stem: str) -> set[str]:
+    forms = {stem, stem + "s", stem + "ed", stem + "ing", stem + "es"}
+    if stem.endswith("e"):
+        forms |= {stem + "d", stem[:-1] + "ing"}
+    if stem.endswith("y"):
+        forms |= {stem[:-1] + "ies", stem[:-1] + "ied"}
+    if stem in ("set", "emit", "drop"):
+        forms |= {stem + stem[-1] + "ing", stem + stem[-1] + "ed"}
+    return forms
+
+
+VERBS: frozenset[str] = frozenset({f for s in _STEMS for f in _forms(s)} | _IRREGULAR)
+"""Every inflection of the change verbs."""
+_VERB_RE = re.compile(r"\b(?:" + "|".join(sorted(VERBS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+_MARKER_RE = re.compile(r"(?:\bsee|\blike|\bas in|\bas done in|\bsimilar to|\bsuch as|\bbased on"
+                        r"|\bthe same as|\bfor example|\bfor instance|\be\.g\.|\bcf\.)(?![\w])", re.IGNORECASE)
+_SHOWS_RE = re.compile(r"^[`'\")\s]*(?:shows?\b|demonstrates?\b|is an example\b|has an example\b)", re.IGNORECASE)
+_SENTENCE_RE = re.compile(r"(?<=[.!?;])(?<!e\.g\.)(?<!i\.e\.)\s+|\n+")
+_CLAUSE_BREAK_RE = re.compile(r"[,():\u2014]")
+
+Mention = tuple[int, int, str]
+"""A mention in the text: ``(start, end, file)``."""
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` offsets of ``text``'s sentences (rule 1 of the module doc)."""
+    spans, start = [], 0
+    for match in _SENTENCE_RE.finditer(text):
+        if match.start() > start:
+            spans.append((start, match.start()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def _verdict(sentence: str, start: int, end: int) -> str:
+    """``target``, ``context`` or ``neutral`` for the mention at ``start:end`` of ``sentence``."""
+    if _SHOWS_RE.match(sentence[end:]):
+        return "context"
+    before = sentence[:start]
+    breaks = [m.end() for m in _CLAUSE_BREAK_RE.finditer(before)]
+    clause = before[breaks[-1]:] if breaks else before
+    last = max([(m.start(), "target") for m in _VERB_RE.finditer(clause)]
+               + [(m.start(), "context") for m in _MARKER_RE.finditer(clause)], default=None)
+    if last is not None:
+        return last[1]
+    return "target" if _VERB_RE.search(sentence) else "neutral"
+
+
+def change_targets(text: str, mentions: Iterable[Mention]) -> list[str]:
+    """The files ``text`` asks to change, by the rule of the module doc.
+
+    Args:
+        text: the task's text.
+        mentions: where it mentions each file, as ``(start, end, file)`` offsets into ``text``
+            (a path, or a top-level symbol defined in the file).
+
+    Returns:
+        The target files, in the order of their first mention.
+    """
+    ordered = sorted(mentions)
+    targets: list[str] = []
+    neutral: list[str] = []
+    for s_start, s_end in sentences(text):
+        sentence = text[s_start:s_end]
+        inside = [(a - s_start, b - s_start, rel) for a, b, rel in ordered if s_start <= a and b <= s_end]
+        if not inside:
+            if neutral and _VERB_RE.search(sentence):
+                targets.extend(neutral)
+            neutral = []
+            continue
+        neutral = []
+        for a, b, rel in inside:
+            verdict = _verdict(sentence, a, b)
+            if verdict == "target":
+                targets.append(rel)
+            elif verdict == "neutral":
+                neutral.append(rel)
+    return list(dict.fromkeys(targets))
+
+
+__all__ = ["Mention", "VERBS", "change_targets", "sentences"]

@@ -1,0 +1,85 @@
+"""Which named files a task asks to change (targets) and which it names as context (issue 13):
+the rule of foreman.backends.local.targets, on its own and through localize on a real folder."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from foreman.backends.local.localize import localize
+from foreman.backends.local.targets import change_targets, sentences
+
+
+def mentions_of(text: str, *files: str) -> list[tuple[int, int, str]]:
+    """Every occurrence of each of ``files`` (a path, or ``name=path`` for a symbol) in ``text``."""
+    found = []
+    for spec in files:
+        word, _, rel = spec.partition("=")
+        found += [(m.start(), m.end(), rel or word) for m in re.finditer(re.escape(word), text)]
+    return found
+
+
+@pytest.mark.parametrize("text", [
+    "Add a function count(x) to a.py.",
+    "Make run_search in a.py print a last line 'N matching notes'.",
+    "In a.py, format_age uses delta.seconds, which ignores days. Use total_seconds() instead.",
+    "Fix the crash in a.py when the list is empty.",
+    "Update a.py so the version is 2.",
+    "a.py must return None for an empty name; change it.",
+    "Rename helper in a.py to assist.",
+    "Remove the debug print from a.py.",
+    "Implement the TODO in a.py.",
+    "The bug is in a.py. Fix it.",
+    "Replace the loop in a.py with sum(), e.g. sum(x for x in y).",
+    "Add the following function to a.py: def f(): pass.",
+])
+def test_a_file_in_a_sentence_that_asks_for_a_change_is_a_target(text: str) -> None:
+    assert change_targets(text, mentions_of(text, "a.py")) == ["a.py"]
+
+
+@pytest.mark.parametrize("text", [
+    "Add shout to a.py, like word_count in b.py.",
+    "Add shout to a.py (see b.py for the style).",
+    "Add a test to a.py as in b.py.",
+    "b.py shows how to add a test; add one to a.py.",
+    "Write a.py's new helper the same as b.py does it.",
+    "Add f to a.py. For example, b.py has one.",
+    "Make a.py print a summary similar to b.py.",
+    "Add g to a.py. b.py has the store.",
+    "Add f to a.py (cf. b.py).",
+])
+def test_a_file_named_as_an_example_is_context(text: str) -> None:
+    assert change_targets(text, mentions_of(text, "a.py", "b.py")) == ["a.py"]
+
+
+def test_a_symbol_names_its_file_and_any_target_mention_wins() -> None:
+    text = "pkg/cmd.py runs the search. Make run_search print a count; see pkg/cmd.py for the parser."
+    assert change_targets(text, mentions_of(text, "pkg/cmd.py", "run_search=pkg/cmd.py")) == ["pkg/cmd.py"]
+    text = "See run_search in pkg/cmd.py. Add count to pkg/search.py."
+    assert change_targets(text, mentions_of(text, "pkg/cmd.py", "pkg/search.py", "run_search=pkg/cmd.py")) == [
+        "pkg/search.py"]
+
+
+def test_sentences_do_not_end_at_paths_or_eg() -> None:
+    text = "Add f to a.py. Then see b.py, e.g. its g; done\nnext"
+    assert [text[a:b] for a, b in sentences(text)] == ["Add f to a.py.", "Then see b.py, e.g. its g;", "done", "next"]
+
+
+def test_localize_tells_targets_from_context_files(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/search.py": "def search(notes, q):\n    return notes\n",
+             "pkg/commands/search.py": "def run_search(args):\n    print(args)\n",
+             "pkg/formatting.py": "def shout(t):\n    return t\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    goal = ("Add a function count_matches(notes, query) to pkg/search.py that returns how many of the notes "
+            "match the query (use search). Then make run_search in pkg/commands/search.py print a last line "
+            "'N matching notes', formatted like shout in pkg/formatting.py.")
+    found = localize(tmp_path, goal)
+    assert found.named == ["pkg/search.py", "pkg/commands/search.py", "pkg/formatting.py"]
+    assert found.targets == ["pkg/search.py", "pkg/commands/search.py"]
+    assert localize(tmp_path, "Add is_blank to formatting.py. See pkg/commands/search.py.").targets == [
+        "pkg/formatting.py"]
+    assert localize(tmp_path, "Make run_search print a count.").targets == []  # named by symbol only: not named
