@@ -178,6 +178,12 @@ def refuse_wipe(ctx, arg, cwds, what: str) -> bool:
     """
     if arg.kind not in ("lit", "unknown"):
         return False
+    if cwds is None and arg.kind == "lit" and arg.text and _only_parents(arg.text):
+        # from an unknown directory, ``..`` may be a home folder or ``/``: a harmless prefix that
+        # makes the directory unknown must not turn the refusal of ``rm -rf ..`` into an ask
+        ctx.deny(f"{what} would delete {arg.text}, a parent of an unknown working directory "
+                 "(it may be a home folder or /), and everything in it")
+        return True
     texts = [arg.src] if arg.kind == "unknown" or arg.text is None else [arg.text]
     if arg.kind == "lit" and arg.text:
         for cwd in (cwds or ()) if not arg.text.startswith("/") else ("/",):
@@ -191,6 +197,12 @@ def refuse_wipe(ctx, arg, cwds, what: str) -> bool:
             ctx.deny(f"{what} would delete {found} and everything in it")
             return True
     return False
+
+
+def _only_parents(path: str) -> bool:
+    """``..``, ``../..``, ``./../`` ...: a relative path made only of parent steps."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return not path.startswith("/") and bool(parts) and all(p == ".." for p in parts)
 
 
 def _physical(ctx, path: str) -> str:

@@ -204,6 +204,8 @@ def _watch(c: Call):
         c.exact("watch runs a command from a variable")
         run_text(c.ctx, " ".join(w.text if w.kind == LIT else _unquote_src(w.src) for w in words), c.cwds,
                  None, "watch")
+        # as watch -x would run them (each word one argument, ``~`` expanded): refused is refused
+        probe_text(c.ctx, " ".join(_quote(w) if w.kind == LIT else w.src for w in words), c.cwds, "watch")
         return None
     if any(" " in w.text or "'" in w.text for w in words):
         # watch -x runs the words as they are: what that would refuse is refused too.
