@@ -243,14 +243,14 @@ class Sandbox:
             if any(keep.is_relative_to(h) for h in hidden_roots):
                 args += ["--ro-bind-try", str(keep), str(keep)]
         if not writable:  # seen again (it may sit in the hidden home), read-only
-            return [*args, "--ro-bind", str(wt), str(wt), "--setenv", "TMPDIR", "/tmp", "--chdir", str(wt),
-                    "--", *argv]
-        args += ["--bind", str(wt), str(wt)]
-        layout = git_layout(wt)
-        if layout is not None and layout.gitdir != wt / ".git":
-            args += ["--ro-bind", str(layout.common), str(layout.common)]
-            for writable in (layout.gitdir, layout.common / "objects", *layout.ref_dirs):
-                args += ["--bind-try", str(writable), str(writable)]
+            args += ["--ro-bind", str(wt), str(wt)]
+        else:
+            args += ["--bind", str(wt), str(wt)]
+            layout = git_layout(wt)
+            if layout is not None and layout.gitdir != wt / ".git":
+                args += ["--ro-bind", str(layout.common), str(layout.common)]
+                for folder in (layout.gitdir, layout.common / "objects", *layout.ref_dirs):
+                    args += ["--bind-try", str(folder), str(folder)]
         args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(wt), "--", *argv]
         return args
 
