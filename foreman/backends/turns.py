@@ -179,3 +179,18 @@ def hand_over_cancelled(tools: Any, partial: TurnResult) -> None:
             hook(partial)
         except Exception:  # noqa: BLE001 - the cancellation must go on
             logging.getLogger(__name__).exception("recording a cancelled turn's usage failed")
+
+
+def log_command(tools: Any, command: str, head: str, rule: str | None) -> None:
+    """Log an agent's command and how it ended (``$ <command> -> <head>``); when the OS sandbox
+    blocked it (``rule``: :func:`foreman.sandbox.rule_of` / :func:`~foreman.sandbox.explain`), the
+    line says which rule and so does the feed (``tools.feed``, when the tools have it), as it does
+    for CI (``flow/ci.py``)."""
+    tools.log(f"$ {command} -> {head}" + (f"; the OS sandbox blocked it: {rule}" if rule else ""),
+              kind="error" if rule else "result")
+    feed = getattr(tools, "feed", None)
+    if rule and callable(feed):
+        from ..core.roster import title
+
+        shown = command if len(command) <= 80 else command[:79] + "…"
+        feed(f"{title(tools.agent)}'s command `{shown}` failed; the OS sandbox blocked it: {rule}")

@@ -37,7 +37,7 @@ from typing import Any
 
 from ...errors import ForemanError
 from ...sandbox import RULE_PREFIX, Sandbox
-from ..turns import AgentTools
+from ..turns import AgentTools, log_command
 from .mapping import EDIT_TOOLS, OWN_PREFIX, READ_TOOLS, SUBAGENT_TOOLS
 from .toolset import denied_tools, is_allowed
 
@@ -195,13 +195,7 @@ class PermissionGate:
         rule = self.bash.explain(str(hook_input.get("error") or ""), network=network)
         if not rule:
             return {}
-        self.tools.log(f"$ {written} -> failed; the OS sandbox blocked it: {rule}", kind="error")
-        feed = getattr(self.tools, "feed", None)
-        if callable(feed):  # the feed names the rule, as for the local backend's RUN and CI
-            from ...core.roster import title
-
-            shown = written if len(written) <= 80 else written[:79] + "…"
-            feed(f"{title(self.tools.agent)}'s command `{shown}` failed; the OS sandbox blocked it: {rule}")
+        log_command(self.tools, written, "failed", rule)
         return {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
                                        "additionalContext": f"{RULE_PREFIX}{rule}"}}
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...errors import ForemanError
+from ..turns import log_command
 from . import commands
 from .registry import (
     ActionBase, AskUser, CreateTask, Final, Glob, Grep, List, ListTasks, Read, ReadMemory, ReportStatus,
@@ -160,14 +161,7 @@ class Executor:
             from ...sandbox import rule_of
 
             rule = rule_of(res.output)
-        self.tools.log(f"$ {action.command} -> {head}" + (f"; the OS sandbox blocked it: {rule}" if rule else ""),
-                       kind="error" if rule else "result")
-        feed = getattr(self.tools, "feed", None)
-        if rule and callable(feed):  # the feed names the rule, as it does for CI (flow/ci.py)
-            from ...core.roster import title
-
-            shown = action.command if len(action.command) <= 80 else action.command[:79] + "…"
-            feed(f"{title(self.tools.agent)}'s command `{shown}` failed; the OS sandbox blocked it: {rule}")
+        log_command(self.tools, action.command, head, rule)
         return Outcome("ok" if res.exit_code == 0 and not res.timed_out else "failed",
                        f"{head}\n{res.output.rstrip()}" if res.output.strip() else head)
 
