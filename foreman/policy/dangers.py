@@ -157,7 +157,7 @@ def _home_relative(token: str) -> str | None:
 
 def _dynamic_or_home(prefix: str) -> bool:
     """Whether a path prefix in code stands for a home folder or is computed (``$ENV{HOME}``)."""
-    return bool(re.match(r"^(?:~[A-Za-z0-9_.-]*|/root|/home/[^/]+|/Users/[^/]+)$", prefix)) or any(
+    return bool(re.match(r"^~[A-Za-z0-9_.-]*$", prefix) or _HOME_PATH.match(prefix)) or any(
         ch in prefix for ch in "${}%") or prefix.upper().endswith("HOME")
 
 

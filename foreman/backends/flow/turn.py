@@ -206,9 +206,7 @@ def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, pro
                         on_session=lambda sid: records.set_session(c, key, session=sid),
                         on_process=lambda pid: processes.track(c, agent, turn_id, pid),
                         on_question=lambda did: records.set_session(c, key, question=did))
-    unread = tools.unread()
-    if unread:
-        prompt += "\n\nUnread messages:\n" + "\n".join(unread)
+    prompt += prompts.unread_block(tools.unread())
     settings = c.settings
     branch = c.d.core.task(task_id).branch if task_id else None
     system = (prompts.LEAD_SYSTEM if lead else prompts.WORKER_SYSTEM).format(
