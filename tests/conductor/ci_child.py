@@ -9,10 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from foreman.config import resolve
-
-from ..rig import conductor_daemon
-from .scripted import ScriptedRunner, commits_then_review
+from .scripted import commits_then_review, serve_until_killed
 
 
 def ci_flags(home: Path, repo: Path, ci: str) -> dict[str, Any]:
@@ -29,17 +26,10 @@ work = commits_then_review("work.txt")
 """The worker: commit a file and move the task to review (so CI runs)."""
 
 
-async def serve(home: Path, repo: Path, ci: str) -> None:
-    daemon = conductor_daemon(resolve(ci_flags(home, repo, ci), env={}), ScriptedRunner(lambda req: work), name="scripted")
-    await daemon.start()
-    if not daemon.core.world.tasks:
-        daemon.act(lambda c, now: c.create_task("Survive a crash in CI", now, repo="proj", assignee="kit"))
-    await asyncio.Event().wait()  # until SIGKILL
-
-
 def main() -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    asyncio.run(serve(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]))
+    home, repo, ci = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    asyncio.run(serve_until_killed(ci_flags(home, repo, ci), work, "Survive a crash in CI"))
     return 0
 
 

@@ -11,10 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from foreman.backends.turns import AgentTools, TurnRequest, TurnResult
-from foreman.config import resolve
-
-from ..rig import conductor_daemon
-from .scripted import ScriptedRunner
+from .scripted import serve_until_killed
 
 QUESTION = "Which word for farewell?"
 
@@ -32,18 +29,9 @@ async def asks(req: TurnRequest, tools: AgentTools) -> TurnResult:
     return TurnResult(ok=False, error="answered before the kill: the test expected the kill first")
 
 
-async def serve(home: Path, repo: Path) -> None:
-    daemon = conductor_daemon(resolve(question_flags(home, repo), env={}), ScriptedRunner(lambda req: asks),
-                              name="scripted")
-    await daemon.start()
-    if not daemon.core.world.tasks:
-        daemon.act(lambda c, now: c.create_task("Add farewell", now, repo="proj", assignee="kit"))
-    await asyncio.Event().wait()  # until SIGKILL
-
-
 def main() -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    asyncio.run(serve(Path(sys.argv[1]), Path(sys.argv[2])))
+    asyncio.run(serve_until_killed(question_flags(Path(sys.argv[1]), Path(sys.argv[2])), asks, "Add farewell"))
     return 0
 
 

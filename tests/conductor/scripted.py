@@ -110,3 +110,16 @@ async def start_scripted(tmp_path: Path, pick: Pick, repo: Path) -> tuple[Any, S
         await daemon.stop()
         raise
     return daemon, rig.runner
+
+
+async def serve_until_killed(flags: dict[str, Any], script: Script, title: str) -> None:
+    """A child process's daemon (``python -m tests.conductor.<x>_child``): the conductor with every
+    turn running ``script`` and, on a first start, one task ``title`` in repository ``proj``
+    assigned to Kit; it serves until the test SIGKILLs it."""
+    from foreman.config import resolve
+
+    daemon = conductor_daemon(resolve(flags, env={}), ScriptedRunner(lambda req: script), name="scripted")
+    await daemon.start()
+    if not daemon.core.world.tasks:
+        daemon.act(lambda c, now: c.create_task(title, now, repo="proj", assignee="kit"))
+    await asyncio.Event().wait()  # until SIGKILL

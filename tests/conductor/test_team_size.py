@@ -21,7 +21,6 @@ from foreman.config import resolve
 from foreman.core.roster import DEFAULT_WORKER_NAMES, NAMED_WORKERS, roster
 from foreman.errors import ConfigError
 
-from ..rig import wait_for
 from .scripted import ScriptedRig, commits_then_review, done
 
 pytestmark = pytest.mark.timeout(180)
