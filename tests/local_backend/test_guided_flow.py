@@ -6,11 +6,15 @@ merge decision is answered and ``main`` holds exactly attempt 2's code."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +43,49 @@ def responder(req: dict) -> Reply:
     return text("I do not know.")
 
 
+@dataclass
+class GuidedDaemon:
+    """A running daemon on the local backend in guided mode, the model behind ``server``."""
+
+    daemon: Daemon
+    backend: Any
+    server: FakeOpenAI
+    repo: Path
+    home: Path
+
+    def task(self, title: str, description: str) -> str:
+        """Create a task for Juniper in the demo repository; return its id."""
+        repo_id = next(iter(self.daemon.core.world.repos))
+        return self.daemon.act(lambda c, now: c.create_task(title, now, description=description, assignee="juniper",
+                                                            repo=repo_id, who="user")).id
+
+
+@contextlib.asynccontextmanager
+async def guided_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, responder: Callable[[dict], Reply], *,
+                        attempts: int, repairs: int, ci: str) -> AsyncIterator[GuidedDaemon]:
+    """The demo repository (``tmp_path/pocket-notes``), the scripted server answering with
+    ``responder``, and a daemon whose one worker runs guided mode against it (no lead review)."""
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    repo = tmp_path / "pocket-notes"
+    create_demo_repo(repo)
+    home = tmp_path / "home"
+    (home / "local").mkdir(parents=True)
+    with FakeOpenAI(responder) as server:
+        (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {"fake": {
+            "url": server.url, "model": "fake-coder", "maxTokens": 256, "temperature": 0.1, "mode": "guided",
+            "attempts": attempts, "repairs": repairs}}}}))
+        settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
+                            "ci": ci, "notify": False}, env={})
+        backend = make_backend(settings)
+        daemon = Daemon(settings, backend=backend)
+        await daemon.start()
+        try:
+            await daemon.add_repo(str(repo))
+            yield GuidedDaemon(daemon, backend, server, repo, home)
+        finally:
+            await daemon.stop()
+
+
 async def wait_for(pred, timeout: float = 60.0, world=None) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -52,37 +99,19 @@ async def wait_for(pred, timeout: float = 60.0, world=None) -> None:
 
 @pytest.mark.slow
 async def test_guided_task_second_attempt_passes_and_merges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    repo = tmp_path / "pocket-notes"
-    create_demo_repo(repo)
-    home = tmp_path / "home"
-    (home / "local").mkdir(parents=True)
-    with FakeOpenAI(responder) as server:
-        (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {"fake": {
-            "url": server.url, "model": "fake-coder", "maxTokens": 256, "temperature": 0.1, "mode": "guided",
-            "attempts": 3, "repairs": 0}}}}))
-        settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
-                            "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "notify": False}, env={})
-        backend = make_backend(settings)
-        daemon = Daemon(settings, backend=backend)
-        await daemon.start()
-        try:
-            await daemon.add_repo(str(repo))
-            repo_id = next(iter(daemon.core.world.repos))
-            task = daemon.act(lambda c, now: c.create_task("Add word_count", now, description=GOAL,
-                                                            assignee="juniper", repo=repo_id, who="user"))
-            world = daemon.core.world
+    async with guided_daemon(tmp_path, monkeypatch, responder, attempts=3, repairs=0,
+                             ci=f"{sys.executable} -m pytest -q -p no:cacheprovider") as g:
+        daemon, world = g.daemon, g.daemon.core.world
+        task = g.task("Add word_count", GOAL)
 
-            def open_merge():
-                return next((d for d in world.decisions.values() if d.kind == "merge" and d.status == "open"), None)
+        def open_merge():
+            return next((d for d in world.decisions.values() if d.kind == "merge" and d.status == "open"), None)
 
-            await wait_for(lambda: open_merge() is not None or world.tasks[task.id].status == "blocked",
-                           world=world)
-            assert world.tasks[task.id].status == "review"
-            daemon.act(lambda c, now: c.answer_decision(open_merge().id, 0, now))
-            await wait_for(lambda: world.tasks[task.id].status == "done")
-        finally:
-            await daemon.stop()
+        await wait_for(lambda: open_merge() is not None or world.tasks[task].status == "blocked", world=world)
+        assert world.tasks[task].status == "review"
+        daemon.act(lambda c, now: c.answer_decision(open_merge().id, 0, now))
+        await wait_for(lambda: world.tasks[task].status == "done")
+    backend, server, repo, home = g.backend, g.server, g.repo, g.home
     stats = [s for s in backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
     assert len(stats) == 1 and stats[0].passed
     assert [(a.number, a.outcome) for a in stats[0].attempts] == [(1, "checks failed"), (2, "passed")]

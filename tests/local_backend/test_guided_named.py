@@ -5,23 +5,17 @@ unchanged. Through the real LocalRunner, real git and the scripted HTTP server."
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from foreman.backends import make_backend
 from foreman.backends.local.guided import GuidedStats
-from foreman.backends.sim.demo_repo import create_demo_repo
-from foreman.config import resolve
-from foreman.daemon import Daemon
 
-from .fakeserver import FakeOpenAI, last_user, text
+from .fakeserver import last_user, text
 from .helpers import FakeTools
-from .test_guided_flow import wait_for
+from .test_guided_flow import guided_daemon, wait_for
 from .test_guided_runner import run as guided_turn
 
 FILES = {
@@ -219,36 +213,17 @@ async def test_the_bench_false_success_ends_blocked_through_the_daemon_never_mer
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 13's bench case ("Count search matches", Qwen2.5-Coder-1.5B): the checks pass with only
     pocket_notes/search.py changed and the model declines the command file every time."""
-    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    repo = tmp_path / "pocket-notes"
-    create_demo_repo(repo)
-    main_before = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True).stdout
-
     def responder(req: dict):
         return text(DEMO_SEARCH) if last_user(req).startswith("Task:") else UNCHANGED
 
-    home = tmp_path / "home"
-    (home / "local").mkdir(parents=True)
-    with FakeOpenAI(responder) as server:
-        (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {"fake": {
-            "url": server.url, "model": "fake-coder", "maxTokens": 256, "temperature": 0.1, "mode": "guided",
-            "attempts": 2, "repairs": 1}}}}))
-        settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
-                            "ci": CI, "notify": False}, env={})
-        backend = make_backend(settings)
-        daemon = Daemon(settings, backend=backend)
-        await daemon.start()
-        try:
-            await daemon.add_repo(str(repo))
-            repo_id = next(iter(daemon.core.world.repos))
-            task = daemon.act(lambda c, now: c.create_task("Count search matches", now, description=DEMO_GOAL,
-                                                            assignee="juniper", repo=repo_id, who="user"))
-            world = daemon.core.world
-            await wait_for(lambda: world.tasks[task.id].status in ("blocked", "review", "done"), world=world)
-            assert world.tasks[task.id].status == "blocked"
-            assert not [d for d in world.decisions.values() if d.kind == "merge"]
-        finally:
-            await daemon.stop()
+    async with guided_daemon(tmp_path, monkeypatch, responder, attempts=2, repairs=1, ci=CI) as g:
+        repo, world = g.repo, g.daemon.core.world
+        main_before = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True).stdout
+        task = g.task("Count search matches", DEMO_GOAL)
+        await wait_for(lambda: world.tasks[task].status in ("blocked", "review", "done"), world=world)
+        assert world.tasks[task].status == "blocked"
+        assert not [d for d in world.decisions.values() if d.kind == "merge"]
+    backend, server = g.backend, g.server
     stats = [s for s in backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
     assert len(stats) == 1 and not stats[0].passed
     assert [(a.outcome, a.detail) for a in stats[0].attempts] == [
