@@ -8,17 +8,8 @@ from textual.widgets import DataTable, Input, RichLog, Static
 import protocol as p
 from foreman.tui.app import ForemanApp
 from foreman.tui.screens import AnswerScreen, TextScreen
-from tests.tui.fake_daemon import FakeDaemon
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture
-async def daemon():
-    d = FakeDaemon()
-    await d.start()
-    yield d
-    await d.stop()
 
 
 async def until(pilot, predicate, timeout: float = 20.0) -> None:

@@ -9,17 +9,8 @@ import protocol as p
 from foreman.tui.client import Connection, ConnectionLost, RequestError
 from foreman.tui.discovery import DaemonNotFound, Locator, default_home, url_for
 from foreman.tui.mirror import Mirror, Outcome
-from tests.tui.fake_daemon import FakeDaemon
 
 pytestmark = pytest.mark.timeout(30)
-
-
-@pytest.fixture
-async def daemon():
-    d = FakeDaemon()
-    await d.start()
-    yield d
-    await d.stop()
 
 
 class Run:

@@ -14,17 +14,8 @@ from foreman.tui.main import tui_main
 from foreman.tui.mirror import Mirror
 from foreman.tui.script import LineRunner, ScriptFailed, read_script
 from foreman.tui.transcript import Transcript
-from tests.tui.fake_daemon import FakeDaemon
 
 pytestmark = pytest.mark.timeout(30)
-
-
-@pytest.fixture
-async def daemon():
-    d = FakeDaemon()
-    await d.start()
-    yield d
-    await d.stop()
 
 
 @pytest.fixture
