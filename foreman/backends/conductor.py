@@ -239,6 +239,7 @@ class Conductor:
             while queue and agent not in self.running and agent not in self.cleaning and a is not None \
                     and a.active and not a.paused:
                 job, key, prompt, task_id, goal_id, session_id, question = queue.pop(0)
+                records.save_queue(self, agent)
                 task = w.tasks.get(task_id or "")
                 if task is not None and task.status in ("done", "cancelled"):
                     continue

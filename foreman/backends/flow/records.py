@@ -2,8 +2,9 @@
 
 ``sessions`` (``agent:task`` / ``agent:goal`` -> session id, job, state), ``handoffs`` (task ->
 previous agent and branch), flags such as ``nudged``/``ci_retried`` (task -> True),
-``worktrees`` (id -> repo, path, branch, agent, task, base) and ``removals`` (worktree id ->
-when it was retired). Every write goes through the core (``set_meta``), so it is persisted.
+``worktrees`` (id -> repo, path, branch, agent, task, base), ``removals`` (worktree id ->
+when it was retired) and ``queued`` (agent -> the turns waiting for its current one, the
+conductor's ``deferred``). Every write goes through the core (``set_meta``), so it is persisted.
 """
 
 from __future__ import annotations
@@ -23,6 +24,26 @@ def meta(c: Conductor, name: str) -> dict[str, Any]:
 def set_meta(c: Conductor, name: str, value: Any) -> None:
     """Replace the meta record ``name``."""
     c.d.act(lambda core, now: core.set_meta(name, value))
+
+
+def save_queue(c: Conductor, agent: str) -> None:
+    """Persist ``agent``'s queued turns (``c.deferred[agent]``, each ``(job, key, prompt, task,
+    goal, session, question)``) as ``meta["queued"][agent]``, so a restart starts them."""
+    data = meta(c, "queued")
+    queue = c.deferred.get(agent) or []
+    if queue:
+        data[agent] = [list(entry) for entry in queue]
+    elif agent not in data:
+        return
+    else:
+        del data[agent]
+    set_meta(c, "queued", data)
+
+
+def load_queues(c: Conductor) -> dict[str, list[tuple[Any, ...]]]:
+    """The queued turns a previous daemon persisted (:func:`save_queue`): agent -> entries."""
+    return {agent: [tuple(entry) for entry in queue]
+            for agent, queue in c.d.core.world.meta.get("queued", {}).items() if queue}
 
 
 def sessions(c: Conductor) -> dict[str, Any]:

@@ -3,8 +3,10 @@ their job kind and repair every open state so nothing waits forever.
 
 Leftover processes are killed; questions whose asking turn is gone are withdrawn (a resumed
 turn waits for its own); pending hand-offs, commits of closed tasks and retired worktrees are
-finished, merged or rejected tasks' worktrees retired, stale worktrees cleaned; a ``doing`` task without a turn goes back to ``todo``; a ``review`` task without a
-decision or a review turn runs CI/review again; open merge decisions are watched again.
+finished, merged or rejected tasks' worktrees retired, stale worktrees cleaned; turns that
+waited for their agent's current one are queued again; a ``doing`` task without a turn (running
+or queued) goes back to ``todo``; a ``review`` task without a decision or a review turn runs
+CI/review again; open merge decisions are watched again.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def reconcile(c: Conductor) -> None:
     d = c.d
     w = d.core.world
     processes.reap_leftovers(c)
+    c.deferred.update(records.load_queues(c))  # started by the scheduler once their agent is free
     asked = _open_questions_of_sessions(c)
     for dec in list(w.decisions.values()):
         if dec.status == "open" and dec.kind in ("question", "permission") and dec.id not in asked.values():
@@ -56,9 +59,10 @@ def reconcile(c: Conductor) -> None:
             else:
                 plan.start(c, goal.id)
     for task in w.tasks.values():
-        if task.status == "doing" and task.assignee not in c.running:
+        if task.status == "doing" and task.assignee not in c.running \
+                and not turn.busy_on(c, task.assignee, task.id):  # (a queued follow-up carries its prompt)
             d.act(lambda core, now, t=task.id: core.set_task_status(t, "todo", now, who="foreman", reason=None))
-        elif task.status == "review" and not (LEAD in c.running and c.running[LEAD].task_id == task.id) \
+        elif task.status == "review" and not turn.busy_on(c, LEAD, task.id) \
                 and not any(x.task == task.id and x.kind == "merge" and x.status == "open"
                             for x in w.decisions.values()):  # (a resumed review of it ends in a decision)
             d.spawn(ci.after_work(c, task.id, task.assignee or ""), f"review {task.id}")

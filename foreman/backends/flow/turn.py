@@ -38,6 +38,7 @@ def launch(c: Conductor, agent: str, job: JobKind, key: str, *, prompt: str, tas
     queue). With ``question`` (a decision id) the turn first waits for its answer and starts with it."""
     if agent in c.running:
         c.deferred.setdefault(agent, []).append((job, key, prompt, task_id, goal_id, session_id, question))
+        records.save_queue(c, agent)  # a restart before it starts still starts it
         c.kick()
         return
     turn_id = _next_turn_id(c, agent)
