@@ -43,3 +43,59 @@ async def test_an_unknown_session_asks_the_user_then_starts_fresh(tmp_path: Path
         await wait_for(lambda: world.goals[goal.id].status != "planning")
     finally:
         await daemon.stop()
+
+
+
+async def test_a_fresh_review_session_after_a_lost_one_gets_the_diff_again(tmp_path: Path) -> None:
+    """The daemon stops during the lead's review; after the restart its session cannot be
+    resumed. The fresh session gets the task's diff and CI again: the resumed turn's own prompt
+    ("continue where you were") tells a new session nothing of them."""
+    import asyncio
+
+    from .scripted import ScriptedRig, write_and_commit
+
+    reviews: list[TurnRequest] = []
+    hang = asyncio.Event()
+
+    def pick(req: TurnRequest):
+        async def work(req, tools):
+            await write_and_commit(req, "f.py", "def f():\n    return 1\n", "f")
+            await tools.call("update_task", {"status": "review"})
+            return done("kit-sess")
+
+        async def review(req, tools):
+            reviews.append(req)
+            if len(reviews) == 1:
+                tools.session_started("review-1")
+                await hang.wait()  # the daemon stops during it
+            if req.session_id == "review-1":
+                return TurnResult(ok=False, session_id="review-1",
+                                  error="could not resume session review-1: No conversation found")
+            await tools.call("request_merge", {"task": req.task, "summary": "fine"})
+            return done("fresh-review")
+
+        return review if req.job == "review" else work
+
+    rig = ScriptedRig(tmp_path, pick, ci="true", workers=["kit"])
+    try:
+        await rig.start()
+        t1 = rig.task("Add f", assignee="kit")
+        await wait_for(lambda: reviews, 30, "the review")
+        assert "f.py" in reviews[0].prompt
+        await rig.stop()
+        await rig.start()
+        q = await wait_for(lambda: next((d for d in rig.world.decisions.values()
+                                         if d.status == "open" and d.asked_by == "foreman"), None), 30,
+                           "the question about the lost session")
+        assert reviews[-1].session_id == "review-1" and "f.py" not in reviews[-1].prompt  # the resume attempt
+        rig.d.act(lambda c, now: c.answer_decision(q.id, 0, now))
+        fresh = await wait_for(lambda: reviews[-1] if reviews[-1].session_id is None and len(reviews) > 2 else None,
+                               30, "the fresh review")
+        assert fresh.task == t1
+        assert "f.py (+2 -0)" in fresh.prompt, fresh.prompt  # the diff again
+        assert "CI: " in fresh.prompt and "request_merge" in fresh.prompt
+        assert "What the lost session was to be told:\nThe Foreman restarted" in fresh.prompt
+        await wait_for(lambda: rig.open_decision(t1), 30, "the merge decision of the fresh review")
+    finally:
+        hang.set()
+        await rig.stop()

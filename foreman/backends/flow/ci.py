@@ -36,15 +36,16 @@ def verdict(res: Any, timeout: float) -> str:
     return f"FAILED (exit {res.exit_code})"
 
 
-async def after_work(c: Conductor, task_id: str, agent: str, claims: str = "") -> None:
+async def after_work(c: Conductor, task_id: str, agent: str, claims: str = "", note: str = "") -> None:
     """CI, then the lead's review (or a merge decision directly), for a task in review.
 
     A task whose worktree changed nothing is closed as done without a merge; a task whose
     worktree cannot be read (its ``.git`` link is gone ...) is blocked with the reason, and so
     is one whose step failed in any other way: a task never sits in review without a decision.
+    ``note`` ends the review's prompt (a fresh review after a lost session: what it was to be told).
     """
     try:
-        await _after_work(c, task_id, agent, claims)
+        await _after_work(c, task_id, agent, claims, note)
     except Exception as exc:  # noqa: BLE001 - a bug must not leave the task in review forever
         logger.exception("CI/review step of %s failed", task_id)
         reason = exc.message if isinstance(exc, ForemanError) else f"internal error: {type(exc).__name__}: {exc}"
@@ -52,7 +53,7 @@ async def after_work(c: Conductor, task_id: str, agent: str, claims: str = "") -
             turn.block(c, task_id, f"after its work: {reason}")
 
 
-async def _after_work(c: Conductor, task_id: str, agent: str, claims: str) -> None:
+async def _after_work(c: Conductor, task_id: str, agent: str, claims: str, note: str = "") -> None:
     from ...repos import diffs
 
     d = c.d
@@ -83,7 +84,7 @@ async def _after_work(c: Conductor, task_id: str, agent: str, claims: str) -> No
     task = d.core.task(task_id)
     risks = await merge_risks(Path(repo.path), info.get("base") or repo.base_branch, info["branch"],
                               task_text=f"{task.title}\n{task.description}")
-    review.start(c, task_id, diff, ci_text, claims, risks=risks)
+    review.start(c, task_id, diff, ci_text, claims, risks=risks, note=note)
 
 
 async def _run(c: Conductor, task_id: str, agent: str, place: Place) -> str | None:

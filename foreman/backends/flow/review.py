@@ -14,9 +14,10 @@ if TYPE_CHECKING:
     from ..tools import DaemonTools
 
 
-def start(c: Conductor, task_id: str, diff: Any, ci_text: str, claims: str, risks: list[Any] | None = None) -> None:
+def start(c: Conductor, task_id: str, diff: Any, ci_text: str, claims: str, risks: list[Any] | None = None,
+          note: str = "") -> None:
     """Start the lead's review turn of ``task_id`` (``diff``: its :class:`~foreman.repos.diffs` diff;
-    ``risks``: the merge-risk scan of its branch, put in the prompt)."""
+    ``risks``: the merge-risk scan of its branch, put in the prompt; ``note``: added at the end)."""
     d = c.d
     task = d.core.task(task_id)
     summary = "\n".join(f"{f.status} {f.path} (+{f.additions} -{f.deletions})" for f in diff.files)
@@ -25,7 +26,8 @@ def start(c: Conductor, task_id: str, diff: Any, ci_text: str, claims: str, risk
                 and x.status == "answered"]
     turn.launch(c, LEAD, "review", f"{LEAD}:{task_id}", task_id=task_id,
                 prompt=prompts.review_prompt(task, diff_summary=summary, ci=ci_text, history=history,
-                                             answered=answered, claims=claims[:1500], risks=risks))
+                                             answered=answered, claims=claims[:1500], risks=risks)
+                + (f"\n\n{note}" if note else ""))
 
 
 async def ended(c: Conductor, task_id: str, tools: DaemonTools) -> None:

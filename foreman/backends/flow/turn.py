@@ -278,8 +278,9 @@ def block(c: Conductor, task_id: str, reason: str) -> None:
 async def _resume_failed(c: Conductor, agent: str, job: JobKind, key: str, task_id: str | None, goal_id: str | None,
                          error: str, told: str) -> None:
     """A session could not be resumed: ask the user instead of silently starting over. A fresh
-    session is told its job again (a work job its task, a plan its goal) and what the lost
-    session was to be told (``told``: e.g. a question's answer, unread messages it took)."""
+    session is told its job again (a work or follow-up job its task, a plan its goal, a review
+    the task's diff and a new CI run) and what the lost session was to be told (``told``: e.g. a
+    question's answer, unread messages it took)."""
     d = c.d
     d.act(lambda core, now: core.set_activity(agent, "error", now, activity="session could not be resumed"))
     dec = await d.ask("question", f"{title(agent)}'s session for {task_id or goal_id} could not be resumed "
@@ -289,6 +290,13 @@ async def _resume_failed(c: Conductor, agent: str, job: JobKind, key: str, task_
         data = records.sessions(c)
         data.get(key, {}).pop("session", None)
         records.set_meta(c, "sessions", data)
+        if job == "review" and task_id and d.core.task(task_id).status == "review":
+            from . import ci  # (ci starts reviews: it imports this module)
+
+            # the diff, CI and risks again, as for a first review: a resumed turn's prompt holds none of them
+            d.spawn(ci.after_work(c, task_id, d.core.task(task_id).assignee or "",
+                                  note="What the lost session was to be told:\n" + told), f"review {task_id}")
+            return
         launch(c, agent, job, key, prompt=_fresh_prompt(c, agent, job, task_id, goal_id, told),
                task_id=task_id, goal_id=goal_id)
     elif task_id and d.core.task(task_id).status in ("todo", "doing", "review"):
@@ -300,7 +308,7 @@ def _fresh_prompt(c: Conductor, agent: str, job: JobKind, task_id: str | None, g
     """The prompt of a fresh session replacing a lost one: the job again, then ``told``."""
     world = c.d.core.world
     parts = ["Your previous session was lost; start this job again from the current state."]
-    if job == "work" and task_id and agent != LEAD:
+    if job in ("work", "followup") and task_id and agent != LEAD:
         answered = [x for x in world.decisions.values() if x.task == task_id and x.kind == "question"
                     and x.status == "answered"]
         parts.append(prompts.work_prompt(c.d.core.task(task_id), takeover_from=None, answered=answered, unread=[]))
