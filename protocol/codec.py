@@ -73,8 +73,9 @@ def decode_client(frame: str | bytes) -> ClientMessage:
         return CLIENT_ADAPTER.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"][1:]) or kind
-        raise DecodeError("bad_request", f"{kind}: {where}: {first['msg']}", rid) from None
+        where = ".".join(str(p) for p in first["loc"][1:])  # empty for a rule over the whole message
+        msg = first["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's ValueError
+        raise DecodeError("bad_request", f"{kind}: {where}: {msg}" if where else f"{kind}: {msg}", rid) from None
 
 
 def _decode_binary(frame: bytes) -> ClientMessage:
