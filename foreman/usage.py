@@ -96,12 +96,12 @@ def format_report(report: UsageReport, *, now: float | None = None) -> str:
     head = f"{'':34} {'turns':>6} {'input':>12} {'output':>11} {'cache read':>12} {'cache write':>11} {'USD':>10} {'minutes':>8}"
     today = time.strftime("%Y-%m-%d", time.gmtime(now if now is not None else time.time()))
     lines = [head, _row("total", report.total), _row(f"today ({today} UTC)", report.days.get(today, Usage())), "", "agents"]
-    lines += [_row("  " + a.name, a.usage) for a in report.agents]
+    lines += [_row("  " + a.name, a.usage) for a in report.agents] or ["  (none)"]
     lines += ["", "goals"]
-    lines += [_row(f"  {g.id} {g.text}", g.usage, _cap(g.budget_usd)) for g in report.goals]
+    lines += [_row(f"  {g.id} {g.text}", g.usage, _cap(g.budget_usd)) for g in report.goals] or ["  (none)"]
     lines += ["", "tasks"]
     lines += [_row(f"  {t.id} {t.title}", t.usage, _cap(t.budget_usd))
-              for t in report.tasks if t.usage.turns or t.budget_usd is not None]
+              for t in report.tasks if t.usage.turns or t.budget_usd is not None] or ["  (no task has used a model yet)"]
     return "\n".join(lines)
 
 

@@ -109,3 +109,15 @@ def test_foreman_usage_table_shows_tiny_costs_and_caps() -> None:
     total = next(line for line in text.splitlines() if line.startswith("total"))
     assert "0.00012" in total
     assert "cap $0.0005" in next(line for line in text.splitlines() if "g1 tags" in line)
+
+
+def test_foreman_usage_says_when_a_section_has_nothing_yet() -> None:
+    """Found by a newcomer: after a sim run (no model turns) the tasks section was a bare header."""
+    from foreman.usage import UsageReport, format_report
+
+    report = UsageReport(tasks=[p.Task(id="t1", title="idle", goal="g1")])
+    lines = format_report(report).splitlines()
+    for section, empty in (("agents", "  (none)"), ("goals", "  (none)"), ("tasks", "  (no task has used a model yet)")):
+        assert lines[lines.index(section) + 1] == empty, lines
+    used = UsageReport(tasks=[p.Task(id="t1", title="busy", goal="g1", usage=p.Usage(turns=2, cost_usd=0.01))])
+    assert any(line.startswith("  t1 busy") for line in format_report(used).splitlines())
