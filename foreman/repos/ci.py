@@ -29,6 +29,7 @@ import io
 import json
 import logging
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -230,8 +231,10 @@ async def run_ci(
         tree is killed before the cancellation propagates.
     """
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    shown = command if isinstance(command, str) else shlex.join(argv)  # the log names the command, not the sandbox's
     if sandbox is not None:
         argv = sandbox.wrap(argv, worktree=cwd, env=env)
+        logger.debug("ci %s runs as %s", shown, argv)
     sink = _HeadTail(max_output_bytes)
     started = time.monotonic()
     try:
@@ -271,7 +274,8 @@ async def run_ci(
     else:
         popen.stdout.close()
     code = await procs.wait_exit(popen)
-    logger.info("ci %s exited %s after %.1fs%s", argv, code, duration, " (timeout)" if timed_out else "")
+    logger.info("ci %r exited %s after %.1fs%s%s", shown, code, duration, " (timeout)" if timed_out else "",
+                " in the OS sandbox" if sandbox is not None else "")
     output = sink.text()
     hint = None
     if sandbox is not None and code != 0 and not timed_out:

@@ -219,3 +219,17 @@ async def test_a_python_installation_under_tmp_stays_visible(world: World, tmp_p
     assert res.ok and "tool ran" in res.output, res.output
     res = await ci.run_ci(f"touch {venv / 'written'}", cwd=world.wt, env=world.env, timeout=60, sandbox=box)
     assert not res.ok and not (venv / "written").exists(), "the bound-back installation must stay read-only"
+
+
+async def test_the_ci_log_line_names_the_command_not_the_sandbox(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    """The INFO line of a CI run says which command ran and how it ended; the bwrap command line
+    (dozens of mounts) goes to DEBUG only."""
+    import logging
+    import re
+
+    with caplog.at_level(logging.INFO, logger="foreman.repos.ci"):
+        res = await world.run("exit 3")
+    assert res.exit_code == 3
+    lines = [r.getMessage() for r in caplog.records if r.name == "foreman.repos.ci" and r.levelno == logging.INFO]
+    assert len(lines) == 1 and re.fullmatch(r"ci 'exit 3' exited 3 after \d+\.\ds in the OS sandbox", lines[0]), lines
+    assert not any("bwrap" in line for line in lines)
