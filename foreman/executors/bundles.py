@@ -7,7 +7,7 @@ the new commits (git-bundle(1): a bundle with prerequisites is unpacked only whe
 Uncommitted work travels as a binary patch (``git diff --binary HEAD <tree>``, git-apply(1)),
 the tree written with a temporary index so the worktree's own index is never touched.
 
-Only :mod:`foreman.repos._git` runs git here (the daemon's clean environment); the same
+Only :func:`foreman.repos.git` runs git here (the daemon's clean environment); the same
 functions run in the daemon and on the nodes.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..repos._git import git, rev_parse
+from ..repos import git, rev_parse
 
 WIP_IDENTITY = {"GIT_AUTHOR_NAME": "AgentCraft Foreman", "GIT_AUTHOR_EMAIL": "foreman@agentcraft.invalid",
                 "GIT_COMMITTER_NAME": "AgentCraft Foreman", "GIT_COMMITTER_EMAIL": "foreman@agentcraft.invalid"}

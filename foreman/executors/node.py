@@ -44,7 +44,7 @@ from typing import Any, AsyncIterator
 from .. import errors
 from ..backends.prompts import unread_block
 from ..backends.turns import TurnRequest, TurnResult
-from ..repos._git import GitFailed, git, rev_parse
+from ..repos import GitFailed, git, rev_parse
 from . import bundles
 
 logger = logging.getLogger(__name__)

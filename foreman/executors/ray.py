@@ -30,7 +30,7 @@ from ray.exceptions import RayError, RayTaskError
 from .. import procs
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ForemanError
-from ..repos._git import rev_parse
+from ..repos import rev_parse
 from . import LocalExecutor, NodeLost, Place, bundles, ray_head_unreachable
 from .node import NodeWorker, portable
 

@@ -7,7 +7,7 @@ knows the daemon or the core: inputs are paths, branch names and strings; output
 dataclasses and protocol models.
 """
 
-from ._git import HOOK_TIMEOUT, GitFailed, GitResult, GitTimeout, git
+from ._git import HOOK_TIMEOUT, GitFailed, GitResult, GitTimeout, StrPath, git, rev_parse
 from .ci import CIResult, detect_ci_command, run_ci
 from .diffs import diff_commits, diff_range, diff_worktree
 from .gitsafety import UnsafePath, agent_identity, check_ceiling_path, safety_env
@@ -29,6 +29,7 @@ from .worktrees import (
 
 __all__ = [
     "HOOK_TIMEOUT", "CIResult", "Cleaned", "GitFailed", "GitResult", "GitTimeout", "MergeResult", "RepoStatus",
+    "StrPath", "rev_parse",
     "UnsafePath", "Worktree", "WorktreeBusy", "WorktreeHasWork",
     "agent_identity", "base_checkout", "branch_name", "branch_tip", "check_ceiling_path", "check_link",
     "check_repo_ready", "clean_stale_worktrees", "commit_leftovers", "contains", "default_base_branch",

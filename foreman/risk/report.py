@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from foreman.repos._git import StrPath, git
+from foreman.repos import StrPath, git
 from foreman.repos.diffs import diff_commits
 from protocol.diff import Diff
 from protocol.risk import Risk
@@ -86,8 +86,7 @@ async def default_branch(repo_root: StrPath) -> str:
     Raises:
         RepoError: no such branch and HEAD is detached.
     """
-    from foreman.repos import default_base_branch
-    from foreman.repos._git import rev_parse
+    from foreman.repos import default_base_branch, rev_parse
 
     res = await git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", cwd=repo_root, check=False)
     if res.ok and res.text.startswith("refs/remotes/origin/"):

@@ -183,7 +183,7 @@ class SimBackend:
 async def _ensure_identity(path: Path) -> None:
     """Give the demo repository a local user identity (the approved merges use "the user's"
     identity as git sees it in the repo), so the sim works on machines with no git identity."""
-    from ...repos._git import git
+    from ...repos import git
     from .demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME
 
     res = await git("config", "--local", "user.name", cwd=path, check=False)

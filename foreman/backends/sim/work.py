@@ -12,8 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...repos import ci, diffs, gitsafety, merge, worktrees
-from ...repos._git import git
+from ...repos import ci, diffs, git, gitsafety, merge, worktrees
 from .demo_repo import apply_step, demo_test_command
 
 
