@@ -123,7 +123,9 @@ async def test_process_that_exits_on_sigterm_is_not_killed_hard(tmp_path: Path) 
 async def test_spawn_wait_exit_and_abort_a_popen(tmp_path: Path) -> None:
     quick = spawn("sh", "-c", "exit 7", cwd=tmp_path)
     assert await asyncio.wait_for(wait_exit(quick), 10) == 7
-    slow = spawn("sh", "-c", "trap '' TERM; sleep 1000", cwd=tmp_path)
+    slow = spawn("sh", "-c", "trap '' TERM; : > trapped; sleep 1000", cwd=tmp_path)
+    ready = tmp_path / "trapped"  # a SIGTERM before the shell set its trap would end it as -15 (seen under load)
+    await wait_for(lambda: ready.exists(), 10, "the shell's trap")
     report = await abort(slow, grace=0.2)
     assert slow.returncode == -9 and report.survivors == []
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 from pathlib import Path
 
 from foreman.procs import ProcRef
@@ -14,11 +15,12 @@ from .harness import Rig, Turn, wait_for
 async def test_reassign_waits_for_a_command_that_ignores_sigterm(tmp_path: Path) -> None:
     rig = Rig(tmp_path, workers=["kit", "wren"])
     started: dict[str, ProcRef] = {}
+    trapped = tmp_path / "trapped"
     seen: dict[str, bool] = {}
 
     async def kit_works(turn: Turn) -> None:
         (turn.req.cwd / "kit.txt").write_text("kit\n")
-        proc = await turn.start_command("sh", "-c", "trap '' TERM; sleep 60")
+        proc = await turn.start_command("sh", "-c", f"trap '' TERM; : > {shlex.quote(str(trapped))}; sleep 60")
         started["stubborn"] = ProcRef.of(proc.pid)
         await asyncio.Event().wait()
 
@@ -32,7 +34,7 @@ async def test_reassign_waits_for_a_command_that_ignores_sigterm(tmp_path: Path)
     async with rig:
         t1 = rig.task("Stubborn command", assignee="kit")
         await wait_for(lambda: "stubborn" in started, what="kit's command")
-        await asyncio.sleep(0.2)  # the shell has set its trap
+        await wait_for(trapped.exists, what="the shell's trap")  # (a SIGTERM before it would end it early)
         await rig.c.ok({"type": "task.reassign", "task": t1, "agent": "wren"})
         await rig.turn("wren")
         assert seen == {"stubborn alive at take-over": False, "kit's work there": True}
