@@ -452,16 +452,12 @@ class Daemon:
         """
         home, profile = self.settings.home, self.settings.profile
         runtime.claim_profile(home, profile)
-        await self._preflight()  # before any state is written: a start that cannot run leaves none
-        self.load()
         try:
-            self.port = await self.server.start(self.settings.port)
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                raise ConfigError(
-                    f"port {self.settings.port} is already in use: another Foreman may be running "
-                    f"(see {home / 'foreman.json'}); stop it or start with --port N"
-                ) from None
+            await self._preflight()  # before any state is written: a start that cannot run leaves none
+            self.load()
+            self.port = await self._serve()
+        except BaseException:
+            runtime.unclaim(home, profile)  # (the store, if it opened, is closed by stop())
             raise
         record: dict[str, Any] = {
             "port": self.port, "host": "127.0.0.1", "backend": self.settings.backend,
@@ -487,6 +483,22 @@ class Daemon:
         self.spawn(self._checkpoints(), "wal-checkpoint")
         logger.info("Foreman %s (%s) listening on ws://127.0.0.1:%d", profile, self.settings.backend, self.port)
         return self.port
+
+    async def _serve(self) -> int:
+        """Start the WebSocket server; return its port.
+
+        Raises:
+            ConfigError: the port is taken (says what to do).
+        """
+        try:
+            return await self.server.start(self.settings.port)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(
+                    f"port {self.settings.port} is already in use: another Foreman may be running "
+                    f"(see {self.settings.home / 'foreman.json'}); stop it or start with --port N"
+                ) from None
+            raise
 
     async def _preflight(self) -> None:
         """Check what needs no state: the port is free and the backend can run (its ``preflight``).

@@ -1,7 +1,11 @@
 """Run files: ``foreman.json`` records where a running Foreman listens.
 
-``<home>/<profile>/foreman.json`` describes the Foreman running that profile and doubles as
-its lock: a second Foreman on a profile whose recorded pid is alive is refused.
+``<home>/<profile>/foreman.json`` describes the Foreman running that profile.
+``<home>/<profile>/foreman.lock`` is its lock: the Foreman holds an exclusive ``flock`` on it
+for its lifetime (the kernel drops it when the process ends, however it ends), and a second
+Foreman on that profile is refused. A record counts as live while its profile's lock is held;
+the recorded pid and start time only decide for records without a lock file (older Foremen,
+hand-made records), since a start time read back after the wall clock jumped no longer matches.
 ``<home>/foreman.json`` names the first live Foreman; when it exits, another live profile
 takes its place.
 
@@ -12,9 +16,11 @@ written with mode 0600: a client proves it may read and steer this Foreman by re
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +29,12 @@ import psutil
 from .errors import ConfigError
 
 RUN_FILE = "foreman.json"
+LOCK_FILE = "foreman.lock"
+LOCK_WAIT = 1.0
+"""Seconds a start waits for the lock (a client's liveness probe holds it for an instant)."""
+
+_held: dict[Path, int] = {}
+"""Lock file -> the descriptor holding it, for the profiles this process runs."""
 
 
 class ProfileInUse(ConfigError):
@@ -46,9 +58,32 @@ def read_run_file(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     pid = data.get("pid")
-    if not isinstance(pid, int) or not _alive(pid, data.get("pidCreated")):
+    if not isinstance(pid, int):
+        return None
+    held = _locked(path.parent / LOCK_FILE if path.parent.name == data.get("profile")
+                   else path.parent / str(data.get("profile")) / LOCK_FILE)
+    if held is False or not _alive(pid, None if held else data.get("pidCreated")):
         return None
     return data
+
+
+def _locked(lock: Path) -> bool | None:
+    """True when a Foreman holds ``lock``, False when nobody does, None without a lock file."""
+    if lock in _held:
+        return True
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # (closing also drops the shared lock, if taken)
+    return False
 
 
 def _alive(pid: int, created: float | None) -> bool:
@@ -62,17 +97,59 @@ def _alive(pid: int, created: float | None) -> bool:
 
 
 def claim_profile(home: Path, profile: str) -> None:
-    """Refuse to start when another live Foreman runs ``profile``.
+    """Take ``profile``'s lock (``<home>/<profile>/foreman.lock``) for this process, or refuse.
+
+    The lock is an exclusive ``flock`` held until :func:`release` (or the process's end). A
+    process that already holds it may claim it again (tests restart daemons in-process).
 
     Raises:
-        ProfileInUse: names the other Foreman's pid and what to do.
+        ProfileInUse: another Foreman holds it; names its pid (from its record, when readable)
+            and what to do.
     """
-    other = read_run_file(home / profile / RUN_FILE)
-    if other is not None and other["pid"] != os.getpid():
-        raise ProfileInUse(
-            f'profile "{profile}" is in use by the Foreman pid {other["pid"]} (port {other.get("port")}); '
-            "stop it first or use --profile NAME"
-        )
+    lock = home / profile / LOCK_FILE
+    if lock in _held:
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            os.close(fd)
+            raise ProfileInUse(f'profile "{profile}" is in use by {_holder(home, profile)}; stop it first or use '
+                               "--profile NAME") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())  # who holds it, for the refusal above
+    _held[lock] = fd
+
+
+def _holder(home: Path, profile: str) -> str:
+    """``the Foreman pid N (port P)`` for the holder of ``profile``'s lock, as far as it is known."""
+    try:
+        pid: int | None = int((home / profile / LOCK_FILE).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        pid = None
+    try:
+        record = json.loads((home / profile / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = None
+    port = record.get("port") if isinstance(record, dict) and record.get("pid") == pid else None
+    if pid is None:
+        return f"another Foreman (it holds {home / profile / LOCK_FILE})"
+    return f"the Foreman pid {pid}" + (f" (port {port})" if port is not None else "")
+
+
+def unclaim(home: Path, profile: str) -> None:
+    """Drop this process's lock on ``profile`` (a no-op when it holds none). The lock file stays:
+    removing it could let two Foremen lock two different files of one name."""
+    fd = _held.pop(home / profile / LOCK_FILE, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def record(home: Path, profile: str, info: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +167,15 @@ def record(home: Path, profile: str, info: dict[str, Any]) -> dict[str, Any]:
 
 
 def release(home: Path, profile: str) -> None:
-    """Remove this Foreman's run files; hand ``<home>/foreman.json`` to another live profile."""
+    """Remove this Foreman's run files; hand ``<home>/foreman.json`` to another live profile;
+    then drop the profile's lock (:func:`unclaim`)."""
+    try:
+        _remove_run_files(home, profile)
+    finally:
+        unclaim(home, profile)
+
+
+def _remove_run_files(home: Path, profile: str) -> None:
     mine = home / profile / RUN_FILE
     try:
         data = json.loads(mine.read_text(encoding="utf-8"))

@@ -1,0 +1,70 @@
+"""One Foreman per profile, whatever the clock and the run file say.
+
+Found by a newcomer: the wall clock of the machine jumped by about two minutes, so the start time
+recorded in ``foreman.json`` (``pidCreated``) no longer matched the running daemon's, and its
+record looked stale. A second ``foreman start`` then ran on the same profile and the same
+``state.db``, and, stopping, deleted the first one's run files (its clients were locked out). The
+profile is now held by an OS file lock (``foreman.lock``, ``flock``) for the daemon's lifetime.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from foreman import runtime
+
+from .live import LiveDaemon
+
+
+@pytest.mark.parametrize("record", ["clock-jumped", "deleted", "garbage"])
+def test_a_second_daemon_is_refused_while_the_first_runs(tmp_path: Path, record: str) -> None:
+    first = LiveDaemon(tmp_path)
+    first.start()
+    try:
+        if record == "clock-jumped":
+            data = json.loads(first.run_file.read_text())
+            first.run_file.write_text(json.dumps({**data, "pidCreated": data["pidCreated"] - 113}))
+        elif record == "deleted":
+            first.run_file.unlink()
+        else:
+            first.run_file.write_text("{not json")
+        saved = first.run_file.read_bytes() if first.run_file.exists() else None
+        second = LiveDaemon(tmp_path)
+        with pytest.raises(RuntimeError) as refused:
+            second.start(timeout=30)
+        assert second.proc.returncode == 2
+        assert 'profile "sim" is in use' in str(refused.value), refused.value
+        if record != "deleted":
+            assert f"pid {first.proc.pid}" in str(refused.value)
+        assert (first.run_file.read_bytes() if first.run_file.exists() else None) == saved  # left as it was
+        assert first.proc.poll() is None
+    finally:
+        assert first.stop() == 0
+    again = LiveDaemon(tmp_path)  # the lock went with the first daemon
+    again.start()
+    assert again.stop() == 0
+
+
+def test_a_record_is_live_while_its_profile_is_locked_whatever_its_start_time(tmp_path: Path) -> None:
+    """Clients and ``doctor`` read the record through :func:`runtime.read_run_file`."""
+    first = LiveDaemon(tmp_path)
+    first.start()
+    try:
+        data = json.loads(first.run_file.read_text())
+        first.run_file.write_text(json.dumps({**data, "pidCreated": data["pidCreated"] - 113}))
+        assert runtime.read_run_file(first.run_file)["pid"] == first.proc.pid
+        assert runtime.read_run_file(tmp_path / "foreman.json")["pid"] == first.proc.pid
+    finally:
+        assert first.stop() == 0
+    # a crash's leftover whose pid now belongs to another live process (here: this test's): the
+    # profile's lock is free, so no Foreman runs it
+    import os
+
+    import psutil
+
+    leftover = {**data, "pid": os.getpid(), "pidCreated": psutil.Process().create_time()}
+    (tmp_path / "sim" / "foreman.json").write_text(json.dumps(leftover))
+    assert runtime.read_run_file(tmp_path / "sim" / "foreman.json") is None
