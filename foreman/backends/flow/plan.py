@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from .. import prompts
 from . import turn
-from .team import LEAD
+from .team import LEAD, title
 
 if TYPE_CHECKING:
     from ..conductor import Conductor
@@ -30,3 +30,27 @@ def ended(c: Conductor, goal_id: str) -> None:
     has_tasks = any(t.goal == goal_id for t in d.core.world.tasks.values())
     if d.core.goal(goal_id).status == "planning":
         d.act(lambda core, now: core.set_goal_status(goal_id, "active" if has_tasks else "done", now))
+
+
+def failed(c: Conductor, goal_id: str, reason: str) -> None:
+    """A plan turn failed. A goal it gave tasks goes on with them (:func:`ended`); a goal with
+    none is put to the user: plan it again, or cancel it (never left ``planning`` in silence)."""
+    d = c.d
+    if d.core.goal(goal_id).status != "planning":
+        return
+    if any(t.goal == goal_id for t in d.core.world.tasks.values()):
+        ended(c, goal_id)
+        return
+    d.spawn(_ask_again(c, goal_id, reason), f"plan failed {goal_id}")
+
+
+async def _ask_again(c: Conductor, goal_id: str, reason: str) -> None:
+    d = c.d
+    dec = await d.ask("question", f"{title(LEAD)} could not plan goal {goal_id} ({reason[:200]}). Plan it again?",
+                      ["Plan again", "Cancel the goal"], asked_by="foreman", goal=goal_id)
+    if dec.answer is None or d.core.goal(goal_id).status != "planning":
+        return  # withdrawn (a restart plans a goal without tasks again), or the goal moved on
+    if dec.answer.option == 0:
+        start(c, goal_id)
+    else:
+        d.act(lambda core, now: core.set_goal_status(goal_id, "cancelled", now))

@@ -241,6 +241,8 @@ async def _ended(c: Conductor, agent: str, job: JobKind, key: str, result: TurnR
         return
     if not result.ok:
         failed(c, agent, job, task_id, result.error or "the turn failed")
+        if job == "plan" and goal_id:
+            plan.failed(c, goal_id, result.error or "the turn failed")
         return
     if job == "plan" and goal_id:
         plan.ended(c, goal_id)
