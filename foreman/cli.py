@@ -256,6 +256,23 @@ def _forget_new_profile(profile_dir: Path) -> None:
             child.unlink(missing_ok=True)
 
 
+def connect_hint(settings: Settings, port: int) -> str:
+    """The ``foreman tui`` command line that reaches this daemon from another terminal: with
+    ``--home`` unless the home is the default one, and ``--profile`` unless this daemon is the one
+    ``<home>/foreman.json`` names (the client's default)."""
+    import shlex
+
+    from . import runtime
+
+    words = ["foreman", "tui", "--port", str(port)]
+    if settings.sources.get("home", "default") != "default":
+        words += ["--home", str(settings.home)]
+    first = runtime.read_run_file(settings.home / runtime.RUN_FILE)
+    if first is None or first.get("pid") != os.getpid():
+        words += ["--profile", settings.profile]
+    return shlex.join(words)
+
+
 async def _serve(daemon: Any, on_up: Callable[[], Any] = lambda: None) -> None:
     loop = asyncio.get_running_loop()
     presses = 0
@@ -289,7 +306,7 @@ async def _serve(daemon: Any, on_up: Callable[[], Any] = lambda: None) -> None:
         await daemon.start()
         on_up()
         say(f"Foreman {daemon.settings.profile} ({daemon.settings.backend}) on ws://127.0.0.1:{daemon.port}  "
-            f"- connect with: foreman tui --port {daemon.port}   (q + Enter or Ctrl+C to stop)")
+            f"- connect with: {connect_hint(daemon.settings, daemon.port)}   (q + Enter or Ctrl+C to stop)")
         await daemon.stopping.wait()
     finally:
         await daemon.stop()

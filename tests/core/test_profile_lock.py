@@ -68,3 +68,30 @@ def test_a_record_is_live_while_its_profile_is_locked_whatever_its_start_time(tm
     leftover = {**data, "pid": os.getpid(), "pidCreated": psutil.Process().create_time()}
     (tmp_path / "sim" / "foreman.json").write_text(json.dumps(leftover))
     assert runtime.read_run_file(tmp_path / "sim" / "foreman.json") is None
+
+
+def test_the_start_lines_connect_hint_reaches_the_daemon_from_another_shell(tmp_path: Path) -> None:
+    """Found by a newcomer: with ``--home`` the hint said ``foreman tui --port N``, which a shell
+    without that home was refused with; the hint now carries ``--home`` (and ``--profile``)."""
+    import os
+    import re
+    import shlex
+    import subprocess
+    import sys
+
+    home = tmp_path / "ho me"
+    home.mkdir()
+    d = LiveDaemon(home)
+    d.start()
+    try:
+        hint = re.search(r"connect with: (.+?)   \(q", d.stderr()).group(1)
+        words = shlex.split(hint)
+        assert words[:4] == ["foreman", "tui", "--port", str(d.port)] and str(home) in words, hint
+        env = {k: v for k, v in os.environ.items() if k != "AGENTCRAFT_HOME"} | {"HOME": str(tmp_path / "elsewhere")}
+        run = subprocess.run([sys.executable, "-m", "foreman", *words[1:], "--line", "--connect-timeout", "20"],
+                             input="/status\n", capture_output=True, text=True, timeout=60, env=env,
+                             cwd=str(tmp_path))
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "agents:" in run.stdout, run.stdout
+    finally:
+        assert d.stop() == 0
