@@ -492,9 +492,20 @@ def _read_file(path: Path) -> _File:
         elif key in BY_FILE_KEY:
             out.top[key] = value
         else:
-            known = ", ".join(sorted([*BY_FILE_KEY, *SECTIONS]))
-            raise ConfigError(f"{path}: unknown key {key!r}. Remove it or use one of: {known}")
+            known = sorted([*BY_FILE_KEY, *SECTIONS])
+            raise ConfigError(f"{path}: unknown key {key!r}.{_did_you_mean(key, known)} Remove it or use one of: "
+                              f"{', '.join(known)}")
     return out
+
+
+def _did_you_mean(key: str, known: list[str]) -> str:
+    """`` Did you mean 'userName'?`` for a near miss (snake_case, case, a typo), else ``""``."""
+    import difflib
+
+    camel = re.sub(r"[_-]([a-z0-9])", lambda m: m.group(1).upper(), key)
+    exact = next((k for k in known if k.lower() == camel.lower()), None)
+    close = [exact] if exact else difflib.get_close_matches(camel, known, n=1, cutoff=0.8)
+    return f" Did you mean {close[0]!r}? (config files use camelCase keys)" if close else ""
 
 
 def _split_section(path: Path, name: str, section: dict[str, Any], out: _File) -> None:
@@ -510,8 +521,9 @@ def _split_section(path: Path, name: str, section: dict[str, Any], out: _File) -
         elif key in BY_FILE_KEY:
             settings[key] = value
         else:
-            known = ", ".join(sorted([*(k for k in BY_FILE_KEY if k != "backend"), *SECTION_EXTRAS[name]]))
-            raise ConfigError(f"{path}: unknown key {key!r} in the {name!r} section. Remove it or use one of: {known}")
+            known = sorted([*(k for k in BY_FILE_KEY if k != "backend"), *SECTION_EXTRAS[name]])
+            raise ConfigError(f"{path}: unknown key {key!r} in the {name!r} section.{_did_you_mean(key, known)} "
+                              f"Remove it or use one of: {', '.join(known)}")
     out.by_backend[name] = settings
     if extras:
         out.sections[name] = extras

@@ -53,6 +53,27 @@ def test_unknown_config_key_is_named(tmp_path: Path) -> None:
     assert "'prot'" in info.value.message and "port" in info.value.message
 
 
+@pytest.mark.parametrize("file,suggested", [
+    ({"user_name": "ada"}, "'userName'"),  # found by a newcomer: `foreman config --json` prints snake_case
+    ({"username": "ada"}, "'userName'"),
+    ({"max_concurrent": 2}, "'maxConcurrent'"),
+    ({"local": {"turn_timeout": 5}}, "'turnTimeout'"),
+])
+def test_an_unknown_key_near_a_known_one_gets_the_known_one_suggested(tmp_path: Path, file: dict,
+                                                                         suggested: str) -> None:
+    _file(tmp_path, file)
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path)}, {})
+    assert f"Did you mean {suggested}?" in info.value.message, info.value.message
+
+
+def test_an_unknown_key_far_from_every_known_one_gets_no_guess(tmp_path: Path) -> None:
+    _file(tmp_path, {"zzzqqq": 1})
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path)}, {})
+    assert "Did you mean" not in info.value.message and "'zzzqqq'" in info.value.message
+
+
 @pytest.mark.parametrize("flags,env,file,where", [
     ({"port": "seventy"}, {}, {}, "--port"),
     ({}, {"AGENTCRAFT_PORT": "seventy"}, {}, "AGENTCRAFT_PORT"),
