@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from foreman.backends.sim import patches
 from foreman.backends.sim.plan import ASSIGN, plan_for
 
-from ._sim import MERGED_TASKS, blobs, expected_main, git, run_to_end
+from ._sim import MERGED_TASKS, SimClient, SimDaemon, blobs, expected_main, first_option, git, run_to_end, start_daemon
 from .conftest import SEED, run_async
 
 
@@ -47,3 +49,39 @@ def test_a_team_of_seven_gives_the_generated_workers_tasks_and_the_goal_reaches_
     steps = {pid: patches.steps_for(pid, include_revisions=False) for pid in MERGED_TASKS}
     assert blobs(repo) == expected_main(repo, steps)
     assert git(repo, "status", "--porcelain") == ""
+
+
+@pytest.mark.slow
+def test_a_restart_with_a_smaller_team_gives_the_unstarted_tasks_of_the_plan_back(tmp_path: Path) -> None:
+    """Planned for seven, killed before any extra worker started a task, restarted with five:
+    the plan's tasks go back to the scripted workers and the goal still reaches done."""
+
+    async def run() -> tuple[SimDaemon, SimClient]:
+        home = tmp_path / "home"
+        first = start_daemon(home, "--seed", SEED, "--workers", "7", speed=1.0)
+        client = SimClient(answer=None)
+        try:
+            await client.connect(first.port, since=0)
+            await client.wait_for(lambda c: any(f["text"].startswith("Marlow planned") for f in c.feed), 60, "the plan")
+            assert {c["assignee"] for c in client.tasks.values()} >= {"ash", "bryn"}
+            assert not any(t["status"] == "doing" and t["assignee"] in ("ash", "bryn") for t in client.tasks.values())
+        finally:
+            await client.close()
+            first.kill()
+        second = start_daemon(home, "--seed", SEED, "--workers", "5", reset=False)
+        client = SimClient(answer=first_option)
+        try:
+            await client.connect(second.port)
+            await client.wait_for(lambda c: c.finished, 90, "the scenario's end")
+        finally:
+            await client.close()
+            second.stop()
+        return second, client
+
+    daemon, c = run_async(run())
+    assert c.goal()["status"] == "done"
+    assert {t: c.tasks[t]["assignee"] for t in ("t2", "t9")} == {"t2": ASSIGN["t2"], "t9": ASSIGN["t9"]}
+    assert c.tasks["t2"]["branch"].startswith(f"agentcraft/{ASSIGN['t2']}/t2-")
+    assert (c.agents["ash"]["active"], c.agents["bryn"]["active"]) == (False, False)
+    steps = {pid: patches.steps_for(pid, include_revisions=False) for pid in MERGED_TASKS}
+    assert blobs(daemon.repo) == expected_main(daemon.repo, steps)
