@@ -165,6 +165,13 @@ RAY_DEFAULT_PORT = 6379
 HEAD_TIMEOUT = 3.0
 """Seconds a TCP connection to the Ray head may take before we say nobody answers."""
 
+RAY_TOKEN_HINT = ("if the head uses Ray's token authentication (a head started where ~/.ray/auth_token "
+                  "exists turns it on), start the Foreman with RAY_AUTH_MODE=token and the cluster's token "
+                  "in ~/.ray/auth_token or RAY_AUTH_TOKEN")
+"""What to check when a head answers but joining it fails: Ray enables token authentication for a
+head started on a machine that has a token (``ray start --head``), and a client that joins an
+explicit address sends the token only with ``RAY_AUTH_MODE=token`` (Ray's token-auth docs)."""
+
 SIM_IGNORES_EXECUTOR = ("--executor ray applies to the claude and local backends; "
                         "the sim runs its team in the daemon (the executor is not used)")
 """What ``foreman start`` and ``foreman doctor`` say for ``--backend sim --executor ray``."""

@@ -12,7 +12,7 @@ import platform
 import subprocess
 from typing import Any
 
-from . import SIM_IGNORES_EXECUTOR, ray_head_unreachable
+from . import RAY_TOKEN_HINT, SIM_IGNORES_EXECUTOR, ray_head_unreachable
 
 Check = tuple[Any, ...]  # (ok, what, fix) or (ok, what, fix, warning): a failed warning is not a problem
 
@@ -63,7 +63,7 @@ def _cluster_checks(settings: Any) -> list[Check]:
             ray.init(address=address, log_to_driver=False, logging_level="ERROR")
     except Exception as exc:  # noqa: BLE001 - ConnectionError, RuntimeError ...
         return [(False, f"Ray cluster at {address} reachable ({type(exc).__name__}: {str(exc)[:200]})",
-                 "start the head (ray start --head) or fix --ray-address")]
+                 f"a head answers at {address} (a TCP check passed): {RAY_TOKEN_HINT}; else check --ray-address")]
     try:
         out.append((True, f"Ray cluster at {address} reachable", ""))
         out.extend(_node_checks(ray, dict(settings.ray_resources or {})))

@@ -125,8 +125,19 @@ def portable(runner: Any) -> Any:
     there (the local backend's runner holds HTTP clients that cannot travel; it is rebuilt from
     its settings and profile), else the runner itself (pickled by Ray)."""
     if runner is not None and getattr(runner, "name", None) == "local" and hasattr(runner, "settings"):
-        return functools.partial(_local_runner, runner.settings, getattr(getattr(runner, "profile", None), "name", None))
+        return functools.partial(_local_runner, runner.settings, _defined_profile(runner))
     return runner
+
+
+def _defined_profile(runner: Any) -> str | None:
+    """The name of the runner's local profile when the settings define it (``local.profiles`` in
+    config.json), else None: the node then resolves the same built-in defaults with the same
+    ``--url``/``--model`` (the built-in profile's name, ``default``, names no defined profile)."""
+    from ..backends.local.profiles import profiles_from
+
+    name = getattr(getattr(runner, "profile", None), "name", None)
+    defined, _ = profiles_from(getattr(runner.settings, "sections", {}).get("local"))
+    return name if name in defined else None
 
 
 def _local_runner(settings: Any, profile: str | None) -> Any:

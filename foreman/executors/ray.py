@@ -31,7 +31,7 @@ from .. import procs
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ForemanError
 from ..repos import rev_parse
-from . import LocalExecutor, NodeLost, Place, bundles, ray_head_unreachable
+from . import RAY_TOKEN_HINT, LocalExecutor, NodeLost, Place, bundles, ray_head_unreachable
 from .node import NodeWorker, portable
 
 logger = logging.getLogger(__name__)
@@ -59,6 +59,14 @@ class _Worker:
 def _why(exc: BaseException) -> str:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}" + (f": {first[:200]}" if first else "")
+
+
+def _why_deep(exc: BaseException) -> str:
+    """:func:`_why` plus the last line of a remote traceback (the node's own exception, e.g. a
+    ``ConfigError`` raised while an actor was built)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    last = lines[-1] if len(lines) > 1 else ""
+    return _why(exc) + (f" ... {last[:300]}" if last else "")
 
 
 async def _wait(ref: Any) -> Any:
@@ -127,7 +135,8 @@ class RayExecutor:
         try:
             await asyncio.to_thread(ray.init, **kw)
         except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError ...
-            raise BackendError(f"cannot join the Ray cluster at {self.address or 'this machine'}: {_why(exc)}") from exc
+            hint = f"; {RAY_TOKEN_HINT}" if self.address else ""
+            raise BackendError(f"cannot join the Ray cluster at {self.address or 'this machine'}: {_why(exc)}{hint}") from exc
         self._started_ray = True
 
     def _options(self) -> dict[str, Any]:
@@ -151,7 +160,7 @@ class RayExecutor:
                                                                         self.heartbeat)
                 node = await handle.where.remote()
             except RayError as exc:  # (its constructor failed, or no node could take it)
-                raise BackendError(f"{agent}'s worker actor did not start on the Ray cluster: {_why(exc)}") from exc
+                raise BackendError(f"{agent}'s worker actor did not start on the Ray cluster: {_why_deep(exc)}") from exc
             except Exception as exc:  # noqa: BLE001 - a runner that cannot travel (not picklable ...)
                 raise BackendError(f"cannot start {agent}'s worker on the Ray cluster: {_why(exc)}") from exc
             w = self.workers[agent] = _Worker(handle, node)

@@ -123,7 +123,9 @@ def _unittest_command(root: Path) -> list[str] | None:
     if not any(_imports(f, "unittest") for f in sorted(tests.rglob("test*.py"))[:50]):
         return None
     cmd = [_python(), "-m", "unittest", "discover"]
-    return cmd if (tests / "__init__.py").is_file() else cmd + ["-s", "tests", "-t", "."]
+    # (no __init__.py: tests/ itself is the top folder; "-t ." would ask unittest to import it as a
+    # package, which Python 3.11+ refuses: "Start directory is not importable")
+    return cmd if (tests / "__init__.py").is_file() else cmd + ["-s", "tests"]
 
 
 def _has_make_test(root: Path) -> bool:

@@ -38,7 +38,7 @@ def gone(pid: int) -> bool:
     ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts='-q'\n"}, [PY, "-m", "pytest"]),
     ({"tests/test_a.py": "import pytest\n"}, [PY, "-m", "pytest"]),
     ({"tests/__init__.py": "", "tests/test_a.py": "import unittest\n"}, [PY, "-m", "unittest", "discover"]),
-    ({"tests/test_a.py": "from unittest import TestCase\n"}, [PY, "-m", "unittest", "discover", "-s", "tests", "-t", "."]),
+    ({"tests/test_a.py": "from unittest import TestCase\n"}, [PY, "-m", "unittest", "discover", "-s", "tests"]),
     ({"Makefile": "build:\n\ttrue\ntest: build\n\ttrue\n"}, ["make", "test"]),
     ({"README.md": "nothing to run"}, None),
 ])
@@ -49,6 +49,24 @@ def test_detect(tmp_path: Path, files: dict[str, str], expected: list[str] | Non
     if isinstance(found, list) and found and found[0].endswith(("python", "python3")):
         found = [os.path.basename(found[0]), *found[1:]]
     assert found == expected
+
+
+@pytest.mark.parametrize("package", [True, False])
+async def test_the_detected_unittest_command_runs_the_tests(tmp_path: Path, package: bool) -> None:
+    """The command found for a ``tests/`` folder of unittest files passes when they pass and
+    fails when one fails, with or without ``tests/__init__.py`` (the sim's demo repository has none)."""
+    write(tmp_path / "proj.py", "def two():\n    return 2\n")
+    write(tmp_path / "tests/helpers.py", "EXPECTED = 2\n")
+    write(tmp_path / "tests/test_two.py", "import unittest\nfrom helpers import EXPECTED\nimport proj\n\n\n"
+          "class T(unittest.TestCase):\n    def test_two(self):\n        self.assertEqual(proj.two(), EXPECTED)\n")
+    if package:
+        write(tmp_path / "tests/__init__.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    command = detect_ci_command(tmp_path)
+    ok = await run_ci(command, cwd=tmp_path, env=dict(os.environ), timeout=60)
+    assert ok.ok and "Ran 1 test" in ok.output, ok.output
+    write(tmp_path / "proj.py", "def two():\n    return 3\n")
+    bad = await run_ci(command, cwd=tmp_path, env=dict(os.environ), timeout=60)
+    assert not bad.ok and "FAILED" in bad.output, bad.output
 
 
 async def test_passing_and_failing_runs(tmp_path: Path) -> None:

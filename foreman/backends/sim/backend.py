@@ -81,26 +81,40 @@ class SimBackend:
 
     def _add_extra_workers(self) -> None:
         """Add the workers ``--workers N`` asks for beyond the scripted five (generated names, see
-        :mod:`foreman.core.roster`), and say once what they do: the script has work for five, so
-        the others wait in the lounge (on shift: they chat between beats and answer messages).
-        ``--workers`` up to 5 changes nothing here: the script always uses all five. Extras of an
-        earlier start that this start's team leaves out go off shift (a feed line says so) and come
-        back when a later start has them again."""
+        :mod:`foreman.core.roster`), and say once what they do. The lead's plan (beat 0,
+        :mod:`.plan`) deals the script's second tasks to them; those it gives none, and those who
+        join after the plan was made, wait in the lounge (on shift: they chat between beats and
+        answer messages). ``--workers`` up to 5 changes nothing here: the script always uses all
+        five. Extras of an earlier start that this start's team leaves out go off shift (a feed
+        line says so) and come back when a later start has them again."""
         from ...core.roster import title
         from ..flow.team import follow_team, team_of
+        from .plan import SECOND, idle_extras
+        from .scenario_base import PLAN_MARK
 
         extra = [n for n in team_of(self.settings).workers if n not in WORKERS]
         for name in extra:
             self.d.act(lambda c, now, name=name: c.add_agent(name, now, title=title(name), backend="sim"))
         follow_team(self.d, extra, lambda a: a.name not in WORKERS, name_of=title)
         said = set(self.state().get("extras_said", []))
-        if extra and not set(extra) <= said:
-            one = len(extra) == 1
-            text = (f"The sim's script has work for Juniper, Kit, Wren, Rowan and Tove; the {len(extra)} other "
-                    f"worker{'' if one else 's'} ({', '.join(title(n) for n in extra)}) {'waits' if one else 'wait'} "
-                    "in the lounge. Real backends (claude, local) plan for the whole team.")
-            self.d.act(lambda c, now: c.feed(text, now, kind="agent"))
-            self.set_state(extras_said=sorted(said | set(extra)))
+        if not extra or set(extra) <= said:
+            return
+        plan = self.marks().get(PLAN_MARK)
+        if plan is None:  # the lead has not planned yet: say what its plan will do
+            n, given = len(extra), min(len(extra), len(SECOND))
+            text = (f"The sim's script has nine tasks for Juniper, Kit, Wren, Rowan, Tove and the {n} other "
+                    f"worker{'' if n == 1 else 's'} ({', '.join(title(w) for w in extra)}): the lead's plan gives "
+                    + ("each of them tasks" if given == n else
+                       f"{given} of them tasks, and the other {n - given} wait in the lounge"))
+        else:
+            late = [w for w in idle_extras(plan, extra) if w not in said]
+            if not late:
+                self.set_state(extras_said=sorted(said | set(extra)))
+                return
+            text = (f"{', '.join(title(w) for w in late)} joined after the lead's plan was made (for the team it had "
+                    f"then): {'it waits' if len(late) == 1 else 'they wait'} in the lounge")
+        self.d.act(lambda c, now: c.feed(text, now, kind="agent"))
+        self.set_state(extras_said=sorted(said | set(extra)))
 
     def _launch(self) -> None:
         if self._director is None or self._director.done():

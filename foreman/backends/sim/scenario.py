@@ -19,9 +19,10 @@ from typing import Any
 
 from ...core.rules import PERMISSION_OPTIONS
 from . import patches
-from .scenario_base import ASSIGN, Hold
+from .plan import idle_extras, plan_for, tasks_of
+from .scenario_base import ASSIGN, PLAN_MARK, Hold
 from .scenario_tasks import TaskWork
-from .team import LEAD
+from .team import LEAD, WORKERS
 
 __all__ = ["ASSIGN", "FINAL_OPTIONS", "Hold", "Scenario"]
 
@@ -40,6 +41,7 @@ class Scenario(TaskWork):
                  self.b05_busy, self.b06_ci_fails, self.b07_tags_command, self.b08_export, self.b09_blocked,
                  self.b10_stretch, self.b11_late, self.b12_overload_recovers, self.b13_store_tests, self.b14_docs,
                  self.b15_final_question, self.b16_wrap]
+        self.replan_missing()
         try:
             for i, beat in enumerate(beats):
                 key = f"beat:{i}"
@@ -64,7 +66,9 @@ class Scenario(TaskWork):
                         log="AGENTS.md asks for the standard library only and a unittest with every change; "
                             "the plan holds every task to both")
         await self.pause(1.0)
-        plan = "\n".join(f"- {p}: {patches.task(p).title} ({ASSIGN[p]})" for p in patches.TASKS)
+        extras = self.extras()  # the lead plans for the team it has (plan.py)
+        self.assign = dict(self.sim.once(PLAN_MARK, lambda c, now: plan_for(extras)))
+        plan = "\n".join(f"- {p}: {patches.task(p).title} ({self.who(p)})" for p in patches.TASKS)
         self.d.memory.write("shared/plan", f"# Plan: {self.d.core.goal(self.goal).text}\n\n{plan}\n")
         tasks = dict(self.sim.marks().get("tasks", {}) or {})
         for pid, content in patches.TASKS.items():
@@ -74,7 +78,7 @@ class Scenario(TaskWork):
 
             def make(c: Any, now: float, pid: str = pid, content: Any = content, deps: list[str] = deps) -> str:
                 t = c.create_task(content.title, now, goal=self.goal, description=content.description, deps=deps,
-                                  assignee=ASSIGN[pid], who=LEAD)
+                                  assignee=self.who(pid), who=LEAD)
                 state = dict(c.world.meta.get("sim", {}))
                 marks = dict(state.get("marks", {}))
                 marks["tasks"] = {**marks.get("tasks", {}), pid: t.id}
@@ -84,8 +88,24 @@ class Scenario(TaskWork):
 
             tasks[pid] = self.d.act(make)
         self.tasks = tasks
+        self._say_plan(extras)
         self.sim.once("plan:active", lambda c, now: c.set_goal_status(self.goal, "active", now).id)
         await self.say("plan:msg", LEAD, "all", "Plan is in shared memory (shared/plan). Juniper takes tags first; Tove the date bug.")
+
+    def _say_plan(self, extras: list[str]) -> None:
+        """One feed line: which extra workers the plan gives which tasks, and who waits."""
+        if not extras:
+            return
+        from ...core.roster import title
+
+        given = [w for w in extras if tasks_of(self.assign, w)]
+        parts = [f"{title(w)} takes {' and '.join(self.tid(p) for p in tasks_of(self.assign, w))}" for w in given]
+        idle = idle_extras(self.assign, extras)
+        text = f"Marlow planned for a team of {5 + len(extras)} workers: " + ", ".join(parts)
+        if idle:
+            text += (f"; the script has nine tasks, so {', '.join(title(w) for w in idle)} "
+                     f"{'waits' if len(idle) == 1 else 'wait'} in the lounge")
+        self.feed("plan:team-line", text, kind="agent")
 
     async def b01_kickoff(self) -> None:
         await self.start("t1")
@@ -125,7 +145,7 @@ class Scenario(TaskWork):
         await self.pause(0.5)
         await self.say("fan:jun", "juniper", "kit", "The model stores tags as typed; normalise in search for now.")
         await self.show("t6:read", "rowan", "reading", "reading tests/test_store.py")
-        await self.show("t2:read", "juniper", "reading", "reading pocket_notes/commands/")
+        await self.show("t2:read", self.who("t2"), "reading", "reading pocket_notes/commands/")
 
     async def b05_busy(self) -> None:
         merge_id = await self.review("t5", 0)
@@ -134,7 +154,7 @@ class Scenario(TaskWork):
         qid = None if self.dropped("t2") else await self.decide(
             "q:t2", "question", q.prompt, q.options, asked_by=LEAD, task=self.tid("t2"))
         await self.show("busy:marlow", LEAD, "waiting_user", "waiting for your answer about notes tags")
-        await self.show("busy:juniper", "juniper", "editing", "sketching the tags command")
+        await self.show("busy:juniper", self.who("t2"), "editing", "sketching the tags command")
         await self.show("busy:kit", "kit", "testing", "running the search tests")
         await self.show("busy:wren", "wren", "idle", "waiting for work")
         await self.show("busy:rowan", "rowan", "reading", "reading the store's edge cases")
@@ -146,7 +166,7 @@ class Scenario(TaskWork):
         d = await self.answer(qid)
         option = d.answer.option + 1 if d.answer is not None else 1
         self.sim.once("variant:t2", lambda c, now: patches.variant_for_answer("t2", option))
-        await self.say("q:reply", LEAD, "juniper", f"The user chose: {q.options[option - 1]}. Build that variant.")
+        await self.say("q:reply", LEAD, self.who("t2"), f"The user chose: {q.options[option - 1]}. Build that variant.")
         logger.info("t5 %s", outcome)
 
     async def b06_ci_fails(self) -> None:
@@ -176,25 +196,27 @@ class Scenario(TaskWork):
         await self.start("t7")
         tid = self.tid("t7")
         reason = patches.task("t7").blocked_on_user or "needs the user"
-        self.sim.once("t7:block", lambda c, now: c.set_task_status(tid, "blocked", now, who="wren", reason=reason).id)
-        await self.show("t7:blocked", "wren", "blocked", f"blocked on {tid}: {reason}")
-        await self.say("t7:msg", "wren", "user", f"I can't publish without you: {reason}")
+        wren = self.who("t7")
+        self.sim.once("t7:block", lambda c, now: c.set_task_status(tid, "blocked", now, who=wren, reason=reason).id)
+        await self.show("t7:blocked", wren, "blocked", f"blocked on {tid}: {reason}")
+        await self.say("t7:msg", wren, "user", f"I can't publish without you: {reason}")
 
     async def b10_stretch(self) -> None:
         await self.start("t8")
-        await self.show("t8:read", "kit", "reading", "reading about markdown import")
+        kit = self.who("t8")
+        await self.show("t8:read", kit, "reading", "reading about markdown import")
         tid = self.tid("t8")
-        await self.say("t8:msg", LEAD, "kit", f"Let's drop {tid}: the stretch import is out of scope for this goal.")
+        await self.say("t8:msg", LEAD, kit, f"Let's drop {tid}: the stretch import is out of scope for this goal.")
         if not self.dropped("t8"):
             self.sim.once("t8:cancel", lambda c, now: c.cancel_task(tid, now, who=LEAD, reason="stretch goal, out of scope").id)
-        await self.show("t8:done", "kit", "done", "done for today")
+        await self.show("t8:done", kit, "done", "done for today")
 
     async def b11_late(self) -> None:
         await self.start("t9")
         await self.show("late:marlow", LEAD, "thinking", "planning the release notes", station="meeting")
         await self.show("late:juniper", "juniper", "running", "trying the new notes tags command",
                         log="$ python -m pocket_notes tags")
-        await self.show("late:tove", "tove", "editing", "editing README.md")
+        await self.show("late:tove", self.who("t9"), "editing", "editing README.md")
         await self.show("late:rowan", "rowan", "error", "API overloaded (529): retrying in 30 s")
         self.feed("late:err", "Rowan hit an API overload; retrying", kind="error", agent="rowan")
         self.hold("late")
@@ -226,8 +248,13 @@ class Scenario(TaskWork):
             await self.say("final:msg", LEAD, "all", f"Keeping {tid} open for later; the goal stays open.")
 
     async def b16_wrap(self) -> None:
-        # wren stays blocked while t7 (which only the user can unblock) is kept open
-        wren = () if self.d.core.task(self.tid("t7")).status == "blocked" else ("wren",)
-        for name in ("marlow", "juniper", "kit", "rowan", "tove", *wren):
+        # t7's worker stays blocked while t7 (which only the user can unblock) is kept open
+        blocked = self.who("t7") if self.d.core.task(self.tid("t7")).status == "blocked" else None
+        agents = self.d.core.world.agents
+        planned = [w for w in dict.fromkeys(self.assign.values())  # (an extra taken off shift since: not waited for)
+                   if w not in WORKERS and w in agents and agents[w].active]
+        for name in ("marlow", "juniper", "kit", "rowan", "tove", "wren", *planned):
+            if name == blocked:
+                continue
             await self.show(f"wrap:{name}", name, "done", "done for today")
         self.feed("wrap", "The sim scenario is complete")

@@ -19,9 +19,11 @@ from ...core.rules import RISKY_MERGE_OPTIONS
 from ...risk import has_critical
 from ..flow.merge import RECORDS as MERGE_RECORDS
 from . import work
+from .plan import ASSIGN
+from .team import WORKERS
 
-ASSIGN = {"t1": "juniper", "t2": "juniper", "t3": "kit", "t4": "wren", "t5": "tove", "t6": "rowan",
-          "t7": "wren", "t8": "kit", "t9": "tove"}
+PLAN_MARK = "plan:team"
+"""The mark holding the lead's plan (task id -> worker, :func:`foreman.backends.sim.plan.plan_for`)."""
 AMBIENT = (
     "stretches and refills the coffee", "hums while skimming the changelog", "tidies the desk",
     "reads the style guide again", "waters the plant by the window", "checks the board",
@@ -49,7 +51,37 @@ class ScenarioBase:
         self.goal: str = sim.state()["goal"]
         self.tasks: dict[str, str] = dict(sim.marks().get("tasks", {}) or {})
         self.wts: dict[str, work.WorkTree] = {}
+        self.assign: dict[str, str] = dict(sim.marks().get(PLAN_MARK) or ASSIGN)
+        """Who takes which task: the lead's plan once made (beat 0), the script's five before."""
         self._asked: dict[str, tuple[str, str, str, tuple[str, ...], dict[str, Any]]] = {}
+
+    # ------------------------------------------------------------------ the team
+    def who(self, plan_id: str) -> str:
+        """The worker the lead's plan gives task ``plan_id`` (``t1``..``t9``)."""
+        return self.assign.get(plan_id) or ASSIGN[plan_id]
+
+    def extras(self) -> list[str]:
+        """The workers on shift beyond the scripted five, in seat order (the team the lead plans for)."""
+        agents = self.d.core.world.agents.values()
+        return [a.name for a in sorted(agents, key=lambda a: (a.seat is None, a.seat, a.name))
+                if a.role == "worker" and a.active and a.name not in WORKERS]
+
+    def replan_missing(self) -> None:
+        """Give a task not started yet back to its scripted worker when its planned one is no
+        longer on the team (a restart with a smaller ``--workers``; the plan is stored changed).
+        A started task keeps its worker: it waits for them as for a worker stopped by ``/stop``."""
+        if PLAN_MARK not in self.sim.marks():
+            return
+        w = self.d.core.world
+        gone = {pid: ASSIGN[pid] for pid, agent in self.assign.items()
+                if agent not in WORKERS and not (w.agents.get(agent) and w.agents[agent].active)
+                and f"start:{pid}" not in self.sim.marks()}
+        if not gone:
+            return
+        self.assign.update(gone)
+        state = dict(w.meta.get("sim", {}))
+        state["marks"] = {**state.get("marks", {}), PLAN_MARK: dict(self.assign)}
+        self.d.act(lambda c, now: c.set_meta("sim", state))
 
     # ------------------------------------------------------------------ helpers
     async def pause(self, seconds: float) -> None:

@@ -22,7 +22,7 @@ from ...risk import area_from_text
 from ...risk.report import risk_report
 from ..flow.merge import RECORDS, describe_commit
 from . import patches, work
-from .scenario_base import ASSIGN, ScenarioBase
+from .scenario_base import ScenarioBase
 from .team import LEAD
 
 
@@ -31,7 +31,7 @@ class TaskWork(ScenarioBase):
 
     async def ensure_doing(self, plan_id: str) -> None:
         """Put a task that steering sent back to the board (``/stop``) back in its worker's hands."""
-        agent = ASSIGN[plan_id]
+        agent = self.who(plan_id)
         await self.available(agent)
         t = self.d.core.task(self.tid(plan_id))
         if t.status == "todo" and t.assignee in (None, agent):
@@ -43,7 +43,7 @@ class TaskWork(ScenarioBase):
 
     # ------------------------------------------------------------------ git work
     async def worktree(self, plan_id: str) -> work.WorkTree:
-        agent = ASSIGN[plan_id]
+        agent = self.who(plan_id)
         t = self.d.core.task(self.tid(plan_id))
         repo = self.d.core.repo(self.sim.repo_id)
         wt = await work.open_worktree(self.sim.repo_path, self.d.profile_dir, repo.id, agent, t.id, t.title, repo.base_branch)
@@ -63,7 +63,7 @@ class TaskWork(ScenarioBase):
         """The assigned worker starts a task in its own worktree (not a dropped one: None)."""
         if self.dropped(plan_id):
             return None
-        agent = ASSIGN[plan_id]
+        agent = self.who(plan_id)
         await self.available(agent)
         wt = await self.worktree(plan_id)
         await self.available(agent)  # (steering may have come during the git work)
@@ -72,7 +72,7 @@ class TaskWork(ScenarioBase):
         return wt
 
     async def edit(self, plan_id: str, step: patches.Step, n: int) -> None:
-        agent = ASSIGN[plan_id]
+        agent = self.who(plan_id)
         wt = self.wts.get(plan_id) or await self.worktree(plan_id)
         files = ", ".join(sorted(step.writes)[:3])
         await self.ensure_doing(plan_id)
@@ -81,7 +81,7 @@ class TaskWork(ScenarioBase):
         await work.commit_step(wt, agent, step, step.message)
 
     async def ci(self, plan_id: str, n: int) -> bool:
-        agent = ASSIGN[plan_id]
+        agent = self.who(plan_id)
         wt = self.wts.get(plan_id) or await self.worktree(plan_id)
         tid = self.tid(plan_id)
         await self.show(f"test:{plan_id}:{n}", agent, "testing", f"running the tests for {tid}")
@@ -111,7 +111,7 @@ class TaskWork(ScenarioBase):
     async def review(self, plan_id: str, rnd: int) -> str:
         """Task to review, the lead reviews the diff; returns the merge decision id."""
         tid = self.tid(plan_id)
-        agent = ASSIGN[plan_id]
+        agent = self.who(plan_id)
         wt = self.wts.get(plan_id) or await self.worktree(plan_id)
         await self.ensure_doing(plan_id)
         if self.d.core.task(tid).status == "doing":
@@ -159,7 +159,7 @@ class TaskWork(ScenarioBase):
     async def settle(self, plan_id: str, decision_id: str, rnd: int) -> str:
         """Carry out the user's merge decision: merge, revise, or abandon. Returns the outcome."""
         tid = self.tid(plan_id)
-        agent = ASSIGN[plan_id]
+        agent = self.who(plan_id)
         content = patches.task(plan_id)
         while True:
             d = await self.answer(decision_id)
