@@ -293,6 +293,8 @@ async def main_async(args: argparse.Namespace) -> int:
                     cmd += [f"--{flag.replace('_', '-')}", getattr(args, flag)]
             if args.no_lead:
                 cmd.append("--no-lead")
+            if args.no_asked_test:
+                cmd.append("--no-asked-test")
             out = subprocess.run(cmd, capture_output=True, text=True)
             line = next((ln for ln in reversed(out.stdout.splitlines()) if ln.startswith("{")), None)
             if line is None:

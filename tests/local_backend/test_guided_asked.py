@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.local.asked import NO_ASKED_TEST
+from foreman.backends.local.asked import NO_ASKED_TEST, example_excerpt
 from foreman.backends.local.guided import GuidedStats
 
 from .fakeserver import last_user, text
@@ -63,7 +63,8 @@ async def test_the_test_is_asked_first_and_the_edit_request_shows_it(tmp_path: P
     assert [step_of(r) for r in requests] == ["asked test", "edit"]
     first = last_user(requests[0])
     assert "fail on this code and pass once the task is done" in first and "# file: tests/test_search_asked.py" in first
-    assert "How this repository tests, test_search.py:" in first and "def test_find" in first  # the example shown
+    assert "(an excerpt of test_search.py, for its style only: do not repeat it)" in first
+    assert "def test_find" in first  # the example shown
     assert "def run(items, word)" in first  # the unchanged code it tests
     edit = last_user(requests[1])
     assert "it fails on the code as it is" in edit and "== '1 matches'" in edit
@@ -113,6 +114,7 @@ async def test_a_test_that_passes_on_the_unchanged_code_is_asked_again(tmp_path:
     result, tools, requests, stats, repo = await run(tmp_path, [WEAK, ASKED, RIGHT])
     assert [step_of(r) for r in requests] == ["asked test", "asked test", "edit"]
     assert "passes on the code as it is now" in last_user(requests[1])
+    assert [r["temperature"] for r in requests] == [0.2, 0.4, 0.2]  # the same ask again samples wider
     assert stats.passed
     test = (repo / "tests/test_search_asked.py").read_text()
     assert "def test_find" not in test and "== '1 matches'" in test
@@ -140,6 +142,37 @@ async def test_a_task_that_asks_for_a_test_gets_those_tests_not_an_asked_one(tmp
     assert [step_of(r) for r in requests] == ["edit", "edit"]  # the edit, then the task's own tests
     assert "Now write pytest test functions" in last_user(requests[1])
     assert stats.passed and "test_count.py" in committed(repo) and not (repo / "tests").exists()
+
+
+EXAMPLE = """import unittest
+from helpers import run_cli
+from pocket_notes.search import search
+
+NOW = 1
+
+
+class SearchTest(unittest.TestCase):
+    def test_every_word_must_match(self):
+        self.assertEqual(search([], "milk"), [])
+
+    def test_cli(self):
+        self.assertEqual(run_cli("p", "search", "milk")[0], 0)
+
+
+def test_plain():
+    assert True
+"""
+
+
+def test_the_example_is_an_excerpt_the_imports_and_the_test_closest_to_the_task() -> None:
+    """The whole example file was shown first; the 1.5B model answered with a copy of it."""
+    out = example_excerpt(EXAMPLE, "make run_search in commands/search.py print a last line; use run_cli")
+    assert out == ("import unittest\nfrom helpers import run_cli\nfrom pocket_notes.search import search\n\n\n"
+                   "class SearchTest(unittest.TestCase):\n    ...\n    def test_cli(self):\n"
+                   "        self.assertEqual(run_cli(\"p\", \"search\", \"milk\")[0], 0)\n")
+    assert example_excerpt(EXAMPLE, "nothing in common").endswith("    def test_every_word_must_match(self):\n"
+                                                                 "        self.assertEqual(search([], \"milk\"), [])\n")
+    assert example_excerpt("def (", "x") == "def ("
 
 
 DEMO_GOAL = ("Add a function count_matches(notes, query) to pocket_notes/search.py that returns how many of the notes "

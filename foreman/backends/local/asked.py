@@ -34,6 +34,8 @@ asks for, :func:`ask_tests`), a check command exists to run it, and the profile'
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +92,33 @@ def example_test(where: Localized, known: list[str]) -> str | None:
     return tests[0] if tests else None
 
 
+def example_excerpt(text: str, goal: str) -> str:
+    """A short excerpt of an example test file: its imports and the one test function (a method
+    with its class line) that mentions the task's words most, else its first. The whole file
+    was shown at first; the 1.5B model then copied it as its answer (a test that passes on the
+    unchanged code), twice at temperature 0.1. The text is returned whole when it does not parse.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return text
+    lines = text.split("\n")
+    words = set(re.findall(r"[A-Za-z_]\w{2,}", goal))
+    imports = [ast.get_source_segment(text, n) or "" for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    found: list[tuple[int, int, str]] = []  # (-hits, order, source)
+    for node in tree.body:
+        inside = node.body if isinstance(node, ast.ClassDef) else [node]
+        for func in inside:
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.name.startswith("test"):
+                body = "\n".join(lines[func.lineno - 1 - len(func.decorator_list):func.end_lineno])
+                head = f"{lines[node.lineno - 1]}\n    ...\n" if node is not func else ""
+                hits = sum(1 for w in re.findall(r"[A-Za-z_]\w{2,}", body) if w in words)
+                found.append((-hits, len(found), head + body))
+    if not found:
+        return text
+    return "\n".join(imports) + "\n\n\n" + min(found)[2] + "\n"
+
+
 def _only_tests(blocks: list[Block], path: str) -> list[Block]:
     """The blocks that hold test functions, each sent to ``path`` (whatever file they named)."""
     return [Block(path, code=b.code) for b in blocks if b.search is None and "def test" in b.code]
@@ -105,7 +134,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
     """
     path = asked_test_path(where, lambda rel: (task.root / rel).exists())
     example = example_test(where, known)
-    shown = f"\n\nHow this repository tests, {example}:\n{numbered(task._read(example) or '')}" if example else ""
+    shown = (f"\n\nHow this repository writes a test (an excerpt of {example}, for its style only: do not repeat "
+             f"it):\n```python\n{example_excerpt(task._read(example) or '', task.goal)}```" if example else "")
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": f"Task:\n{task.goal}\n\n{where.context}{shown}\n\n"
@@ -114,7 +144,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         if task._out_of_time():
             attempt.outcome = "out of time"
             return None
-        reply = await task._ask(messages, attempt.temperature, attempt.number, "asked test", constrained=True)
+        temperature = round(min(1.0, attempt.temperature + 0.2 * asked), 2)  # the same ask again: sample wider
+        reply = await task._ask(messages, temperature, attempt.number, "asked test", constrained=True)
         messages.append({"role": "assistant", "content": reply})
         blocks = (blocks_of_json(reply) if task.response_format else []) or blocks_of(reply)
         planned = task._plan(_only_tests(blocks, path), where, known, default)
@@ -162,5 +193,5 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     messages.append({"role": "assistant", "content": "Understood."})
 
 
-__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "ask_tests", "asked_test_path", "example_test", "wants_asked_test",
-           "write_asked_test"]
+__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "ask_tests", "asked_test_path", "example_excerpt", "example_test",
+           "wants_asked_test", "write_asked_test"]
