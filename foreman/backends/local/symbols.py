@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 
 from .placement import _DEF, Placement, _assigned_name, _parse, place_python
 
@@ -70,6 +71,7 @@ def add_imports_for(text: str, module: str, exported: set[str], *, source: str =
     Returns:
         The :class:`Placement` (``actions`` empty when nothing was missing).
     """
+    text, fixed = _datetime_attributes(text)
     missing = undefined_names(text)
     lines = []
     if "pytest" in missing:
@@ -84,8 +86,26 @@ def add_imports_for(text: str, module: str, exported: set[str], *, source: str =
         rest -= {part.split(" as ")[-1].strip().split(".")[0] for part in line.split(" import ", 1)[1].split(",")}
     lines.extend(_STDLIB[name] for name in sorted(rest) if name in _STDLIB)
     if not lines:
-        return Placement(text)
-    return place_python(text, "\n".join(lines) + "\n")
+        return Placement(text, fixed)
+    placed = place_python(text, "\n".join(lines) + "\n")
+    placed.actions[:0] = fixed
+    return placed
+
+
+_DATETIME_ATTR_RE = re.compile(r"\bdatetime\.(timedelta|timezone)\b")
+_MODULE_IMPORT_RE = re.compile(r"^\s*import\s+(?:[\w.]+\s*,\s*)*datetime\b(?!\s+as)", re.M)
+
+
+def _datetime_attributes(text: str) -> tuple[str, list[str]]:
+    """``datetime.timedelta`` -> ``timedelta`` (and ``timezone``) in a test that does not import the
+    ``datetime`` module: there ``datetime`` is (or will be imported as) the class, which has no
+    such attribute. Small models mix the two idioms (``datetime.now()`` next to
+    ``datetime.timedelta(days=2)``: the 1.5B model's format_age tests, issue 13); the test then
+    fails on an ``AttributeError`` of its own, and the repairs changed the right code instead."""
+    if _MODULE_IMPORT_RE.search(text) or not _DATETIME_ATTR_RE.search(text):
+        return text, []
+    names = sorted(set(_DATETIME_ATTR_RE.findall(text)))
+    return _DATETIME_ATTR_RE.sub(r"\1", text), [f"used {n} for datetime.{n} (datetime is the class here)" for n in names]
 
 
 def top_level_symbols(text: str) -> list[tuple[str, int]]:
