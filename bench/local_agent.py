@@ -175,7 +175,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
     (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "bench", "profiles": {"bench": {
         "url": args.url, "model": args.alias, "contextWindow": 8192, "maxTokens": 512, "temperature": 0.1,
         "protocol": args.protocol, "maxTurns": args.max_turns, "mode": args.mode, "small": small, "attempts": args.attempts,
-        "repairs": args.repairs, "constrained": args.constrained}}}}))
+        "repairs": args.repairs, "constrained": args.constrained, "askedTest": not args.no_asked_test}}}}))
     settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
                         "auto_answer": ["merge", "permission"], "notify": False, "turn_timeout": args.turn_timeout,
                         "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "ci_timeout": 120}, env={})
@@ -293,6 +293,8 @@ async def main_async(args: argparse.Namespace) -> int:
                     cmd += [f"--{flag.replace('_', '-')}", getattr(args, flag)]
             if args.no_lead:
                 cmd.append("--no-lead")
+            if args.no_asked_test:
+                cmd.append("--no-asked-test")
             out = subprocess.run(cmd, capture_output=True, text=True)
             line = next((ln for ln in reversed(out.stdout.splitlines()) if ln.startswith("{")), None)
             if line is None:
@@ -337,6 +339,8 @@ def main() -> int:
     parser.add_argument("--repairs", type=int, default=1, help="guided mode's repair rounds per attempt")
     parser.add_argument("--constrained", choices=("auto", "off"), default="off",
                         help="constrain guided replies with a json_schema response_format when the server supports it")
+    parser.add_argument("--no-asked-test", action="store_true",
+                        help="guided mode without the test of the asked behaviour (foreman/backends/local/asked.py)")
     parser.add_argument("--max-turns", type=int, default=12, help="agent mode's cap on model round trips per turn")
     parser.add_argument("--turn-timeout", type=float, default=600.0, help="seconds per agent turn")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)

@@ -62,9 +62,10 @@ class GuidedDaemon:
 
 @contextlib.asynccontextmanager
 async def guided_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, responder: Callable[[dict], Reply], *,
-                        attempts: int, repairs: int, ci: str) -> AsyncIterator[GuidedDaemon]:
+                        attempts: int, repairs: int, ci: str, asked_test: bool = False) -> AsyncIterator[GuidedDaemon]:
     """The demo repository (``tmp_path/pocket-notes``), the scripted server answering with
-    ``responder``, and a daemon whose one worker runs guided mode against it (no lead review)."""
+    ``responder``, and a daemon whose one worker runs guided mode against it (no lead review;
+    the asked test of ``asked.py`` only with ``asked_test``)."""
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     repo = tmp_path / "pocket-notes"
     create_demo_repo(repo)
@@ -73,7 +74,7 @@ async def guided_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, respond
     with FakeOpenAI(responder) as server:
         (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {"fake": {
             "url": server.url, "model": "fake-coder", "maxTokens": 256, "temperature": 0.1, "mode": "guided",
-            "attempts": attempts, "repairs": repairs}}}}))
+            "attempts": attempts, "repairs": repairs, "askedTest": asked_test}}}}))
         settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
                             "ci": ci, "notify": False}, env={})
         backend = make_backend(settings)

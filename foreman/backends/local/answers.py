@@ -200,7 +200,7 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                 if is_test_file(path) and default and default.endswith(".py"):
                     source = planned.texts.get(default, read(default)) or ""
                     names = {n for n, _ in symbols.top_level_symbols(source)}
-                    fixed = symbols.add_imports_for(new, module_name(default), names)
+                    fixed = symbols.add_imports_for(new, module_name(default), names, source=source)
                     new = fixed.text
                     planned.actions.extend(f"{path}: {a}" for a in fixed.actions)
             elif old is None:

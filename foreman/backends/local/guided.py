@@ -8,9 +8,11 @@ writes the right function but not a valid edit. Here the harness does the rest:
 2. *Edit*: the model answers with complete definitions; :mod:`.answers` places them by name
    (:mod:`.placement`), or applies SEARCH/REPLACE blocks; a block that cannot be placed is a
    counted failure told back to the model.
-3. *Tests*: when the task asks for a test and the answer wrote none, the model is asked for test
-   functions, placed in the named test file (or ``tests/test_<module>.py``) with the imports
-   they need.
+3. *Tests* (:mod:`.asked`): when the task asks for a test and the answer wrote none, the model
+   is asked for test functions, placed in the named test file (or ``tests/test_<module>.py``)
+   with the imports they need. When the task asks for none, the model is first asked for a test
+   of the asked behaviour, which must fail on the unchanged code and then stays fixed for the
+   attempt (the *asked test*).
 4. *Validate*: the repository's CI command (the configured ``ci`` or the detected one, the same
    command the conductor runs after the work, so not an agent command asked of the policy) runs
    in the worktree; a failure's short summary goes back to the model for a bounded number of
@@ -31,7 +33,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,56 +40,17 @@ from ...errors import ForemanError
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import commands
 from . import named as named_files
-from .answers import Planned, blocks_of, blocks_of_json, plan_answer
+from . import asked as asked_tests
+from .answers import Block, Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
-from .guided_text import EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, TEST_ASK, goal_text, summarize_failure
-from .localize import Localized, list_files, localize, module_name, numbered, read
+from .guided_text import EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, goal_text, summarize_failure
+from .localize import Localized, list_files, localize, numbered, read
 from .context import LineLog
-from .loop import LoopStats
+from .guided_stats import Attempt, GuidedStats
 from .symbols import top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Attempt:
-    """One best-of-N attempt: its temperature, outcome and what it did."""
-
-    number: int
-    temperature: float
-    outcome: str = ""
-    detail: str = ""
-    repairs: int = 0
-    actions: list[str] = field(default_factory=list)
-    placement_failures: int = 0
-    untouched: str = ""
-
-    def line(self) -> str:
-        """A one-line summary for the task history."""
-        extra = f", {self.repairs} repair(s)" if self.repairs else ""
-        return f"attempt {self.number} (temperature {self.temperature:.2f}{extra}): {self.outcome}" + (
-            f": {self.detail[:160]}" if self.detail else "")
-
-
-@dataclass
-class GuidedStats(LoopStats):
-    """The figures of a guided turn (the bench reads them next to the agent loop's).
-
-    Attributes:
-        mode: "guided".
-        attempts: every attempt, in order.
-        wall_s: seconds in all (``model_s`` and ``checks_s`` are the model's and the checks'
-            shares; the harness's own share is the rest).
-        placement_failures: blocks that could not be placed (never applied).
-        passed: an attempt passed the checks.
-    """
-
-    mode: str = "guided"
-    attempts: list[Attempt] = field(default_factory=list)
-    wall_s: float = 0.0
-    placement_failures: int = 0
-    passed: bool = False
 
 
 class GuidedTask:
@@ -126,6 +88,7 @@ class GuidedTask:
         self._passing: dict[str, bytes | None] | None = None  # the files when the attempt passed
         self._why = ""  # why named files were left unchanged
         self._kept = 0  # the attempt's actions when it passed
+        self.locked: str | None = None  # the attempt's asked test: answers may not change it
 
     # -- files -----------------------------------------------------------------------------
     def _read(self, rel: str) -> str | None:
@@ -138,6 +101,9 @@ class GuidedTask:
         for rel, text in planned.texts.items():
             path = self.root / rel
             if self._read(rel) == text:
+                continue
+            if rel == self.locked:
+                planned.failures.append(asked_tests.LOCKED.format(path=rel))
                 continue
             allowed, reason = await self.tools.permit("Edit" if path.exists() else "Write", {"file_path": str(path)})
             if not allowed:
@@ -152,17 +118,30 @@ class GuidedTask:
 
     def _restore(self) -> None:
         """Put every file an attempt wrote back as it was (the same clean start)."""
-        for rel, data in self.original.items():
-            path = self.root / rel
-            if data is None:
-                path.unlink(missing_ok=True)
-            else:
-                path.write_bytes(data)
-        self.original.clear()
+        for rel in list(self.original):
+            self._drop(rel)
+
+    def _drop(self, rel: str) -> None:
+        """Put one written file back as it was (a new one removed, with its folders left empty)
+        and forget it."""
+        data = self.original.pop(rel, None)
+        path = self.root / rel
+        if data is not None:
+            path.write_bytes(data)
+            return
+        path.unlink(missing_ok=True)
+        for parent in path.parents:  # the folders the new file needed, when nothing else is in them
+            if parent == self.root or not parent.is_relative_to(self.root):
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break
 
     def _changed(self) -> bool:
+        """An answer changed a file (the asked test, written by the harness's own step, is not one)."""
         return any((self.root / rel).read_bytes() != data if (self.root / rel).is_file() else data is not None
-                   for rel, data in self.original.items())
+                   for rel, data in self.original.items() if rel != self.locked)
 
     # -- model -----------------------------------------------------------------------------
     def _out_of_time(self) -> bool:
@@ -207,6 +186,9 @@ class GuidedTask:
 
     def _place(self, reply: str, where: Localized, known: list[str], default: str | None) -> Planned:
         blocks = (blocks_of_json(reply) if self.response_format else []) or blocks_of(reply)
+        return self._plan(blocks, where, known, default)
+
+    def _plan(self, blocks: list[Block], where: Localized, known: list[str], default: str | None) -> Planned:
         owners = {name: rel for rel in where.files for name, _ in top_level_symbols(self._read(rel) or "")}
         planned = plan_answer(blocks, read=self._read, known=known, default=default, test_file=where.test_file,
                               owners=owners)
@@ -259,6 +241,7 @@ class GuidedTask:
             self.stats.attempts.append(attempt)
             await self._attempt(attempt, where, known, default)
             self.tools.log(f"guided {attempt.line()}", kind="text" if attempt.outcome == "passed" else "error")
+            self.locked = None
             if attempt.outcome == "passed":
                 self.stats.passed = True
                 how = f"({self.ci_command} passed)" if self.ci_command else "(no check command found)"
@@ -303,9 +286,17 @@ class GuidedTask:
 
     async def _steps(self, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
         target = default or (where.test_file or "path/to/file.py")
+        test = ""
+        if asked_tests.wants_asked_test(self.profile.asked_test, where, self.ci_command):
+            placed = await asked_tests.write_asked_test(self, attempt, where, known, default)
+            if placed is None:
+                return
+            test = (f"A test of what the task asks for is in place, {self.locked}; it fails on the code as it is and "
+                    f"your change must make it pass:\n```python\n{placed}```\n\n")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Task:\n{self.goal}\n\n{where.context}\n\n{EDIT_ASK.format(target=target)}"}]
+            {"role": "user", "content": f"Task:\n{self.goal}\n\n{where.context}\n\n{test}"
+                                        f"{EDIT_ASK.format(target=target)}"}]
         step = "edit"
         while True:
             if self._out_of_time():
@@ -343,7 +334,7 @@ class GuidedTask:
                 return
             if where.wants_test and where.test_file and not any(a.startswith(where.test_file + ":")
                                                                  for a in attempt.actions):
-                await self._tests(attempt, where, known, default, messages)
+                await asked_tests.ask_tests(self, attempt, where, known, default, messages)
             ok, summary = await self._check()
             if ok:
                 attempt.outcome, attempt.detail = "passed", ""
@@ -359,8 +350,9 @@ class GuidedTask:
                 return
             shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
                                 if self._read(rel) is not None)[:6000]
+            fixed = f"{asked_tests.LOCKED.format(path=self.locked)}\n" if self.locked else ""
             if not self._repair(attempt, messages, "checks failed", summary.strip().split("\n")[-1],
-                                f"The checks ({self.ci_command}) failed:\n{summary}\n\n{shown}\n\n{REPAIR_ASK}"):
+                                f"The checks ({self.ci_command}) failed:\n{summary}\n\n{shown}\n\n{fixed}{REPAIR_ASK}"):
                 return
 
     def _repair(self, attempt: Attempt, messages: list[dict[str, Any]], outcome: str, detail: str,
@@ -377,27 +369,6 @@ class GuidedTask:
         attempt.repairs += 1
         messages.append({"role": "user", "content": ask})
         return True
-
-    async def _tests(self, attempt: Attempt, where: Localized, known: list[str], default: str | None,
-                     messages: list[dict[str, Any]]) -> None:
-        """Ask for the task's test functions and place them in the test file."""
-        assert where.test_file is not None
-        module = module_name(default) if default else "the module under test"
-        source = self._read(default) if default else None
-        code = f"\n\nThe code under test, {default}:\n{numbered(source)}" if source else ""
-        ask = [{"role": "system", "content": SYSTEM},
-               {"role": "user", "content": f"Task:\n{self.goal}{code}\n\n"
-                                           + TEST_ASK.format(test_file=where.test_file, module=module)}]
-        if self._out_of_time():
-            return
-        reply = await self._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
-        planned = self._place(reply, where, known, default)
-        attempt.placement_failures += len(planned.failures)
-        self.stats.placement_failures += len(planned.failures)
-        await self._write(planned)
-        attempt.actions.extend(planned.actions)
-        messages.append({"role": "user", "content": "Tests were added:\n" + reply[:2000]})
-        messages.append({"role": "assistant", "content": "Understood."})
 
 
 __all__ = ["Attempt", "GuidedStats", "GuidedTask"]

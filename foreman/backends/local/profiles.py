@@ -55,6 +55,9 @@ class LocalProfile:
         attempts: guided mode's best-of-N attempts.
         repairs: guided mode's repair rounds per attempt (a placement failure or a failed check
             told back to the model).
+        asked_test: guided mode asks for a test of the asked behaviour, written before the change,
+            that must fail on the unchanged code and pass after it, when the task asks for no
+            test (see :mod:`.asked`); False turns the step off.
         constrained: "auto": constrain guided replies to a JSON shape when the endpoint
             accepts a ``response_format`` json_schema (checked once); "off": free text.
         price_in_per_mtok / price_out_per_mtok: USD per million input (prompt) / output
@@ -82,6 +85,7 @@ class LocalProfile:
     small: bool = False
     attempts: int = 3
     repairs: int = 1
+    asked_test: bool = True
     constrained: str = "off"
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0

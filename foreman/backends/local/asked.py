@@ -1,0 +1,197 @@
+"""Guided mode's tests: the test of the asked behaviour, written first, and the tests a task asks for.
+
+**The asked test** (issue 13). A task that asks for no test ("make ``run_search`` print a last
+line 'N matching notes'") is checked by the repository's own tests only, which were written
+before the task and do not cover the new behaviour. A small model then passes the checks with a
+change that does something else (the 1.5B bench run printed ``N matching notes: 2`` through a new
+``--count`` option), and the task was merged: a false success. So before the model changes any
+code, guided mode asks it for pytest test functions of the behaviour the task asks for, exactly
+as the task states it, and places them in a new file (:func:`asked_test_path`). The rule:
+
+- *Test first*: the test is asked before the change, from the task's text and the unchanged
+  code (plus one of the repository's tests as an example of how it tests), so it says what the
+  task asks, not what the model's change does (a test written after the change tends to
+  assert the change).
+- *It must fail on the unchanged code* (the repository's check command, run with only the
+  test added, exits non-zero and names the test file). A test that passes there checks nothing
+  the task adds (it can pass whatever the change does); one more is asked, and when that one
+  passes too (or cannot be placed) the attempt ends :data:`NO_ASKED_TEST`. Why not "passes after"
+  alone: a test that already passes cannot tell a right change from a wrong one, which is the
+  false success this closes. The cost: a task that asks for no new behaviour (a pure refactor)
+  cannot get such a test; guided mode then blocks, and ``"askedTest": false`` in the profile
+  turns the step off.
+- *It stays fixed for the attempt*: the edit and repair answers may not change it (a block for
+  it is refused and told back), so a wrong change cannot pass by weakening its test. A test that
+  is itself wrong fails every repair; the next attempt (from the same clean start) asks a new
+  one. Either way the task never ends ``done`` with a change its test did not pass.
+- *It is kept*: the passing test is part of the commit, so the conductor's CI and later tasks
+  run it too.
+
+It is asked only when the task asks for no test (a task that asks for one gets the tests it
+asks for, :func:`ask_tests`), a check command exists to run it, and the profile's
+``asked_test`` is on (the default).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .answers import Block, blocks_of, blocks_of_json
+from .guided_text import SYSTEM, TEST_ASK
+from .localize import Localized, is_test_file, module_name, numbered
+
+if TYPE_CHECKING:
+    from .guided import Attempt, GuidedTask
+
+NO_ASKED_TEST = "no failing test of the asked behaviour"
+"""The outcome of an attempt whose model wrote no test that fails on the unchanged code."""
+ASKED_TEST_ASK = (
+    "Before anything is changed, write the pytest test functions that check what the task asks for, exactly as the "
+    "task states it (the exact text printed, the exact values returned), using the code as it is shown. They must "
+    "fail on this code and pass once the task is done. One ```python block whose first line is "
+    "`# file: {path}`, only imports and test functions (def test_...) with plain assert statements. No explanations.")
+PASSES_ON_BASE = ("That test passes on the code as it is now, so it does not check what the task asks for. Write test "
+                  "functions that fail now and pass once the task is done. Same format.")
+LOCKED = ("{path} is the test of what the task asks for and stays as it is: change the code so that it passes, "
+          "not the test.")
+
+
+def wants_asked_test(asked_test: bool, where: Localized, ci_command: str | None) -> bool:
+    """Whether guided mode asks for a test of the asked behaviour (the module's rule)."""
+    return asked_test and not where.wants_test and bool(ci_command)
+
+
+def asked_test_path(where: Localized, exists) -> str:
+    """Where the asked test goes: ``tests/test_<target>_asked.py`` (a number added while that
+    file exists), the target being the first file the task asks to change, else its main file.
+
+    Args:
+        where: the localized task.
+        exists: ``exists(rel) -> bool`` for a repository-relative path.
+    """
+    source = next(iter(where.targets), None) or where.target or "task"
+    stem = Path(source).stem if source != "task" else "task"
+    path, n = f"tests/test_{stem}_asked.py", 2
+    while exists(path):
+        path, n = f"tests/test_{stem}_asked_{n}.py", n + 1
+    return path
+
+
+def example_test(where: Localized, known: list[str]) -> str | None:
+    """One of the repository's tests to show as an example: ``tests/test_<stem>.py`` of a target
+    (or the main file) when it exists, else the first test file; None when there is none."""
+    stems = [Path(rel).stem for rel in [*where.targets, *([where.target] if where.target else [])]]
+    tests = [rel for rel in known if is_test_file(rel)]
+    for stem in stems:
+        for rel in tests:
+            if rel.rsplit("/", 1)[-1] == f"test_{stem}.py":
+                return rel
+    return tests[0] if tests else None
+
+
+def example_excerpt(text: str, goal: str) -> str:
+    """A short excerpt of an example test file: its imports and the one test function (a method
+    with its class line) that mentions the task's words most, else its first. The whole file
+    was shown at first; the 1.5B model then copied it as its answer (a test that passes on the
+    unchanged code), twice at temperature 0.1. The text is returned whole when it does not parse.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return text
+    lines = text.split("\n")
+    words = set(re.findall(r"[A-Za-z_]\w{2,}", goal))
+    imports = [ast.get_source_segment(text, n) or "" for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    found: list[tuple[int, int, str]] = []  # (-hits, order, source)
+    for node in tree.body:
+        inside = node.body if isinstance(node, ast.ClassDef) else [node]
+        for func in inside:
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.name.startswith("test"):
+                body = "\n".join(lines[func.lineno - 1 - len(func.decorator_list):func.end_lineno])
+                head = f"{lines[node.lineno - 1]}\n    ...\n" if node is not func else ""
+                hits = sum(1 for w in re.findall(r"[A-Za-z_]\w{2,}", body) if w in words)
+                found.append((-hits, len(found), head + body))
+    if not found:
+        return text
+    return "\n".join(imports) + "\n\n\n" + min(found)[2] + "\n"
+
+
+def _only_tests(blocks: list[Block], path: str) -> list[Block]:
+    """The blocks that hold test functions, each sent to ``path`` (whatever file they named)."""
+    return [Block(path, code=b.code) for b in blocks if b.search is None and "def test" in b.code]
+
+
+async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str],
+                           default: str | None) -> str | None:
+    """Ask for the asked test, place it, and run the checks on the unchanged code.
+
+    Returns:
+        The placed test's text (to show in the edit request) when it fails on the unchanged
+        code; None when no such test was written (``attempt.outcome`` says why).
+    """
+    path = asked_test_path(where, lambda rel: (task.root / rel).exists())
+    example = example_test(where, known)
+    shown = (f"\n\nHow this repository writes a test (an excerpt of {example}, for its style only: do not repeat "
+             f"it):\n```python\n{example_excerpt(task._read(example) or '', task.goal)}```" if example else "")
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"Task:\n{task.goal}\n\n{where.context}{shown}\n\n"
+                                    + ASKED_TEST_ASK.format(path=path)}]
+    for asked in range(2):
+        if task._out_of_time():
+            attempt.outcome = "out of time"
+            return None
+        temperature = round(min(1.0, attempt.temperature + 0.2 * asked), 2)  # the same ask again: sample wider
+        reply = await task._ask(messages, temperature, attempt.number, "asked test", constrained=True)
+        messages.append({"role": "assistant", "content": reply})
+        blocks = (blocks_of_json(reply) if task.response_format else []) or blocks_of(reply)
+        planned = task._plan(_only_tests(blocks, path), where, known, default)
+        if not planned.texts.get(path):
+            problem = "; ".join(planned.failures) or "the answer holds no test function"
+            attempt.outcome, attempt.detail = NO_ASKED_TEST, problem
+            messages.append({"role": "user", "content": f"That could not be used: {problem}\nWrite the test "
+                                                        f"functions in one ```python block for {path}."})
+            continue
+        await task._write(planned)
+        attempt.actions.extend(planned.actions)
+        ok, summary = await task._check()
+        if not ok and (path in summary or "pytest" not in (task.ci_command or "")):
+            task.locked = path
+            return task._read(path)
+        task._drop(path)  # passes on the unchanged code (or fails elsewhere): not a test of the task
+        del attempt.actions[len(attempt.actions) - len(planned.actions):]
+        attempt.outcome = NO_ASKED_TEST
+        attempt.detail = "the test passed on the unchanged code" if ok else f"the checks failed elsewhere: {summary}"
+        messages.append({"role": "user", "content": PASSES_ON_BASE if ok else
+                         f"The checks failed, but not in {path}:\n{summary}\nWrite test functions of what the "
+                         "task asks for. Same format."})
+    return None
+
+
+async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str], default: str | None,
+                    messages: list[dict[str, Any]]) -> None:
+    """Ask for the tests the task asks for (after the change) and place them in the test file."""
+    assert where.test_file is not None
+    module = module_name(default) if default else "the module under test"
+    source = task._read(default) if default else None
+    code = f"\n\nThe code under test, {default}:\n{numbered(source)}" if source else ""
+    ask = [{"role": "system", "content": SYSTEM},
+           {"role": "user", "content": f"Task:\n{task.goal}{code}\n\n"
+                                       + TEST_ASK.format(test_file=where.test_file, module=module)}]
+    if task._out_of_time():
+        return
+    reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
+    planned = task._place(reply, where, known, default)
+    attempt.placement_failures += len(planned.failures)
+    task.stats.placement_failures += len(planned.failures)
+    await task._write(planned)
+    attempt.actions.extend(planned.actions)
+    messages.append({"role": "user", "content": "Tests were added:\n" + reply[:2000]})
+    messages.append({"role": "assistant", "content": "Understood."})
+
+
+__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "ask_tests", "asked_test_path", "example_excerpt", "example_test",
+           "wants_asked_test", "write_asked_test"]

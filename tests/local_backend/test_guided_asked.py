@@ -1,0 +1,274 @@
+"""Guided mode's asked test (issue 13, ``foreman/backends/local/asked.py``): when the task asks for no
+test, the model first writes a test of the asked behaviour; it must fail on the unchanged code,
+stays fixed for the attempt, and the change must pass it. The bench's last false success (the
+1.5B model printed ``N matching notes: 2`` through a new ``--count`` option instead of the last
+line asked for, and no test of the repository covered the command) ends blocked or repaired,
+never merged. Through the real LocalRunner or daemon, real git and the scripted HTTP server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from foreman.backends.local.asked import NO_ASKED_TEST, example_excerpt
+from foreman.backends.local.guided import GuidedStats
+
+from .fakeserver import last_user, text
+from .test_guided_flow import guided_daemon, wait_for
+from .test_guided_named import CI, FILES, GOAL, blocked_note, clean, committed, review_note
+from .test_guided_runner import run as guided_turn
+
+ASKED = ("```python\n# file: tests/test_search_asked.py\nfrom notes.commands.search import run\n"
+         "from notes.search import count_matches\n\n\ndef test_count_matches():\n"
+         "    assert count_matches(['a b', 'c', 'a'], 'a') == 2\n\n\ndef test_run_ends_with_the_summary_line():\n"
+         "    assert run(['a b', 'c'], 'a').split('\\n')[-1] == '1 matches'\n```")
+WEAK = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find\n\n\n"
+        "def test_find():\n    assert find(['a b'], 'a') == ['a b']\n```")  # passes on the unchanged code
+SEARCH = ("```python\n# file: notes/search.py\ndef count_matches(items, word):\n"
+          "    return len(find(items, word))\n```")
+RIGHT = SEARCH + ("\n```python\n# file: notes/commands/search.py\nfrom notes.search import count_matches\n\n\n"
+                  "def run(items, word):\n    lines = find(items, word) + [f'{count_matches(items, word)} matches']\n"
+                  "    return '\\n'.join(lines)\n```")
+WRONG = SEARCH + ("\n```python\n# file: notes/commands/search.py\nfrom notes.search import count_matches\n\n\n"
+                  "def run(items, word):\n    lines = find(items, word) + [f'N matches: {count_matches(items, word)}']\n"
+                  "    return '\\n'.join(lines)\n```")  # changes both targets, prints another line
+WEAKENED = WRONG + ("\n```python\n# file: tests/test_search_asked.py\nfrom notes.commands.search import run\n\n\n"
+                    "def test_run_ends_with_the_summary_line():\n"
+                    "    assert run(['a b', 'c'], 'a').split('\\n')[-1] == 'N matches: 1'\n```")
+
+
+def step_of(req: dict) -> str:
+    """Which guided step a request is: the asked test, the edit, or a repair."""
+    asked = last_user(req)
+    if any(words in asked for words in ("Before anything is changed", "does not check what the task asks",
+                                        "Write the test functions in one")):
+        return "asked test"
+    return "edit" if asked.startswith("Task:") else "repair"
+
+
+async def run(tmp_path: Path, replies: list[str], goal: str = GOAL, **profile):
+    """One guided turn on test_guided_named's FILES with the asked test on; ``replies`` in order."""
+    asked = iter(replies)
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, lambda req: text(next(asked)), files=FILES, goal=goal, **{"attempts": 1, "asked_test": True,
+                                                                            **profile})
+    return result, tools, server.requests, stats, repo
+
+
+async def test_the_test_is_asked_first_and_the_edit_request_shows_it(tmp_path: Path) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, RIGHT])
+    assert [step_of(r) for r in requests] == ["asked test", "edit"]
+    first = last_user(requests[0])
+    assert "fail on this code and pass once the task is done" in first and "# file: tests/test_search_asked.py" in first
+    assert "(an excerpt of test_search.py, for its style only: do not repeat it)" in first
+    assert "def test_find" in first  # the example shown
+    assert "def run(items, word)" in first  # the unchanged code it tests
+    edit = last_user(requests[1])
+    assert "it fails on the code as it is" in edit and "== '1 matches'" in edit
+    assert stats.passed and [(a.outcome, a.repairs) for a in stats.attempts] == [("passed", 0)]
+    assert committed(repo) == ["notes/commands/search.py", "notes/search.py", "tests/test_search_asked.py"]
+    assert (repo / "tests/test_search_asked.py").read_text().startswith("from notes.commands.search import run\n")
+    assert "tests/test_search_asked.py" in review_note(tools)
+    suite = subprocess.run(CI.split(), cwd=repo, capture_output=True, text=True)
+    assert suite.returncode == 0 and "3 passed" in suite.stdout, suite.stdout
+
+
+async def test_a_change_that_prints_another_line_fails_its_test_and_the_task_is_blocked(tmp_path: Path) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, WRONG, WRONG] * 2, attempts=2, repairs=1)
+    assert [step_of(r) for r in requests] == ["asked test", "edit", "repair"] * 2
+    assert not stats.passed and result.ok
+    assert [(a.outcome, a.repairs) for a in stats.attempts] == [("checks failed", 1)] * 2
+    repair = last_user(requests[2])
+    assert "'N matches: 1' == '1 matches'" in repair  # the test's failure goes back to the model
+    assert "tests/test_search_asked.py is the test of what the task asks for and stays as it is" in repair
+    assert "none passed the checks" in blocked_note(tools)
+    assert clean(repo) and not (repo / "tests").exists()  # the test went with the attempt's change
+
+
+@pytest.mark.slow
+async def test_an_answer_that_weakens_the_test_is_refused_and_the_repair_must_pass_it(tmp_path: Path) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, WEAKENED, RIGHT], repairs=1)
+    assert [step_of(r) for r in requests] == ["asked test", "edit", "repair"]
+    repair = last_user(requests[2])
+    assert "stays as it is" in repair and "'N matches: 1' == '1 matches'" in repair
+    assert stats.passed and stats.attempts[0].repairs == 1 and stats.placement_failures == 0
+    assert (repo / "tests/test_search_asked.py").read_text().count("== '1 matches'") == 1  # never weakened
+    assert "N matches" not in (repo / "notes/commands/search.py").read_text()
+
+
+async def test_only_the_test_rewritten_places_nothing_and_is_told_why(tmp_path: Path) -> None:
+    only_test = WEAKENED.split("\n```python\n# file: tests/", 1)[1]
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, "```python\n# file: tests/" + only_test],
+                                                     repairs=0)
+    assert not stats.passed and [(a.outcome, a.detail) for a in stats.attempts] == [
+        ("nothing placed", "tests/test_search_asked.py is the test of what the task asks for and stays as it is: "
+                           "change the code so that it passes, not the test.")]
+    assert clean(repo)
+
+
+@pytest.mark.slow
+async def test_a_test_that_passes_on_the_unchanged_code_is_asked_again(tmp_path: Path) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, [WEAK, ASKED, RIGHT])
+    assert [step_of(r) for r in requests] == ["asked test", "asked test", "edit"]
+    assert "passes on the code as it is now" in last_user(requests[1])
+    assert [r["temperature"] for r in requests] == [0.2, 0.4, 0.2]  # the same ask again samples wider
+    assert stats.passed
+    test = (repo / "tests/test_search_asked.py").read_text()
+    assert "def test_find" not in test and "== '1 matches'" in test
+
+
+@pytest.mark.slow
+async def test_no_test_that_fails_on_the_unchanged_code_ends_the_attempt_without_an_edit(tmp_path: Path) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, [WEAK, WEAK])
+    assert [step_of(r) for r in requests] == ["asked test", "asked test"]
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [
+        (NO_ASKED_TEST, "the test passed on the unchanged code")]
+    assert NO_ASKED_TEST in blocked_note(tools) and clean(repo) and not (repo / "tests").exists()
+
+
+async def test_an_answer_without_a_test_function_is_asked_again(tmp_path: Path) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, ["I would test it by running it.", ASKED, RIGHT])
+    assert [step_of(r) for r in requests] == ["asked test", "asked test", "edit"]
+    assert "the answer holds no code block" in last_user(requests[1]) and stats.passed
+
+
+async def test_a_task_that_asks_for_a_test_gets_those_tests_not_an_asked_one(tmp_path: Path) -> None:
+    tests = "```python\n# file: test_count.py\ndef test_count():\n    assert count_matches(['a'], 'a') == 1\n```"
+    result, tools, requests, stats, repo = await run(tmp_path, [RIGHT, tests],
+                                                     goal=GOAL + " Add a test in test_count.py.")
+    assert [step_of(r) for r in requests] == ["edit", "edit"]  # the edit, then the task's own tests
+    assert "Now write pytest test functions" in last_user(requests[1])
+    assert stats.passed and "test_count.py" in committed(repo) and not (repo / "tests").exists()
+
+
+EXAMPLE = """import unittest
+from helpers import run_cli
+from pocket_notes.search import search
+
+NOW = 1
+
+
+class SearchTest(unittest.TestCase):
+    def test_every_word_must_match(self):
+        self.assertEqual(search([], "milk"), [])
+
+    def test_cli(self):
+        self.assertEqual(run_cli("p", "search", "milk")[0], 0)
+
+
+def test_plain():
+    assert True
+"""
+
+
+def test_the_example_is_an_excerpt_the_imports_and_the_test_closest_to_the_task() -> None:
+    """The whole example file was shown first; the 1.5B model answered with a copy of it."""
+    out = example_excerpt(EXAMPLE, "make run_search in commands/search.py print a last line; use run_cli")
+    assert out == ("import unittest\nfrom helpers import run_cli\nfrom pocket_notes.search import search\n\n\n"
+                   "class SearchTest(unittest.TestCase):\n    ...\n    def test_cli(self):\n"
+                   "        self.assertEqual(run_cli(\"p\", \"search\", \"milk\")[0], 0)\n")
+    assert example_excerpt(EXAMPLE, "nothing in common").endswith("    def test_every_word_must_match(self):\n"
+                                                                 "        self.assertEqual(search([], \"milk\"), [])\n")
+    assert example_excerpt("def (", "x") == "def ("
+
+
+DEMO_GOAL = ("Add a function count_matches(notes, query) to pocket_notes/search.py that returns how many of the notes "
+             "match the query (use search). Then make run_search in pocket_notes/commands/search.py print a last line "
+             "'N matching notes' (N = how many were found) after the matching notes.")
+DEMO_ASKED = ("```python\n# file: tests/test_search_asked.py\nimport tempfile\nfrom pathlib import Path\n\n"
+              "from helpers import run_cli\n\n\ndef test_search_ends_with_the_count():\n"
+              "    with tempfile.TemporaryDirectory() as tmp:\n        path = Path(tmp) / 'notes.json'\n"
+              "        for title in ('apple pie', 'apple tart', 'pear'):\n            run_cli(path, 'add', title)\n"
+              "        code, out, _ = run_cli(path, 'search', 'apple')\n"
+              "        assert out.strip().splitlines()[-1] == '2 matching notes'\n```")
+DEMO_SEARCH = ("```python\n# file: pocket_notes/search.py\ndef count_matches(notes, query):\n"
+               "    return len(search(notes, query))\n```")
+# the 1.5B model's answer for the command file (bench/results/traces/targets-q15-task5-c, attempt 2)
+DEMO_WRONG = DEMO_SEARCH + """
+```python
+# file: pocket_notes/commands/search.py
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("search", help="find notes that contain words")
+    parser.add_argument("words", nargs="+")
+    parser.set_defaults(run=run_search)
+    parser.add_argument("--count", action="store_true", help="count matching notes")
+
+def run_search(args, store) -> int:
+    found = search(store.all(), " ".join(args.words))
+    if not found:
+        print("no matching notes")
+        return 1
+    if args.count:
+        print(f"N matching notes: {len(found)}")
+    else:
+        for note in found:
+            print(format_line(note))
+    return 0
+```"""
+
+
+@pytest.mark.slow
+async def test_the_bench_count_option_false_success_ends_blocked_through_the_daemon(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bench task 5 ("Count search matches"), the 1.5B model's last false success: both files
+    changed, the checks of the repository pass, but the command prints another line."""
+    def responder(req: dict):
+        return text(DEMO_ASKED if step_of(req) == "asked test" else DEMO_WRONG)
+
+    async with guided_daemon(tmp_path, monkeypatch, responder, attempts=2, repairs=1, ci=CI, asked_test=True) as g:
+        repo, world = g.repo, g.daemon.core.world
+        main_before = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True).stdout
+        task = g.task("Count search matches", DEMO_GOAL)
+        await wait_for(lambda: world.tasks[task].status in ("blocked", "review", "done"), world=world)
+        assert world.tasks[task].status == "blocked"
+        assert not [d for d in world.decisions.values() if d.kind == "merge"]
+    stats = [s for s in g.backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
+    assert len(stats) == 1 and not stats[0].passed
+    assert [a.outcome for a in stats[0].attempts] == ["checks failed"] * 2
+    assert [step_of(r) for r in g.server.requests] == ["asked test", "edit", "repair"] * 2
+    assert "'2 matching notes'" in last_user(g.server.requests[2])  # the test's failure went back
+    assert subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True).stdout == main_before
+
+
+@pytest.mark.slow
+async def test_the_bench_count_task_repaired_on_attempt_two_merges_the_asked_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    right = DEMO_SEARCH + ("\n```python\n# file: pocket_notes/commands/search.py\ndef run_search(args, store) -> int:\n"
+                           "    found = search(store.all(), ' '.join(args.words))\n    if not found:\n"
+                           "        print('no matching notes')\n        return 1\n    for note in found:\n"
+                           "        print(format_line(note))\n    print(f'{len(found)} matching notes')\n"
+                           "    return 0\n```")
+
+    def responder(req: dict):
+        if step_of(req) == "asked test":
+            return text(DEMO_ASKED)
+        return text(DEMO_WRONG if req["temperature"] < 0.3 else right)
+
+    async with guided_daemon(tmp_path, monkeypatch, responder, attempts=2, repairs=0, ci=CI, asked_test=True) as g:
+        daemon, repo, world = g.daemon, g.repo, g.daemon.core.world
+        task = g.task("Count search matches", DEMO_GOAL)
+
+        def open_merge():
+            return next((d for d in world.decisions.values() if d.kind == "merge" and d.status == "open"), None)
+
+        await wait_for(lambda: open_merge() is not None or world.tasks[task].status == "blocked", world=world)
+        assert world.tasks[task].status == "review"
+        daemon.act(lambda c, now: c.answer_decision(open_merge().id, 0, now))
+        await wait_for(lambda: world.tasks[task].status == "done")
+    stats = [s for s in g.backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
+    assert [a.outcome for a in stats[0].attempts] == ["checks failed", "passed"]
+    subprocess.run(["git", "checkout", "-q", "main"], cwd=repo, check=True)
+    assert "--count" not in (repo / "pocket_notes/commands/search.py").read_text()
+    # the bench's check for task 5, on the merged main
+    check = ("import io, contextlib, os, tempfile\nfrom pocket_notes.store import NoteStore\n"
+             "from pocket_notes.cli import main\nf = os.path.join(tempfile.mkdtemp(), 'n.json'); s = NoteStore(f)\n"
+             "s.add('apple pie'); s.add('apple tart'); s.add('pear')\nbuf = io.StringIO()\n"
+             "with contextlib.redirect_stdout(buf): main(['--file', f, 'search', 'apple'])\n"
+             "assert buf.getvalue().strip().splitlines()[-1] == '2 matching notes', buf.getvalue()")
+    subprocess.run([sys.executable, "-c", check], cwd=repo, check=True)
+    suite = subprocess.run(CI.split(), cwd=repo, capture_output=True, text=True)
+    assert suite.returncode == 0, suite.stdout
+    assert (repo / "tests/test_search_asked.py").is_file()
