@@ -8,11 +8,10 @@ Both are set in ``os.environ`` (``monkeypatch.setenv``), so every subprocess a t
 (git, the daemon, the TUI, a fake CLI) inherits them. Folders with their own conftest may
 override them (``tests/repos`` sets its own ``HOME`` and identity).
 
-The default run is spread over two pytest-xdist workers (``-n 2 --dist loadgroup`` in
-``pyproject.toml``). Each worker is its own process, so a module- or session-scoped fixture
-would be built once per worker that runs one of its tests; :func:`pytest_collection_modifyitems`
-puts the tests that share such a fixture of this suite in one ``xdist_group`` so it is built
-once, as in a run without xdist.
+The default run is spread over two pytest-xdist workers (``-n 2 --dist loadfile`` in
+``pyproject.toml``): each worker is its own process, and a test file runs whole on one worker,
+so a module-scoped fixture (a live daemon) is built once and sees all its module's tests. A
+session-scoped fixture (``tests/sim``'s scenarios) is built once per worker that uses it.
 """
 
 from __future__ import annotations
@@ -40,37 +39,6 @@ def git_config_of_the_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(path))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     return path
-
-
-SHARED_SCOPES = ("package", "module", "session")
-
-
-def shared_fixture_group(item: pytest.Item) -> str | None:
-    """The ``xdist_group`` of a test that uses a module/package/session fixture of this suite.
-
-    Returns:
-        The place that defines the first such fixture (``tests/sim`` for a fixture of
-        ``tests/sim/conftest.py``, the module's node id for a module's own fixture), so every
-        test of that folder or module using one lands on the same worker; None when the test
-        uses none (pytest's and plugins' own fixtures, e.g. ``tmp_path_factory``, do not count).
-    """
-    info = getattr(item, "_fixtureinfo", None)  # pytest's resolved fixtures of the item
-    if info is None:
-        return None
-    places = sorted(defs[-1].baseid for defs in info.name2fixturedefs.values()
-                    if defs and defs[-1].scope in SHARED_SCOPES and defs[-1].baseid.startswith("tests"))
-    return places[0] if places else None
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks into the node ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group the tests that share a costly fixture on one xdist worker (see the module's doc)."""
-    if not config.pluginmanager.hasplugin("xdist"):  # -p no:xdist: no such marker to add
-        return
-    for item in items:
-        group = shared_fixture_group(item)
-        if group is not None and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
