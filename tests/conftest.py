@@ -7,11 +7,17 @@ test identity, and ``GIT_CONFIG_NOSYSTEM=1`` so ``/etc/gitconfig`` cannot change
 Both are set in ``os.environ`` (``monkeypatch.setenv``), so every subprocess a test starts
 (git, the daemon, the TUI, a fake CLI) inherits them. Folders with their own conftest may
 override them (``tests/repos`` sets its own ``HOME`` and identity).
+
+The default run is spread over two pytest-xdist workers (``-n 2 --dist loadfile`` in
+``pyproject.toml``): each worker is its own process, and a test file runs whole on one worker,
+so a module-scoped fixture (a live daemon) is built once and sees all its module's tests. A
+session-scoped fixture (``tests/sim``'s scenarios) is built once per worker that uses it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -33,3 +39,17 @@ def git_config_of_the_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(path))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     return path
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the real claude CLI the run used (``tests/claude_cli``'s ``claude_cli_version`` property).
+
+    Read from the test reports, which reach pytest-xdist's controller (a fixture's output is
+    captured, and a worker's module state is not the controller's).
+    """
+    seen: set[str] = set()
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            seen.update(value for name, value in getattr(report, "user_properties", ()) if name == "claude_cli_version")
+    for version in sorted(seen):
+        terminalreporter.write_line(f"[tests/claude_cli] real claude CLI {version}")

@@ -4,7 +4,8 @@ One helper, :func:`cli_env` / the ``claude_cli`` fixture, starts the scripted AP
 (:mod:`.scripted_api`) and gives the environment that points the real CLI at it: the API's URL,
 a dummy key, no non-essential traffic, and a HOME / CLAUDE_CONFIG_DIR of the test's own so the
 user's settings, sessions and login never leak in. The whole directory is skipped, with the
-reason, when the SDK's bundled CLI is absent. The CLI version is written to the test output.
+reason, when the SDK's bundled CLI is absent. The CLI version is written to the test output
+(``tests/conftest.py``, from the tests' ``claude_cli_version`` property).
 
 After every test, every model request an agent made is checked against the agent's explicit
 tool set (:mod:`foreman.backends.claude.toolset`): a tool outside it fails the test.
@@ -68,27 +69,14 @@ def cli_env(api: ScriptedAPI, home: Path) -> dict[str, str]:
             "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "CLAUDE_CODE_MAX_RETRIES": "2"}
 
 
-_RAN: list[str] = []
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _announce_version() -> None:
-    _RAN.append(str(VERSION))
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Name the real CLI in the test output (the summary: a fixture's output is captured)."""
-    if _RAN:
-        terminalreporter.write_line(f"[tests/claude_cli] real claude CLI {VERSION} ({BUNDLED})")
-
-
 @pytest.fixture
 def claude_cli(tmp_path: Path, request: pytest.FixtureRequest):
     """The scripted API started and the real CLI pointed at it; any CLI left running is killed."""
     api = ScriptedAPI().start()
     home = tmp_path / "cli-home"
     real = RealCLI(BUNDLED, VERSION or "?", cli_env(api, home), api, home)
-    request.node.user_properties.append(("claude_cli_version", real.version))
+    # tests/conftest.py names the CLI in the summary from this (it reaches pytest-xdist's controller)
+    request.node.user_properties.append(("claude_cli_version", f"{real.version} ({BUNDLED})"))
     started = time.time()
     yield real
     api.stop()
@@ -101,12 +89,21 @@ def claude_cli(tmp_path: Path, request: pytest.FixtureRequest):
     assert not outside, f"tools outside the explicit set were offered: {outside}"
 
 
-def running(argument: str) -> list[psutil.Process]:
-    """Live processes with ``argument`` among their command-line words (e.g. ``slow_job.py``)."""
+def running(argument: str, inside: Path) -> list[psutil.Process]:
+    """Live processes with ``argument`` among their command-line words (e.g. ``slow_job.py``)
+    whose working directory is ``inside`` (the test's own folder) or below it.
+
+    The folder keeps another test's processes out (pytest-xdist runs two tests at once, and
+    other runs of the suite may share the machine). A sandboxed command's working directory
+    reads as its worktree from outside too (bwrap binds the worktree at its own path).
+    """
+    root = str(inside.resolve())
     found = []
     for proc in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
-            if argument in proc.cmdline() and proc.status() != psutil.STATUS_ZOMBIE:
+            cwd = proc.cwd()
+            if argument in proc.cmdline() and (cwd == root or cwd.startswith(root + os.sep)) and \
+                    proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
     return found
 

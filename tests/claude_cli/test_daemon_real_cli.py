@@ -162,7 +162,7 @@ async def test_pause_mid_command_kills_the_tree_and_resume_continues_the_session
     c = await rig.start()
     try:
         t1 = rig.task("Long work", assignee="kit")
-        children = await wait_for(lambda: running("slow_job.py"), 90, "the long command running")
+        children = await wait_for(lambda: running("slow_job.py", tmp_path), 90, "the long command running")
         cli = rig.d.backend.runners["kit"].cli_process("kit")
         assert cli is not None
         started = time.monotonic()

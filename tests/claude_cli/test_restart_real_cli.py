@@ -91,7 +91,7 @@ async def test_sigkill_during_a_command_leaves_no_orphan_after_restart(tmp_path:
     c = await daemon.start(60)
 
     def jobs() -> list[psutil.Process]:
-        return running("slow_job.py")
+        return running("slow_job.py", tmp_path)
 
     try:
         await c.ok({"type": "goal.submit", "text": "long work", "repo": "proj"})

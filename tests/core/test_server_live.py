@@ -256,7 +256,12 @@ async def test_slow_reader_does_not_delay_others(daemon: LiveDaemon) -> None:
             assert reply["type"] == "ack"
         assert loop.time() - start < 20
     finally:
-        await lazy.close(), await fast.close()
+        # A client that never reads cannot finish a close handshake (the server's close frame
+        # waits behind the frames it did not read; ws.close() would wait out close_timeout,
+        # 10 s): it drops its socket instead, as such a client would.
+        lazy.ws.transport.abort()
+        await lazy.ws.wait_closed()
+        await fast.close()
 
 
 async def _flood(conn: Conn, count: int, text: str = "flood", to: str = "user") -> int:
@@ -401,7 +406,13 @@ async def test_without_the_token_hello_errors_and_an_intent_changes_nothing(daem
             assert reply["type"] == "error" and reply["code"] == "unauthorized", (intent, reply)
             assert states == []
         assert await good.drain(0.3) == []  # nothing changed, nothing was broadcast
-        after = (await (await Conn.open(daemon.port, token=daemon.token)).hello())[0]
+        third = await Conn.open(daemon.port, token=daemon.token)
+        try:
+            after = (await third.hello())[0]
+        finally:
+            # closed here: a connection left open outlives this test's event loop, and the
+            # module's daemon then waits out its close timeout (10 s) for it at SIGTERM
+            await third.close()
         assert after["seq"] == before["seq"] and state_view(after) == state_view(before)
         # the same connection may then say hello with the token and work normally
         bad.token = daemon.token
