@@ -67,16 +67,19 @@ class Session:
 def session(tmp_path_factory: pytest.TempPathFactory):
     d = LiveDaemon(tmp_path_factory.mktemp("fuzz"))
     d.start()
-    s = Session(d.port, d.token)
-    before = s.snapshot()
-    yield s
-    after = s.snapshot()
-    s.ws.close()
-    assert s.sent >= 3000, s.sent
-    assert d.alive(), d.stderr()
-    assert after["seq"] == before["seq"], "a refused frame changed the state"
-    assert state_view(after) == state_view(before)
-    assert d.stop() == 0, d.stderr()
+    try:
+        s = Session(d.port, d.token)
+        before = s.snapshot()
+        yield s
+        after = s.snapshot()
+        s.ws.close()
+        assert s.sent >= 3000, s.sent
+        assert d.alive(), d.stderr()
+        assert after["seq"] == before["seq"], "a refused frame changed the state"
+        assert state_view(after) == state_view(before)
+    finally:  # (a failed check above must not leave the daemon running)
+        code = d.stop()
+    assert code == 0, d.stderr()
 
 
 def _not_an_intent(frame: str | bytes) -> bool:
