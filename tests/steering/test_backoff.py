@@ -70,6 +70,10 @@ class FakeClock:
         self._sleepers.append((self.t + delay, fut))
         await fut
 
+    def sleeping(self) -> bool:
+        """True while someone waits on this clock (advancing before that would be lost on it)."""
+        return any(not fut.done() for _, fut in self._sleepers)
+
     def advance(self, seconds: float) -> None:
         self.t += seconds
         for deadline, fut in self._sleepers:
@@ -95,6 +99,7 @@ async def test_a_task_whose_start_fails_is_retried_with_backoff_on_its_own(tmp_p
         await wait_for(lambda: len(failures()) == 1, what="the first failed start")
         expected = [0.0]
         for delay in (2, 4, 8, 16, 32, 60, 60):
+            await wait_for(clock.sleeping, what="the scheduler waiting out its backoff")
             await asyncio.sleep(0.1)
             assert len(failures()) == len(expected), "retried before its time"
             clock.advance(delay - 0.5)
@@ -109,6 +114,7 @@ async def test_a_task_whose_start_fails_is_retried_with_backoff_on_its_own(tmp_p
         assert 60 in clock.requested and max(clock.requested) <= 60
 
         blocker.unlink()
+        await wait_for(clock.sleeping, what="the scheduler waiting out its backoff")  # (flaky under load without)
         clock.advance(60)
         turn = await rig.turn("kit")
         assert turn.req.task == t1 and rig.world.tasks[t1].status == "doing"
