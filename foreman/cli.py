@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     cfg.add_argument("--json", action="store_true", help="print JSON")
     doctor = sub.add_parser("doctor", help="check the environment and say what to fix")
     _add_start_options(doctor)
+    stop = sub.add_parser("stop", help="stop a running Foreman (as Ctrl+C does: turns end, sessions stay resumable)",
+                          description="Stop the Foreman of --profile, or the only one running under the home. Exit "
+                          "codes: 0 stopped, 1 none running or still running after --timeout, 2 several run (name one).")
+    stop.add_argument("--home", default=argparse.SUPPRESS, help="state root (default: $AGENTCRAFT_HOME or ~/.agentcraft)")
+    stop.add_argument("--profile", default=argparse.SUPPRESS, help="the profile whose Foreman to stop")
+    stop.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for it to end (default 30)")
     sub.add_parser("tui", help="the terminal client (see foreman tui --help)", add_help=False)
     sub.add_parser("policy", help="classify a shell command as an agent would be judged (see foreman policy --help)", add_help=False)
     sub.add_parser("decode", help="decode one raw model reply (local backend)", add_help=False)
@@ -119,6 +125,8 @@ def _main(argv: list[str] | None) -> int:
             from .protodoc import docs_main
 
             return docs_main(check=args.check, out=Path(args.out) if args.out else None)
+        if args.command == "stop":
+            return _stop(resolve({k: v for k, v in vars(args).items() if k in ("home", "profile")}), args.timeout)
         flags = {k: v for k, v in vars(args).items() if k not in ("command", "json")}
         settings = resolve(flags)
         if args.command == "config":
@@ -178,6 +186,40 @@ def _risk(args: argparse.Namespace) -> int:
         print(f"{diff.head[:12]} against {diff.base[:12]}: {diff.files_changed} file(s) changed")
         print(summary(risks, limit=200))
     return 1 if has_critical(risks) else 0
+
+
+def _stop(settings: Settings, timeout: float) -> int:
+    """``foreman stop``: SIGTERM the Foreman of the named profile (or the only one running) and
+    wait until its profile is free (:mod:`foreman.runtime`); exit 0, 1 or 2 as the help says."""
+    import signal as signals
+    import time
+
+    from . import runtime
+
+    named = settings.sources.get("profile", "default") != "default"
+    live = runtime.running(settings.home, settings.profile if named else None)
+    where = f"profile {settings.profile!r} in {settings.home}" if named else str(settings.home)
+    if not live:
+        print(f"foreman stop: no Foreman runs for {where}", file=sys.stderr)
+        return 1
+    if len(live) > 1:
+        names = ", ".join(f"{r.get('profile')} (pid {r['pid']}, port {r.get('port')})" for r in live)
+        print(f"foreman stop: several Foremen run in {settings.home}: {names}; name one with --profile", file=sys.stderr)
+        return 2
+    record = live[0]
+    try:
+        os.kill(record["pid"], signals.SIGTERM)
+    except ProcessLookupError:
+        pass  # it ended meanwhile
+    deadline = time.monotonic() + timeout
+    while runtime.running(settings.home, record.get("profile")):
+        if time.monotonic() > deadline:
+            print(f"foreman stop: the Foreman of profile {record.get('profile')!r} (pid {record['pid']}) still runs after "
+                  f"{timeout:g} s; its turns may still be ending (kill -9 {record['pid']} forces it)", file=sys.stderr)
+            return 1
+        time.sleep(0.1)
+    print(f"stopped the Foreman of profile {record.get('profile')!r} (pid {record['pid']}, port {record.get('port')})")
+    return 0
 
 
 def _config(settings: Settings, *, as_json: bool) -> int:

@@ -67,6 +67,12 @@ def read_run_file(path: Path) -> dict[str, Any] | None:
     return data
 
 
+def running(home: Path, profile: str | None = None) -> list[dict[str, Any]]:
+    """The live run records under ``home``: of ``profile``, or of every profile (sorted by name)."""
+    paths = [home / profile / RUN_FILE] if profile is not None else sorted(home.glob(f"*/{RUN_FILE}"))
+    return [r for r in map(read_run_file, paths) if r is not None]
+
+
 def _locked(lock: Path) -> bool | None:
     """True when a Foreman holds ``lock``, False when nobody does, None without a lock file."""
     if lock in _held:

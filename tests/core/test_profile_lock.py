@@ -95,3 +95,43 @@ def test_the_start_lines_connect_hint_reaches_the_daemon_from_another_shell(tmp_
         assert "agents:" in run.stdout, run.stdout
     finally:
         assert d.stop() == 0
+
+
+def _foreman(*args: str, timeout: float = 60) -> "subprocess.CompletedProcess[str]":
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "foreman", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_foreman_stop_ends_the_running_foreman_and_frees_its_profile(tmp_path: Path) -> None:
+    """The README named ``foreman stop`` before it existed (found by a newcomer)."""
+    from .live import daemon_cmd
+
+    class OtherProfile(LiveDaemon):
+        @property
+        def run_file(self) -> Path:
+            return self.home / "other" / "foreman.json"
+
+    d = LiveDaemon(tmp_path)
+    d.start()
+    other = OtherProfile(tmp_path, cmd=daemon_cmd(tmp_path, "--profile", "other"))
+    try:
+        other.start()
+        several = _foreman("stop", "--home", str(tmp_path))
+        assert several.returncode == 2 and "several Foremen run" in several.stderr and "--profile" in several.stderr
+        assert d.proc.poll() is None and other.proc.poll() is None  # nothing stopped on a guess
+        done = _foreman("stop", "--home", str(tmp_path), "--profile", "sim")
+        assert done.returncode == 0, done.stderr
+        assert f"stopped the Foreman of profile 'sim' (pid {d.proc.pid}, port {d.port})" in done.stdout
+        assert d.proc.wait(10) == 0  # a clean stop, as on Ctrl+C
+        assert not d.run_file.exists() and other.proc.poll() is None
+        again = _foreman("stop", "--home", str(tmp_path), "--profile", "sim")
+        assert again.returncode == 1 and "no Foreman runs" in again.stderr
+        last = _foreman("stop", "--home", str(tmp_path))  # the only one left needs no --profile
+        assert last.returncode == 0 and "'other'" in last.stdout, last.stderr
+        assert other.proc.wait(10) == 0
+    finally:
+        for daemon in (d, other):
+            if daemon.proc is not None and daemon.proc.poll() is None:
+                daemon.stop()
