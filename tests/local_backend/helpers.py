@@ -97,6 +97,15 @@ def request(cwd: Path, prompt: str = "Do the task.", *, agent: str = "kit", lead
                        env=venv_env())
 
 
+def fake_profile_config(url: str, *, protocol: str = "text", profile: dict[str, Any] | None = None,
+                        config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A profile's ``config.json`` (as a dict) whose local endpoint profile ``fake`` points at the
+    scripted server at ``url`` (model ``fake-coder``, ``protocol``, 256 tokens, plus ``profile``);
+    ``config`` adds top-level keys (``workerNames``, ``agents``)."""
+    return {**(config or {}), "local": {"profile": "fake", "profiles": {
+        "fake": {"url": url, "model": "fake-coder", "protocol": protocol, "maxTokens": 256, **(profile or {})}}}}
+
+
 GOAL = "Add a word_count helper"
 """The demo goal the scripted responder (``test_flow_local.make_responder``) knows."""
 
@@ -116,8 +125,8 @@ async def demo_daemon(tmp: Path, url: str, *, protocol: str = "text", profile: d
 
     home = tmp / "home"
     (home / "local").mkdir(parents=True, exist_ok=True)
-    (home / "local" / "config.json").write_text(json.dumps({**(config or {}), "local": {"profile": "fake", "profiles": {
-        "fake": {"url": url, "model": "fake-coder", "protocol": protocol, "maxTokens": 256, **(profile or {})}}}}))
+    (home / "local" / "config.json").write_text(json.dumps(fake_profile_config(url, protocol=protocol, profile=profile,
+                                                                               config=config)))
     repo = tmp / "pocket-notes"
     if not repo.exists():
         create_demo_repo(repo)

@@ -24,6 +24,8 @@ except ImportError:  # the seam's and the bundles' tests still run
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE = 80 * 1024 * 1024
+RAY = {"executor": "ray", "ray_resources": "foreman_worker=1", "ray_heartbeat": 1.0}
+"""The settings flags that put workers' turns on the test cluster's worker nodes (plus ``ray_address``)."""
 
 
 class Nodes:

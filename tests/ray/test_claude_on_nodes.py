@@ -18,11 +18,9 @@ from ..claude.conftest import FAST
 from ..claude.fake_claude import FakeClaude
 from ..conductor.scripted import ScriptedRig, ScriptedRunner, done
 from ..rig import git, wait_for
-from .conftest import Nodes
+from .conftest import RAY, Nodes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
-
-RAY = {"executor": "ray", "ray_resources": "foreman_worker=1", "ray_heartbeat": 1.0}
 
 
 class ClaudeKitRig(ScriptedRig):

@@ -13,7 +13,7 @@ import pytest
 from foreman.config import resolve
 
 from ..local_backend.fakeserver import FakeOpenAI
-from ..local_backend.helpers import GOAL
+from ..local_backend.helpers import GOAL, fake_profile_config
 from ..local_backend.test_flow_local import make_responder
 from ..rig import wait_for
 from .conftest import Nodes
@@ -30,8 +30,7 @@ async def test_the_demo_task_on_a_node_with_the_local_backend(tmp_path: Path, ra
     with FakeOpenAI(make_responder("text", seen)) as server:
         home = tmp_path / "home"
         (home / "local").mkdir(parents=True)
-        (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "fake", "profiles": {
-            "fake": {"url": server.url, "model": "fake-coder", "protocol": "text", "maxTokens": 256}}}}))
+        (home / "local" / "config.json").write_text(json.dumps(fake_profile_config(server.url)))
         repo = tmp_path / "pocket-notes"
         create_demo_repo(repo)
         settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "notify": False,

@@ -17,11 +17,9 @@ from foreman.backends.turns import TurnRequest
 
 from ..conductor.scripted import ScriptedRig, done, write_and_commit
 from ..rig import PYPROJECT, git, make_repo, wait_for
-from .conftest import Nodes
+from .conftest import RAY, Nodes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
-
-RAY = {"executor": "ray", "ray_resources": "foreman_worker=1", "ray_heartbeat": 1.0}
 
 
 async def plan(req: TurnRequest, tools: Any):
