@@ -16,7 +16,7 @@ from foreman.daemon import Daemon
 
 from ..claude.conftest import FAST
 from ..claude.fake_claude import FakeClaude
-from ..conductor.scripted import ScriptedRig, ScriptedRunner, done
+from ..conductor.scripted import ScriptedRig, done
 from ..rig import git, wait_for
 from .conftest import RAY, Nodes
 
