@@ -44,7 +44,7 @@ def status_view(m: Mirror) -> list[str]:
     lines = [f"foreman {s.version} · backend {s.backend} ({credentials_text(s.auth)}) · profile {s.profile} · user {s.user_name} · seq {m.seq}"]
     for repo in m.repos.values():
         dirty = " (uncommitted changes)" if repo.dirty else ""
-        lines.append(f"repo {repo.id}: {repo.path} on {repo.base_branch} @ {(repo.head or '?')[:8]}{dirty}")
+        lines.append(f"repo {repo.id}: {repo.path} · merges go to {repo.base_branch} @ {(repo.head or '?')[:8]}{dirty}")
     for goal in sorted(m.goals.values(), key=lambda g: id_order(g.id)):
         lines.append(f"goal {goal.id} [{goal.status} {goal.progress}%] {goal.text}")
     counts = {status: 0 for status in TASK_STATUS_ORDER}
@@ -94,7 +94,7 @@ def repos_view(m: Mirror) -> list[str]:
     lines = []
     for repo in m.repos.values():
         dirty = " (uncommitted changes)" if repo.dirty else ""
-        lines.append(f"{repo.id}: {repo.path} on {repo.base_branch} @ {(repo.head or '?')[:8]}{dirty}")
+        lines.append(f"{repo.id}: {repo.path} · merges go to {repo.base_branch} @ {(repo.head or '?')[:8]}{dirty}")
         found = ", ".join(repo.instructions) if repo.instructions else "none (no AGENTS.md or CLAUDE.md at the root)"
         lines.append(f"  instructions for agents: {found}")
     return lines

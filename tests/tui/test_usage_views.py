@@ -121,3 +121,14 @@ def test_foreman_usage_says_when_a_section_has_nothing_yet() -> None:
         assert lines[lines.index(section) + 1] == empty, lines
     used = UsageReport(tasks=[p.Task(id="t1", title="busy", goal="g1", usage=p.Usage(turns=2, cost_usd=0.01))])
     assert any(line.startswith("  t1 busy") for line in format_report(used).splitlines())
+
+
+def test_repo_lines_say_where_merges_go_not_what_the_checkout_has() -> None:
+    """Found by a newcomer: with the checkout on a detached HEAD, ``/repo`` said "on main @ <main's
+    head>", as if the checkout were on main. The line names the base branch merges go to."""
+    from foreman.tui.mirror import Mirror
+
+    m = Mirror()
+    m.repos = {"demo": p.Repo(id="demo", path="/src/demo", base_branch="main", head="76cab273aa", dirty=True)}
+    assert views.repos_view(m)[0] == "demo: /src/demo · merges go to main @ 76cab273 (uncommitted changes)"
+    assert not any(" on main" in line for line in views.repos_view(m))
