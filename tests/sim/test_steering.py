@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ._sim import SimClient, start_daemon, tree_hash
-from .conftest import Run
+from .conftest import Run, run_async
 
 QUIET = 0.4
 """Seconds without a state message that count as "the scenario is waiting" (at --speed 1000
@@ -100,3 +100,26 @@ async def test_user_cancels_a_task_in_progress(tmp_path: Path) -> None:
     assert (client.goal()["status"], client.goal()["progress"]) == ("done", 100)
     t4_files = {p for s in patches.steps_for("t4") for p in s.writes}
     assert not t4_files & set(blobs(daemon.repo))
+
+
+def test_a_second_goal_is_declined_in_the_feed_not_left_planning(tmp_path: Path) -> None:
+    """Found by a newcomer: a goal submitted to the sim besides its scenario's sat in ``planning``
+    for ever with nothing said. The sim plays one scripted scenario; it says so and cancels it."""
+    async def run() -> SimClient:
+        daemon = start_daemon(tmp_path / "home")
+        client = SimClient(answer=None)
+        try:
+            await client.connect(daemon.port, since=0)
+            await client.wait_for(lambda c: any(t["status"] == "doing" for t in c.tasks.values()), 30, "the scenario")
+            reply = await client.request({"type": "goal.submit", "text": "Add a delete command"})
+            second = reply["result"]
+            await client.wait_for(lambda c: c.goals.get(second, {}).get("status") == "cancelled", 30, "the decline")
+            scenario = next(g for g in client.goals.values() if g["id"] != second)
+            assert scenario["status"] in ("planning", "active")  # the scenario goes on
+            return client
+        finally:
+            await client.close()
+            daemon.stop()
+
+    client = run_async(run())
+    assert any("cannot plan" in f["text"] and "--backend claude or --backend local" in f["text"] for f in client.feed)

@@ -137,9 +137,24 @@ class SimBackend:
         if effect.kind == "goal" and self.state().get("goal") is None and self.d is not None:
             self.set_state(goal=effect.ref)
             self._launch()
+        elif effect.kind == "goal" and self.d is not None and effect.ref != self.state().get("goal"):
+            asyncio.get_running_loop().call_soon(self._decline_goal, effect.ref)
         if effect.kind == "deliver" and self.d is not None and self.settings.ambient:
             asyncio.get_running_loop().call_soon(self._answer_messages, effect.ref)
         self.wake.set()
+
+    def _decline_goal(self, goal_id: str) -> None:
+        """A goal after the scenario's own: the sim plans nothing else, so it says so and cancels
+        the goal (it would otherwise wait in ``planning`` for ever)."""
+        d = self.d
+        goal = d.core.world.goals.get(goal_id)
+        if goal is None or goal.status != "planning":
+            return
+        text = (f"The sim plays one scripted scenario (goal {self.state().get('goal')}) and cannot plan {goal_id}: "
+                "start the Foreman with --backend claude or --backend local for your own goals, or with --reset "
+                "to play the scenario again.")
+        d.act(lambda c, now: c.feed(text, now, kind="error"))
+        d.act(lambda c, now: c.set_goal_status(goal_id, "cancelled", now))
 
     def _answer_messages(self, agent: str) -> None:
         """A sim agent reads its messages and acknowledges the user's (off-shift agents wait).
