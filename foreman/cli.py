@@ -129,6 +129,8 @@ def _main(argv: list[str] | None) -> int:
             return _stop(resolve({k: v for k, v in vars(args).items() if k in ("home", "profile")}), args.timeout)
         flags = {k: v for k, v in vars(args).items() if k not in ("command", "json")}
         settings = resolve(flags)
+        if args.command in ("config", "doctor"):
+            _check_local_profile(settings)
         if args.command == "config":
             return _config(settings, as_json=args.json)
         if args.command == "doctor":
@@ -220,6 +222,18 @@ def _stop(settings: Settings, timeout: float) -> int:
         time.sleep(0.1)
     print(f"stopped the Foreman of profile {record.get('profile')!r} (pid {record['pid']}, port {record.get('port')})")
     return 0
+
+
+def _check_local_profile(settings: Settings) -> None:
+    """Check the ``local`` section and the chosen local profile as ``start --backend local`` would.
+
+    Raises:
+        ConfigError: names the key and the fix (:func:`foreman.backends.local.profiles.resolve_profile`).
+    """
+    if settings.sections.get("local") or getattr(settings, "local_profile", None) or settings.backend == "local":
+        from .backends.local.profiles import resolve_profile
+
+        resolve_profile(settings)
 
 
 def _config(settings: Settings, *, as_json: bool) -> int:

@@ -432,3 +432,21 @@ def test_bad_value_errors_say_what_is_wanted_not_pythons_message(
     message = info.value.message
     assert fragment in message, message
     assert "invalid literal" not in message and "could not convert" not in message and "one of ," not in message
+
+
+@pytest.mark.parametrize("file,args,named", [
+    ({"local": {"profiles": {"small": {"mode": "guidedd"}}}}, [], "local.profiles.small.mode"),
+    ({"local": {"profiles": {"small": {"mode": "guided"}}}}, ["--local-profile", "nosuch"], "no local profile named 'nosuch'"),
+])
+@pytest.mark.parametrize("command", ["config", "doctor"])
+def test_config_and_doctor_check_the_local_profiles_as_start_does(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  file: dict, args: list[str], named: str,
+                                                                  command: str) -> None:
+    """Found by a newcomer: a bad local profile passed `foreman config` and `doctor` and failed
+    only at `foreman start`."""
+    from foreman.cli import main
+
+    _file(tmp_path, file)
+    code = main([command, "--home", str(tmp_path), "--profile", "sim", *args])
+    err = capsys.readouterr().err
+    assert code == 2 and named in err, err
