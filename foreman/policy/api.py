@@ -85,7 +85,8 @@ def finish(ctx: Ctx, granted: Iterable[str]) -> Verdict:
     if not missing:
         if ctx.asks:
             return Verdict("allow", (), _sentence("Allowed by rules stored for this agent"), "", network)
-        return Verdict("allow", (), "Allowed: it stays inside the worktree and runs nothing the policy asks about.", "")
+        where = "the worktree and the scratch directory" if ctx.scratch else "the worktree"
+        return Verdict("allow", (), f"Allowed: it stays inside {where} and runs nothing the policy asks about.", "")
     reasons = list(dict.fromkeys(missing.values()))
     reason = "Needs permission: " + "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
     keys = tuple(missing)

@@ -86,6 +86,7 @@ class Ctx:
         self.functions: dict[str, object] = {}
         self.aliases: dict[str, str] = {}  # alias name -> value, defined earlier on the line
         self.probe_only = False
+        self.scratch = False  # a path in the scratch directory was touched (for the reason)
         # Static text written to files earlier on this command line (resolved path -> texts),
         # so ``echo 'git push' > x.sh && sh x.sh`` can be seen through.
         self.written: dict[str, list[str]] = {}
@@ -211,7 +212,7 @@ class Ctx:
             return "in"
         reads = mode == "rtree" or (mode == "r" and not directory)
         if arg.kind == UNKNOWN or arg.text is None:
-            secret = key_material(arg.src) if reads and arg.src else None
+            secret = key_material(arg.src) if (reads or writes) and arg.src else None
             if secret:
                 self.deny(f"{what} key material: {secret}")
                 return "out"
@@ -234,7 +235,7 @@ class Ctx:
         if not text.startswith("/") and cwds is None:
             # From an unknown directory (``cd ~ && cat .ssh/id_rsa``) a path below a key
             # folder may be the home's own: refused like the same path written from ``~``.
-            secret = key_material("~/" + text) if reads and "/" in text.strip("/") else None
+            secret = key_material("~/" + text) if (reads or writes) and "/" in text.strip("/") else None
             if secret:
                 self.deny(f"{what} key material from an unknown directory: {secret}")
                 return "out"
@@ -265,13 +266,16 @@ class Ctx:
             if writes:
                 self.mutate(f"{what} {real}")
             return "in"
-        if self.in_tmp(real) or (real == self.tmpdir and not writes and mode != "rtree"):
-            return "tmp"
-        if mode == "rtree" or (mode == "r" and not directory):
+        # Key material is refused wherever it lies outside the worktree, the scratch directory
+        # included (a home under /tmp); listing a folder (``ls``) is not reading it.
+        if not (mode == "r" and directory):
             secret = key_material(real)
             if secret:
                 self.deny(f"{what} key material: {secret}")
                 return "out"
+        if self.in_tmp(real) or (real == self.tmpdir and not writes and mode != "rtree"):
+            self.scratch = True
+            return "tmp"
         if mode in ("rtree", "wtree") or directory:
             target = real
         else:

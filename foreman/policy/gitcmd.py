@@ -626,6 +626,23 @@ def _subtree(c: Call):
     return None
 
 
+#: Bridge commands that publish commits to another system's server like a push (git-svn(1):
+#: ``dcommit``, ``set-tree``, ``commit-diff`` commit to SVN, ``branch``/``tag`` create them
+#: there; git-p4(1): ``submit`` submits to Perforce).
+_BRIDGE_PUBLISH = {"svn": frozenset({"dcommit", "set-tree", "commit-diff", "branch", "tag"}),
+                   "p4": frozenset({"submit"})}
+
+
+def _bridge(c: Call, sub: str):
+    ops = [lit_text(a) for a in c.args if not (lit_text(a) or "").startswith("-")]
+    first = ops[0] if ops else ""
+    if first is None or first in _BRIDGE_PUBLISH[sub]:
+        c.deny(f"git {sub} {first or '(a command from a variable)'} publishes to another repository like a push")
+        return None
+    c.exact(f"git {sub} starts a program, a GUI or a network service")
+    return None
+
+
 def _archive(c: Call):
     p = parse_opts(c.args, "o", {"--output", "--remote", "--exec", "--prefix", "--format"})
     if p.has("--remote", "--exec"):
@@ -708,7 +725,8 @@ _SUBS = {
     "worktree": _worktree, "submodule": _submodule, "filter-branch": _filter_branch, "difftool": _difftool,
     "fetch": lambda c: _network(c, "fetch"), "pull": lambda c: _network(c, "pull"),
     "ls-remote": lambda c: _network(c, "ls-remote"), "clone": lambda c: _network(c, "clone"),
-    "remote": _remote, "lfs": _lfs, "subtree": _subtree, "archive": _archive, "bundle": _bundle,
+    "remote": _remote, "lfs": _lfs, "subtree": _subtree, "svn": lambda c: _bridge(c, "svn"),
+    "p4": lambda c: _bridge(c, "p4"), "archive": _archive, "bundle": _bundle,
     "reflog": _reflog, "symbolic-ref": _symbolic_ref, "update-ref": _update_ref, "format-patch": _format_patch, "restore": _restore,
 }
 

@@ -47,6 +47,38 @@ _SYSTEM = frozenset({"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshado
 _HOME = re.compile(r"^(?:~[A-Za-z0-9_.-]*|\$HOME|\$\{HOME\}|/root|/home/[^/]+|/Users/[^/]+)(?=/|$)")
 
 
+#: First components of the folders and files above: a path naming one may be key material.
+_FIRST = frozenset(p.split("/", 1)[0] for p in SECRET_DIRS + SECRET_FILES + (".agentcraft",))
+_TAIL_HINT = re.compile(r"(?:^|/)(?:" + "|".join(re.escape(p) for p in sorted(_FIRST)) + r")(?:/|$)")
+
+#: The Foreman's own client token file, below its state root (``~/.agentcraft/**/foreman.json``).
+_FOREMAN_TOKEN = re.compile(r"^\.agentcraft/(?:.+/)?foreman\.json$")
+
+
+def _below_home(norm: str, rel: str, name: str | None) -> str | None:
+    """What ``rel`` (a normalised path relative to a home folder) is when it is key material.
+
+    Args:
+        norm: the whole path, for the description.
+        rel: the part below the home (``.ssh/id_rsa``; ``""`` for the home itself).
+        name: the last component when ``.pem``/``.key`` files count (a real home), else None.
+    """
+    for folder in SECRET_DIRS:
+        if rel == folder or rel.startswith(folder + "/"):
+            inner = rel[len(folder) + 1:]
+            public = _PUBLIC.get(folder)
+            if public and inner and "/" not in inner and "*" not in inner and public.match(inner):
+                return None
+            return f"{norm} (keys or credentials in a {folder} folder)"
+    if rel in SECRET_FILES:
+        return f"{norm} (stored credentials)"
+    if _FOREMAN_TOKEN.match(rel):
+        return f"{norm} (the Foreman's client token)"
+    if name is not None and _HOME_KEY_NAMES.match(name):
+        return f"{norm} (a key file in a home folder)"
+    return None
+
+
 def _unquote(text: str) -> str:
     return text.replace('"', "").replace("'", "").replace("\\", "")
 
@@ -66,20 +98,21 @@ def key_material(path: str) -> str | None:
         return f"{norm} (system password hashes or sudo rules)"
     name = norm.rsplit("/", 1)[-1]
     match = _HOME.match(norm)
-    rel = norm[match.end():].lstrip("/") if match else None
-    if rel is not None:
-        rel = posixpath.normpath(rel) if rel else ""
-        for folder in SECRET_DIRS:
-            if rel == folder or rel.startswith(folder + "/"):
-                inner = rel[len(folder) + 1:]
-                public = _PUBLIC.get(folder)
-                if public and inner and "/" not in inner and "*" not in inner and public.match(inner):
-                    return None
-                return f"{norm} (keys or credentials in a {folder} folder)"
-        if rel in SECRET_FILES:
-            return f"{norm} (stored credentials)"
-        if _HOME_KEY_NAMES.match(name):
-            return f"{norm} (a key file in a home folder)"
+    if match:
+        rel = norm[match.end():].lstrip("/")
+        found = _below_home(norm, posixpath.normpath(rel) if rel else "", name)
+        if found:
+            return found
+    if _TAIL_HINT.search(norm):
+        # Wherever the folder is (a home the policy cannot know, ``/tmp/h/.ssh``, ``x/.aws``, a
+        # path with ``..``): its tail from a key-material component on is checked as if it were
+        # below a home. Only the tail names count here (``.pem`` files are a home's alone).
+        parts = posixpath.normpath(norm).split("/")
+        for i, part in enumerate(parts):
+            if part in _FIRST:
+                found = _below_home(norm, "/".join(parts[i:]), None)
+                if found:
+                    return found
     if "/" in norm and norm.startswith(("/", "~", "$")) and _KEY_NAMES.match(name) and not name.endswith(".pub"):
         return f"{norm} (a private key)"
     return None

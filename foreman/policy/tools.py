@@ -60,6 +60,9 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
         if path is None:
             return Verdict("deny", (), f"Refused: the {tool} call has no file path.", "")
         real = _resolve(ctx, path)
+        secret = key_material(real) if not ctx.inside(real) else None
+        if secret:
+            return Verdict("deny", (), f"Refused: {tool} writes key material: {secret}.", "")
         if real == ctx.gitlink or real.startswith(ctx.gitlink + "/"):
             ctx.ask(f"Write:.git:{real}", "it edits the worktree's .git link to the repository")
         elif not ctx.inside(real) and not ctx.in_tmp(real):
@@ -70,10 +73,10 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
         if path is None:
             return Verdict("deny", (), f"Refused: the {tool} call has no path.", "")
         real = _resolve(ctx, path)
+        secret = key_material(real) if tool != "LS" and not ctx.inside(real) else None
+        if secret:  # wherever it lies outside the worktree, the scratch directory included
+            return Verdict("deny", (), f"Refused: {tool} reads key material: {secret}.", "")
         if not ctx.inside(real) and not ctx.in_tmp(real):
-            secret = key_material(real) if tool != "LS" else None
-            if secret:
-                return Verdict("deny", (), f"Refused: {tool} reads key material: {secret}.", "")
             ctx.ask(f"Read:{real}", f"it reads {real}, outside the worktree")
         return finish(ctx, granted)
     if tool in ("Grep", "Glob"):
@@ -87,10 +90,10 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
                 ctx.ask(f"Glob:tree:{target}", "the pattern climbs with .. after a wildcard")
                 return finish(ctx, granted)
             target = realpath(split[0])
+        secret = key_material(target) if tool == "Grep" and not ctx.inside(target) else None
+        if secret:
+            return Verdict("deny", (), f"Refused: Grep reads key material: {secret}.", "")
         if not ctx.inside(target) and not ctx.in_tmp(target):
-            secret = key_material(target) if tool == "Grep" else None
-            if secret:
-                return Verdict("deny", (), f"Refused: Grep reads key material: {secret}.", "")
             ctx.ask(f"{tool}:tree:{target}", f"it searches {target}, outside the worktree")
         return finish(ctx, granted)
     if tool == "WebFetch":

