@@ -174,6 +174,9 @@ def _chroot(c: Call):
     if rest:
         # Paths inside are relative to the new root: only what is refused is taken from them.
         dispatch(c.ctx, rest, None, c.stdin)
+        # and as if nothing moved (the new root may be this one): a refusal there stands too, so a
+        # wrapper never lowers a verdict (`chroot / rm -rf link/` refused like `rm -rf link/`)
+        dispatch(c.ctx, rest, c.cwds, c.stdin)
     return None
 
 

@@ -171,18 +171,21 @@ def _run_list(ctx: Ctx, node, cwds: Cwds, stdin, tail_redirects=()) -> Result:
     cur = node
     while cur.type == "list":
         ch = [c for c in cur.children if c.type != "comment"]
-        rights.append(ch[-1])
+        rights.append((ch[1].type if len(ch) == 3 else "", ch[-1]))
         cur = ch[0]
     rights.reverse()
     res = run_stmt(ctx, cur, cwds, stdin)
-    for i, right in enumerate(rights):
+    ok = res.cwds  # where the list is when every part so far succeeded: what the right of && starts in
+    for i, (op, right) in enumerate(rights):
+        start = ok if op == "&&" else res.cwds  # (the right of || runs after a failure: anywhere so far)
         if tail_redirects and i == len(rights) - 1:
             if right.type == "command":
-                nxt = run_command(ctx, right, res.cwds, None, tail_redirects)
+                nxt = run_command(ctx, right, start, None, tail_redirects)
             else:
-                nxt = run_stmt(ctx, right, res.cwds, apply_redirects(ctx, tail_redirects, res.cwds, None))
+                nxt = run_stmt(ctx, right, start, apply_redirects(ctx, tail_redirects, start, None))
         else:
-            nxt = run_stmt(ctx, right, res.cwds, None)
+            nxt = run_stmt(ctx, right, start, None)
+        ok = nxt.cwds if op == "&&" else union(ok, nxt.cwds)
         res = Result(union(res.cwds, nxt.cwds), nxt.out)
     return res
 

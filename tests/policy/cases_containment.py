@@ -382,6 +382,9 @@ KINDS: dict[str, list[tuple]] = {
         ('rm -f ~', Q, [X]),
         ('rm -rf link', Q, [O + "/etc:wtree:"]),  # deletes the link, not /etc (asks as before)
         ('rm -rf link/', D, []),  # what the link leads to: /etc
+        ('cd src && cd .. && cd src && cd .. && rm -rf link/', D, []),  # && keeps the directory known
+        ('cd src && cd .. && cd src && cd .. && cd / && rm -rf usr', D, []),
+        ('chroot / rm -rf link/', D, []),  # a refusal as if the root did not move stands
         ('rm -rf build', Q, ["Bash:rm -r"]),
         ('rm -rf ./usr', Q, ["Bash:rm -r"]),
         ('rm -rf /tmp/build-1', A, []),
