@@ -248,16 +248,9 @@ async def test_the_bench_count_task_repaired_on_attempt_two_merges_the_asked_lin
         return text(DEMO_WRONG if req["temperature"] < 0.3 else right)
 
     async with guided_daemon(tmp_path, monkeypatch, responder, attempts=2, repairs=0, ci=CI, asked_test=True) as g:
-        daemon, repo, world = g.daemon, g.repo, g.daemon.core.world
+        repo = g.repo
         task = g.task("Count search matches", DEMO_GOAL)
-
-        def open_merge():
-            return next((d for d in world.decisions.values() if d.kind == "merge" and d.status == "open"), None)
-
-        await wait_for(lambda: open_merge() is not None or world.tasks[task].status == "blocked", world=world)
-        assert world.tasks[task].status == "review"
-        daemon.act(lambda c, now: c.answer_decision(open_merge().id, 0, now))
-        await wait_for(lambda: world.tasks[task].status == "done")
+        await g.merge(task)
     stats = [s for s in g.backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
     assert [a.outcome for a in stats[0].attempts] == ["checks failed", "passed"]
     subprocess.run(["git", "checkout", "-q", "main"], cwd=repo, check=True)

@@ -59,6 +59,19 @@ class GuidedDaemon:
         return self.daemon.act(lambda c, now: c.create_task(title, now, description=description, assignee="juniper",
                                                             repo=repo_id, who="user")).id
 
+    async def merge(self, task: str) -> None:
+        """Wait for ``task``'s merge decision (failing if it ends blocked instead), approve it and
+        wait until the task is done."""
+        world = self.daemon.core.world
+
+        def open_merge():
+            return next((d for d in world.decisions.values() if d.kind == "merge" and d.status == "open"), None)
+
+        await wait_for(lambda: open_merge() is not None or world.tasks[task].status == "blocked", world=world)
+        assert world.tasks[task].status == "review"
+        self.daemon.act(lambda c, now: c.answer_decision(open_merge().id, 0, now))
+        await wait_for(lambda: world.tasks[task].status == "done")
+
 
 @contextlib.asynccontextmanager
 async def guided_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, responder: Callable[[dict], Reply], *,
@@ -102,16 +115,8 @@ async def wait_for(pred, timeout: float = 60.0, world=None) -> None:
 async def test_guided_task_second_attempt_passes_and_merges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with guided_daemon(tmp_path, monkeypatch, responder, attempts=3, repairs=0,
                              ci=f"{sys.executable} -m pytest -q -p no:cacheprovider") as g:
-        daemon, world = g.daemon, g.daemon.core.world
         task = g.task("Add word_count", GOAL)
-
-        def open_merge():
-            return next((d for d in world.decisions.values() if d.kind == "merge" and d.status == "open"), None)
-
-        await wait_for(lambda: open_merge() is not None or world.tasks[task].status == "blocked", world=world)
-        assert world.tasks[task].status == "review"
-        daemon.act(lambda c, now: c.answer_decision(open_merge().id, 0, now))
-        await wait_for(lambda: world.tasks[task].status == "done")
+        await g.merge(task)
     backend, server, repo, home = g.backend, g.server, g.repo, g.home
     stats = [s for s in backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
     assert len(stats) == 1 and stats[0].passed
