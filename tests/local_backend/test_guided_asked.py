@@ -17,7 +17,7 @@ from foreman.backends.local.asked import NO_ASKED_TEST, example_excerpt
 from foreman.backends.local.guided import GuidedStats
 
 from .fakeserver import last_user, text
-from .test_guided_flow import guided_daemon, wait_for
+from .test_guided_flow import guided_daemon
 from .test_guided_named import CI, FILES, GOAL, blocked_note, clean, committed, review_note
 from .test_guided_runner import run as guided_turn
 
@@ -219,12 +219,10 @@ async def test_the_bench_count_option_false_success_ends_blocked_through_the_dae
         return text(DEMO_ASKED if step_of(req) == "asked test" else DEMO_WRONG)
 
     async with guided_daemon(tmp_path, monkeypatch, responder, attempts=2, repairs=1, ci=CI, asked_test=True) as g:
-        repo, world = g.repo, g.daemon.core.world
+        repo = g.repo
         main_before = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True).stdout
         task = g.task("Count search matches", DEMO_GOAL)
-        await wait_for(lambda: world.tasks[task].status in ("blocked", "review", "done"), world=world)
-        assert world.tasks[task].status == "blocked"
-        assert not [d for d in world.decisions.values() if d.kind == "merge"]
+        await g.blocked(task)
     stats = [s for s in g.backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
     assert len(stats) == 1 and not stats[0].passed
     assert [a.outcome for a in stats[0].attempts] == ["checks failed"] * 2

@@ -59,6 +59,13 @@ class GuidedDaemon:
         return self.daemon.act(lambda c, now: c.create_task(title, now, description=description, assignee="juniper",
                                                             repo=repo_id, who="user")).id
 
+    async def blocked(self, task: str) -> None:
+        """Wait until ``task`` ends; it must end blocked, with no merge decision ever opened."""
+        world = self.daemon.core.world
+        await wait_for(lambda: world.tasks[task].status in ("blocked", "review", "done"), world=world)
+        assert world.tasks[task].status == "blocked"
+        assert not [d for d in world.decisions.values() if d.kind == "merge"]
+
     async def merge(self, task: str) -> None:
         """Wait for ``task``'s merge decision (failing if it ends blocked instead), approve it and
         wait until the task is done."""

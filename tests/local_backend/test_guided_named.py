@@ -15,7 +15,7 @@ from foreman.backends.local.guided import GuidedStats
 
 from .fakeserver import last_user, text
 from .helpers import FakeTools
-from .test_guided_flow import guided_daemon, wait_for
+from .test_guided_flow import guided_daemon
 from .test_guided_runner import run as guided_turn
 
 FILES = {
@@ -217,12 +217,10 @@ async def test_the_bench_false_success_ends_blocked_through_the_daemon_never_mer
         return text(DEMO_SEARCH) if last_user(req).startswith("Task:") else UNCHANGED
 
     async with guided_daemon(tmp_path, monkeypatch, responder, attempts=2, repairs=1, ci=CI) as g:
-        repo, world = g.repo, g.daemon.core.world
+        repo = g.repo
         main_before = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True).stdout
         task = g.task("Count search matches", DEMO_GOAL)
-        await wait_for(lambda: world.tasks[task].status in ("blocked", "review", "done"), world=world)
-        assert world.tasks[task].status == "blocked"
-        assert not [d for d in world.decisions.values() if d.kind == "merge"]
+        await g.blocked(task)
     backend, server = g.backend, g.server
     stats = [s for s in backend.runners["juniper"].stats.values() if isinstance(s, GuidedStats)]
     assert len(stats) == 1 and not stats[0].passed
