@@ -44,7 +44,7 @@ def step_of(req: dict) -> str:
     """Which guided step a request is: the asked test, the edit, or a repair."""
     asked = last_user(req)
     if any(words in asked for words in ("Before anything is changed", "does not check what the task asks",
-                                        "Write the test functions in one")):
+                                        "Write the test functions in one", "No test there fails because")):
         return "asked test"
     return "edit" if asked.startswith("Task:") else "repair"
 

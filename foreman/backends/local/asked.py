@@ -12,8 +12,11 @@ as the task states it, and places them in a new file (:func:`asked_test_path`). 
   code (plus one of the repository's tests as an example of how it tests), so it says what the
   task asks, not what the model's change does (a test written after the change tends to
   assert the change).
-- *It must fail on the unchanged code* (the repository's check command, run with only the
-  test added, exits non-zero and names the test file). A test that passes there checks nothing
+- *It must fail on the unchanged code, for the task* (:mod:`.probe`: run alone with pytest's
+  JUnit report, a test function counts when it fails on an assert or because a name the task
+  adds is missing; one broken in itself, a ``TypeError`` of its own, is dropped, as is one that
+  passes; a check command that is not plain pytest is only read for its exit status and must
+  name the test file). A test that passes there checks nothing
   the task adds (it can pass whatever the change does); one more is asked, and when that one
   passes too (or cannot be placed) the attempt ends :data:`NO_ASKED_TEST`. Why not "passes after"
   alone: a test that already passes cannot tell a right change from a wrong one, which is the
@@ -36,9 +39,12 @@ from __future__ import annotations
 
 import ast
 import re
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import commands
+from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json
 from .guided_text import SYSTEM, TEST_ASK
 from .localize import Localized, is_test_file, module_name, numbered
@@ -55,6 +61,10 @@ ASKED_TEST_ASK = (
     "`# file: {path}`, only imports and test functions (def test_...) with plain assert statements. No explanations.")
 PASSES_ON_BASE = ("That test passes on the code as it is now, so it does not check what the task asks for. Write test "
                   "functions that fail now and pass once the task is done. Same format.")
+NOT_FOR_THE_TASK = ("No test there fails because the task is not done yet:\n{reasons}\nA test of the task fails on an "
+                    "assert (or because a name the task adds does not exist yet). Write the test functions again, in "
+                    "one ```python block for {path}; call only what the code shown has, as it is defined there, or "
+                    "what the task adds.")
 LOCKED = ("{path} is the test of what the task asks for and stays as it is: change the code so that it passes, "
           "not the test.")
 
@@ -157,6 +167,22 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             continue
         await task._write(planned)
         attempt.actions.extend(planned.actions)
+        outcomes = await _probe(task, attempt, path, where)
+        if outcomes:
+            keep = probes.kept(outcomes)
+            if keep:
+                _trim(task, path, keep)
+                task.locked = path
+                return task._read(path)
+            task._drop(path)
+            del attempt.actions[len(attempt.actions) - len(planned.actions):]
+            problem = probes.reasons(outcomes)
+            own = next((o for o in outcomes if o.kind == "own error"), None)
+            attempt.outcome = NO_ASKED_TEST
+            attempt.detail = (f"{own.name} failed on an error of its own: {own.detail[:160]}" if own
+                              else "the test passed on the unchanged code")
+            messages.append({"role": "user", "content": NOT_FOR_THE_TASK.format(reasons=problem, path=path)})
+            continue
         ok, summary = await task._check()
         if not ok and (path in summary or "pytest" not in (task.ci_command or "")):
             task.locked = path
@@ -169,6 +195,42 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
                          f"The checks failed, but not in {path}:\n{summary}\nWrite test functions of what the "
                          "task asks for. Same format."})
     return None
+
+
+async def _probe(task: GuidedTask, attempt: Attempt, path: str, where: Localized) -> list[probes.ProbeOutcome]:
+    """Run the placed test alone on the unchanged code and sort its functions (:mod:`.probe`);
+    [] when the check command is not plain pytest or wrote no usable report."""
+    with tempfile.TemporaryDirectory(prefix="foreman-probe-") as tmp:
+        report = Path(tmp) / "report.xml"
+        command = probes.probe_command(task.ci_command, path, str(report))
+        if command is None:
+            return []
+        started = task.clock()
+        try:
+            await commands.run_command(command, cwd=task.root, env=dict(task.req.env) or None,
+                                       timeout=task.ci_timeout, max_output=4000, on_start=task.tools.track_process)
+        finally:
+            task.stats.checks_s += task.clock() - started
+        xml = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else ""
+    existing = {word for rel in where.files for word in re.findall(r"[A-Za-z_]\w*", task._read(rel) or "")}
+    outcomes = probes.classify(xml, path, task.goal, existing)
+    task._trace(attempt.number, "asked test probe", attempt.temperature, "", None,
+                outcomes=[[o.name, o.kind, o.detail[:300]] for o in outcomes])
+    return outcomes
+
+
+def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
+    """Keep only the test functions that fail for the task (a collection error that fails for the
+    task keeps the whole file)."""
+    text = task._read(path) or ""
+    if str(Path(path).with_suffix("")).replace("/", ".") in keep:
+        return
+    try:
+        trimmed = probes.keep_only(text, keep)
+    except SyntaxError:
+        return
+    if trimmed != text:
+        (task.root / path).write_text(trimmed, encoding="utf-8")
 
 
 async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str], default: str | None,

@@ -1,0 +1,209 @@
+"""Why each function of the asked test fails on the unchanged code (issue 13).
+
+The asked test (:mod:`.asked`) must fail before the change. Failing is not enough: the 1.5B
+model's test for "print a last line 'N matching notes'" failed on the unchanged code only
+because it built ``Note(title=..., body=...)`` wrongly, a ``TypeError`` of its own, so no change
+could ever pass it and the attempt was lost. So the harness runs the test file alone on the
+unchanged code with pytest's JUnit XML report (``--junitxml``, a pytest built-in) and sorts
+each test function by why it failed:
+
+- ``asserts``: an ``AssertionError`` (a plain ``assert`` or a ``unittest`` assert): the test
+  checks something the code does not do yet;
+- ``new name``: an error whose message quotes a name the task's text names and the code does
+  not have yet (``cannot import name 'count_matches'``, ``unexpected keyword argument
+  'limit'``), or argparse's exit when the task names an option (``--limit``): the task adds it;
+- ``own error``: any other error (a wrong constructor call, a name nothing defines, a fixture
+  that does not exist): the test is broken, not the code;
+- ``passed`` (or ``skipped``): it checks nothing the task adds.
+
+Only ``asserts`` and ``new name`` functions are kept (:func:`keep_only`). Pure: text in, text out;
+the run itself is :mod:`.asked`'s.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+FAILS_FOR_THE_TASK = ("asserts", "new name")
+"""The kinds of failure that show a test checks something the task adds."""
+_SHELL_OPS = {"&&", "||", ";", "|", "&", ">", "<", ">>"}
+_EXC_LINE_RE = re.compile(r"^E\s+((?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt)))\b:?\s*(.*)$", re.M)
+_LAST_TYPE_RE = re.compile(r":\d+: ((?:\w+\.)*\w+)\s*$")
+_QUOTED_RE = re.compile(r"""['"](-{0,2}[A-Za-z_][\w-]*)['"]""")
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """One test function's result on the unchanged code.
+
+    Attributes:
+        name: ``test_x``, ``Class.test_x``, or the module's dotted name for a collection error
+            (parametrized cases keep their ``[id]``).
+        kind: ``asserts`` | ``new name`` | ``own error`` | ``passed`` | ``skipped``.
+        detail: the exception line (``TypeError: Note.__init__() got ...``), "" when it passed.
+    """
+
+    name: str
+    kind: str
+    detail: str = ""
+
+    @property
+    def function(self) -> str:
+        """The test function's name as :func:`keep_only` takes it (the case id dropped)."""
+        return self.name.split("[", 1)[0]
+
+
+def probe_command(ci_command: str | None, path: str, report: str) -> str | None:
+    """The check command narrowed to one test file with a JUnit XML report, or None when the
+    command is not a plain pytest run (a shell pipeline, ``make test``, ``tox``: then only its
+    exit status can be read).
+
+    Args:
+        ci_command: the repository's check command (e.g. ``python -m pytest -q``).
+        path: the test file, relative to the worktree.
+        report: where pytest writes the report.
+    """
+    try:
+        argv = shlex.split(ci_command or "")
+    except ValueError:
+        return None
+    if not argv or any(token in _SHELL_OPS for token in argv):
+        return None
+    runs_pytest = PurePosixPath(argv[0]).name in ("pytest", "py.test") or (
+        "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "pytest")
+    if not runs_pytest:
+        return None
+    # pytest ignores a path given twice, so a command that already names tests/ still runs the file once
+    return shlex.join([*argv, path, f"--junitxml={report}"])
+
+
+def _module(path: str) -> str:
+    return str(PurePosixPath(path).with_suffix("")).replace("/", ".")
+
+
+def _exception(text: str, message: str) -> tuple[str, str]:
+    """(exception type, the line to show) from a failure's traceback text and message."""
+    found = _EXC_LINE_RE.findall(text or "")
+    if found:
+        full, short, rest = found[-1]
+        return short, f"{short}: {rest}".strip().rstrip(":")
+    last = _LAST_TYPE_RE.search((text or "").rstrip())
+    kind = last.group(1).rsplit(".", 1)[-1] if last else ""
+    if not kind and message.startswith("assert "):
+        kind = "AssertionError"
+    return kind, (message or kind).split("\n", 1)[0]
+
+
+def _named(line: str) -> str:
+    """The name an error is about: the last quoted one in ``has no attribute 'x'``, else the
+    first (``cannot import name 'x' from 'module'``, ``unexpected keyword argument 'x'``)."""
+    quoted = _QUOTED_RE.findall(line)
+    if not quoted:
+        return ""
+    return (quoted[-1] if "has no attribute" in line else quoted[0]).lstrip("-")
+
+
+def _words(goal: str) -> set[str]:
+    return set(re.findall(r"-{0,2}[A-Za-z_][\w-]*", goal))
+
+
+def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozenset[str] = frozenset()
+             ) -> list[ProbeOutcome]:
+    """Sort the test functions of ``path`` in a pytest JUnit XML report (module docstring).
+
+    Args:
+        report_xml: the report's text.
+        path: the test file (``tests/test_x_asked.py``): test cases of other files are ignored.
+        goal: the task's text: a name it names, quoted in the error, is one the task adds.
+        existing: names the code already has (a ``NameError`` for one of them is the test's own:
+            it forgot an import; the task does not add it).
+
+    Returns:
+        One outcome per test case of the file ([] when the report names none, or is not XML).
+    """
+    try:
+        root = ElementTree.fromstring(report_xml)
+    except ElementTree.ParseError:
+        return []
+    module, out = _module(path), []
+    words = {w.lstrip("-") for w in _words(goal)} - set(existing)
+    option_task = any(w.startswith("--") for w in _words(goal))
+    for case in root.iter("testcase"):
+        classname, name = case.get("classname", ""), case.get("name", "")
+        if classname == module:
+            label = name
+        elif classname.startswith(module + "."):
+            label = f"{classname[len(module) + 1:]}.{name}"
+        elif not classname and name == module:
+            label = module  # a collection error: the whole file
+        else:
+            continue
+        bad = next((child for child in case if child.tag in ("failure", "error")), None)
+        if bad is None:
+            skipped = any(child.tag == "skipped" for child in case)
+            out.append(ProbeOutcome(label, "skipped" if skipped else "passed"))
+            continue
+        kind, line = _exception(bad.text or "", bad.get("message", ""))
+        if kind == "AssertionError":
+            out.append(ProbeOutcome(label, "asserts", line))
+        elif _named(line) in words or (
+                kind == "SystemExit" and option_task):  # argparse exits on an option the task adds
+            out.append(ProbeOutcome(label, "new name", line))
+        else:
+            out.append(ProbeOutcome(label, "own error", line))
+    return out
+
+
+def kept(outcomes: list[ProbeOutcome]) -> set[str]:
+    """The test functions to keep: some case fails for the task and none fails on its own error
+    (a collection error that fails for the task keeps its module's dotted name)."""
+    good = {o.function for o in outcomes if o.kind in FAILS_FOR_THE_TASK}
+    return good - {o.function for o in outcomes if o.kind == "own error"}
+
+
+def keep_only(text: str, names: set[str]) -> str:
+    """``text`` (a test file) without the test functions not in ``names`` (``test_x`` or
+    ``Class.test_x``); a class left without a test method goes too. Imports and helpers stay.
+
+    Raises:
+        SyntaxError: the text does not parse.
+    """
+    tree = ast.parse(text)
+    drop: list[tuple[int, int]] = []
+
+    def span(node: ast.AST) -> tuple[int, int]:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return first, node.end_lineno or node.lineno
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            if node.name not in names:
+                drop.append(span(node))
+        elif isinstance(node, ast.ClassDef):
+            tests = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and m.name.startswith("test")]
+            gone = [m for m in tests if f"{node.name}.{m.name}" not in names]
+            if tests and len(gone) == len(tests):
+                drop.append(span(node))
+            else:
+                drop.extend(span(m) for m in gone)
+    lines = text.split("\n")
+    for first, last in sorted(drop, reverse=True):
+        del lines[first - 1:last]
+    return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)).rstrip("\n") + "\n"
+
+
+def reasons(outcomes: list[ProbeOutcome]) -> str:
+    """One line per test that does not fail for the task, saying why (for the model)."""
+    why = {"passed": "passes on the code as it is now", "skipped": "is skipped",
+           "own error": "fails because of an error in the test itself"}
+    return "\n".join(f"- {o.name} {why[o.kind]}" + (f": {o.detail[:200]}" if o.detail else "")
+                     for o in outcomes if o.kind in why)
+
+
+__all__ = ["FAILS_FOR_THE_TASK", "ProbeOutcome", "classify", "keep_only", "kept", "probe_command", "reasons"]
