@@ -157,6 +157,7 @@ async def test_an_edit_that_changes_nothing_is_repaired_before_tests_are_asked_f
         await runner.preflight()
         try:
             result = await runner.run_turn(request(repo, GOAL + " Add a test in test_sub.py."), FakeTools(repo))
+            assert result.ok
         finally:
             await runner.close()
     stats = next(s for s in runner.stats.values() if isinstance(s, GuidedStats))

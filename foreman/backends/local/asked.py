@@ -48,6 +48,7 @@ from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json
 from .guided_text import SYSTEM, TEST_ASK
 from .localize import Localized, is_test_file, module_name, numbered
+from .signatures import api_text, imported_files
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -129,6 +130,25 @@ def example_excerpt(text: str, goal: str) -> str:
     return "\n".join(imports) + "\n\n\n" + min(found)[2] + "\n"
 
 
+def test_context(task: GuidedTask, where: Localized, known: list[str]) -> str:
+    """What a test ask shows beside the localized files: an excerpt of one of the repository's
+    tests (:func:`example_excerpt`), and the signatures of what a test would call
+    (:mod:`.signatures`: the repository modules the example and the targets import, those not
+    already shown whole); "" when there is neither."""
+    example = example_test(where, known)
+    parts = []
+    sources = [example] if example else []
+    if example:
+        parts.append(f"How this repository writes a test (an excerpt of {example}, for its style only: do not "
+                     f"repeat it):\n```python\n{example_excerpt(task._read(example) or '', task.goal)}```")
+    sources += [*where.targets, *([where.target] if where.target else [])]
+    modules = [found for rel in dict.fromkeys(sources) for found in imported_files(task._read(rel) or "", rel, known)]
+    api = api_text([rel for rel in dict.fromkeys(modules) if rel not in where.files], task._read)
+    if api:
+        parts.append(f"What a test can call (signatures, from files not shown above):\n```python\n{api}\n```")
+    return "".join(f"\n\n{part}" for part in parts)
+
+
 def _only_tests(blocks: list[Block], path: str) -> list[Block]:
     """The blocks that hold test functions, each sent to ``path`` (whatever file they named)."""
     return [Block(path, code=b.code) for b in blocks if b.search is None and "def test" in b.code]
@@ -143,9 +163,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         code; None when no such test was written (``attempt.outcome`` says why).
     """
     path = asked_test_path(where, lambda rel: (task.root / rel).exists())
-    example = example_test(where, known)
-    shown = (f"\n\nHow this repository writes a test (an excerpt of {example}, for its style only: do not repeat "
-             f"it):\n```python\n{example_excerpt(task._read(example) or '', task.goal)}```" if example else "")
+    shown = test_context(task, where, known)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": f"Task:\n{task.goal}\n\n{where.context}{shown}\n\n"
@@ -241,7 +259,7 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     source = task._read(default) if default else None
     code = f"\n\nThe code under test, {default}:\n{numbered(source)}" if source else ""
     ask = [{"role": "system", "content": SYSTEM},
-           {"role": "user", "content": f"Task:\n{task.goal}{code}\n\n"
+           {"role": "user", "content": f"Task:\n{task.goal}{code}{test_context(task, where, known)}\n\n"
                                        + TEST_ASK.format(test_file=where.test_file, module=module)}]
     if task._out_of_time():
         return
@@ -256,4 +274,4 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
 
 
 __all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "ask_tests", "asked_test_path", "example_excerpt", "example_test",
-           "wants_asked_test", "write_asked_test"]
+           "test_context", "wants_asked_test", "write_asked_test"]

@@ -43,8 +43,9 @@ from . import named as named_files
 from . import asked as asked_tests
 from .answers import Block, Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
-from .guided_text import EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, goal_text, summarize_failure
-from .localize import Localized, list_files, localize, numbered, read
+from .guided_text import (EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, TEST_ONLY, failing_files, goal_text,
+                          summarize_failure)
+from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
 from .symbols import top_level_symbols
@@ -351,6 +352,10 @@ class GuidedTask:
             shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
                                 if self._read(rel) is not None)[:6000]
             fixed = f"{asked_tests.LOCKED.format(path=self.locked)}\n" if self.locked else ""
+            failing = failing_files(summary)
+            written_tests = {rel for rel in self.original if is_test_file(rel) and rel != self.locked}
+            if failing and failing <= written_tests:  # the code may be right and its new test wrong
+                fixed += TEST_ONLY.format(files=", ".join(sorted(failing))) + "\n"
             if not self._repair(attempt, messages, "checks failed", summary.strip().split("\n")[-1],
                                 f"The checks ({self.ci_command}) failed:\n{summary}\n\n{shown}\n\n{fixed}{REPAIR_ASK}"):
                 return

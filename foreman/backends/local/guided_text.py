@@ -38,6 +38,17 @@ def summarize_failure(output: str, *, limit: int = 1500) -> str:
     return text[-limit:]
 
 
+_FAILED_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)\b", re.M)
+TEST_ONLY = ("Every failure is in {files}, the test written for this task; the repository's other tests pass with "
+             "the change. If the code does what the task asks, the test is wrong: rewrite the failing test functions "
+             "(complete), calling the code as it is defined.")
+
+
+def failing_files(output: str) -> set[str]:
+    """The files pytest's short summary names (``FAILED path::test - ...``, ``ERROR path``)."""
+    return set(_FAILED_RE.findall(output.replace("\r\n", "\n")))
+
+
 def goal_text(prompt: str) -> str:
     """The task text of a turn's prompt without the lines about ``update_task`` (the harness reports)."""
     return "\n".join(ln for ln in prompt.split("\n") if "update_task" not in ln).strip()

@@ -1,0 +1,115 @@
+"""The signatures a test may call, shown to the model when it writes one (issue 13).
+
+A small model writing a test calls what it has seen. The 1.5B model's test of bench task 5 built
+``Note(title=..., body=...)``: ``Note`` is a dataclass of ``id, title, body, created`` in a file
+it was not shown. So guided mode shows, beside the files it localized, one line per public
+function and class of the modules the test would import: the modules the target files import
+from the repository, and those the example test imports (``from helpers import run_cli`` ->
+``tests/helpers.py``), each with its parameters and the first line of its docstring.
+
+Pure: file texts in, lines out (the ``ast`` parser).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _doc(node: ast.AST) -> str:
+    doc = ast.get_docstring(node) if isinstance(node, (*_DEFS, ast.ClassDef)) else None
+    first = (doc or "").strip().split("\n", 1)[0].strip()
+    return f"  # {first[:110]}" if first else ""
+
+
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef, skip_self: bool) -> str:
+    args = node.args
+    if skip_self and args.args and args.args[0].arg in ("self", "cls"):  # self never has a default
+        args = ast.arguments(posonlyargs=args.posonlyargs, args=args.args[1:], vararg=args.vararg,
+                             kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults, kwarg=args.kwarg,
+                             defaults=args.defaults)
+    return ast.unparse(args)
+
+
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str = "", skip_self: bool = False) -> str:
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns is not None else ""
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    return f"{indent}{prefix} {node.name}({_params(node, skip_self)}){returns}{_doc(node)}"
+
+
+def _class(node: ast.ClassDef) -> list[str]:
+    """``class Name(fields)`` (``__init__``'s parameters, else the dataclass fields), then its
+    public methods, indented, without ``self``."""
+    init = next((s for s in node.body if isinstance(s, _DEFS) and s.name == "__init__"), None)
+    if init is not None:
+        params = _params(init, skip_self=True)
+    else:
+        params = ", ".join(f"{ast.unparse(s.target)}: {ast.unparse(s.annotation)}"
+                           + (f" = {ast.unparse(s.value)}" if s.value is not None else "")
+                           for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
+    lines = [f"class {node.name}({params}){_doc(node)}"]
+    lines.extend(_function(item, "    ", skip_self=True) for item in node.body
+                 if isinstance(item, _DEFS) and not item.name.startswith("_"))
+    return lines
+
+
+def signature_lines(text: str) -> list[str]:
+    """One line per public top-level function and class of a Python file (methods indented
+    under their class), with parameters and the first docstring line; [] when it does not parse."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return []
+    lines: list[str] = []
+    for node in tree.body:
+        if isinstance(node, _DEFS) and not node.name.startswith("_"):
+            lines.append(_function(node))
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            lines.extend(_class(node))
+    return lines
+
+
+def imported_files(text: str, rel: str, known: Iterable[str]) -> list[str]:
+    """The repository files a Python file imports from (``from pkg.mod import x`` ->
+    ``pkg/mod.py`` or ``pkg/mod/__init__.py``; a bare module is also looked for beside the file,
+    as pytest's rootdir-less import puts a test's folder on ``sys.path``), in import order."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return []
+    files = set(known)
+    here = PurePosixPath(rel).parent
+    found: list[str] = []
+    for node in ast.walk(tree):
+        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else
+                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        for name in names:
+            base = name.replace(".", "/")
+            for candidate in (f"{base}.py", f"{base}/__init__.py", str(here / f"{base}.py")):
+                if candidate in files and candidate not in found and candidate != rel:
+                    found.append(candidate)
+                    break
+    return found
+
+
+def api_text(rels: Iterable[str], read: Callable[[str], str | None], *, budget: int = 1800) -> str:
+    """``# file`` headers and :func:`signature_lines` for ``rels``, within ``budget`` characters
+    ("" when there is nothing to show)."""
+    out: list[str] = []
+    size = 0
+    for rel in rels:
+        lines = signature_lines(read(rel) or "")
+        if not lines:
+            continue
+        block = "\n".join([f"# {rel}", *lines])
+        if size + len(block) > budget:
+            break
+        out.append(block)
+        size += len(block) + 1
+    return "\n".join(out)
+
+
+__all__ = ["api_text", "imported_files", "signature_lines"]

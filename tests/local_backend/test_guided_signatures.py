@@ -1,0 +1,148 @@
+"""What a guided test ask shows, and how a failing test the model wrote is told back (issue 13).
+
+The 1.5B model's tests failed on their own mistakes: ``Note(title=..., body=...)`` for a dataclass
+of ``id, title, body, created`` it was never shown (task 5), and a ``run_list(None, store,
+limit=...)`` test of a right ``--limit`` change (task 6), after which the repair changed the right
+code, not the test. Now a test ask shows the signatures of what a test would call, and a repair
+whose every failure is in the test written for the task says so. Real ``ast`` on real texts; the
+turns go through the real LocalRunner, real git and the scripted HTTP server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from foreman.backends.local.guided_text import failing_files
+from foreman.backends.local.signatures import api_text, imported_files, signature_lines
+
+from .fakeserver import last_user, text
+from .test_guided_runner import run as guided_turn
+
+MODELS = '''"""The models."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Item:
+    """One stored item."""
+
+    id: int
+    name: str
+    tags: list[str] = field(default_factory=list)
+
+    def label(self, upper: bool = False) -> str:
+        """The name, with its id."""
+        return f"{self.id}: {self.name}"
+
+    def _hidden(self):
+        pass
+
+
+class Store:
+    """Items in memory."""
+
+    def __init__(self, path: str, *, create: bool = True) -> None:
+        self.items = []
+
+    async def load(self) -> None:
+        pass
+
+
+def _private():
+    pass
+
+
+def make(name, *names, count=1, **extra) -> Item:
+    """Make an item.
+
+    More text that is not shown.
+    """
+    return Item(count, name)
+'''
+
+
+def test_signature_lines_give_parameters_and_the_first_docstring_line() -> None:
+    assert signature_lines(MODELS) == [
+        "class Item(id: int, name: str, tags: list[str] = field(default_factory=list))  # One stored item.",
+        "    def label(upper: bool=False) -> str  # The name, with its id.",
+        "class Store(path: str, *, create: bool=True)  # Items in memory.",
+        "    async def load() -> None",
+        "def make(name, *names, count=1, **extra) -> Item  # Make an item.",
+    ]
+    assert signature_lines("def (:") == [] and signature_lines("X = 1\n") == []
+
+
+def test_imported_files_are_found_in_the_package_and_beside_a_test() -> None:
+    known = ["app/__init__.py", "app/models.py", "app/cli/__init__.py", "tests/helpers.py", "tests/test_app.py"]
+    test = "import os\nfrom helpers import run\nfrom app.models import Item\nimport app.cli\nfrom . import x\n"
+    assert imported_files(test, "tests/test_app.py", known) == ["tests/helpers.py", "app/models.py",
+                                                                "app/cli/__init__.py"]
+    assert imported_files("from app import models\n", "app/x.py", known) == ["app/__init__.py"]
+    assert imported_files("def (", "x.py", known) == []
+
+
+def test_api_text_stays_within_its_budget() -> None:
+    read = {"a.py": MODELS, "b.py": "def b(x):\n    pass\n", "c.py": "x = 1\n"}.get
+    both = api_text(["a.py", "b.py", "c.py", "missing.py"], read)
+    assert both.startswith("# a.py\nclass Item(") and both.endswith("# b.py\ndef b(x)")
+    assert api_text(["a.py", "b.py"], read, budget=40) == ""  # a.py alone is over: nothing is cut midway
+    assert api_text(["b.py", "a.py"], read, budget=40) == "# b.py\ndef b(x)"
+
+
+def test_failing_files_are_read_from_pytest_short_summary() -> None:
+    out = ("FAILED tests/test_limit.py::test_limit[2] - TypeError: run_list() got an unexpected keyword\n"
+           "ERROR tests/test_other.py - ImportError: cannot import name 'x'\n"
+           "FAILED test_calc.py::CalcTest::test_sub - AssertionError\nfailed: nothing here\n")
+    assert failing_files(out) == {"tests/test_limit.py", "tests/test_other.py", "test_calc.py"}
+    assert failing_files("1 passed in 0.1s") == set()
+
+
+FILES = {
+    "app/__init__.py": "",
+    "app/models.py": MODELS,
+    "app/report.py": "from app.models import Item\n\n\ndef report(items):\n    return [i.name for i in items]\n",
+    "tests/test_report.py": "from app.models import Item\nfrom app.report import report\n\n\n"
+                            "def test_report():\n    assert report([Item(1, 'a')]) == ['a']\n",
+}
+GOAL = "Make report in app/report.py sort the names."
+CODE = "```python\n# file: app/report.py\ndef report(items):\n    return sorted(i.name for i in items)\n```"
+ASKED = ("```python\n# file: tests/test_report_asked.py\nfrom app.models import Item\nfrom app.report import report\n\n\n"
+         "def test_sorted():\n    assert report([Item(1, 'b'), Item(2, 'a')]) == ['a', 'b']\n```")
+
+
+async def test_the_asked_test_request_shows_the_signatures_of_what_a_test_calls(tmp_path: Path) -> None:
+    replies = iter([ASKED, CODE])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
+                                                           goal=GOAL, attempts=1, asked_test=True)
+    asked = last_user(server.requests[0])
+    assert "What a test can call (signatures, from files not shown above):" in asked
+    assert "# app/models.py\nclass Item(id: int, name: str, tags: list[str] = field(default_factory=list))" in asked
+    assert "def report(items)" in asked  # the target, shown whole with line numbers, not as a signature
+    assert "# app/report.py" not in asked
+    assert stats.passed
+
+
+async def test_a_repair_whose_failures_are_all_in_the_new_test_says_the_test_is_wrong(tmp_path: Path) -> None:
+    goal = GOAL + " Add a test in tests/test_sorting.py."
+    wrong = ("```python\n# file: tests/test_sorting.py\nfrom app.report import report\n\n\n"
+             "def test_sorted():\n    assert report(['b', 'a']) == ['a', 'b']\n```")  # strings have no .name
+    right = ASKED.replace("tests/test_report_asked.py", "tests/test_sorting.py")
+    replies = iter([CODE, wrong, right])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
+                                                           goal=goal, attempts=1, repairs=1)
+    tests_ask, repair = last_user(server.requests[1]), last_user(server.requests[2])
+    assert "What a test can call" in tests_ask and "class Item(id: int, name: str" in tests_ask
+    assert "Every failure is in tests/test_sorting.py, the test written for this task" in repair
+    assert stats.passed and "Item(2, 'a')" in (repo / "tests/test_sorting.py").read_text()
+
+
+async def test_a_failure_in_the_code_is_not_blamed_on_the_test(tmp_path: Path) -> None:
+    goal = GOAL + " Add a test in tests/test_sorting.py."
+    broken = "```python\n# file: app/report.py\ndef report(items):\n    return sorted(i.title for i in items)\n```"
+    replies = iter([broken, ASKED.replace("tests/test_report_asked.py", "tests/test_sorting.py"), CODE])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
+                                                           goal=goal, attempts=1, repairs=1)
+    repair = last_user(server.requests[2])
+    assert "The checks" in repair and "Every failure is in" not in repair  # test_report.py fails too
+    assert stats.passed
