@@ -349,7 +349,8 @@ def resolve(cmd: Parsed, mirror: Mirror, cwd: str | None = None) -> Resolved:
         cwd: the folder a relative ``/repo add`` path is relative to; None keeps it as typed.
 
     Returns:
-        A :class:`Send` with the intent, a local action, or :class:`Invalid`.
+        A :class:`Send` with the intent, a local action, or :class:`Invalid`. Stopping the lead
+        keeps its intent; its summary warns that new goals wait until ``/spawn`` brings it back.
     """
     match cmd:
         case Answer():
@@ -361,6 +362,9 @@ def resolve(cmd: Parsed, mirror: Mirror, cwd: str | None = None) -> Resolved:
             if cwd is not None and not os.path.isabs(path):
                 path = os.path.normpath(os.path.join(cwd, path))
             return Send(p.RepoAdd(path=path), f"add repository {path}")
+        case Send(intent=p.AgentStop(agent=name)) if (agent := mirror.agents.get(name)) is not None and agent.role == "lead":
+            return Send(cmd.intent, f"{cmd.summary}; {name} is the lead: new goals will not be planned until "
+                                    f"you start it again with /spawn @{name}")
     return cmd
 
 

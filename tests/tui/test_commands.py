@@ -167,6 +167,23 @@ def test_answer_by_label_still_answers_and_an_unknown_label_still_lists_the_opti
     assert "give the option's number first" in c.interpret("/answer defer", mirror).message
 
 
+@pytest.mark.parametrize("typed", ["/stop @marlow", "/stop Marlow"])
+def test_stopping_the_lead_warns_that_goals_wait_and_says_how_to_start_it_again(typed, mirror):
+    """Found by a newcomer: ``/stop @marlow`` took the lead off shift without a word that new
+    goals then wait; the feedback line (``ok: <summary>``) must say so and name ``/spawn @marlow``."""
+    action = c.interpret(typed, mirror)
+    assert isinstance(action, c.Send) and action.intent == p.AgentStop(agent="marlow")
+    assert action.summary.startswith("stop marlow")
+    assert "new goals will not be planned until" in action.summary
+    assert "/spawn @marlow" in action.summary
+    assert "\n" not in action.summary
+
+
+def test_stopping_a_worker_has_no_warning(mirror):
+    assert c.interpret("/stop @wren", mirror).summary == "stop wren"
+    assert c.interpret("/stop @nobody", mirror).summary == "stop nobody"  # the daemon refuses it
+
+
 def test_answer_summary_counts_from_one(mirror):
     action = c.interpret("/answer d1 2 ok", mirror)
     assert action.summary == 'answer d1: 2 Request changes "ok"'
