@@ -302,13 +302,17 @@ class Settings:
         return self.home / self.profile
 
     def as_json(self) -> dict[str, Any]:
-        """Return ``{key: {"value": v, "source": s}}`` for ``foreman config --json``."""
+        """Return ``{key: {"value": v, "source": s}}`` for ``foreman config --json``.
+
+        Keys are those of the config file (camelCase: ``userName``, ``maxConcurrent``; sections
+        by name), besides ``home`` and ``profile``.
+        """
         out: dict[str, Any] = {
             "home": {"value": str(self.home), "source": self.sources.get("home", "default")},
             "profile": {"value": self.profile, "source": self.sources.get("profile", "default")},
         }
         for key, value in self.values.items():
-            out[key] = {"value": value, "source": self.sources[key]}
+            out[BY_KEY[key].file_key] = {"value": value, "source": self.sources[key]}
         for name, section in self.sections.items():
             out[name] = {"value": section, "source": self.sources.get(f"section:{name}", "file")}
         return out

@@ -74,7 +74,10 @@ def run_doctor(settings: Settings) -> int:
         version = cli_version(settings.claude_cli)
         check(version is not None, f"claude CLI {version or 'not found'}", "reinstall claude-agent-sdk or pass --claude-cli PATH")
     if settings.backend == "local":
-        check(importlib.util.find_spec("openai") is not None, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
+        has_openai = importlib.util.find_spec("openai") is not None
+        check(has_openai, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
+        if has_openai:
+            doctor_endpoint(settings, check)
     if settings.executor == "ray":
         from .executors.doctor import ray_checks
 
@@ -85,6 +88,49 @@ def run_doctor(settings: Settings) -> int:
     else:
         print("all good" if not warnings else f"works, with {warnings} warning(s) above")
     return 0 if not problems else 1
+
+
+# ---------------------------------------------------------------- the local backend's endpoint
+ENDPOINT_TIMEOUT = 5.0
+"""Seconds the endpoint has to answer the doctor's ``GET {url}/models``."""
+
+
+def doctor_endpoint(settings: Settings, check: Check, timeout: float = ENDPOINT_TIMEOUT) -> None:
+    """Ask the local backend's OpenAI-compatible endpoint what it serves: one ``GET {url}/models``
+    (the chosen local profile's url and api key, as ``foreman start`` uses them; ``timeout`` in
+    seconds) through the backend's own client. OK names the model ids it lists; a failure names
+    the URL and the error (connection refused, an HTTP status, a timeout, no model served).
+
+    Raises:
+        ConfigError: a malformed ``local`` section or an unknown local profile (the CLI checks
+        both before the doctor runs).
+    """
+    import asyncio
+
+    from .backends.local.endpoint import Endpoint
+    from .backends.local.profiles import resolve_profile
+
+    profile = resolve_profile(settings)
+    url = profile.url
+
+    async def served() -> list[str]:
+        endpoint = Endpoint(url, api_key=profile.api_key, request_timeout=timeout)
+        try:
+            return await endpoint.models()
+        finally:
+            await endpoint.close()
+
+    fix = (f"start the model server at {url}, or set the url in the config (--url, FOREMAN_URL, "
+           "or the local profile's url in config.json)")
+    try:
+        models = asyncio.run(served())
+    except ForemanError as exc:
+        check(False, f"the endpoint {url} does not answer GET {url.rstrip('/')}/models: {exc.message}", fix)
+        return
+    if not models:
+        check(False, f"the endpoint {url} answers, but it serves no model", f"load a model in the server at {url}")
+        return
+    check(True, f"the endpoint {url} answers: it serves {', '.join(models)}")
 
 
 # ---------------------------------------------------------------- the port

@@ -31,6 +31,10 @@ NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 """An agent name: lower-case letters, digits, ``_ . -``."""
 DECISION_ID = re.compile(r"^d\d+$")
 GOAL_ID = re.compile(r"^g\d+$")
+MEANT_AS_DECISION_ID = re.compile(r"^d(?:\w?|(?=.*\d)[\w-]*)$")
+"""A lower-cased word ``/answer`` takes for a mistyped decision id rather than an option label when
+no option has it: ``d`` and at most one more letter or digit (``dx``), or ``d`` then letters, digits,
+``_ -`` with a digit among them (``d1x``, ``d-3``). ``defer`` stays a label."""
 TASK_STATUSES: tuple[str, ...] = ("todo", "doing", "review", "done", "blocked", "cancelled")
 VIEWS: tuple[str, ...] = ("status", "tasks", "agents", "decisions", "feed", "usage")
 
@@ -345,7 +349,8 @@ def resolve(cmd: Parsed, mirror: Mirror, cwd: str | None = None) -> Resolved:
         cwd: the folder a relative ``/repo add`` path is relative to; None keeps it as typed.
 
     Returns:
-        A :class:`Send` with the intent, a local action, or :class:`Invalid`.
+        A :class:`Send` with the intent, a local action, or :class:`Invalid`. Stopping the lead
+        keeps its intent; its summary warns that new goals wait until ``/spawn`` brings it back.
     """
     match cmd:
         case Answer():
@@ -357,6 +362,9 @@ def resolve(cmd: Parsed, mirror: Mirror, cwd: str | None = None) -> Resolved:
             if cwd is not None and not os.path.isabs(path):
                 path = os.path.normpath(os.path.join(cwd, path))
             return Send(p.RepoAdd(path=path), f"add repository {path}")
+        case Send(intent=p.AgentStop(agent=name)) if (agent := mirror.agents.get(name)) is not None and agent.role == "lead":
+            return Send(cmd.intent, f"{cmd.summary}; {name} is the lead: new goals will not be planned until "
+                                    f"you start it again with /spawn @{name}")
     return cmd
 
 
@@ -366,10 +374,11 @@ def interpret(line: str, mirror: Mirror, cwd: str | None = None) -> Resolved:
 
 
 def _resolve_answer(cmd: Answer, mirror: Mirror) -> Resolved:
+    meant = _meant_as_id(cmd.label)
     if cmd.decision is None:
         decision = mirror.oldest_open_decision()
         if decision is None:
-            return Invalid("no decision is open")
+            return Invalid(f"{meant} is not an open decision; none is open" if meant else "no decision is open")
     else:
         decision = mirror.decisions.get(cmd.decision)
         if decision is None:
@@ -380,6 +389,8 @@ def _resolve_answer(cmd: Answer, mirror: Mirror) -> Resolved:
     if cmd.label is not None:
         labels = [o.casefold() for o in decision.options]
         if cmd.label.casefold() not in labels:
+            if meant:
+                return Invalid(f"{meant} is not an open decision; open: {_open_ids(mirror)}")
             return Invalid(
                 f"{decision.id}: give the option's number first ({_numbered(decision)}), "
                 f"e.g. /answer {decision.id} 1 {cmd.label}"
@@ -408,6 +419,12 @@ def _resolve_diff(target: str | None, mirror: Mirror) -> Resolved:
             return Invalid(f"{target} has no worktree now; worktrees: {', '.join(mirror.worktrees()) or 'none'}")
         target = agent.worktree
     return Send(p.DiffRequest(worktree=target), f"diff of {target}")
+
+
+def _meant_as_id(label: str | None) -> str | None:
+    """The first word of ``label`` when it looks like a decision id (:data:`MEANT_AS_DECISION_ID`), else None."""
+    word = (label or "").split(maxsplit=1)[0:1]
+    return word[0] if word and MEANT_AS_DECISION_ID.match(word[0].lower()) else None
 
 
 def _open_ids(mirror: Mirror) -> str:

@@ -127,9 +127,28 @@ def test_config_json_shows_values_and_sources(tmp_path: Path) -> None:
     data = json.loads(out.stdout)
     assert data["port"] == {"value": 9999, "source": "flag"}
     assert data["seed"] == {"value": 11, "source": "env"}
-    assert data["max_concurrent"] == {"value": 2, "source": "file"}
+    assert data["maxConcurrent"] == {"value": 2, "source": "file"}
     assert data["backend"] == {"value": "sim", "source": "default"}
     assert data["home"] == {"value": str(tmp_path), "source": "env"}
+
+
+def test_config_json_prints_the_keys_a_config_file_takes(tmp_path: Path) -> None:
+    """Found by a newcomer: ``foreman config --json`` printed ``user_name`` while the file takes
+    ``userName``. Every key printed is one the file takes, and the printed settings written back
+    as a config file resolve to the same values."""
+    _file(tmp_path, {"userName": "ada", "maxConcurrent": 2, "local": {"profile": "small", "profiles": {"small": {"model": "m"}}}})
+    out = _foreman("config", "--json", env={"AGENTCRAFT_HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["userName"] == {"value": "ada", "source": "file"}
+    assert data["maxConcurrent"] == {"value": 2, "source": "file"}
+    assert data["local"]["value"] == {"profile": "small", "profiles": {"small": {"model": "m"}}}
+    assert [key for key in data if "_" in key] == []
+    back = {key: item["value"] for key, item in data.items() if key not in ("home", "profile")}
+    _file(tmp_path / "again", back)
+    again = resolve({"home": str(tmp_path / "again")}, {})
+    assert {o.file_key: again.values[o.key] for o in OPTIONS} == {o.file_key: back[o.file_key] for o in OPTIONS}
+    assert {again.sources[o.key] for o in OPTIONS if back[o.file_key] is not None} == {"file"}  # (null: not set)
 
 
 def test_config_error_exits_2_naming_the_key(tmp_path: Path) -> None:
@@ -218,7 +237,7 @@ def test_config_json_shows_home_file_and_section_sources(tmp_path: Path) -> None
     out = _foreman("config", "--json", env={"AGENTCRAFT_HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["max_concurrent"] == {"value": 2, "source": "home-file"}
+    assert data["maxConcurrent"] == {"value": 2, "source": "home-file"}
     assert data["speed"] == {"value": 3.0, "source": "home-file:sim"}
 
 

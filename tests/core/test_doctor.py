@@ -3,15 +3,18 @@ git identity (HOME an empty folder), real backends' merge identity, and the port
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import TEST_GIT_EMAIL, TEST_GIT_NAME
+from tests.local_backend.fakeserver import FakeOpenAI, text
 
 from .live import ROOT, LiveDaemon
 
@@ -133,3 +136,68 @@ def test_port_held_by_another_program_says_to_pick_another_port(tmp_path: Path) 
     assert "Foreman" not in line, line
     fix = out.stdout.split(line, 1)[1].splitlines()[1]
     assert "--port N" in fix and "--port 0" in fix
+
+
+# ---------------------------------------------------------------- the local backend's endpoint
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once closed
+
+
+def test_local_endpoint_that_answers_is_ok_with_the_models_it_lists(tmp_path: Path) -> None:
+    """Found by a newcomer: ``doctor --backend local`` never asked the endpoint; now it makes one
+    ``GET {url}/models`` and names what the endpoint serves."""
+    with FakeOpenAI(lambda req: text("OK"), models=("fake-coder", "fake-small")) as server:
+        out = _doctor(tmp_path, "--port", "0", "--backend", "local", "--url", server.url)
+        asked = list(server.requests)
+    assert _line(out.stdout, f"[ok] the endpoint {server.url} answers: it serves fake-coder, fake-small"), out.stdout
+    assert asked == []  # a models listing only: no completion is spent
+
+
+def test_local_endpoint_of_the_chosen_profile_is_the_one_asked(tmp_path: Path) -> None:
+    (tmp_path / "h" / "local").mkdir(parents=True)
+    with FakeOpenAI(lambda req: text("OK")) as server:
+        (tmp_path / "h" / "local" / "config.json").write_text(json.dumps(
+            {"local": {"profile": "small", "profiles": {"small": {"url": server.url, "model": "fake-coder"}}}}))
+        out = _doctor(tmp_path, "--port", "0", "--backend", "local")
+    assert _line(out.stdout, f"[ok] the endpoint {server.url} answers: it serves fake-coder"), out.stdout
+
+
+def test_local_endpoint_on_a_closed_port_fails_naming_the_url_and_the_fix(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    out = _doctor(tmp_path, "--port", "0", "--backend", "local", "--url", url)
+    assert out.returncode == 1, out.stdout
+    line = _line(out.stdout, f"[FAIL] the endpoint {url} does not answer GET {url}/models:")
+    assert line and "refused" in line.lower(), out.stdout
+    fix = out.stdout.split(line, 1)[1].splitlines()[1]
+    assert "start the model server" in fix and "--url" in fix and "config.json" in fix, fix
+
+
+@pytest.mark.parametrize("models,says", [((), "it serves no model"), (("fake-coder",), "HTTP 404")])
+def test_local_endpoint_that_answers_wrong_fails_saying_how(tmp_path: Path, models: tuple[str, ...], says: str) -> None:
+    with FakeOpenAI(lambda req: text("OK"), models=models) as server:
+        url = server.url if not models else server.url.removesuffix("/v1")  # (no /v1: GET /models is a 404)
+        out = _doctor(tmp_path, "--port", "0", "--backend", "local", "--url", url)
+    assert out.returncode == 1, out.stdout
+    line = _line(out.stdout, f"[FAIL] the endpoint {url}")
+    assert says in line, out.stdout
+
+
+def test_local_endpoint_that_never_answers_fails_within_the_timeout(tmp_path: Path) -> None:
+    """A server that takes the connection and says nothing: the check gives up after its timeout."""
+    from foreman.config import resolve
+    from foreman.doctor import doctor_endpoint
+
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen()  # the kernel accepts; nobody reads or answers
+        url = f"http://127.0.0.1:{mute.getsockname()[1]}/v1"
+        seen: list[tuple] = []
+        started = time.monotonic()
+        doctor_endpoint(resolve({"home": str(tmp_path), "backend": "local", "url": url}, {}),
+                        lambda *a, **kw: seen.append((*a, kw)), timeout=0.5)
+        took = time.monotonic() - started
+    [(ok, what, fix, _)] = seen
+    assert not ok and what.startswith(f"the endpoint {url} does not answer GET {url}/models") and "in time" in what
+    assert "start the model server" in fix and took < 5

@@ -145,6 +145,45 @@ def test_answer_needs_an_open_decision(mirror):
     assert isinstance(c.interpret("/diff", mirror), c.Invalid)
 
 
+@pytest.mark.parametrize("typed", ["dx", "DX", "d1x", "d-3", "dx 2", "dx 2 ok"])
+def test_answer_to_a_word_meant_as_an_id_names_it_and_the_open_decisions(typed, mirror):
+    """Found by a newcomer: ``/answer dx`` (no open decision has that id) said ``no decision is
+    open``, or took ``dx`` for an option label of the oldest decision; it must say that ``dx`` is
+    not an open decision and list the open ones (or say none is open)."""
+    d1 = mirror.decisions["d1"]
+    mirror.apply(p.DecisionUpsert(seq=1, decision=d1.model_copy(update={"id": "d2", "created_at": d1.created_at + 1})))
+    word = typed.split()[0]
+    assert c.interpret(f"/answer {typed}", mirror) == c.Invalid(f"{word} is not an open decision; open: d1, d2")
+    for seq, d in ((2, "d1"), (3, "d2")):
+        decision = mirror.decisions[d].model_copy(update={"status": "answered"})
+        mirror.apply(p.DecisionUpsert(seq=seq, decision=decision))
+    assert not mirror.open_decisions()
+    assert c.interpret(f"/answer {typed}", mirror) == c.Invalid(f"{word} is not an open decision; none is open")
+
+
+def test_answer_by_label_still_answers_and_an_unknown_label_still_lists_the_options(mirror):
+    """Words that do not look like a decision id stay option labels (``/answer reject``)."""
+    assert sent("/answer reject", mirror) == p.DecisionAnswerIntent(decision="d1", option=2)
+    assert "give the option's number first" in c.interpret("/answer defer", mirror).message
+
+
+@pytest.mark.parametrize("typed", ["/stop @marlow", "/stop Marlow"])
+def test_stopping_the_lead_warns_that_goals_wait_and_says_how_to_start_it_again(typed, mirror):
+    """Found by a newcomer: ``/stop @marlow`` took the lead off shift without a word that new
+    goals then wait; the feedback line (``ok: <summary>``) must say so and name ``/spawn @marlow``."""
+    action = c.interpret(typed, mirror)
+    assert isinstance(action, c.Send) and action.intent == p.AgentStop(agent="marlow")
+    assert action.summary.startswith("stop marlow")
+    assert "new goals will not be planned until" in action.summary
+    assert "/spawn @marlow" in action.summary
+    assert "\n" not in action.summary
+
+
+def test_stopping_a_worker_has_no_warning(mirror):
+    assert c.interpret("/stop @wren", mirror).summary == "stop wren"
+    assert c.interpret("/stop @nobody", mirror).summary == "stop nobody"  # the daemon refuses it
+
+
 def test_answer_summary_counts_from_one(mirror):
     action = c.interpret("/answer d1 2 ok", mirror)
     assert action.summary == 'answer d1: 2 Request changes "ok"'

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -79,6 +80,19 @@ def _status_body(exc: Any) -> tuple[int, Any]:
     return status, body
 
 
+def _connection_reason(exc: BaseException) -> str:
+    """Why a connection failed, from the innermost OS error of ``exc``'s chain (``Connection
+    refused``: the HTTP stack's own words, ``All connection attempts failed``, hide it), else
+    the text of its cause."""
+    reason, seen, link = "", set(), exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, OSError) and link.errno:
+            reason = os.strerror(link.errno)
+        link = link.__cause__ or link.__context__
+    return reason or str(exc.__cause__ or exc)
+
+
 def _reasoning(delta: Any) -> str:
     """``reasoning_content`` (or ``reasoning``) of a streamed delta, as servers of reasoning models send it."""
     if delta is None:
@@ -133,7 +147,7 @@ class Endpoint:
         if isinstance(exc, openai.APITimeoutError):
             return BackendError(f"{what} did not answer in time")
         if isinstance(exc, openai.APIConnectionError):
-            return BackendError(f"cannot reach the endpoint {self.url} ({exc.__cause__ or exc}); "
+            return BackendError(f"cannot reach the endpoint {self.url} ({_connection_reason(exc)}); "
                                 "is the model server running? Set --url or FOREMAN_URL")
         return BackendError(f"{what} failed: {exc}")
 
