@@ -253,8 +253,10 @@ class Conductor:
         d = self.d
         self._resume_interrupted()
         self._start_deferred()
-        if LEAD not in self.running and self.pending_goals:
-            plan.start(self, self.pending_goals.pop(0))
+        while LEAD not in self.running and self.pending_goals and plan.lead_away(self) is None:
+            goal = self.pending_goals.pop(0)
+            if self.d.core.world.goals[goal].status == "planning":  # (not cancelled while it waited)
+                plan.start(self, goal)
         working = sum(1 for n, r in self.running.items() if n != LEAD and r.job in ("work", "followup"))
         for task in d.core.ready_tasks():
             if working >= self.settings.max_concurrent:

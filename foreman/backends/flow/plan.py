@@ -12,15 +12,28 @@ if TYPE_CHECKING:
     from ..conductor import Conductor
 
 
+def lead_away(c: Conductor) -> str | None:
+    """Why the lead cannot plan now (``off shift`` or ``paused``), or None when it can."""
+    lead = c.d.core.world.agents.get(LEAD)
+    if lead is None or not lead.active:
+        return "off shift"
+    return "paused" if lead.paused else None
+
+
 def start(c: Conductor, goal_id: str) -> None:
-    """Start the lead's plan turn for ``goal_id`` (queued while the lead runs another turn)."""
-    if LEAD in c.running:
-        c.pending_goals.append(goal_id)
+    """Start the lead's plan turn for ``goal_id``. The goal waits in ``c.pending_goals`` while
+    the lead runs another turn, or is off shift or paused (the feed says so once, with the
+    command that brings the lead back); the scheduler starts it when the lead is free."""
+    away = lead_away(c)
+    if LEAD in c.running or away:
+        if goal_id not in c.pending_goals:
+            c.pending_goals.append(goal_id)
+            if away:
+                how = f"/spawn @{LEAD}" if away == "off shift" else f"/resume @{LEAD}"
+                c.d.act(lambda core, now: core.feed(f"Goal {goal_id} waits: {title(LEAD)} is {away}; {how} to "
+                                                    "have it planned", now, kind="agent", agent=LEAD))
         return
     g = c.d.core.goal(goal_id)
-    lead = c.d.core.agent(LEAD)
-    if not lead.active or lead.paused:
-        return
     turn.launch(c, LEAD, "plan", f"{LEAD}:{goal_id}", goal_id=goal_id, prompt=prompts.plan_prompt(g.text, g.id, []))
 
 
