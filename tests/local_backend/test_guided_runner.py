@@ -165,3 +165,25 @@ async def test_an_edit_that_changes_nothing_is_repaired_before_tests_are_asked_f
     assert asked[1].startswith("That changed nothing.") and "pytest test functions" in asked[2]
     assert len(asked) == 3 and stats.passed and stats.attempts[0].repairs == 1
     assert "def test_sub():" in (repo / "test_sub.py").read_text()
+
+
+async def test_a_reply_cut_off_at_max_tokens_is_told_so_not_that_it_held_no_code(tmp_path: Path) -> None:
+    """The 1.5B model repeated formatting.py whole and was cut at 512 tokens inside the new
+    function (bench q15-b, is_blank); the repair said "the answer holds no code block" and the
+    model sent the same whole file again. Now the repair says it was cut off and asks for the
+    new function only."""
+    cut = "```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return"
+    replies = iter([text(cut, finish_reason="length"), RIGHT])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), attempts=1, repairs=1)
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert asked[1].startswith("Your answer was cut off at the reply's length limit")
+    assert "send only the new or changed functions" in asked[1]
+    assert stats.passed and stats.attempts[0].repairs == 1
+
+
+async def test_a_reply_without_code_that_was_not_cut_off_is_told_what_is_missing(tmp_path: Path) -> None:
+    replies = iter([text("I would add a sub function."), RIGHT])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), attempts=1, repairs=1)
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert asked[1].startswith("That could not be applied: the answer holds no code block")
+    assert stats.passed

@@ -43,7 +43,7 @@ from . import named as named_files
 from . import asked as asked_tests
 from .answers import Block, Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
-from .guided_text import (EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, TEST_ONLY, failing_files, goal_text,
+from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, TEST_ONLY, failing_files, goal_text,
                           summarize_failure)
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
@@ -90,6 +90,7 @@ class GuidedTask:
         self._why = ""  # why named files were left unchanged
         self._kept = 0  # the attempt's actions when it passed
         self.locked: str | None = None  # the attempt's asked test: answers may not change it
+        self.last_finish: str | None = None  # the last reply's finish_reason ("length": cut off)
 
     # -- files -----------------------------------------------------------------------------
     def _read(self, rel: str) -> str | None:
@@ -151,6 +152,7 @@ class GuidedTask:
     async def _ask(self, messages: list[dict[str, Any]], temperature: float, attempt: int, step: str,
                    *, constrained: bool = False) -> str:
         log = LineLog(lambda text: self.tools.log(text, kind="text"))
+        self.last_finish = None
         self.tools.activity("thinking", f"guided attempt {attempt}: {step}")
         started = self.clock()
         extra = {"response_format": self.response_format} if constrained and self.response_format else None
@@ -167,6 +169,7 @@ class GuidedTask:
             self.stats.model_s += self.clock() - started
             log.flush()
         self.stats.replies += 1
+        self.last_finish = reply.finish_reason
         self.stats.prompt_tokens += reply.prompt_tokens
         self.stats.completion_tokens += reply.completion_tokens
         self.stats.usage_replies += int(reply.usage_reported)
@@ -324,8 +327,11 @@ class GuidedTask:
                 return
             if planned.failures and not written:
                 problem = "; ".join(planned.failures)
+                cut = self.last_finish == "length"  # a whole file repeated until max_tokens, most often
+                if cut:
+                    problem = f"the answer was cut off at max_tokens ({self.profile.max_tokens}); {problem}"
                 if self._repair(attempt, messages, "nothing placed", problem,
-                                f"That could not be applied: {problem}\n{REPAIR_ASK}"):
+                                CUT_OFF if cut else f"That could not be applied: {problem}\n{REPAIR_ASK}"):
                     continue
                 return
             if not self._changed():  # before asking for tests: they would test code that is not there

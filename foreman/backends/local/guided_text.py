@@ -18,6 +18,9 @@ TEST_ASK = ("Now write pytest test functions for this task, for the file {test_f
             "Import what you use from {module}.")
 REPAIR_ASK = ("Write the corrected code: the complete functions (or test functions) that must change, in ```python "
               "blocks whose first line is `# file: <path>`. No explanations.")
+CUT_OFF = ("Your answer was cut off at the reply's length limit before it ended, so nothing could be placed. Do not "
+           "repeat code that does not change: send only the new or changed functions, each complete, in ```python "
+           "blocks whose first line is `# file: <path>`. No explanations.")
 JSON_ASK = ('Answer as JSON: {"edits": [{"file": "<path>", "code": "<the complete new or changed code of that '
             'file>"}]}.')
 EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "edits", "strict": True, "schema": {
