@@ -35,10 +35,18 @@ def launch(c: Conductor, agent: str, job: JobKind, key: str, *, prompt: str, tas
            goal_id: str | None = None, session_id: str | None = None, question: str | None = None) -> None:
     """Start a turn in the background (after the agent's previous clean-up). An agent runs one
     turn at a time: while it runs one, the new turn waits its turn (the conductor's deferred
-    queue). With ``question`` (a decision id) the turn first waits for its answer and starts with it."""
-    if agent in c.running:
+    queue). An agent that is off shift (``/stop``) or paused runs no turn: the turn waits in the
+    same queue until ``/spawn`` or ``/resume`` brings the agent back, and the feed says so. With
+    ``question`` (a decision id) the turn first waits for its answer and starts with it."""
+    away = _away(c, agent)
+    if agent in c.running or away:
         c.deferred.setdefault(agent, []).append((job, key, prompt, task_id, goal_id, session_id, question))
         records.save_queue(c, agent)  # a restart before it starts still starts it
+        if away:
+            how = f"/spawn @{agent}" if away == "off shift" else f"/resume @{agent}"
+            what = f"The {job} of {task_id}" if task_id else f"{title(agent)}'s {job} turn"
+            c.d.act(lambda core, now: core.feed(f"{what} waits: {title(agent)} is {away}; {how} to go on", now,
+                                                kind="agent", agent=agent))
         c.kick()
         return
     turn_id = _next_turn_id(c, agent)
@@ -46,6 +54,15 @@ def launch(c: Conductor, agent: str, job: JobKind, key: str, *, prompt: str, tas
                         **({"session": session_id} if session_id else {}))
     t = c.d.spawn(_run(c, agent, job, key, turn_id, prompt, task_id, goal_id, question), f"turn {turn_id} {job}")
     c.running[agent] = Running(turn_id, job, key, t, task_id, goal_id)
+
+
+def _away(c: Conductor, agent: str) -> str | None:
+    """``off shift`` or ``paused`` when ``agent`` may run no turn now, else None (also for a name
+    the world does not hold)."""
+    a = c.d.core.world.agents.get(agent)
+    if a is None:
+        return None
+    return "off shift" if not a.active else "paused" if a.paused else None
 
 
 def _next_turn_id(c: Conductor, agent: str) -> str:
