@@ -349,8 +349,9 @@ def resolve(cmd: Parsed, mirror: Mirror, cwd: str | None = None) -> Resolved:
         cwd: the folder a relative ``/repo add`` path is relative to; None keeps it as typed.
 
     Returns:
-        A :class:`Send` with the intent, a local action, or :class:`Invalid`. Stopping the lead
-        keeps its intent; its summary warns that new goals wait until ``/spawn`` brings it back.
+        A :class:`Send` with the intent, a local action, or :class:`Invalid`. Stopping or pausing
+        the lead keeps its intent; its summary warns that new goals and reviews wait until
+        ``/spawn`` (``/resume``) brings it back.
     """
     match cmd:
         case Answer():
@@ -363,8 +364,11 @@ def resolve(cmd: Parsed, mirror: Mirror, cwd: str | None = None) -> Resolved:
                 path = os.path.normpath(os.path.join(cwd, path))
             return Send(p.RepoAdd(path=path), f"add repository {path}")
         case Send(intent=p.AgentStop(agent=name)) if (agent := mirror.agents.get(name)) is not None and agent.role == "lead":
-            return Send(cmd.intent, f"{cmd.summary}; {name} is the lead: new goals will not be planned until "
-                                    f"you start it again with /spawn @{name}")
+            return Send(cmd.intent, f"{cmd.summary}; {name} is the lead: new goals will not be planned (nor "
+                                    f"reviews run) until you start it again with /spawn @{name}")
+        case Send(intent=p.AgentPause(agent=name)) if (agent := mirror.agents.get(name)) is not None and agent.role == "lead":
+            return Send(cmd.intent, f"{cmd.summary}; {name} is the lead: new goals will not be planned (nor "
+                                    f"reviews run) until you /resume @{name}")
     return cmd
 
 

@@ -174,9 +174,22 @@ def test_stopping_the_lead_warns_that_goals_wait_and_says_how_to_start_it_again(
     action = c.interpret(typed, mirror)
     assert isinstance(action, c.Send) and action.intent == p.AgentStop(agent="marlow")
     assert action.summary.startswith("stop marlow")
-    assert "new goals will not be planned until" in action.summary
+    assert "new goals will not be planned (nor reviews run) until" in action.summary
     assert "/spawn @marlow" in action.summary
     assert "\n" not in action.summary
+
+
+@pytest.mark.parametrize("typed", ["/pause @marlow", "/pause Marlow"])
+def test_pausing_the_lead_warns_that_goals_and_reviews_wait_and_says_how_to_resume_it(typed, mirror):
+    action = c.interpret(typed, mirror)
+    assert isinstance(action, c.Send) and action.intent == p.AgentPause(agent="marlow")
+    assert action.summary.startswith("pause marlow")
+    assert "new goals will not be planned (nor reviews run)" in action.summary
+    assert "/resume @marlow" in action.summary and "\n" not in action.summary
+
+
+def test_pausing_a_worker_has_no_warning(mirror):
+    assert c.interpret("/pause @wren", mirror).summary == "pause wren"
 
 
 def test_stopping_a_worker_has_no_warning(mirror):
