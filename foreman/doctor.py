@@ -65,7 +65,10 @@ def run_doctor(settings: Settings) -> int:
     except OSError as exc:
         check(False, f"home {home} is writable ({exc})", "choose another --home or fix its permissions")
     doctor_port(settings, check)
-    if settings.backend == "claude":
+    from .backends import backend_kinds
+
+    kinds = set(backend_kinds(settings).values())  # a mixed team checks both backends
+    if "claude" in kinds:
         check(importlib.util.find_spec("claude_agent_sdk") is not None, "claude-agent-sdk installed",
               "install the claude extra: pip install '.[claude]' in the Foreman checkout")
         check(bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY set", "export ANTHROPIC_API_KEY=... (or a cloud provider switch)")
@@ -73,7 +76,7 @@ def run_doctor(settings: Settings) -> int:
 
         version = cli_version(settings.claude_cli)
         check(version is not None, f"claude CLI {version or 'not found'}", "reinstall claude-agent-sdk or pass --claude-cli PATH")
-    if settings.backend == "local":
+    if "local" in kinds:
         has_openai = importlib.util.find_spec("openai") is not None
         check(has_openai, "openai installed", "install the local extra: pip install '.[local]' in the Foreman checkout")
         if has_openai:

@@ -46,13 +46,9 @@ def make_backend(settings: Settings) -> Any:
 
         return SimBackend(settings)
     from .conductor import LEAD, Conductor
-    from .flow.team import team_of
 
     per_agent = _agent_overrides(settings)
-    kinds = {LEAD: settings.lead_backend or settings.backend,
-             **{w: settings.worker_backend or settings.backend for w in team_of(settings).workers}}
-    for agent, over in per_agent.items():
-        kinds[agent] = over.get("backend", kinds[agent])
+    kinds = backend_kinds(settings)
     runners_by_kind = {k: _runner(k, settings) for k in set(kinds.values())}
     runners = {agent: runners_by_kind[kind] for agent, kind in kinds.items()}
     models: dict[str, str | None] = {}
@@ -62,6 +58,27 @@ def make_backend(settings: Settings) -> Any:
         models[agent] = per_agent.get(agent, {}).get("model") or settings.model or role_model or default
     name = settings.backend if len(set(kinds.values())) == 1 else "mixed"
     return Conductor(settings, runners, backend_name=name, models=models)
+
+
+def backend_kinds(settings: Settings) -> dict[str, str]:
+    """Which backend runs each agent of a ``claude``/``local`` team: ``{"marlow": "claude",
+    "kit": "local", ...}`` from ``backend``, ``lead_backend``/``worker_backend`` (a mixed team) and
+    the config file's ``agents`` section, in that order of precedence (lowest first). A ``sim``
+    team has no per-agent backend: ``{}``.
+
+    Raises:
+        ConfigError: a bad ``agents`` section (:func:`_agent_overrides`).
+    """
+    if settings.backend == "sim":
+        return {}
+    from .conductor import LEAD
+    from .flow.team import team_of
+
+    kinds = {LEAD: settings.lead_backend or settings.backend,
+             **{w: settings.worker_backend or settings.backend for w in team_of(settings).workers}}
+    for agent, over in _agent_overrides(settings).items():
+        kinds[agent] = over.get("backend", kinds[agent])
+    return kinds
 
 
 def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:

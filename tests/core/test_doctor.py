@@ -201,3 +201,26 @@ def test_local_endpoint_that_never_answers_fails_within_the_timeout(tmp_path: Pa
     [(ok, what, fix, _)] = seen
     assert not ok and what.startswith(f"the endpoint {url} does not answer GET {url}/models") and "in time" in what
     assert "start the model server" in fix and took < 5
+
+
+@pytest.mark.parametrize("how", ["worker-backend", "agents-section"])
+def test_a_mixed_team_checks_the_local_endpoint_and_the_claude_cli(tmp_path: Path, how: str) -> None:
+    """Found reading ``doctor.py``: only ``--backend local`` asked the endpoint, so a claude team
+    with local workers (``--worker-backend local``, or one agent set to local in the ``agents``
+    section) started against a server that was down without a word from the doctor."""
+    with FakeOpenAI(lambda req: text("OK"), models=("fake-coder",)) as server:
+        args = ["--port", "0", "--backend", "claude", "--url", server.url]
+        if how == "worker-backend":
+            args += ["--worker-backend", "local"]
+        else:
+            (tmp_path / "h" / "claude").mkdir(parents=True)  # (the profile is named after the backend)
+            (tmp_path / "h" / "claude" / "config.json").write_text(json.dumps({"agents": {"kit": {"backend": "local"}}}))
+        out = _doctor(tmp_path, *args)
+    assert _line(out.stdout, f"[ok] the endpoint {server.url} answers: it serves fake-coder"), out.stdout
+    assert _line(out.stdout, "[ok] openai installed"), out.stdout
+    assert "claude CLI" in out.stdout and "ANTHROPIC_API_KEY" in out.stdout, out.stdout
+
+
+def test_a_claude_team_does_not_ask_a_local_endpoint(tmp_path: Path) -> None:
+    out = _doctor(tmp_path, "--port", "0", "--backend", "claude", "--url", f"http://127.0.0.1:{_closed_port()}/v1")
+    assert "the endpoint" not in out.stdout and "openai installed" not in out.stdout, out.stdout
