@@ -43,7 +43,7 @@ WEAKENED = WRONG + ("\n```python\n# file: tests/test_search_asked.py\nfrom notes
 def step_of(req: dict) -> str:
     """Which guided step a request is: the asked test, the edit, or a repair."""
     asked = last_user(req)
-    if any(words in asked for words in ("Before anything is changed", "does not check what the task asks",
+    if any(words in asked for words in ("Before anything is changed", "does not check what the task asks", "short test",
                                         "Write the test functions in one", "No test there fails because")):
         return "asked test"
     return "edit" if asked.startswith("Task:") else "repair"
@@ -133,6 +133,31 @@ async def test_an_answer_without_a_test_function_is_asked_again(tmp_path: Path) 
     result, tools, requests, stats, repo = await run(tmp_path, ["I would test it by running it.", ASKED, RIGHT])
     assert [step_of(r) for r in requests] == ["asked test", "asked test", "edit"]
     assert "the answer holds no code block" in last_user(requests[1]) and stats.passed
+
+
+async def test_an_asked_test_cut_off_at_max_tokens_is_told_so(tmp_path: Path) -> None:
+    """Bench q15-r1, task 5: the second asked test repeated one assert line until the 512-token
+    limit; the attempt's outcome said "the answer holds no code block" and so did the ask back.
+    Now both say it was cut off, and the ask asks for short test functions."""
+    looped = ASKED.split("def test_run", 1)[0] + "def test_run_ends_with_the_summary_line():\n" + \
+        "    assert run(['a b'], 'a').split('\\n')[-1] == '1 matches'\n" * 40
+    replies = iter([text(looped, finish_reason="length"), text(ASKED), text(RIGHT)])
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, asked_test=True)
+    asked = [last_user(r) for r in server.requests]
+    assert [step_of(r) for r in server.requests] == ["asked test", "asked test", "edit"]
+    assert asked[1].startswith("Your answer was cut off at the reply's length limit"), asked[1]
+    assert "tests/test_search_asked.py" in asked[1] and "short" in asked[1]
+    assert "holds no code block" not in asked[1] and stats.passed
+
+
+async def test_an_asked_test_cut_off_twice_names_the_cut_in_the_outcome(tmp_path: Path) -> None:
+    looped = ASKED.split("def test_run", 1)[0] + "def test_run():\n" + "    assert run(['a'], 'a')\n" * 40
+    replies = iter([text(looped, finish_reason="length"), text(looped, finish_reason="length")])
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, asked_test=True)
+    assert [a.outcome for a in stats.attempts] == [NO_ASKED_TEST]
+    assert stats.attempts[0].detail.startswith("the answer was cut off at max_tokens ("), stats.attempts[0].detail
 
 
 async def test_a_task_that_asks_for_a_test_gets_those_tests_not_an_asked_one(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from . import commands
 from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json
-from .guided_text import SYSTEM, TEST_ASK
+from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
 
@@ -179,9 +179,13 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         planned = task._plan(_only_tests(blocks, path), where, known, default)
         if not planned.texts.get(path):
             problem = "; ".join(planned.failures) or "the answer holds no test function"
+            if task.last_finish == "length":  # most often one line repeated until max_tokens
+                problem = f"the answer was cut off at max_tokens ({task.profile.max_tokens}); {problem}"
+                ask = CUT_OFF_TEST.format(path=path)
+            else:
+                ask = f"That could not be used: {problem}\nWrite the test functions in one ```python block for {path}."
             attempt.outcome, attempt.detail = NO_ASKED_TEST, problem
-            messages.append({"role": "user", "content": f"That could not be used: {problem}\nWrite the test "
-                                                        f"functions in one ```python block for {path}."})
+            messages.append({"role": "user", "content": ask})
             continue
         await task._write(planned)
         attempt.actions.extend(planned.actions)

@@ -21,6 +21,8 @@ REPAIR_ASK = ("Write the corrected code: the complete functions (or test functio
 CUT_OFF = ("Your answer was cut off at the reply's length limit before it ended, so nothing could be placed. Do not "
            "repeat code that does not change: send only the new or changed functions, each complete, in ```python "
            "blocks whose first line is `# file: <path>`. No explanations.")
+CUT_OFF_TEST = ("Your answer was cut off at the reply's length limit before it ended, so no test could be used. "
+                "Write two or three short test functions (no repeated lines) in one ```python block for {path}.")
 JSON_ASK = ('Answer as JSON: {"edits": [{"file": "<path>", "code": "<the complete new or changed code of that '
             'file>"}]}.')
 EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "edits", "strict": True, "schema": {
