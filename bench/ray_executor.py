@@ -127,7 +127,7 @@ async def main(turns: int) -> None:
         cluster.wait_for_nodes()
         print(f"cluster up in {time.perf_counter() - t:.1f} s")
         try:
-            print(f"| repository | executor | first turn | next turns (median) | CI (median) | bytes to the node, first turn | bytes to the node, next | bytes back per turn |")
+            print("| repository | executor | first turn | next turns (median) | CI (median) | bytes to the node, first turn | bytes to the node, next | bytes back per turn |")
             print("|---|---|---|---|---|---|---|---|")
             for label, repo in repos.items():
                 local = await measure(LocalExecutor(), place_for(repo, tmp, "local"), turns, 3)

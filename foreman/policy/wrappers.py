@@ -218,7 +218,6 @@ def _watch(c: Call):
 def _shell(c: Call):
     args = list(c.args)
     i = 0
-    script = None
     command_text = None
     while i < len(args):
         t = lit_text(args[i])

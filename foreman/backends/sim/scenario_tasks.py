@@ -120,7 +120,6 @@ class TaskWork(ScenarioBase):
         await self.show(f"review:{plan_id}:{rnd}", LEAD, "thinking", f"reviewing the diff of {tid}",
                         log=f"reviewing {wt.id}: CI green, diff looks right")
         await self.pause(1.0)
-        repo = self.d.core.repo(self.sim.repo_id)
         diff, risks = await self._scan(tid, f"refs/heads/{wt.branch}")
         record = {"commit": diff.head, "base": diff.base, "branch": wt.branch}  # the commit scanned is the one merged
         return await self.decide(f"merge:{plan_id}:{rnd}", "merge", f"Merge {tid} {self.d.core.task(tid).title}?",
