@@ -144,3 +144,37 @@ def test_named_files_left_unchanged_and_the_marker(tmp_path: Path) -> None:
     assert named.declines("UNCHANGED") and named.declines("No change needed: UNCHANGED.")
     assert not named.declines("```python\n# UNCHANGED\nx = 1\n```") and not named.declines("unchanged")
     assert named.note([], "why") == "" and "b.py" in named.named_ask(["b.py"])
+
+
+def test_a_placed_test_gets_the_helper_imports_the_repository_tests_use(tmp_path: Path) -> None:
+    """The 1.5B model's asked test for task 5 (bench trace s8-q15-r1, attempt 3) called the
+    repository's ``run_cli`` helper without the ``from helpers import run_cli`` the example test
+    had, and failed on its own NameError. The nearest test file's import wins over a farther one."""
+    root = _repo(tmp_path)
+    extra = {"tests/helpers.py": "def run_cli(path, *args):\n    return 0, '', ''\n",
+             "tests/test_cli.py": "import tempfile\nimport unittest\nfrom helpers import run_cli\n\n\n"
+                                  "class CliTest(unittest.TestCase):\n    def test_cli(self):\n        run_cli('x')\n",
+             "tests/deep/test_far.py": "from far_helpers import run_cli, other_helper\n\n\ndef test_far():\n"
+                                       "    run_cli(other_helper)\n"}
+    for rel, body in extra.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    known = ["pkg/fmt.py", "tests/deep/test_far.py", "tests/helpers.py", "tests/test_cli.py", "tests/test_fmt.py"]
+    reply = ("```python\n# file: tests/test_fmt_asked.py\nimport unittest\n\n\nclass SearchTest(unittest.TestCase):\n"
+             "    def test_cli(self):\n        with tempfile.TemporaryDirectory() as tmp:\n"
+             "            path = Path(tmp) / 'notes.json'\n            code, out, _ = run_cli(path, 'search', 'bread')\n"
+             "            self.assertEqual(format_age(code), 2)\n            other_helper(never_imported)\n```")
+    planned = plan_answer(blocks_of(reply), read=read, known=known, default="pkg/fmt.py",
+                          test_file="tests/test_fmt_asked.py")
+    text = planned.texts["tests/test_fmt_asked.py"]
+    head = [line for line in text.splitlines() if line.startswith(("import ", "from "))]
+    assert sorted(head) == sorted(["import unittest", "import tempfile", "from pathlib import Path",
+                                   "from helpers import run_cli", "from pkg.fmt import format_age",
+                                   "from far_helpers import other_helper"])
+    assert "from far_helpers import run_cli" not in text  # the test beside it lends run_cli, not the farther one
+    assert "never_imported" in text and "import never_imported" not in text  # what no test imports stays missing
+    assert any("import" in a and "run_cli" in a for a in planned.actions)

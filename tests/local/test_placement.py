@@ -303,3 +303,14 @@ class Counter:
     assert "def count_matches" in out.text and "class Counter" in out.text
     star = place_python("from os.path import *\n", "def f():\n    return join('a', 'b')\n")
     assert "def f():" in star.text  # a star import may bind anything: not checked
+
+
+def test_a_plain_import_of_the_module_under_test_is_copied_into_its_test():
+    """``import shlex`` (not ``from x import y``) in the module under test, used by its test: copied,
+    once (this raised IndexError before: only ``from`` lines were split right)."""
+    source = "import shlex\nimport os.path as osp\n\n\ndef split(text):\n    return shlex.split(text)\n"
+    test = "def test_split():\n    assert split('a b') == shlex.split('a b') and osp.sep\n"
+    out = add_imports_for(test, "pkg.cmd", {"split"}, source=source)
+    assert sorted(out.text.split("\n\n")[0].split("\n")) == ["from pkg.cmd import split", "import os.path as osp",
+                                                             "import shlex"]
+    assert undefined_names(out.text) == set()

@@ -200,7 +200,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                 if is_test_file(path) and default and default.endswith(".py"):
                     source = planned.texts.get(default, read(default)) or ""
                     names = {n for n, _ in symbols.top_level_symbols(source)}
-                    fixed = symbols.add_imports_for(new, module_name(default), names, source=source)
+                    fixed = symbols.add_imports_for(new, module_name(default), names, source=source,
+                                                    tests=_other_tests(path, known, read))
                     new = fixed.text
                     planned.actions.extend(f"{path}: {a}" for a in fixed.actions)
             elif old is None:
@@ -213,6 +214,19 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
             continue
         planned.texts[path] = new
     return planned
+
+
+OTHER_TESTS_READ = 12
+"""At most this many of the repository's other test files lend their imports to a placed test."""
+
+
+def _other_tests(path: str, known: list[str], read: Callable[[str], str | None]) -> tuple[str, ...]:
+    """The texts of the repository's other Python test files, those beside ``path`` first (at
+    most :data:`OTHER_TESTS_READ`): a placed test that uses a helper they import gets that import."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    others = [k for k in known if k != path and k.endswith(".py") and is_test_file(k)]
+    others.sort(key=lambda k: ((k.rsplit("/", 1)[0] if "/" in k else "") != folder, k))
+    return tuple(t for k in others[:OTHER_TESTS_READ] if (t := read(k)))
 
 
 def _resolve(block: Block, known: list[str], default: str | None, test_file: str | None,

@@ -60,13 +60,17 @@ def _source_imports(source: str, missing: set[str]) -> list[str]:
     return lines
 
 
-def add_imports_for(text: str, module: str, exported: set[str], *, source: str = "") -> Placement:
+def add_imports_for(text: str, module: str, exported: set[str], *, source: str = "",
+                    tests: tuple[str, ...] = ()) -> Placement:
     """Import into a test file the names it uses but lacks: ``pytest``, the names ``module``
     defines (``exported``) as ``from module import a, b``, a name the module under test imports
-    (its ``source``'s import, e.g. ``from datetime import datetime``), and a few standard-library
-    names tests use without importing them (``timedelta``, ``Path``, ``tempfile``, ...; issue 13:
-    the 1.5B model's format_age tests used ``datetime`` and ``timedelta`` unimported and failed
-    on that, not on the code).
+    (its ``source``'s import, e.g. ``from datetime import datetime``), a name the repository's
+    other test files import (``tests``, their texts, nearest first: ``from helpers import
+    run_cli``), and a few standard-library names tests use without importing them
+    (``timedelta``, ``Path``, ``tempfile``, ...). Issue 13: the 1.5B model's format_age tests
+    used ``datetime`` and ``timedelta`` unimported, and its asked test for the search command
+    called the repository's ``run_cli`` helper without the import the example test had; each
+    failed on that, not on the code.
 
     Returns:
         The :class:`Placement` (``actions`` empty when nothing was missing).
@@ -80,10 +84,12 @@ def add_imports_for(text: str, module: str, exported: set[str], *, source: str =
     if names:
         lines.append(f"from {module} import {', '.join(names)}")
     rest = missing - exported - {"pytest"}
-    copied = _source_imports(source, rest) if source else []
-    lines.extend(copied)
-    for line in copied:
-        rest -= {part.split(" as ")[-1].strip().split(".")[0] for part in line.split(" import ", 1)[1].split(",")}
+    for other in (source, *tests):
+        copied = _source_imports(other, rest) if other and rest else []
+        lines.extend(copied)
+        for line in copied:  # "import a.b as c, d" or "from m import a as c, d": bound c, d
+            names_part = line.split(" import ", 1)[1] if line.startswith("from ") else line[len("import "):]
+            rest -= {part.split(" as ")[-1].strip().split(".")[0] for part in names_part.split(",")}
     lines.extend(_STDLIB[name] for name in sorted(rest) if name in _STDLIB)
     if not lines:
         return Placement(text, fixed)
