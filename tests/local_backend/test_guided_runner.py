@@ -167,6 +167,25 @@ async def test_an_edit_that_changes_nothing_is_repaired_before_tests_are_asked_f
     assert "def test_sub():" in (repo / "test_sub.py").read_text()
 
 
+async def test_a_fix_sent_back_unchanged_is_asked_for_the_named_function_only(tmp_path: Path) -> None:
+    """The 0.5B model sent formatting.py back unchanged on every attempt of the format_age fix
+    (bench q05-r1, 6 of 6 replies); the repair said only "That changed nothing". Now it names
+    the definitions the task names, as they came back, and asks for those alone."""
+    buggy = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+    sent_back = text("```python\n# file: calc.py\n" + buggy + "```")
+    fixed = text("```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n```")
+    replies = iter([sent_back, fixed])
+    result, tools, server, stats, repo = await run(
+        tmp_path, lambda req: next(replies), files={"calc.py": buggy, "test_calc.py": "import calc\n\n\ndef test_add():\n"
+                                                    "    assert calc.add(2, 1) == 3\n"},
+        goal="In calc.py, add subtracts: make add(a, b) return a plus b.", attempts=1, repairs=1)
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert asked[1].startswith("That changed nothing: add came back exactly as it is in calc.py.")
+    assert "Send only add, complete" in asked[1] and "`# file: calc.py`" in asked[1]
+    assert stats.passed and stats.attempts[0].repairs == 1
+    assert "return a + b" in (repo / "calc.py").read_text() and "def mul" in (repo / "calc.py").read_text()
+
+
 async def test_a_reply_cut_off_at_max_tokens_is_told_so_not_that_it_held_no_code(tmp_path: Path) -> None:
     """The 1.5B model repeated formatting.py whole and was cut at 512 tokens inside the new
     function (bench q15-b, is_blank); the repair said "the answer holds no code block" and the

@@ -44,7 +44,7 @@ from . import asked as asked_tests
 from .answers import Block, Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, TEST_ONLY, failing_files, goal_text,
-                          summarize_failure)
+                          no_change_ask, summarize_failure)
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
@@ -336,7 +336,7 @@ class GuidedTask:
                 return
             if not self._changed():  # before asking for tests: they would test code that is not there
                 if self._repair(attempt, messages, "no change", "the answer changed no file",
-                                f"That changed nothing. {REPAIR_ASK}"):
+                                no_change_ask(where.symbols)):
                     continue
                 return
             if where.wants_test and where.test_file and not any(a.startswith(where.test_file + ":")

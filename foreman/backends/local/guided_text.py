@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .localize import is_test_file
+
 SYSTEM = ("You are a careful programmer who changes an existing code base. You answer with code only: the "
           "complete new or changed functions, classes or methods, never the unchanged rest of a file.")
 EDIT_ASK = ("Reply with only the new or changed code: each function, class or method you add or change, complete "
@@ -18,6 +20,33 @@ TEST_ASK = ("Now write pytest test functions for this task, for the file {test_f
             "Import what you use from {module}.")
 REPAIR_ASK = ("Write the corrected code: the complete functions (or test functions) that must change, in ```python "
               "blocks whose first line is `# file: <path>`. No explanations.")
+NO_CHANGE = "That changed nothing. " + REPAIR_ASK
+NO_CHANGE_NAMED = ("That changed nothing: {names} came back exactly as {it_is} in {path}. The task asks for a change "
+                   "there. Send only {names}, complete, with the change the task describes, in one ```python block "
+                   "whose first line is `# file: {path}`. No explanations.")
+
+
+def no_change_ask(symbols: list[tuple[str, str, int]]) -> str:
+    """The repair request after an answer that changed no file (most often the shown file sent back
+    as it is: the 0.5B model's format_age fix, every attempt of bench q05-r1).
+
+    Args:
+        symbols: ``(name, file, line)`` the task names (:attr:`.Localized.symbols`); the names
+            defined in the first non-test file among them are named back, so the model is asked
+            for those definitions only, not the whole file again.
+
+    Returns:
+        :data:`NO_CHANGE_NAMED` filled in, or :data:`NO_CHANGE` when the task names no existing
+        definition (a new function: nothing to name).
+    """
+    code = [(name, rel) for name, rel, _ in symbols if not is_test_file(rel)]
+    if not code:
+        return NO_CHANGE
+    path = code[0][1]
+    names = list(dict.fromkeys(name for name, rel in code if rel == path))
+    return NO_CHANGE_NAMED.format(names=", ".join(names), path=path, it_is="it is" if len(names) == 1 else "they are")
+
+
 CUT_OFF = ("Your answer was cut off at the reply's length limit before it ended, so nothing could be placed. Do not "
            "repeat code that does not change: send only the new or changed functions, each complete, in ```python "
            "blocks whose first line is `# file: <path>`. No explanations.")
