@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.local.asked import NO_ASKED_TEST, example_excerpt
+from foreman.backends.local.asked import NO_ASKED_TEST, copied_tests, example_excerpt
 from foreman.backends.local.guided import GuidedStats
 
 from .fakeserver import last_user, text
@@ -44,7 +44,8 @@ def step_of(req: dict) -> str:
     """Which guided step a request is: the asked test, the edit, or a repair."""
     asked = last_user(req)
     if any(words in asked for words in ("Before anything is changed", "does not check what the task asks", "short test",
-                                        "Write the test functions in one", "No test there fails because")):
+                                        "Write the test functions in one", "No test there fails because",
+                                        "repeats the example test")):
         return "asked test"
     return "edit" if asked.startswith("Task:") else "repair"
 
@@ -127,6 +128,37 @@ async def test_no_test_that_fails_on_the_unchanged_code_ends_the_attempt_without
     assert [(a.outcome, a.detail) for a in stats.attempts] == [
         (NO_ASKED_TEST, "the test passed on the unchanged code")]
     assert NO_ASKED_TEST in blocked_note(tools) and clean(repo) and not (repo / "tests").exists()
+
+
+@pytest.mark.slow
+async def test_the_example_test_sent_back_is_named_as_a_copy_and_asked_again(tmp_path: Path) -> None:
+    """The 1.5B model answered the asked-test request with the example's test as shown, four
+    times at rising temperatures (bench s8-q15-r1, task 5): now the reply says it repeats the
+    example, and the attempt's outcome says so."""
+    copy = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find\n\n\n"
+            "def test_find():\n    # the example\n    assert find(['a b', 'c'], 'a') == ['a b']\n```")
+    result, tools, requests, stats, repo = await run(tmp_path, [copy, copy])
+    assert [step_of(r) for r in requests] == ["asked test", "asked test"]
+    again = last_user(requests[1])
+    assert again.startswith("test_find repeats the example test from test_search.py: it checks what the code already")
+    assert "with a new name" in again
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [(NO_ASKED_TEST, "the example test repeated (test_find)")]
+    assert clean(repo)
+
+
+def test_copied_tests_compares_bodies_not_names_or_comments() -> None:
+    example = ("import unittest\n\n\nclass SearchTest(unittest.TestCase):\n    def test_cli(self):\n"
+               "        code, out, _ = run_cli(path, 'search', 'bread')\n"
+               "        self.assertEqual((code, out), (1, 'no matching notes\\n'))\n")
+    answer = ("class SearchTest(unittest.TestCase):\n    def test_cli(self):\n        # copied\n\n"
+              "        code, out, _ = run_cli(path, 'search', 'bread')\n"
+              "        self.assertEqual((code, out), (1, 'no matching notes\\n'))\n\n"
+              "    def test_renamed_copy(self):\n        code, out, _ = run_cli(path, 'search', 'bread')\n"
+              "        self.assertEqual((code, out), (1, 'no matching notes\\n'))\n\n"
+              "    def test_summary(self):\n        code, out, _ = run_cli(path, 'search', 'bread')\n"
+              "        self.assertEqual(out.splitlines()[-1], '0 matching notes')\n")
+    assert copied_tests(answer, example) == ["test_cli", "test_renamed_copy"]
+    assert copied_tests("def test_x(:\n", example) == [] and copied_tests(answer, "not python (") == []
 
 
 async def test_an_answer_without_a_test_function_is_asked_again(tmp_path: Path) -> None:

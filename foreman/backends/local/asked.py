@@ -66,6 +66,9 @@ NOT_FOR_THE_TASK = ("No test there fails because the task is not done yet:\n{rea
                     "assert (or because a name the task adds does not exist yet). Write the test functions again, in "
                     "one ```python block for {path}; call only what the code shown has, as it is defined there, or "
                     "what the task adds.")
+COPIED = ("{names} repeats the example test from {example}: it checks what the code already does, so it passes now. "
+          "Do not repeat it. Write one new test function, with a new name, that checks exactly what the task asks "
+          "for (the exact text printed, the exact values returned) and fails on the code as it is. Same format.")
 LOCKED = ("{path} is the test of what the task asks for and stays as it is: change the code so that it passes, "
           "not the test.")
 
@@ -130,6 +133,30 @@ def example_excerpt(text: str, goal: str) -> str:
     return "\n".join(imports) + "\n\n\n" + min(found)[2] + "\n"
 
 
+def _test_bodies(text: str) -> list[tuple[str, str]]:
+    """``(name, ast dump of its body)`` of every test function or method in ``text`` ([] when it
+    does not parse)."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return []
+    return [(node.name, ast.dump(ast.Module(body=node.body, type_ignores=[]))) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")]
+
+
+def copied_tests(text: str, example: str) -> list[str]:
+    """The test functions of ``text`` whose body is one of ``example``'s test bodies, statement for
+    statement (``ast``; names, comments and blank lines aside). The 1.5B model answered the
+    asked-test request for the search summary line with the example's ``test_cli`` as shown, at
+    temperatures 0.1, 0.3, 0.45 and 0.65 (bench s8-q15-r1, task 5), though told not to repeat it.
+
+    Returns:
+        The copied functions' names, in the order of ``text``.
+    """
+    seen = {body for _, body in _test_bodies(example)}
+    return [name for name, body in _test_bodies(text) if body in seen]
+
+
 def test_context(task: GuidedTask, where: Localized, known: list[str]) -> str:
     """What a test ask shows beside the localized files: an excerpt of one of the repository's
     tests (:func:`example_excerpt`), and the signatures of what a test would call
@@ -168,6 +195,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": f"Task:\n{task.goal}\n\n{where.context}{shown}\n\n"
                                     + ASKED_TEST_ASK.format(path=path)}]
+    example = example_test(where, known)
+    example_text = (task._read(example) or "") if example else ""
     for asked in range(2):
         if task._out_of_time():
             attempt.outcome = "out of time"
@@ -200,10 +229,13 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             del attempt.actions[len(attempt.actions) - len(planned.actions):]
             problem = probes.reasons(outcomes)
             own = next((o for o in outcomes if o.kind == "own error"), None)
+            copied = [] if own else copied_tests(planned.texts[path], example_text)
             attempt.outcome = NO_ASKED_TEST
             attempt.detail = (f"{own.name} failed on an error of its own: {own.detail[:160]}" if own
+                              else f"the example test repeated ({', '.join(copied)})" if copied
                               else "the test passed on the unchanged code")
-            messages.append({"role": "user", "content": NOT_FOR_THE_TASK.format(reasons=problem, path=path)})
+            messages.append({"role": "user", "content": COPIED.format(names=", ".join(copied), example=example)
+                             if copied else NOT_FOR_THE_TASK.format(reasons=problem, path=path)})
             continue
         ok, summary = await task._check()
         if not ok and (path in summary or "pytest" not in (task.ci_command or "")):
@@ -211,9 +243,12 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             return task._read(path)
         task._drop(path)  # passes on the unchanged code (or fails elsewhere): not a test of the task
         del attempt.actions[len(attempt.actions) - len(planned.actions):]
+        copied = copied_tests(planned.texts[path], example_text) if ok else []
         attempt.outcome = NO_ASKED_TEST
-        attempt.detail = "the test passed on the unchanged code" if ok else f"the checks failed elsewhere: {summary}"
-        messages.append({"role": "user", "content": PASSES_ON_BASE if ok else
+        attempt.detail = (f"the example test repeated ({', '.join(copied)})" if copied else
+                          "the test passed on the unchanged code" if ok else f"the checks failed elsewhere: {summary}")
+        messages.append({"role": "user", "content": COPIED.format(names=", ".join(copied), example=example) if copied
+                         else PASSES_ON_BASE if ok else
                          f"The checks failed, but not in {path}:\n{summary}\nWrite test functions of what the "
                          "task asks for. Same format."})
     return None
@@ -277,5 +312,5 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     messages.append({"role": "assistant", "content": "Understood."})
 
 
-__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "ask_tests", "asked_test_path", "example_excerpt", "example_test",
-           "test_context", "wants_asked_test", "write_asked_test"]
+__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "ask_tests", "asked_test_path", "copied_tests", "example_excerpt",
+           "example_test", "test_context", "wants_asked_test", "write_asked_test"]
