@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -178,3 +179,20 @@ def test_a_placed_test_gets_the_helper_imports_the_repository_tests_use(tmp_path
     assert "from far_helpers import run_cli" not in text  # the test beside it lends run_cli, not the farther one
     assert "never_imported" in text and "import never_imported" not in text  # what no test imports stays missing
     assert any("import" in a and "run_cli" in a for a in planned.actions)
+
+
+def test_a_json_edit_holding_a_second_file_is_split_like_a_fenced_block() -> None:
+    """The 1.5B model's constrained is_blank edit (bench s8-q15-c1, attempt 1) put its test file
+    inside the same ``code`` string after a ``# file:`` line; all of it went to formatting.py."""
+    code = ("def is_blank(text: str) -> bool:\n    return not text.strip()\n\n# file: pocket_notes/test_is_blank.py\n"
+            "import unittest\nfrom pocket_notes.formatting import is_blank\n\nclass TestIsBlank(unittest.TestCase):\n"
+            "    def test_is_blank_empty(self):\n        self.assertTrue(is_blank(''))\n")
+    reply = json.dumps({"edits": [{"file": "pocket_notes/formatting.py", "code": code}]}, indent=2)
+    blocks = blocks_of_json(reply)
+    assert [b.path for b in blocks] == ["pocket_notes/formatting.py", "pocket_notes/test_is_blank.py"]
+    assert blocks[0].code.strip() == "def is_blank(text: str) -> bool:\n    return not text.strip()"
+    assert blocks[1].code.startswith("import unittest\n") and "# file:" not in blocks[1].code
+    named = blocks_of_json(json.dumps({"edits": [{"file": "", "code": "# file: a/b.py\ndef f():\n    pass\n"}]}))
+    assert [(b.path, b.code) for b in named] == [("a/b.py", "def f():\n    pass\n")]  # the first line names it
+    both = blocks_of_json(json.dumps({"edits": [{"file": "x.py", "code": "# file: y.py\nX = 1\n"}]}))
+    assert [(b.path, b.code) for b in both] == [("x.py", "X = 1\n")]  # the file field wins

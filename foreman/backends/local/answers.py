@@ -105,7 +105,8 @@ def blocks_of(reply: str) -> list[Block]:
 
 def blocks_of_json(reply: str) -> list[Block]:
     """The blocks of a constrained (JSON) reply ``{"edits": [{"file": ..., "code": ...}]}``
-    ([] when it is not that shape)."""
+    ([] when it is not that shape); a ``# file: <path>`` line inside a code string starts another
+    file's block, as in a fenced block (:func:`blocks_of`)."""
     try:
         data = json.loads(reply)
     except ValueError:
@@ -113,8 +114,19 @@ def blocks_of_json(reply: str) -> list[Block]:
     items = data.get("edits") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return []
-    return [Block(str(i.get("file") or "") or None, code=str(i.get("code") or "")) for i in items
-            if isinstance(i, dict) and str(i.get("code") or "").strip()]
+    out: list[Block] = []
+    for item in items:
+        code = str(item.get("code") or "") if isinstance(item, dict) else ""
+        if not code.strip():
+            continue
+        path = str(item.get("file") or "") or None
+        comment = _FILE_COMMENT_RE.match(code.split("\n", 1)[0])
+        if comment:  # the code names its file on its first line (the "file" field, when given, wins)
+            path = path or comment.group(1).removeprefix("./")
+            code = code.split("\n", 1)[1] if "\n" in code else ""
+        # a second file inside one code string: the 1.5B model's is_blank edit carried its test (s8-q15-c1)
+        out.extend(Block(p, code=b) for p, b in _split_files(path, code))
+    return out
 
 
 GUIDED_REASONS: dict[str, str] = {
