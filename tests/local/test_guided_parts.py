@@ -196,3 +196,21 @@ def test_a_json_edit_holding_a_second_file_is_split_like_a_fenced_block() -> Non
     assert [(b.path, b.code) for b in named] == [("a/b.py", "def f():\n    pass\n")]  # the first line names it
     both = blocks_of_json(json.dumps({"edits": [{"file": "x.py", "code": "# file: y.py\nX = 1\n"}]}))
     assert [(b.path, b.code) for b in both] == [("x.py", "X = 1\n")]  # the file field wins
+
+
+def test_a_json_code_string_whose_literal_was_cut_by_a_line_break_is_rejoined() -> None:
+    """The 1.5B model's constrained answers (bench s8-q15-c1, is_blank attempt 1 and 3 more) wrote
+    ``'   \\n'`` in Python as a JSON ``\\n``: decoded, the literal spans two lines and the code does
+    not parse. The line is joined to the next with the escape written out; code broken in
+    another way is left as it was, to be refused by placement."""
+    code = ("def is_blank(text: str) -> bool:\n    return not text.strip()\n\n# file: tests/test_is_blank.py\n"
+            "def test_whitespace():\n    assert is_blank('   \n')\n    assert is_blank('\n\t\n')\n")
+    blocks = blocks_of_json(json.dumps({"edits": [{"file": "pocket_notes/formatting.py", "code": code}]}))
+    assert blocks[1].code == "def test_whitespace():\n    assert is_blank('   \\n')\n    assert is_blank('\\n\t\\n')\n"
+    namespace: dict = {"is_blank": lambda t: not t.strip()}
+    exec(blocks[1].code, namespace)
+    namespace["test_whitespace"]()
+    broken = "def f(:\n    x = 'a\n'\n"
+    assert blocks_of_json(json.dumps({"edits": [{"file": "a.py", "code": broken}]}))[0].code == broken
+    fenced = blocks_of("```python\n# file: a.py\nX = 'a\nb'\n```")  # a fence is the model's own text: left alone
+    assert fenced[0].code == "X = 'a\nb'\n"

@@ -125,8 +125,32 @@ def blocks_of_json(reply: str) -> list[Block]:
             path = path or comment.group(1).removeprefix("./")
             code = code.split("\n", 1)[1] if "\n" in code else ""
         # a second file inside one code string: the 1.5B model's is_blank edit carried its test (s8-q15-c1)
-        out.extend(Block(p, code=b) for p, b in _split_files(path, code))
+        out.extend(Block(p, code=_literal_newlines(b)) for p, b in _split_files(path, code))
     return out
+
+
+def _literal_newlines(code: str, tries: int = 8) -> str:
+    """Python code from a JSON string whose string literal was cut by a line break: the model meant
+    a backslash-n escape inside the literal (``'   ' + backslash-n``) but wrote the JSON escape
+    that decodes to a real line break, so the code fails with "unterminated string literal" (bench
+    s8-q15-c1: 3 of the 1.5B model's constrained answers). Each such line is joined to the next
+    with the escape written out; the code is returned unchanged when that does not make it parse."""
+    fixed = code
+    for _ in range(tries):
+        try:
+            ast.parse(fixed)
+            return fixed
+        except SyntaxError as exc:
+            if not (exc.msg or "").startswith("unterminated string literal") or not exc.lineno:
+                return code
+            lines = fixed.split("\n")
+            if exc.lineno >= len(lines):
+                return code
+            lines[exc.lineno - 1:exc.lineno + 1] = [lines[exc.lineno - 1] + "\\n" + lines[exc.lineno]]
+            fixed = "\n".join(lines)
+        except ValueError:
+            return code
+    return code
 
 
 GUIDED_REASONS: dict[str, str] = {
