@@ -167,6 +167,40 @@ async def test_an_edit_that_changes_nothing_is_repaired_before_tests_are_asked_f
     assert "def test_sub():" in (repo / "test_sub.py").read_text()
 
 
+async def test_a_task_that_asks_for_a_test_does_not_pass_without_one(tmp_path: Path) -> None:
+    """Bench s8-q05-c1: the 0.5B model's format_age and ``--limit`` answers changed the code, its
+    answer to the test request put no test in the named test file (code again, or a bare def
+    line), the repository's own tests passed, and both tasks were merged undone. Now the attempt
+    fails "no test", and with no repair left the task ends blocked, its files restored."""
+    def responder(req):
+        if "pytest test functions" in last_user(req):
+            return RIGHT  # code again, no test
+        return next(edits)
+
+    edits = iter([RIGHT])
+    result, tools, server, stats, repo = await run(tmp_path, responder, goal=GOAL + " Add a test in test_sub.py.",
+                                                   attempts=1, repairs=0)
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [("no test", "no test function was placed in test_sub.py")]
+    assert not (repo / "test_sub.py").exists() and "def sub" not in (repo / "calc.py").read_text()
+
+
+async def test_the_missing_test_is_asked_for_by_name_and_the_attempt_then_passes(tmp_path: Path) -> None:
+    def responder(req):
+        asked = last_user(req)
+        if "pytest test functions" in asked:
+            return text("```python\n# file: test_sub.py\ndef test_sub(self):\n```")  # a bare def line: refused
+        if asked.startswith("The task asks for a test in test_sub.py, and no test function was placed there."):
+            return text("```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_small():\n"
+                        "    assert calc.sub(5, 2) == 3\n```")
+        return RIGHT
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, goal=GOAL + " Add a test in test_sub.py.",
+                                                   attempts=1, repairs=1)
+    assert stats.passed and stats.attempts[0].repairs == 1
+    assert "def test_sub_small():" in (repo / "test_sub.py").read_text()
+
+
 async def test_a_fix_sent_back_unchanged_is_asked_for_the_named_function_only(tmp_path: Path) -> None:
     """The 0.5B model sent formatting.py back unchanged on every attempt of the format_age fix
     (bench q05-r1, 6 of 6 replies); the repair said only "That changed nothing". Now it names

@@ -43,12 +43,12 @@ from . import named as named_files
 from . import asked as asked_tests
 from .answers import Block, Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
-from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, REPAIR_ASK, SYSTEM, TEST_ONLY, failing_files, goal_text,
-                          no_change_ask, summarize_failure)
+from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, REPAIR_ASK, SYSTEM, TEST_ONLY, failing_files,
+                          goal_text, no_change_ask, summarize_failure)
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
-from .symbols import top_level_symbols
+from .symbols import test_names, top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
@@ -144,6 +144,15 @@ class GuidedTask:
         """An answer changed a file (the asked test, written by the harness's own step, is not one)."""
         return any((self.root / rel).read_bytes() != data if (self.root / rel).is_file() else data is not None
                    for rel, data in self.original.items() if rel != self.locked)
+
+    def _new_tests(self, rel: str) -> list[str]:
+        """The test functions ``rel`` has now and had not before the attempt (names; [] when none,
+        or when the file does not parse). A task that asks for a test in ``rel`` does not pass
+        without one: the 0.5B model's constrained format_age and ``--limit`` answers put no test
+        there, the repository's own tests passed, and both were merged undone (bench s8-q05-c1)."""
+        before = self.original.get(rel)
+        old = set(test_names(before.decode("utf-8", "replace"))) if before else set()
+        return [name for name in test_names(self._read(rel) or "") if name not in old]
 
     # -- model -----------------------------------------------------------------------------
     def _out_of_time(self) -> bool:
@@ -339,9 +348,13 @@ class GuidedTask:
                                 no_change_ask(where.symbols)):
                     continue
                 return
-            if where.wants_test and where.test_file and not any(a.startswith(where.test_file + ":")
-                                                                 for a in attempt.actions):
+            if where.wants_test and where.test_file and not self._new_tests(where.test_file):
                 await asked_tests.ask_tests(self, attempt, where, known, default, messages)
+                if not self._new_tests(where.test_file):  # a pass without the asked test is no pass
+                    if self._repair(attempt, messages, "no test", f"no test function was placed in {where.test_file}",
+                                    NO_TEST.format(test_file=where.test_file)):
+                        continue
+                    return
             ok, summary = await self._check()
             if ok:
                 attempt.outcome, attempt.detail = "passed", ""

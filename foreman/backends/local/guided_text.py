@@ -47,6 +47,9 @@ def no_change_ask(symbols: list[tuple[str, str, int]]) -> str:
     return NO_CHANGE_NAMED.format(names=", ".join(names), path=path, it_is="it is" if len(names) == 1 else "they are")
 
 
+NO_TEST = ("The task asks for a test in {test_file}, and no test function was placed there. Write the test functions "
+           "(def test_...) of what the task asks for, with plain assert statements, in one ```python block whose first "
+           "line is `# file: {test_file}`. No explanations.")
 CUT_OFF = ("Your answer was cut off at the reply's length limit before it ended, so nothing could be placed. Do not "
            "repeat code that does not change: send only the new or changed functions, each complete, in ```python "
            "blocks whose first line is `# file: <path>`. No explanations.")

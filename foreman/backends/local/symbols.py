@@ -114,6 +114,17 @@ def _datetime_attributes(text: str) -> tuple[str, list[str]]:
     return _DATETIME_ATTR_RE.sub(r"\1", text), [f"used {n} for datetime.{n} (datetime is the class here)" for n in names]
 
 
+def test_names(text: str) -> list[str]:
+    """The names of the test functions and methods (``test*``) of a Python file, in order ([]
+    when it does not parse)."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return []
+    return [node.name for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")]
+
+
 def top_level_symbols(text: str) -> list[tuple[str, int]]:
     """``(name, line)`` of a Python file's top-level functions, classes and constants ([] if it
     does not parse)."""
@@ -130,4 +141,4 @@ def top_level_symbols(text: str) -> list[tuple[str, int]]:
     return out
 
 
-__all__ = ["add_imports_for", "top_level_symbols", "undefined_names"]
+__all__ = ["add_imports_for", "test_names", "top_level_symbols", "undefined_names"]
