@@ -163,6 +163,10 @@ def _guided(directory: Path) -> None:
             handle.write(json.dumps({"v": 1, "kind": "guided", "time": 3000.0 + n, "agent": "juniper", "task": "t1",
                                      "attempt": 1, "step": "edit", "temperature": 0.1, "finish_reason": finish,
                                      "reply": reply}) + "\n")
+        # a harness step, not a model reply: a test probe (reply "", no finish_reason) is not scored
+        handle.write(json.dumps({"v": 1, "kind": "guided", "time": 3100.0, "agent": "juniper", "task": "t1",
+                                 "attempt": 1, "step": "asked test probe", "temperature": 0.1, "finish_reason": None,
+                                 "reply": "", "outcomes": [["test_a", "passed", ""]]}) + "\n")
 
 
 def test_replay_scores_guided_replies_with_the_guided_decoder(tmp_path: Path, capsys) -> None:

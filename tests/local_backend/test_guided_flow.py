@@ -144,4 +144,5 @@ async def test_guided_task_second_attempt_passes_and_merges(tmp_path: Path, monk
     assert "guided attempt 2/3" in log
     traces = [json.loads(line) for f in (home / "local" / "traces" / "guided").glob("*.jsonl")
               for line in f.read_text().splitlines()]
-    assert [(t["attempt"], t["step"]) for t in traces] == [(1, "edit"), (1, "tests"), (2, "edit"), (2, "tests")]
+    assert [(t["attempt"], t["step"]) for t in traces] == [(1, "edit"), (1, "tests"), (2, "edit"), (2, "tests"),
+                                                                 (2, "tests probe")]

@@ -201,6 +201,45 @@ async def test_the_missing_test_is_asked_for_by_name_and_the_attempt_then_passes
     assert "def test_sub_small():" in (repo / "test_sub.py").read_text()
 
 
+BUGGY_ADD = {"calc.py": "def add(a, b):\n    return a - b\n", "test_calc.py": "def test_nothing():\n    assert True\n"}
+ADD_GOAL = "In calc.py, add subtracts: make add(a, b) return a plus b. Add a test in test_add.py."
+
+
+async def test_a_requested_test_that_passes_on_the_old_code_does_not_prove_the_change(tmp_path: Path) -> None:
+    """Bench s8-q05-c1's format_age kind: the answer rewrote the function unchanged in meaning and
+    a test that passes either way would let it merge. The requested test must fail on the code
+    as it was (the changed files put back for one pytest run, then restored)."""
+    def responder(req):
+        if "pytest test functions" in last_user(req):
+            return text("```python\n# file: test_add.py\nimport calc\n\n\ndef test_add():\n"
+                        "    assert calc.add(2, 0) == 2\n```")  # true before and after
+        return text("```python\n# file: calc.py\ndef add(a, b):\n    return (a - b)\n```")  # same meaning
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, files=BUGGY_ADD, goal=ADD_GOAL,
+                                                   attempts=1, repairs=0)
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [("the new tests pass without the change", "test_add")]
+    assert (repo / "calc.py").read_text() == BUGGY_ADD["calc.py"] and not (repo / "test_add.py").exists()
+
+
+async def test_a_requested_test_that_fails_on_the_old_code_proves_the_change(tmp_path: Path) -> None:
+    def responder(req):
+        asked = last_user(req)
+        if "pytest test functions" in asked:
+            return text("```python\n# file: test_add.py\nimport calc\n\n\ndef test_add():\n"
+                        "    assert calc.add(2, 0) == 2\n```")
+        if asked.startswith("The checks pass, but test_add in test_add.py also pass on the code as it was"):
+            return text("```python\n# file: test_add.py\nimport calc\n\n\ndef test_add():\n"
+                        "    assert calc.add(2, 1) == 3\n```")
+        return text("```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n```")
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, files=BUGGY_ADD, goal=ADD_GOAL,
+                                                   attempts=1, repairs=1)
+    assert stats.passed and stats.attempts[0].repairs == 1
+    assert "calc.add(2, 1) == 3" in (repo / "test_add.py").read_text()
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"  # put back after each probe
+
+
 async def test_a_fix_sent_back_unchanged_is_asked_for_the_named_function_only(tmp_path: Path) -> None:
     """The 0.5B model sent formatting.py back unchanged on every attempt of the format_age fix
     (bench q05-r1, 6 of 6 replies); the repair said only "That changed nothing". Now it names

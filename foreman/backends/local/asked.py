@@ -254,7 +254,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
     return None
 
 
-async def _probe(task: GuidedTask, attempt: Attempt, path: str, where: Localized) -> list[probes.ProbeOutcome]:
+async def _probe(task: GuidedTask, attempt: Attempt, path: str, where: Localized,
+                 step: str = "asked test probe") -> list[probes.ProbeOutcome]:
     """Run the placed test alone on the unchanged code and sort its functions (:mod:`.probe`);
     [] when the check command is not plain pytest or wrote no usable report."""
     with tempfile.TemporaryDirectory(prefix="foreman-probe-") as tmp:
@@ -271,9 +272,56 @@ async def _probe(task: GuidedTask, attempt: Attempt, path: str, where: Localized
         xml = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else ""
     existing = {word for rel in where.files for word in re.findall(r"[A-Za-z_]\w*", task._read(rel) or "")}
     outcomes = probes.classify(xml, path, task.goal, existing)
-    task._trace(attempt.number, "asked test probe", attempt.temperature, "", None,
+    task._trace(attempt.number, step, attempt.temperature, "", None,
                 outcomes=[[o.name, o.kind, o.detail[:300]] for o in outcomes])
     return outcomes
+
+
+PASSES_WITHOUT = "the new tests pass without the change"
+"""The outcome of an attempt whose checks passed but whose requested tests pass on the old code too."""
+PASSES_WITHOUT_ASK = ("The checks pass, but {names} in {path} also pass on the code as it was before your change, so "
+                      "they do not show the task is done. Write test functions for {path} that fail on the old code "
+                      "and pass on the new (the exact values or text the task states), in one ```python block whose "
+                      "first line is `# file: {path}`. No explanations.")
+
+
+async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where: Localized,
+                            new: list[str]) -> list[str]:
+    """Run the attempt's new tests of ``path`` on the code as it was (every changed file that is
+    not a test put back for the run, then restored): the test a task asks for must fail there,
+    as the asked test must (:mod:`.probe`). The 0.5B model's constrained format_age answer
+    rewrote the function unchanged in meaning, so its checks passed (bench s8-q05-c1).
+
+    Args:
+        new: the test functions the attempt added to ``path`` (names).
+
+    Returns:
+        The new test functions that pass on the old code when every one of them does ([] when
+        one fails there for the task, when the run cannot tell: not plain pytest, a collection
+        error, no report; or when no other file changed).
+    """
+    code = {rel: data for rel, data in task.original.items() if rel != path and not is_test_file(rel)}
+    if not code or not new:
+        return []
+    now = {rel: (task.root / rel).read_bytes() if (task.root / rel).is_file() else None for rel in code}
+    try:
+        for rel, data in code.items():
+            _put(task.root / rel, data)
+        outcomes = await _probe(task, attempt, path, where, "tests probe")
+    finally:
+        for rel, data in now.items():
+            _put(task.root / rel, data)
+    mine = [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new]
+    if not mine or any(o.kind != "passed" for o in mine):
+        return []
+    return list(dict.fromkeys(o.function for o in mine))
+
+
+def _put(path: Path, data: bytes | None) -> None:
+    if data is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_bytes(data)
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
@@ -312,5 +360,5 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     messages.append({"role": "assistant", "content": "Understood."})
 
 
-__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "ask_tests", "asked_test_path", "copied_tests", "example_excerpt",
-           "example_test", "test_context", "wants_asked_test", "write_asked_test"]
+__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "PASSES_WITHOUT", "PASSES_WITHOUT_ASK", "ask_tests", "asked_test_path", "copied_tests", "example_excerpt",
+           "example_test", "proves_the_change", "test_context", "wants_asked_test", "write_asked_test"]

@@ -356,6 +356,14 @@ class GuidedTask:
                         continue
                     return
             ok, summary = await self._check()
+            if ok and where.wants_test and where.test_file and (unproven := await (
+                    asked_tests.proves_the_change(self, attempt, where.test_file, where,
+                                                  self._new_tests(where.test_file)))):
+                if self._repair(attempt, messages, asked_tests.PASSES_WITHOUT, ", ".join(unproven),
+                                asked_tests.PASSES_WITHOUT_ASK.format(names=", ".join(unproven),
+                                                                      path=where.test_file)):
+                    continue
+                return
             if ok:
                 attempt.outcome, attempt.detail = "passed", ""
                 left = named_files.untouched(self.root, where.named, self.original)

@@ -229,6 +229,8 @@ def replay(records: Iterable[TraceRecord]) -> ReplayReport:
     report = ReplayReport()
     for record in records:
         if record.kind == "guided":
+            if not record.reply and record.finish_reason is None:
+                continue  # a harness step's record (a test probe's outcomes), not a model reply
             report.guided_total += 1
             why = unusable_reason(record.reply, record.finish_reason)
             if why is None:
