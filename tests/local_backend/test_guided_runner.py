@@ -201,6 +201,22 @@ async def test_the_missing_test_is_asked_for_by_name_and_the_attempt_then_passes
     assert "def test_sub_small():" in (repo / "test_sub.py").read_text()
 
 
+async def test_a_test_that_cannot_import_the_asked_name_asks_for_the_code_not_the_test(tmp_path: Path) -> None:
+    """Bench s8-q15-r2, word_count: the answer repeated the module without the new function plus a
+    test importing it; the repair said every failure was in the new test, and all three attempts
+    rewrote the test. Now the repair names the missing definition and its file."""
+    only_test = text("```python\n# file: test_sub.py\nfrom calc import sub\n\n\ndef test_sub():\n"
+                     "    assert sub(5, 2) == 3\n```")
+    replies = iter([only_test, RIGHT])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies),
+                                                   goal=GOAL + " Add a test in test_sub.py.", attempts=1, repairs=1)
+    repair = [last_user(r) for r in server.requests if r.get("stream")][1]
+    assert "cannot import name 'sub' from 'calc'" in repair
+    assert "sub is not in calc.py: your answer did not define it. Send def sub complete" in repair
+    assert "the test is wrong" not in repair
+    assert stats.passed and stats.attempts[0].repairs == 1
+
+
 BUGGY_ADD = {"calc.py": "def add(a, b):\n    return a - b\n", "test_calc.py": "def test_nothing():\n    assert True\n"}
 ADD_GOAL = "In calc.py, add subtracts: make add(a, b) return a plus b. Add a test in test_add.py."
 

@@ -43,8 +43,8 @@ from . import named as named_files
 from . import asked as asked_tests
 from .answers import Block, Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
-from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, REPAIR_ASK, SYSTEM, TEST_ONLY, failing_files,
-                          goal_text, no_change_ask, summarize_failure)
+from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
+                          failing_files, goal_text, missing_asked_names, no_change_ask, summarize_failure)
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
@@ -381,7 +381,10 @@ class GuidedTask:
             fixed = f"{asked_tests.LOCKED.format(path=self.locked)}\n" if self.locked else ""
             failing = failing_files(summary)
             written_tests = {rel for rel in self.original if is_test_file(rel) and rel != self.locked}
-            if failing and failing <= written_tests:  # the code may be right and its new test wrong
+            missing = missing_asked_names(summary, self.goal, known)
+            if missing:  # the code lacks what the task asks for: not the test's fault
+                fixed += "".join(NOT_DEFINED.format(name=name, path=path) + "\n" for name, path in missing)
+            elif failing and failing <= written_tests:  # the code may be right and its new test wrong
                 fixed += TEST_ONLY.format(files=", ".join(sorted(failing))) + "\n"
             if not self._repair(attempt, messages, "checks failed", summary.strip().split("\n")[-1],
                                 f"The checks ({self.ci_command}) failed:\n{summary}\n\n{shown}\n\n{fixed}{REPAIR_ASK}"):

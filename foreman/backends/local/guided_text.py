@@ -75,6 +75,29 @@ def summarize_failure(output: str, *, limit: int = 1500) -> str:
     return text[-limit:]
 
 
+_IMPORT_NAME_RE = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+_MODULE_ATTR_RE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
+NOT_DEFINED = ("{name} is not in {path}: your answer did not define it. Send def {name} complete, as the task describes "
+               "it, in a ```python block whose first line is `# file: {path}` (the test is not the problem).")
+
+
+def missing_asked_names(summary: str, goal: str, known: list[str]) -> list[tuple[str, str]]:
+    """``(name, path)`` of names the task asks for that the checks could not import from a module
+    of the repository (``cannot import name 'word_count' from 'pocket_notes.formatting'``, or
+    ``module ... has no attribute``). The 1.5B model sent formatting.py back without word_count
+    and a test importing it; the repair said the failure was in the test, and all three attempts
+    rewrote the test (bench s8-q15-r2)."""
+    words = set(re.findall(r"[A-Za-z_]\w*", goal))
+    found = [(m.group(1), m.group(2)) for m in _IMPORT_NAME_RE.finditer(summary)]
+    found += [(m.group(2), m.group(1)) for m in _MODULE_ATTR_RE.finditer(summary)]
+    out = []
+    for name, module in found:
+        path = module.replace(".", "/") + ".py"
+        if name in words and path in known and (name, path) not in out:
+            out.append((name, path))
+    return out
+
+
 _FAILED_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)\b", re.M)
 TEST_ONLY = ("Every failure is in {files}, the test written for this task; the repository's other tests pass with "
              "the change. If the code does what the task asks, the test is wrong: rewrite the failing test functions "
