@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,51 @@ def test_a_json_code_string_whose_literal_was_cut_by_a_line_break_is_rejoined() 
     assert blocks_of_json(json.dumps({"edits": [{"file": "a.py", "code": broken}]}))[0].code == broken
     fenced = blocks_of("```python\n# file: a.py\nX = 'a\nb'\n```")  # a fence is the model's own text: left alone
     assert fenced[0].code == "X = 'a\nb'\n"
+
+
+def test_an_unnamed_test_class_goes_to_the_test_file_without_its_broken_test(tmp_path: Path) -> None:
+    """Bench s8-q05-n1, word_count: the 0.5B model's test reply named no file and held
+    ``class FormattingTest(unittest.TestCase)``: it went to formatting.py (and was refused there),
+    so the test file the task asks for was never written. Its ``test_date`` used the ``NOW`` of
+    tests/test_formatting.py, a sure NameError: that function is dropped, test_word_count kept."""
+    from foreman.backends.sim.demo_repo import create_demo_repo
+
+    root = tmp_path / "repo"
+    create_demo_repo(root)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    (root / "pocket_notes/formatting.py").write_text(read("pocket_notes/formatting.py")
+                                                     + "\n\ndef word_count(text: str) -> int:\n"
+                                                       "    return len(text.split())\n")
+    reply = ("```python\nimport unittest\nfrom datetime import datetime, timedelta, timezone\n"
+             "from pocket_notes.formatting import format_age, format_date, format_line\n"
+             "from pocket_notes.notes import Note\n\n\nclass FormattingTest(unittest.TestCase):\n"
+             "    def test_date(self):\n        self.assertEqual(format_date(NOW), \"2025-03-04\")\n\n"
+             "    def test_word_count(self):\n        self.assertEqual(word_count('two words'), 2)\n```")
+    known = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
+    planned = plan_answer(blocks_of(reply), read=read, known=known, default="pocket_notes/formatting.py",
+                          test_file="tests/test_word_count.py")
+    assert planned.failures == [] and list(planned.texts) == ["tests/test_word_count.py"]
+    text = planned.texts["tests/test_word_count.py"]
+    assert "def test_word_count" in text and "def test_date" not in text and "word_count" in text.split("class")[0]
+    assert ("tests/test_word_count.py: dropped FormattingTest.test_date (uses NOW, which nothing defines)"
+            in planned.actions)
+    (root / "tests/test_word_count.py").write_text(text)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_word_count.py"],
+                         cwd=root, capture_output=True, text=True)
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout
+
+
+def test_every_new_test_broken_is_left_for_the_checks_to_report(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    reply = "```python\n# file: tests/test_new.py\ndef test_a():\n    assert format_age(NOW) == 1\n```"
+    planned = plan_answer(blocks_of(reply), read=read, known=["pkg/fmt.py"], default="pkg/fmt.py",
+                          test_file="tests/test_new.py")
+    assert "def test_a" in planned.texts["tests/test_new.py"]  # nothing would be left: kept, the run says why
+    assert not any("dropped" in a for a in planned.actions)

@@ -351,7 +351,10 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     if task._out_of_time():
         return
     reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
-    planned = task._place(reply, where, known, default)
+    blocks = (blocks_of_json(reply) if task.response_format else []) or blocks_of(reply)
+    # asked for the test file: a block that names no file goes there, whatever it defines
+    planned = task._plan([Block(where.test_file, code=b.code) if b.path is None and b.search is None else b
+                          for b in blocks], where, known, default)
     attempt.placement_failures += len(planned.failures)
     task.stats.placement_failures += len(planned.failures)
     await task._write(planned)

@@ -10,7 +10,7 @@ import ast
 import builtins
 import re
 
-from .placement import _DEF, Placement, _assigned_name, _parse, place_python
+from .placement import _DEF, Placement, PlacementRefused, _assigned_name, _parse, place_python
 
 
 def undefined_names(text: str) -> set[str]:
@@ -125,6 +125,38 @@ def test_names(text: str) -> list[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")]
 
 
+def test_labels(text: str) -> dict[str, ast.AST]:
+    """The test functions of a test file by label (``test_x`` at the top level, ``Class.test_x`` in
+    a class), as :func:`.probe.keep_only` names them ({} when it does not parse)."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            out[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            out.update((f"{node.name}.{m.name}", m) for m in node.body
+                       if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"))
+    return out
+
+
+def tests_using_undefined(text: str) -> dict[str, list[str]]:
+    """The test functions of ``text`` that use a name nothing in the file binds or imports (a
+    ``NameError`` when they run), with those names: ``{"FormattingTest.test_date": ["NOW"]}``."""
+    try:
+        missing = undefined_names(text)
+    except PlacementRefused:  # the text does not parse
+        return {}
+    out = {}
+    for label, node in test_labels(text).items():
+        used = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in missing})
+        if used:
+            out[label] = used
+    return out
+
+
 def top_level_symbols(text: str) -> list[tuple[str, int]]:
     """``(name, line)`` of a Python file's top-level functions, classes and constants ([] if it
     does not parse)."""
@@ -141,4 +173,5 @@ def top_level_symbols(text: str) -> list[tuple[str, int]]:
     return out
 
 
-__all__ = ["add_imports_for", "test_names", "top_level_symbols", "undefined_names"]
+__all__ = ["add_imports_for", "test_labels", "test_names", "tests_using_undefined", "top_level_symbols",
+           "undefined_names"]
