@@ -173,7 +173,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
     (home / "local").mkdir(parents=True)
     small = args.model != "1.5b"
     (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "bench", "profiles": {"bench": {
-        "url": args.url, "model": args.alias, "contextWindow": 8192, "maxTokens": 512, "temperature": 0.1,
+        "url": args.url, "model": args.alias, "contextWindow": 8192, "maxTokens": args.max_tokens, "temperature": 0.1,
         "protocol": args.protocol, "maxTurns": args.max_turns, "mode": args.mode, "small": small, "attempts": args.attempts,
         "repairs": args.repairs, "constrained": args.constrained, "askedTest": not args.no_asked_test}}}}))
     settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
@@ -287,7 +287,8 @@ async def main_async(args: argparse.Namespace) -> int:
             cmd = [sys.executable, __file__, "--one", str(number), "--url", served.url, "--alias", served.alias,
                    "--model", args.model, "--protocol", args.protocol, "--turn-timeout", str(args.turn_timeout),
                    "--mode", args.mode, "--attempts", str(args.attempts), "--repairs", str(args.repairs),
-                   "--constrained", args.constrained, "--max-turns", str(args.max_turns)]
+                   "--constrained", args.constrained, "--max-turns", str(args.max_turns),
+                   "--max-tokens", str(args.max_tokens)]
             for flag in ("keep_traces", "tasks_file", "repo_script"):
                 if getattr(args, flag):
                     cmd += [f"--{flag.replace('_', '-')}", getattr(args, flag)]
@@ -342,6 +343,8 @@ def main() -> int:
     parser.add_argument("--no-asked-test", action="store_true",
                         help="guided mode without the test of the asked behaviour (foreman/backends/local/asked.py)")
     parser.add_argument("--max-turns", type=int, default=12, help="agent mode's cap on model round trips per turn")
+    parser.add_argument("--max-tokens", type=int, default=512,
+                        help="the profile's maxTokens: the cap on one reply's generated tokens")
     parser.add_argument("--turn-timeout", type=float, default=600.0, help="seconds per agent turn")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
