@@ -263,3 +263,17 @@ def test_every_new_test_broken_is_left_for_the_checks_to_report(tmp_path: Path) 
                           test_file="tests/test_new.py")
     assert "def test_a" in planned.texts["tests/test_new.py"]  # nothing would be left: kept, the run says why
     assert not any("dropped" in a for a in planned.actions)
+
+
+def test_a_json_code_string_holding_a_fence_is_read_inside_it() -> None:
+    """The 1.5B model's constrained answers for task 6 (bench s8-q15-mc1, all 6) began the code
+    string with ```python and a ``# file:`` line: 'not valid Python (line 1)' every time."""
+    fenced = "```python\n# file: pkg/cmd.py\n\ndef run(args):\n    return 0\n```"
+    blocks = blocks_of_json(json.dumps({"edits": [{"file": "pkg/cmd.py", "code": fenced}]}))
+    assert [(b.path, b.code.strip()) for b in blocks] == [("pkg/cmd.py", "def run(args):\n    return 0")]
+    cut = "```python\ndef run(args):\n    return 0\n"  # cut before the closing fence
+    assert blocks_of_json(json.dumps({"edits": [{"file": "a.py", "code": cut}]}))[0].code.strip() == \
+        "def run(args):\n    return 0"
+    prose = "Here:\n```python\n# file: b.py\nX = 1\n```\nand\n```python\nY = 2\n```"
+    got = blocks_of_json(json.dumps({"edits": [{"file": "a.py", "code": prose}]}))
+    assert [(b.path, b.code.strip()) for b in got] == [("b.py", "X = 1"), ("a.py", "Y = 2")]

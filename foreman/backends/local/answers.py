@@ -107,7 +107,8 @@ def blocks_of(reply: str) -> list[Block]:
 def blocks_of_json(reply: str) -> list[Block]:
     """The blocks of a constrained (JSON) reply ``{"edits": [{"file": ..., "code": ...}]}``
     ([] when it is not that shape); a ``# file: <path>`` line inside a code string starts another
-    file's block, as in a fenced block (:func:`blocks_of`)."""
+    file's block, and a code string that holds a fenced block is read as a reply of its own, as
+    :func:`blocks_of` reads one."""
     try:
         data = json.loads(reply)
     except ValueError:
@@ -121,6 +122,13 @@ def blocks_of_json(reply: str) -> list[Block]:
         if not code.strip():
             continue
         path = str(item.get("file") or "") or None
+        # a fence inside the string (bench s8-q15-mc1, task 6: every answer began with ```python)
+        stripped = code.strip()
+        if stripped.startswith(("```", "~~~")):  # the whole string fenced (closed or cut off): its body
+            code = re.sub(r"\n[ \t]*(```|~~~)[ \t]*$", "\n", stripped.split("\n", 1)[1] if "\n" in stripped else "")
+        elif _FENCE_RE.search(code):  # prose around fenced blocks: read as a reply of its own
+            out.extend(Block(b.path or path, code=b.code, search=b.search, replace=b.replace) for b in blocks_of(code))
+            continue
         comment = _FILE_COMMENT_RE.match(code.split("\n", 1)[0])
         if comment:  # the code names its file on its first line (the "file" field, when given, wins)
             path = path or comment.group(1).removeprefix("./")
