@@ -49,6 +49,7 @@ from .answers import Block, blocks_of, blocks_of_json
 from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
+from .symbols import test_labels
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -136,12 +137,8 @@ def example_excerpt(text: str, goal: str) -> str:
 def _test_bodies(text: str) -> list[tuple[str, str]]:
     """``(name, ast dump of its body)`` of every test function or method in ``text`` ([] when it
     does not parse)."""
-    try:
-        tree = ast.parse(text.replace("\r\n", "\n"))
-    except (SyntaxError, ValueError):
-        return []
-    return [(node.name, ast.dump(ast.Module(body=node.body, type_ignores=[]))) for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")]
+    return [(label.rsplit(".", 1)[-1], ast.dump(ast.Module(body=node.body, type_ignores=[])))
+            for label, node in test_labels(text).items()]
 
 
 def copied_tests(text: str, example: str) -> list[str]:
