@@ -267,10 +267,10 @@ def _drop_broken_tests(text: str, old: str, path: str, planned: Planned) -> str:
     """``text`` without the new test functions that use a name nothing binds (a sure
     ``NameError``: the 0.5B model's ``test_date`` used the ``NOW`` of another test file, bench
     s8-q05-n1), when another new test function is left; each drop is an action."""
-    broken = {label: names for label, names in symbols.tests_using_undefined(text).items()
-              if label not in symbols.test_labels(old)}
+    before = set(symbols.test_labels(old))
+    broken = {label: names for label, names in symbols.tests_using_undefined(text).items() if label not in before}
     labels = set(symbols.test_labels(text))
-    new_left = labels - set(symbols.test_labels(old)) - set(broken)
+    new_left = labels - before - set(broken)
     if not broken or not new_left:
         return text
     planned.actions.extend(f"{path}: dropped {label} (uses {', '.join(names)}, which nothing defines)"

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import commands
+from . import named as named_files
 from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json
 from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK
@@ -300,25 +301,16 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
     code = {rel: data for rel, data in task.original.items() if rel != path and not is_test_file(rel)}
     if not code or not new:
         return []
-    now = {rel: (task.root / rel).read_bytes() if (task.root / rel).is_file() else None for rel in code}
+    now = named_files.snapshot(task.root, code)
     try:
-        for rel, data in code.items():
-            _put(task.root / rel, data)
+        named_files.put_back(task.root, code, {})
         outcomes = await _probe(task, attempt, path, where, "tests probe")
     finally:
-        for rel, data in now.items():
-            _put(task.root / rel, data)
+        named_files.put_back(task.root, code, now)
     mine = [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new]
     if not mine or any(o.kind != "passed" for o in mine):
         return []
     return list(dict.fromkeys(o.function for o in mine))
-
-
-def _put(path: Path, data: bytes | None) -> None:
-    if data is None:
-        path.unlink(missing_ok=True)
-    else:
-        path.write_bytes(data)
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:

@@ -42,9 +42,10 @@ _STDLIB = {"timedelta": "from datetime import timedelta", "timezone": "from date
 """Names a test commonly uses without importing them, and the standard-library import for each."""
 
 
-def _source_imports(source: str, missing: set[str]) -> list[str]:
-    """The import lines of ``source`` (the module under test) that bind a name of ``missing``,
-    narrowed to those names (``from datetime import datetime, timezone`` -> the missing one)."""
+def _source_imports(source: str, missing: set[str]) -> list[tuple[str, set[str]]]:
+    """The import lines of ``source`` (the module under test, or another test file) that bind a
+    name of ``missing``, narrowed to those names (``from datetime import datetime, timezone`` ->
+    the missing one), each with the names it binds."""
     try:
         tree = ast.parse(source.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
@@ -56,7 +57,8 @@ def _source_imports(source: str, missing: set[str]) -> list[str]:
             if not wanted or (isinstance(node, ast.ImportFrom) and (node.level or node.module == "__future__")):
                 continue
             names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in wanted)
-            lines.append(f"from {node.module} import {names}" if isinstance(node, ast.ImportFrom) else f"import {names}")
+            line = f"from {node.module} import {names}" if isinstance(node, ast.ImportFrom) else f"import {names}"
+            lines.append((line, {(a.asname or a.name).split(".")[0] for a in wanted}))
     return lines
 
 
@@ -85,11 +87,9 @@ def add_imports_for(text: str, module: str, exported: set[str], *, source: str =
         lines.append(f"from {module} import {', '.join(names)}")
     rest = missing - exported - {"pytest"}
     for other in (source, *tests):
-        copied = _source_imports(other, rest) if other and rest else []
-        lines.extend(copied)
-        for line in copied:  # "import a.b as c, d" or "from m import a as c, d": bound c, d
-            names_part = line.split(" import ", 1)[1] if line.startswith("from ") else line[len("import "):]
-            rest -= {part.split(" as ")[-1].strip().split(".")[0] for part in names_part.split(",")}
+        for line, bound in _source_imports(other, rest) if other and rest else []:
+            lines.append(line)
+            rest -= bound
     lines.extend(_STDLIB[name] for name in sorted(rest) if name in _STDLIB)
     if not lines:
         return Placement(text, fixed)
