@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.local.asked import NO_ASKED_TEST, copied_tests, example_excerpt
+from foreman.backends.local.asked import NO_ASKED_TEST, copied_tests, example_excerpt, example_test
 from foreman.backends.local.guided import GuidedStats
 
 from .fakeserver import last_user, text
@@ -43,7 +43,7 @@ WEAKENED = WRONG + ("\n```python\n# file: tests/test_search_asked.py\nfrom notes
 def step_of(req: dict) -> str:
     """Which guided step a request is: the asked test, the edit, or a repair."""
     asked = last_user(req)
-    if any(words in asked for words in ("Before anything is changed", "does not check what the task asks", "short test",
+    if any(words in asked for words in ("Before anything is changed", "does not check what the task asks", "so no test could be used",
                                         "Write the test functions in one", "No test there fails because",
                                         "repeats the example test")):
         return "asked test"
@@ -198,7 +198,19 @@ async def test_a_task_that_asks_for_a_test_gets_those_tests_not_an_asked_one(tmp
                                                      goal=GOAL + " Add a test in test_count.py.")
     assert [step_of(r) for r in requests] == ["edit", "edit"]  # the edit, then the task's own tests
     assert "Now write pytest test functions" in last_user(requests[1])
+    assert "Run the code the way the example test above does" in last_user(requests[1])  # test_search.py shown
     assert stats.passed and "test_count.py" in committed(repo) and not (repo / "tests").exists()
+
+
+async def test_a_test_request_without_an_example_says_where_to_import_from(tmp_path: Path) -> None:
+    tests = "```python\n# file: test_count.py\ndef test_count():\n    assert count_matches(['a'], 'a') == 1\n```"
+    replies = iter([RIGHT, tests])
+    files = {rel: body for rel, body in FILES.items() if rel != "test_search.py"}
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, lambda req: text(next(replies)), files=files, goal=GOAL + " Add a test in test_count.py.",
+        attempts=1, asked_test=True)
+    ask = last_user(server.requests[1])
+    assert "Import what you use from notes.search." in ask and "example test" not in ask
 
 
 EXAMPLE = """import unittest
@@ -230,6 +242,40 @@ def test_the_example_is_an_excerpt_the_imports_and_the_test_closest_to_the_task(
     assert example_excerpt(EXAMPLE, "nothing in common").endswith("    def test_every_word_must_match(self):\n"
                                                                  "        self.assertEqual(search([], \"milk\"), [])\n")
     assert example_excerpt("def (", "x") == "def ("
+
+
+def test_the_example_excerpt_of_a_method_keeps_its_class_setup() -> None:
+    """test_cli.py's tests use self.path, which setUp makes; an excerpt without it is not runnable."""
+    text = ("import unittest\n\n\nclass CliTest(unittest.TestCase):\n    def setUp(self):\n        self.path = 'p'\n\n"
+            "    def test_list(self):\n        self.assertTrue(self.path)\n")
+    assert example_excerpt(text, "list") == ("import unittest\n\n\nclass CliTest(unittest.TestCase):\n"
+                                             "    def setUp(self):\n        self.path = 'p'\n\n    ...\n"
+                                             "    def test_list(self):\n        self.assertTrue(self.path)\n")
+
+
+@pytest.mark.parametrize(("goal", "example"), [
+    ("Add a function shout(text: str) -> str to pocket_notes/formatting.py.", "tests/test_formatting.py"),
+    ("Add a function count_matches(notes, query) to pocket_notes/search.py; make run_search in "
+     "pocket_notes/commands/search.py print a last line.", "tests/test_search.py"),
+    # test_notes.py tests pocket_notes/notes.py (the Note class), not the command: the CLI's test
+    # shows how a subcommand is run (bench s8-q15-m1, task 6)
+    ("Add a --limit N option to the `list` subcommand in pocket_notes/commands/notes.py: register adds it to "
+     "the list parser and run_list prints only the first N notes.", "tests/test_cli.py"),
+])
+def test_the_example_test_is_the_one_that_tests_the_target(tmp_path: Path, goal: str, example: str) -> None:
+    from foreman.backends.local.localize import localize
+    from foreman.backends.sim.demo_repo import create_demo_repo
+
+    root = tmp_path / "demo"
+    create_demo_repo(root)
+    known = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    where = localize(root, goal)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    assert example_test(where, known, read, goal) == example
+    assert example_test(where, [rel for rel in known if rel != example], read, goal) != example
 
 
 DEMO_GOAL = ("Add a function count_matches(notes, query) to pocket_notes/search.py that returns how many of the notes "

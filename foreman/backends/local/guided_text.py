@@ -16,8 +16,16 @@ EDIT_ASK = ("Reply with only the new or changed code: each function, class or me
             "line of each block a comment naming the file, like `# file: {target}`. Do not repeat code you do not "
             "change. No explanations.")
 TEST_ASK = ("Now write pytest test functions for this task, for the file {test_file}: one ```python block whose first "
-            "line is `# file: {test_file}`, only test functions (def test_...) using plain assert statements. "
-            "Import what you use from {module}.")
+            "line is `# file: {test_file}`, only two or three short test functions (def test_...), a few lines each, "
+            "using plain assert statements. {how}")
+TEST_HOW = "Import what you use from {module}."
+TEST_HOW_EXAMPLE = ("Run the code the way the example test above does (the same helpers and imports); import anything "
+                    "else from {module}.")
+"""The last sentence of :data:`TEST_ASK`: with an example test shown, the model is pointed at how it
+runs the code. Told only to import from the changed module, the 1.5B model called ``run_list`` of
+``commands/notes.py`` with a dict for a store and made-up arguments, while the repository's CLI test
+runs a subcommand through one helper (bench s8-q15-m1, task 6); its test replies there were cut at
+max_tokens in 4 of 6 (a case per limit, 0 to 5), hence "two or three short"."""
 REPAIR_ASK = ("Write the corrected code: the complete functions (or test functions) that must change, in ```python "
               "blocks whose first line is `# file: <path>`. No explanations.")
 NO_CHANGE = "That changed nothing. " + REPAIR_ASK
