@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -147,9 +148,22 @@ class Row:
     placement_failures: int = 0
     model_s: float = 0.0
     checks_s: float = 0.0
+    test_placed: bool | None = None
+    """The task's requested test file is there with a test (None: the task names none)."""
 
     def to_json(self) -> dict:
         return {**self.__dict__, "repairs": dict(self.repairs), "reasons": dict(self.reasons)}
+
+
+def requested_test(description: str, repo: Path) -> bool | None:
+    """Whether the test file a task asks for (``tests/test_*.py`` in its text) is on the checked-out
+    branch with a test function in it; None when the task names no test file. The check of a task
+    tests the function only: s8-q05-r1 counted three passes that had no test file."""
+    named = re.findall(r"tests/test_\w+\.py", description)
+    if not named:
+        return None
+    return all((repo / rel).is_file() and re.search(r"^\s*def test", (repo / rel).read_text(encoding="utf-8"),
+                                                   re.MULTILINE) is not None for rel in named)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -222,14 +236,17 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
     guided = [s for s in stats if getattr(s, "mode", "") == "guided"]
     note = ""
     success = false_success = False
+    test_placed = None
     if status == "done":
         subprocess.run(["git", "checkout", "-q", "main"], cwd=repo)
         suite = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo,
                                capture_output=True, text=True)
         check = subprocess.run([sys.executable, "-c", task.check], cwd=repo, capture_output=True, text=True)
-        success = suite.returncode == 0 and check.returncode == 0
+        test_placed = requested_test(task.description, repo)
+        success = suite.returncode == 0 and check.returncode == 0 and test_placed is not False
         false_success = not success
-        note = "" if success else ("suite failed" if suite.returncode else "check failed: " + check.stderr[-200:])
+        note = "" if success else ("suite failed" if suite.returncode else "check failed: " + check.stderr[-200:]
+                                   if check.returncode else "the requested test file is missing or has no test")
     else:
         note = f"task ended {status}"
     attempts = [a for g in guided for a in g.attempts]
@@ -240,7 +257,8 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
                false_success=false_success, mode="guided" if guided else "agent", attempts=len(attempts),
                attempt_outcomes=[a.line() for a in attempts], guided_repairs=sum(a.repairs for a in attempts),
                placement_failures=sum(g.placement_failures for g in guided),
-               model_s=round(sum(s.model_s for s in stats), 1), checks_s=round(sum(s.checks_s for s in stats), 1))
+               model_s=round(sum(s.model_s for s in stats), 1), checks_s=round(sum(s.checks_s for s in stats), 1),
+               test_placed=test_placed)
 
 
 def _fmt(counter: Counter) -> str:
@@ -310,6 +328,7 @@ async def main_async(args: argparse.Namespace) -> int:
                   f"wall={row.wall_s:6.1f}s model={row.model_s:.0f}s checks={row.checks_s:.0f}s "
                   f"converted={row.converted}/{row.replies} repairs=[{_fmt(row.repairs)}] "
                   f"guided_repairs={row.guided_repairs} placement_failures={row.placement_failures} "
+                  f"{'' if row.test_placed is None else f'test_placed={row.test_placed} '}"
                   f"{row.note.splitlines()[-1] if row.note else ''}", flush=True)
             for outcome in row.attempt_outcomes:
                 print(f"    {outcome}", flush=True)
