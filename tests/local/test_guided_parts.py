@@ -182,6 +182,30 @@ def test_a_placed_test_gets_the_helper_imports_the_repository_tests_use(tmp_path
     assert any("import" in a and "run_cli" in a for a in planned.actions)
 
 
+def test_a_placed_test_loses_an_import_the_module_lacks_and_the_test_never_uses(tmp_path: Path) -> None:
+    """The 1.5B model's word_count test imported a made-up ``format_word_count`` beside the name it
+    used; the whole file then failed to collect, and the repair kept that import (bench
+    s9-q15-r1, attempt 3). A missing name the test does use stays, so the failure names it."""
+    root = _repo(tmp_path)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    reply = ("```python\n# file: tests/test_words.py\nimport unittest\n"
+             "from pkg.fmt import format_word_count, format_age, Shelf as S, os, ghost\n\n\n"
+             "class WordsTest(unittest.TestCase):\n    def test_age(self):\n"
+             "        self.assertEqual(format_age(ghost), 1)\n```")
+    planned = plan_answer(blocks_of(reply), read=read, known=["pkg/fmt.py", "tests/test_fmt.py"],
+                          default="pkg/fmt.py", test_file="tests/test_words.py")
+    text = planned.texts["tests/test_words.py"]
+    assert "from pkg.fmt import format_age, Shelf as S, os, ghost\n" in text  # bound by fmt.py, or used
+    assert "format_word_count" not in text
+    assert any("dropped the import of format_word_count" in a for a in planned.actions)
+    only = plan_answer(blocks_of(reply.replace("format_age, Shelf as S, os, ghost", "nothing_here")), read=read,
+                       known=["pkg/fmt.py"], default="pkg/fmt.py", test_file="tests/test_words.py")
+    assert "from pkg.fmt import" not in only.texts["tests/test_words.py"].replace("from pkg.fmt import format_age", "")
+
+
 def test_a_json_edit_holding_a_second_file_is_split_like_a_fenced_block() -> None:
     """The 1.5B model's constrained is_blank edit (bench s8-q15-c1, attempt 1) put its test file
     inside the same ``code`` string after a ``# file:`` line; all of it went to formatting.py."""
