@@ -295,3 +295,34 @@ async def test_a_reply_without_code_that_was_not_cut_off_is_told_what_is_missing
     asked = [last_user(r) for r in server.requests if r.get("stream")]
     assert asked[1].startswith("That could not be applied: the answer holds no code block")
     assert stats.passed
+
+
+SHOUT_GOAL = "Add a function shout(text) to calc.py that returns the text in upper case. Add test_shout.py."
+FILE_WITHOUT_SHOUT = text("```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n```\n"
+                          "```python\n# file: test_shout.py\nfrom calc import shout\n\n\ndef test_shout():\n"
+                          "    assert shout('hi') == 'HI'\n```")
+SHOUT = text("```python\n# file: calc.py\ndef shout(text):\n    return text.upper()\n```")
+ONLY_ADD = {"calc.py": "def add(a, b):\n    return a + b\n"}
+
+
+async def test_an_answer_without_the_function_the_task_names_is_asked_for_it_alone_afresh(tmp_path: Path) -> None:
+    """The 1.5B model sent calc.py's other functions back unchanged, without shout, beside a test
+    importing it; each repair, shown the file and its own answer, repeated it (bench s9-q15-r1)."""
+    replies = iter([FILE_WITHOUT_SHOUT, SHOUT])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), goal=SHOUT_GOAL,
+                                                   files=ONLY_ADD, attempts=1, repairs=1)
+    assert stats.passed and [(a.outcome, a.repairs) for a in stats.attempts] == [("passed", 1)]
+    ask = server.requests[1]["messages"]
+    assert [m["role"] for m in ask] == ["system", "user"]  # a fresh conversation: no earlier answer in it
+    assert "Your answer did not write shout. Write only shout" in ask[1]["content"]
+    assert "# calc.py\ndef add(a, b)" in ask[1]["content"] and "return a + b" not in ask[1]["content"]  # signatures
+    assert "def shout" in (repo / "calc.py").read_text() and (repo / "test_shout.py").is_file()
+
+
+async def test_a_function_never_written_ends_the_attempt_so(tmp_path: Path) -> None:
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: FILE_WITHOUT_SHOUT, goal=SHOUT_GOAL,
+                                                   files=ONLY_ADD, attempts=1, repairs=1)
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [("function not written", "shout")]
+    assert len(server.requests) == 2  # the edit and one ask; the checks never ran on code without shout
+    assert not (repo / "test_shout.py").exists()  # the attempt's files put back

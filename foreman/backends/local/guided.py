@@ -44,14 +44,19 @@ from . import asked as asked_tests
 from .answers import Block, Planned, blocks_of, blocks_of_json, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
-                          failing_files, goal_text, missing_asked_names, no_change_ask, summarize_failure)
+                          absent_definitions, asked_def_ask, asked_functions, failing_files, goal_text,
+                          missing_asked_names, no_change_ask, summarize_failure)
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
+from .signatures import api_text
 from .symbols import test_names, top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
+
+FUNCTION_NOT_WRITTEN = "function not written"
+"""The outcome of an attempt whose answers never defined a function the task asks for by name."""
 
 
 class GuidedTask:
@@ -144,6 +149,16 @@ class GuidedTask:
         """An answer changed a file (the asked test, written by the harness's own step, is not one)."""
         return any((self.root / rel).read_bytes() != data if (self.root / rel).is_file() else data is not None
                    for rel, data in self.original.items() if rel != self.locked)
+
+    def _absent(self, where: Localized) -> list[str]:
+        """The functions the task asks for by name (:func:`.guided_text.asked_functions`) that no
+        non-test file the task names or the attempt wrote defines."""
+        names = asked_functions(self.goal)
+        if not names:
+            return []
+        files = [rel for rel in dict.fromkeys([*where.targets, *([where.target] if where.target else []),
+                                               *self.original]) if rel.endswith(".py") and not is_test_file(rel)]
+        return absent_definitions(names, [self._read(rel) or "" for rel in files])
 
     def _new_tests(self, rel: str) -> list[str]:
         """The test functions ``rel`` has now and had not before the attempt (names; [] when none,
@@ -341,6 +356,16 @@ class GuidedTask:
                     problem = f"the answer was cut off at max_tokens ({self.profile.max_tokens}); {problem}"
                 if self._repair(attempt, messages, "nothing placed", problem,
                                 CUT_OFF if cut else f"That could not be applied: {problem}\n{REPAIR_ASK}"):
+                    continue
+                return
+            absent = self._absent(where)
+            if absent:  # a function the task asks for by name is nowhere: ask for it alone, afresh
+                target_file = where.target or target
+                messages[:] = [{"role": "system", "content": SYSTEM}]
+                if self._repair(attempt, messages, FUNCTION_NOT_WRITTEN, ", ".join(absent),
+                                asked_def_ask(self.goal, absent, target_file,
+                                              api_text([target_file], self._read))):
+                    step = "function"
                     continue
                 return
             if not self._changed():  # before asking for tests: they would test code that is not there

@@ -106,6 +106,37 @@ def missing_asked_names(summary: str, goal: str, known: list[str]) -> list[tuple
     return out
 
 
+_ASKED_DEF_RE = re.compile(r"\b(?:function|method|def)\s+`?([A-Za-z_]\w*)`?\s*\(")
+ASKED_DEF = ("Your answer did not write {names}. Write only {names}, complete from the def line to the end, as the "
+             "task describes it, in one ```python block whose first line is `# file: {path}`. Do not send any other "
+             "function of the file. No explanations.")
+
+
+def asked_functions(goal: str) -> list[str]:
+    """The functions a task asks for by name: ``NAME(`` after "function", "method" or "def" ("Add a
+    function shout(text: str) -> str"), in order."""
+    return list(dict.fromkeys(_ASKED_DEF_RE.findall(goal)))
+
+
+def absent_definitions(names: list[str], texts: list[str]) -> list[str]:
+    """The names of ``names`` that no ``def`` in ``texts`` (Python sources) defines, at any depth."""
+    return [name for name in names
+            if not any(re.search(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.M) for text in texts)]
+
+
+def asked_def_ask(goal: str, names: list[str], path: str, signatures: str) -> str:
+    """The user message of a fresh conversation asking only for the functions an answer left out.
+
+    The 1.5B model answered "Add a function shout(...)" with formatting.py's other functions sent
+    back unchanged, without shout, beside a test importing it, in all three attempts; each repair,
+    shown the whole file again, sent the same answer (bench s9-q15-r1; word_count's attempt 1
+    too). A conversation holding the file and those answers invites the copy; this one holds the
+    task, the file's signatures only, and the ask.
+    """
+    shown = f"\n\n{path} has these definitions now (signatures only):\n```python\n{signatures}\n```" if signatures else ""
+    return f"Task:\n{goal}{shown}\n\n" + ASKED_DEF.format(names=", ".join(names), path=path)
+
+
 _FAILED_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)\b", re.M)
 TEST_ONLY = ("Every failure is in {files}, the test written for this task; the repository's other tests pass with "
              "the change. If the code does what the task asks, the test is wrong: rewrite the failing test functions "
