@@ -329,6 +329,16 @@ def connect_hint(settings: Settings, port: int) -> str:
     return shlex.join(words)
 
 
+def _in_foreground(fd: int) -> bool:
+    """Whether this process is in the foreground process group of the terminal ``fd`` is (a
+    background job that reads its terminal is stopped by SIGTTIN: ``foreman start ... &`` froze
+    at the first key typed while another command ran, so it never listens there)."""
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:  # not our controlling terminal
+        return False
+
+
 async def _serve(daemon: Any, on_up: Callable[[], Any] = lambda: None) -> None:
     loop = asyncio.get_running_loop()
     presses = 0
@@ -351,13 +361,20 @@ async def _serve(daemon: Any, on_up: Callable[[], Any] = lambda: None) -> None:
     loop.add_signal_handler(signal.SIGINT, interrupt)
     loop.add_signal_handler(signal.SIGTERM, daemon.stopping.set)
     loop.add_signal_handler(signal.SIGHUP, daemon.stopping.set)  # the terminal closed: stop cleanly
-    if sys.stdin is not None and sys.stdin.isatty():
+    if sys.stdin is not None and sys.stdin.isatty() and _in_foreground(sys.stdin.fileno()):
+        fd = sys.stdin.fileno()
+
         def on_stdin() -> None:
+            if not _in_foreground(fd):  # moved to the background (Ctrl+Z, bg): reading would stop us
+                loop.remove_reader(fd)
+                return
             line = sys.stdin.readline()
-            if line.strip().lower() in ("q", "quit"):
+            if not line:  # the terminal is gone
+                loop.remove_reader(fd)
+            elif line.strip().lower() in ("q", "quit"):
                 daemon.stopping.set()
 
-        loop.add_reader(sys.stdin.fileno(), on_stdin)
+        loop.add_reader(fd, on_stdin)
     try:
         await daemon.start()
         on_up()

@@ -1,5 +1,6 @@
 """The real ``foreman tui`` in a real terminal (tmux) against a real daemon."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -71,3 +72,47 @@ def test_foreman_tui_in_tmux(tmp_path):
     finally:
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], check=False, capture_output=True, timeout=10)
         daemon.stop()
+
+
+def _state(pid: int) -> str:
+    return subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+
+
+def test_a_background_daemon_is_not_stopped_by_keys_typed_in_its_terminal(tmp_path):
+    """The README's recipe `foreman start ... &`: a key typed while another command ran made the
+    daemon read its terminal from the background, and SIGTTIN stopped it (state T): the client
+    then timed out connecting. A background daemon must not read the terminal at all."""
+    home = tmp_path / "home"
+    session = f"foreman-bg-{uuid.uuid4().hex[:8]}"
+    start = (f"{sys.executable} -m foreman start --backend sim --reset --port 0 --home {home} "
+             f"--sandbox {tmp_path / 'sandbox'} --no-autostart --no-notify > {tmp_path / 'daemon.log'} 2>&1 &")
+    record = home / "sim" / "foreman.json"
+    pid = None
+    try:
+        tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", "-c", str(ROOT), "bash --norc --noprofile")
+        tmux("send-keys", "-t", session, "-l", start)
+        tmux("send-keys", "-t", session, "Enter")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and pid is None:
+            try:
+                pid = int(json.loads(record.read_text())["pid"])
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.1)
+        assert pid is not None, (tmp_path / "daemon.log").read_text()[-2000:]
+        tmux("send-keys", "-t", session, "-l", "sleep 3")
+        tmux("send-keys", "-t", session, "Enter")
+        time.sleep(0.5)
+        tmux("send-keys", "-t", session, "-l", "x")  # typed while `sleep` holds the terminal
+        tmux("send-keys", "-t", session, "Enter")
+        time.sleep(3.5)
+        assert not _state(pid).startswith("T"), f"the daemon was stopped: {_state(pid)}"
+        from websockets.sync.client import connect
+
+        port = int(json.loads(record.read_text())["port"])
+        with connect(f"ws://127.0.0.1:{port}", open_timeout=10):  # a stopped daemon never answers the handshake
+            pass
+    finally:
+        if pid is not None:
+            subprocess.run(["kill", "-CONT", str(pid)], capture_output=True)
+            subprocess.run(["kill", str(pid)], capture_output=True)
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], check=False, capture_output=True, timeout=10)
