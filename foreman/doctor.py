@@ -171,7 +171,12 @@ def doctor_port(settings: Settings, check: Check) -> None:
 
 
 def _port_free(port: int) -> bool:
+    """Whether ``foreman start`` could listen on ``port``: bound the way its server binds, with
+    SO_REUSEADDR (asyncio's ``create_server`` sets it on POSIX), so the TIME_WAIT connections a
+    stopped daemon leaves do not count as the port being in use (they did right after `foreman stop`)."""
     with socket.socket() as s:
+        if os.name == "posix":
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

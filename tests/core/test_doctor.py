@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -136,6 +137,27 @@ def test_port_held_by_another_program_says_to_pick_another_port(tmp_path: Path) 
     assert "Foreman" not in line, line
     fix = out.stdout.split(line, 1)[1].splitlines()[1]
     assert "--port N" in fix and "--port 0" in fix
+
+
+def test_a_port_left_in_time_wait_by_a_stopped_daemon_is_free(tmp_path: Path) -> None:
+    """Right after `foreman stop`, the closed connections sit in TIME_WAIT on the port; the server
+    binds with SO_REUSEADDR, so `foreman start` works there and the doctor must not say FAIL."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.accept()
+    accepted.close()  # the server side closes first: its end of the connection stays in TIME_WAIT
+    client.close()
+    listener.close()
+    ss = shutil.which("ss")  # iproute2: shows the socket states, when the machine has it
+    states = subprocess.run([ss, "-tan", f"sport = :{port}"], capture_output=True, text=True).stdout if ss else ""
+    out = _doctor(tmp_path, "--port", str(port))
+    assert _line(out.stdout, f"[ok] port {port} is free"), out.stdout + states
+    if ss and "TIME-WAIT" not in states:
+        pytest.fail(f"no TIME_WAIT socket was left on {port}, so this checked nothing:\n{states}")
 
 
 # ---------------------------------------------------------------- the local backend's endpoint
