@@ -55,6 +55,7 @@ class DecisionAnswerIntent(Intent):
 
     type: Literal["decision.answer"] = "decision.answer"
     decision: str
+    """The open decision's id (``d3``)."""
     option: StrictInt = Field(ge=0)
     """0-based option index."""
     text: str | None = None
@@ -152,7 +153,7 @@ class DiffRequest(Intent):
 
 
 class MemoryRead(Intent):
-    """Read a memory note (``shared/plan``, ``agents/kit/notes``) or, without ``id``, the index."""
+    """Read a memory note (``shared/plan``, ``agents/kit/notes``) or, without ``note``, the index."""
 
     type: Literal["memory.read"] = "memory.read"
     note: str | None = None
