@@ -153,7 +153,11 @@ def _add_risk_usage_parsers(sub: Any) -> None:
     risk.add_argument("--area", default=None, help="text naming the task's files/folders (files elsewhere are summarised)")
     risk.add_argument("--json", action="store_true", help="print JSON")
     usage = sub.add_parser("usage", help="what the team spent per agent, task and goal (from the store; no daemon needed)")
-    _add_start_options(usage)
+    usage.add_argument("--home", default=argparse.SUPPRESS, help="state root (default ~/.agentcraft; env AGENTCRAFT_HOME)")
+    usage.add_argument("--profile", default=argparse.SUPPRESS,
+                       help="profile name (default: the backend's name); its store is read")
+    usage.add_argument("--backend", default=argparse.SUPPRESS,
+                       help="whose profile to read when --profile is not given (default: the configured backend)")
     usage.add_argument("--json", action="store_true", help="print JSON")
 
 

@@ -103,3 +103,14 @@ def test_turn_usage_reads_what_the_backend_reported() -> None:
     u = turn_usage(Reported(), wall_seconds=-1)
     assert (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_usd, u.wall_seconds) == (
         1200, 340, 0, 77, 0.0123, 0.0)
+
+
+def test_usage_takes_only_the_options_it_reads(capsys) -> None:
+    """`foreman usage --reset` was accepted and did nothing (the parser had every start option);
+    an option usage cannot honour is now refused by argparse (exit 2) and --help lists four."""
+    with pytest.raises(SystemExit) as exc:
+        main(["usage", "--reset"])
+    assert exc.value.code == 2 and "unrecognized arguments: --reset" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["usage", "--help"])
+    assert len(capsys.readouterr().out.splitlines()) < 15
