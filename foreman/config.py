@@ -15,8 +15,10 @@ value came from (``flag``, ``env``, ``file``, ``file:<backend>``, ``home-file``,
 
 from __future__ import annotations
 
+import difflib
 import getpass
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -27,6 +29,8 @@ from protocol.entities import DecisionKind
 
 from .core.roster import DEFAULT_WORKER_NAMES
 from .errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 
 def _bool(value: Any) -> bool:
@@ -378,10 +382,35 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
             sources[f"section:{name}"] = "file" if in_profile and not in_home else (
                 "home-file" if in_home and not in_profile else "file+home-file")
     settings = Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
+    for line in unknown_env(env):
+        logger.warning("%s", line)
     from .backends.flow.team import team_of
 
     team_of(settings)  # --workers and --worker-names must fit together (the error names both)
     return settings
+
+
+OTHER_ENV = ("AGENTCRAFT_HOME", "AGENTCRAFT_PROFILE", "AGENTCRAFT_TURN")
+"""``AGENTCRAFT_*`` variables that are not options: the home, the profile, and the marker the
+Foreman sets on the processes it starts (:data:`foreman.procs.MARKER_ENV`)."""
+
+
+def unknown_env(env: Mapping[str, str]) -> list[str]:
+    """One line per ``AGENTCRAFT_*`` variable that no option reads (a misspelt one is otherwise
+    silently ignored: ``AGENTCRAFT_WROKERS=12`` left the team at 3), naming a near miss.
+
+    Returns:
+        ``"AGENTCRAFT_WROKERS is not a Foreman setting and is ignored. Did you mean
+        AGENTCRAFT_WORKERS?"``-style lines, sorted; [] when every such variable is known.
+    """
+    known = sorted({opt.env for opt in OPTIONS} | set(OTHER_ENV))
+    out = []
+    for name in sorted(k for k in env if k.startswith("AGENTCRAFT_") and k not in known):
+        tails = {k[len("AGENTCRAFT_"):]: k for k in known}  # the shared prefix would make every name "close"
+        close = difflib.get_close_matches(name[len("AGENTCRAFT_"):], list(tails), n=1, cutoff=0.75)
+        hint = f" Did you mean {tails[close[0]]}?" if close else " `foreman start --help` names every variable."
+        out.append(f"{name} is not a Foreman setting and is ignored.{hint}")
+    return out
 
 
 PROFILE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -504,8 +533,6 @@ def _read_file(path: Path) -> _File:
 
 def _did_you_mean(key: str, known: list[str]) -> str:
     """`` Did you mean 'userName'?`` for a near miss (snake_case, case, a typo), else ``""``."""
-    import difflib
-
     camel = re.sub(r"[_-]([a-z0-9])", lambda m: m.group(1).upper(), key)
     exact = next((k for k in known if k.lower() == camel.lower()), None)
     close = [exact] if exact else difflib.get_close_matches(camel, known, n=1, cutoff=0.8)

@@ -469,3 +469,15 @@ def test_config_and_doctor_check_the_local_profiles_as_start_does(tmp_path: Path
     code = main([command, "--home", str(tmp_path), "--profile", "sim", *args])
     err = capsys.readouterr().err
     assert code == 2 and named in err, err
+
+
+def test_a_misspelt_environment_variable_is_named_with_the_one_meant(tmp_path: Path, caplog) -> None:
+    """`AGENTCRAFT_WROKERS=12` was silently ignored (the team stayed at 3)."""
+    env = {"AGENTCRAFT_HOME": str(tmp_path), "AGENTCRAFT_WROKERS": "12", "AGENTCRAFT_TURN": "t1",
+           "AGENTCRAFT_ZZZ": "1", "AGENTCRAFT_PORT": "0"}
+    with caplog.at_level("WARNING", logger="foreman.config"):
+        resolve({}, env=env)
+    lines = [r.getMessage() for r in caplog.records if r.name == "foreman.config"]
+    assert lines == ["AGENTCRAFT_WROKERS is not a Foreman setting and is ignored. Did you mean AGENTCRAFT_WORKERS?",
+                     "AGENTCRAFT_ZZZ is not a Foreman setting and is ignored. `foreman start --help` names every "
+                     "variable."]
