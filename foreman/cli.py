@@ -246,7 +246,9 @@ def _config(settings: Settings, *, as_json: bool) -> int:
         print(json.dumps(data, indent=2, default=str))
     else:
         for key, item in data.items():
-            print(f"{key:24} {item['value']!s:40} ({item['source']})")
+            value = item["value"]  # a list as the flag takes it (--workers 3, --repo a,b), not a Python repr
+            shown = ",".join(map(str, value)) if isinstance(value, list) else ("" if value is None else value)
+            print(f"{key:24} {shown!s:40} ({item['source']})")
     return 0
 
 

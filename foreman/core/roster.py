@@ -190,8 +190,9 @@ def roster(workers: list[str], worker_names: list[str] | tuple[str, ...]) -> Ros
     unknown = [n for n in workers if n not in NAMED_WORKERS and n not in pool]
     if unknown:
         known = ", ".join([*NAMED_WORKERS, *pool[:6], "..."] if len(pool) > 6 else [*NAMED_WORKERS, *pool])
-        raise ValueError(f"unknown worker {unknown[0]!r}: use a named worker or one from the worker names list "
-                         f"({known}), or add it to workerNames (--worker-names)")
+        raise ValueError(f"unknown worker {unknown[0]!r}: give a team size (a number, 1 to {MAX_WORKERS}), or "
+                         f"names: a named worker or one from the worker names list ({known}), or add it to "
+                         "workerNames (--worker-names)")
     extra = tuple(n for n in pool if n in workers)
     return Roster(NAMED_WORKERS + extra, tuple(workers))
 

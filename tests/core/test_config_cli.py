@@ -132,6 +132,17 @@ def test_config_json_shows_values_and_sources(tmp_path: Path) -> None:
     assert data["home"] == {"value": str(tmp_path), "source": "env"}
 
 
+def test_config_text_shows_lists_as_the_flags_take_them(tmp_path: Path) -> None:
+    """`foreman config` showed the default team as ['3'] and unset values as None."""
+    out = _foreman("config", "--repo", str(tmp_path), env={"AGENTCRAFT_HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    lines = {line.split()[0]: line for line in out.stdout.splitlines()}
+    assert lines["workers"].split()[1] == "3" and lines["workers"].endswith("(default)")
+    assert lines["workerNames"].split()[1].startswith("ash,bryn,cedar,")
+    assert lines["repo"].split()[1] == str(tmp_path)
+    assert "None" not in out.stdout and "['" not in out.stdout
+
+
 def test_config_json_prints_the_keys_a_config_file_takes(tmp_path: Path) -> None:
     """Found by a newcomer: ``foreman config --json`` printed ``user_name`` while the file takes
     ``userName``. Every key printed is one the file takes, and the printed settings written back
