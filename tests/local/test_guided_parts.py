@@ -206,6 +206,27 @@ def test_a_placed_test_loses_an_import_the_module_lacks_and_the_test_never_uses(
     assert "from pkg.fmt import" not in only.texts["tests/test_words.py"].replace("from pkg.fmt import format_age", "")
 
 
+def test_a_test_of_a_function_the_task_adds_gets_its_import_and_is_kept(tmp_path: Path) -> None:
+    """The asked test is written before the change: the 1.5B model's test_count_matches used the
+    count_matches the task adds, and was dropped as using a name nothing defines, leaving only its
+    copy of the example test (bench s9-q15-r1, task 5). Imported from the target, it fails there
+    on that import, for the task, until the change adds it."""
+    root = _repo(tmp_path)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    reply = ("```python\n# file: tests/test_fmt_asked.py\ndef test_old():\n    assert format_age(1) == 1\n\n\n"
+             "def test_new():\n    assert count_words('a b') == 2\n```")
+    kw = dict(read=read, known=["pkg/fmt.py", "tests/test_fmt.py"], default="pkg/fmt.py",
+              test_file="tests/test_fmt_asked.py")
+    planned = plan_answer(blocks_of(reply), adds=("count_words",), **kw)
+    text = planned.texts["tests/test_fmt_asked.py"]
+    assert "def test_new" in text and "from pkg.fmt import count_words, format_age" in text
+    without = plan_answer(blocks_of(reply), **kw).texts["tests/test_fmt_asked.py"]
+    assert "def test_new" not in without  # a name nothing defines and the task does not add: dropped
+
+
 def test_a_json_edit_holding_a_second_file_is_split_like_a_fenced_block() -> None:
     """The 1.5B model's constrained is_blank edit (bench s8-q15-c1, attempt 1) put its test file
     inside the same ``code`` string after a ``# file:`` line; all of it went to formatting.py."""

@@ -204,7 +204,7 @@ def unusable_reason(reply: str, finish_reason: str | None = None) -> str | None:
 
 
 def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known: list[str], default: str | None,
-                test_file: str | None, owners: dict[str, str] | None = None) -> Planned:
+                test_file: str | None, owners: dict[str, str] | None = None, adds: tuple[str, ...] = ()) -> Planned:
     """Place every block; later blocks see the earlier ones' results.
 
     Args:
@@ -216,6 +216,10 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
             ``pytest`` and the names of ``default`` it uses imported).
         owners: top-level name -> the shown file that defines it: a block that names no file
             but redefines such a name goes to that file.
+        adds: the functions the task asks for by name: a test that uses one gets it imported
+            from ``default`` as if it were there (the asked test is written before the change; the
+            1.5B model's ``test_count_matches`` was dropped as using a name nothing defines,
+            bench s9-q15-r1), so the test fails on its import, for the task, until it is added.
 
     Returns:
         The :class:`Planned` texts, actions and failures.
@@ -244,7 +248,7 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                 planned.dropped.extend(placed.dropped)
                 if is_test_file(path) and default and default.endswith(".py"):
                     source = planned.texts.get(default, read(default)) or ""
-                    names = {n for n, _ in symbols.top_level_symbols(source)}
+                    names = {n for n, _ in symbols.top_level_symbols(source)} | set(adds)
                     fixed = symbols.add_imports_for(new, module_name(default), names, source=source,
                                                     tests=_other_tests(path, known, read))
                     new = fixed.text

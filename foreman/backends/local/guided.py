@@ -219,7 +219,7 @@ class GuidedTask:
     def _plan(self, blocks: list[Block], where: Localized, known: list[str], default: str | None) -> Planned:
         owners = {name: rel for rel in where.files for name, _ in top_level_symbols(self._read(rel) or "")}
         planned = plan_answer(blocks, read=self._read, known=known, default=default, test_file=where.test_file,
-                              owners=owners)
+                              owners=owners, adds=tuple(asked_functions(self.goal)))
         if not blocks:
             planned.failures.append("the answer holds no code block")
         return planned
