@@ -227,6 +227,23 @@ def test_a_test_of_a_function_the_task_adds_gets_its_import_and_is_kept(tmp_path
     assert "def test_new" not in without  # a name nothing defines and the task does not add: dropped
 
 
+def test_a_cut_reply_ends_after_its_last_complete_definition() -> None:
+    from foreman.backends.local.answers import complete_part
+
+    cut = ("Here:\n```python\n# file: tests/test_x.py\nimport x\n\n\nclass T:\n    def setUp(self):\n"
+           "        self.p = 1\n\n    def test_a(self):\n        assert self.p\n\n    @skip\n    def test_b(self):\n"
+           "        assert run(")
+    assert complete_part(cut) == ("Here:\n```python\n# file: tests/test_x.py\nimport x\n\n\nclass T:\n"
+                                  "    def setUp(self):\n        self.p = 1\n\n    def test_a(self):\n"
+                                  "        assert self.p\n```\n")
+    assert complete_part("def test_a():\n    assert 1\n\ndef test_b():\n    assert (") == \
+        "def test_a():\n    assert 1\n"  # bare code
+    one = "```python\ndef test_a():\n    assert run("
+    assert complete_part(one) == one  # nothing complete before the cut definition
+    closed = "```python\ndef a():\n    pass\n\ndef b():\n    pass\n```\nAnd then I would"
+    assert complete_part(closed) == closed  # the cut went through prose after a closed block
+
+
 def test_a_json_edit_holding_a_second_file_is_split_like_a_fenced_block() -> None:
     """The 1.5B model's constrained is_blank edit (bench s8-q15-c1, attempt 1) put its test file
     inside the same ``code`` string after a ``# file:`` line; all of it went to formatting.py."""

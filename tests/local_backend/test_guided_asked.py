@@ -171,8 +171,8 @@ async def test_an_asked_test_cut_off_at_max_tokens_is_told_so(tmp_path: Path) ->
     """Bench q15-r1, task 5: the second asked test repeated one assert line until the 512-token
     limit; the attempt's outcome said "the answer holds no code block" and so did the ask back.
     Now both say it was cut off, and the ask asks for short test functions."""
-    looped = ASKED.split("def test_run", 1)[0] + "def test_run_ends_with_the_summary_line():\n" + \
-        "    assert run(['a b'], 'a').split('\\n')[-1] == '1 matches'\n" * 40
+    looped = ASKED.split("def test_count", 1)[0] + "def test_run_ends_with_the_summary_line():\n" + \
+        "    assert run(['a b'], 'a').split('\\n')[-1] == '1 matches'\n" * 40  # no complete test before the cut
     replies = iter([text(looped, finish_reason="length"), text(ASKED), text(RIGHT)])
     result, tools, server, stats, repo = await guided_turn(
         tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, asked_test=True)
@@ -184,12 +184,23 @@ async def test_an_asked_test_cut_off_at_max_tokens_is_told_so(tmp_path: Path) ->
 
 
 async def test_an_asked_test_cut_off_twice_names_the_cut_in_the_outcome(tmp_path: Path) -> None:
-    looped = ASKED.split("def test_run", 1)[0] + "def test_run():\n" + "    assert run(['a'], 'a')\n" * 40
+    looped = ASKED.split("def test_count", 1)[0] + "def test_run():\n" + "    assert run(['a'], 'a')\n" * 40
     replies = iter([text(looped, finish_reason="length"), text(looped, finish_reason="length")])
     result, tools, server, stats, repo = await guided_turn(
         tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, asked_test=True)
     assert [a.outcome for a in stats.attempts] == [NO_ASKED_TEST]
     assert stats.attempts[0].detail.startswith("the answer was cut off at max_tokens ("), stats.attempts[0].detail
+
+
+async def test_an_asked_test_cut_off_after_a_complete_test_keeps_that_test(tmp_path: Path) -> None:
+    """The complete test functions before the one the cut went through are the asked test."""
+    looped = ASKED.split("def test_run", 1)[0] + "def test_run():\n" + "    assert run(['a'], 'a')\n" * 40
+    replies = iter([text(looped, finish_reason="length"), text(RIGHT)])
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, asked_test=True)
+    assert [step_of(r) for r in server.requests] == ["asked test", "edit"]
+    test = (repo / "tests" / "test_search_asked.py").read_text()
+    assert "def test_count_matches" in test and "def test_run" not in test and stats.passed
 
 
 async def test_a_task_that_asks_for_a_test_gets_those_tests_not_an_asked_one(tmp_path: Path) -> None:

@@ -326,3 +326,20 @@ async def test_a_function_never_written_ends_the_attempt_so(tmp_path: Path) -> N
     assert [(a.outcome, a.detail) for a in stats.attempts] == [("function not written", "shout")]
     assert len(server.requests) == 2  # the edit and one ask; the checks never ran on code without shout
     assert not (repo / "test_shout.py").exists()  # the attempt's files put back
+
+
+async def test_a_test_reply_cut_at_max_tokens_places_its_complete_tests(tmp_path: Path) -> None:
+    """The 1.5B model's tests for `notes list --limit` ran one complete test after another until
+    the 512-token cap; nothing was placed in two attempts of three (bench s9-q15-r1, task 6)."""
+    cut = text("```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub():\n    assert calc.sub(5, 2) == 3\n\n\n"
+               "def test_sub_negative():\n    assert calc.sub(1, 2) == -1\n    assert calc.sub(1, 2) == -1\n"
+               "    assert calc.sub(", finish_reason="length")
+
+    def responder(req):
+        return cut if "pytest test functions" in last_user(req) else RIGHT
+
+    result, tools, server, stats, repo = await run(tmp_path, responder, goal=GOAL + " Add a test in test_sub.py.",
+                                                   attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    placed = (repo / "test_sub.py").read_text()
+    assert "def test_sub():" in placed and "test_sub_negative" not in placed  # the cut one left out

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from . import commands
 from . import named as named_files
 from . import probe as probes
-from .answers import Block, blocks_of, blocks_of_json
+from .answers import Block, blocks_of, blocks_of_json, complete_part
 from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK, TEST_HOW, TEST_HOW_EXAMPLE
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
@@ -233,6 +233,13 @@ def test_context(task: GuidedTask, where: Localized, known: list[str]) -> str:
     return "".join(f"\n\n{part}" for part in parts)
 
 
+def _test_blocks(task: GuidedTask, reply: str) -> list[Block]:
+    """The blocks of a test reply; of one cut at max_tokens, those of its complete part
+    (:func:`.answers.complete_part`: the test functions before the one the cut went through)."""
+    text = complete_part(reply) if task.last_finish == "length" else reply
+    return (blocks_of_json(reply) if task.response_format else []) or blocks_of(text)
+
+
 def _only_tests(blocks: list[Block], path: str) -> list[Block]:
     """The blocks that hold test functions, each sent to ``path`` (whatever file they named)."""
     return [Block(path, code=b.code) for b in blocks if b.search is None and "def test" in b.code]
@@ -261,7 +268,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         temperature = round(min(1.0, attempt.temperature + 0.2 * asked), 2)  # the same ask again: sample wider
         reply = await task._ask(messages, temperature, attempt.number, "asked test", constrained=True)
         messages.append({"role": "assistant", "content": reply})
-        blocks = (blocks_of_json(reply) if task.response_format else []) or blocks_of(reply)
+        blocks = _test_blocks(task, reply)
         planned = task._plan(_only_tests(blocks, path), where, known, default)
         if not planned.texts.get(path):
             problem = "; ".join(planned.failures) or "the answer holds no test function"
@@ -402,7 +409,7 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     if task._out_of_time():
         return
     reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
-    blocks = (blocks_of_json(reply) if task.response_format else []) or blocks_of(reply)
+    blocks = _test_blocks(task, reply)
     # asked for the test file: a block that names no file goes there, whatever it defines
     planned = task._plan([Block(where.test_file, code=b.code) if b.path is None and b.search is None else b
                           for b in blocks], where, known, default)

@@ -41,7 +41,7 @@ from ..turns import AgentTools, TurnRequest, TurnResult
 from . import commands
 from . import named as named_files
 from . import asked as asked_tests
-from .answers import Block, Planned, blocks_of, blocks_of_json, plan_answer
+from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
                           absent_definitions, asked_def_ask, asked_functions, failing_files, goal_text,
@@ -214,6 +214,10 @@ class GuidedTask:
 
     def _place(self, reply: str, where: Localized, known: list[str], default: str | None) -> Planned:
         blocks = (blocks_of_json(reply) if self.response_format else []) or blocks_of(reply)
+        if not blocks and self.last_finish == "length":  # a cut reply of tests only: its complete tests
+            kept = blocks_of(complete_part(reply))
+            if kept and all(b.path and is_test_file(b.path) for b in kept):
+                blocks = kept
         return self._plan(blocks, where, known, default)
 
     def _plan(self, blocks: list[Block], where: Localized, known: list[str], default: str | None) -> Planned:
