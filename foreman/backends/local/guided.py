@@ -7,10 +7,14 @@ writes the right function but not a valid edit. Here the harness does the rest:
    numbers (or a repository map when nothing is named).
 2. *Edit*: the model answers with complete definitions; :mod:`.answers` places them by name
    (:mod:`.placement`), or applies SEARCH/REPLACE blocks; a block that cannot be placed is a
-   counted failure told back to the model.
+   counted failure told back to the model. An answer that leaves out a function the task asks
+   for by name ("Add a function shout(...)") is asked for that function alone, in a fresh
+   conversation holding the task and the file's signatures (the outcome, when it never comes,
+   is ``function not written``).
 3. *Tests* (:mod:`.asked`): when the task asks for a test and the answer wrote none, the model
    is asked for test functions, placed in the named test file (or ``tests/test_<module>.py``)
-   with the imports they need. When the task asks for none, the model is first asked for a test
+   with the imports they need (a test reply cut at ``max_tokens`` keeps its complete test
+   functions). When the task asks for none, the model is first asked for a test
    of the asked behaviour, which must fail on the unchanged code and then stays fixed for the
    attempt (the *asked test*).
 4. *Validate*: the repository's CI command (the configured ``ci`` or the detected one, the same
