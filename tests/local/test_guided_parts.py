@@ -244,6 +244,15 @@ def test_a_cut_reply_ends_after_its_last_complete_definition() -> None:
     assert complete_part(closed) == closed  # the cut went through prose after a closed block
 
 
+def test_only_the_asked_definitions_are_kept_with_the_imports() -> None:
+    from foreman.backends.local.answers import only_definitions
+
+    code = "import re\n\n\ndef format_age(x):\n    return 0\n\n\n@cache\ndef word_count(t):\n    return 1\n\n\nX = 1\n"
+    assert only_definitions(code, ["word_count"]) == "import re\n\n\n@cache\ndef word_count(t):\n    return 1\n"
+    assert only_definitions(code, ["shout"]) == ""
+    assert only_definitions("def (", ["x"]) == "def ("
+
+
 def test_a_json_edit_holding_a_second_file_is_split_like_a_fenced_block() -> None:
     """The 1.5B model's constrained is_blank edit (bench s8-q15-c1, attempt 1) put its test file
     inside the same ``code`` string after a ``# file:`` line; all of it went to formatting.py."""

@@ -301,7 +301,8 @@ SHOUT_GOAL = "Add a function shout(text) to calc.py that returns the text in upp
 FILE_WITHOUT_SHOUT = text("```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n```\n"
                           "```python\n# file: test_shout.py\nfrom calc import shout\n\n\ndef test_shout():\n"
                           "    assert shout('hi') == 'HI'\n```")
-SHOUT = text("```python\n# file: calc.py\ndef shout(text):\n    return text.upper()\n```")
+SHOUT = text("```python\n# file: calc.py\ndef add(a, b):\n    return a * b\n\n\ndef shout(text):\n"
+             "    return text.upper()\n```")  # with a made-up body for a function it was not asked for
 ONLY_ADD = {"calc.py": "def add(a, b):\n    return a + b\n"}
 
 
@@ -317,6 +318,7 @@ async def test_an_answer_without_the_function_the_task_names_is_asked_for_it_alo
     assert "Your answer did not write shout. Write only shout" in ask[1]["content"]
     assert "# calc.py\ndef add(a, b)" in ask[1]["content"] and "return a + b" not in ask[1]["content"]  # signatures
     assert "def shout" in (repo / "calc.py").read_text() and (repo / "test_shout.py").is_file()
+    assert "return a + b" in (repo / "calc.py").read_text()  # only shout was placed from the answer to that ask
 
 
 async def test_a_function_never_written_ends_the_attempt_so(tmp_path: Path) -> None:

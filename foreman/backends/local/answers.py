@@ -140,6 +140,28 @@ def complete_part(reply: str) -> str:
     return f"{head}{kept}\n```\n" if head else f"{kept}\n"
 
 
+def only_definitions(code: str, names: list[str]) -> str:
+    """``code`` with only its imports and the top-level functions (with their decorators) named in
+    ``names``: the answer to an ask for those functions alone. Asked for word_count only, shown the
+    file's signatures, the 1.5B model sent word_count with made-up bodies for format_age and
+    format_line, which replaced the real ones (bench s9-q15-r1 at eb4bf95). The code is returned
+    whole when it does not parse (placement then says why), "" when it holds none of ``names``."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    lines = code.split("\n")
+    kept = []
+    for node in tree.body:
+        wanted = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names
+        if wanted or isinstance(node, (ast.Import, ast.ImportFrom)):
+            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            kept.append((wanted, "\n".join(lines[start - 1:node.end_lineno])))
+    if not any(wanted for wanted, _ in kept):
+        return ""
+    return "\n\n\n".join(text for _, text in kept) + "\n"
+
+
 def blocks_of_json(reply: str) -> list[Block]:
     """The blocks of a constrained (JSON) reply ``{"edits": [{"file": ..., "code": ...}]}``
     ([] when it is not that shape); a ``# file: <path>`` line inside a code string starts another
@@ -379,5 +401,5 @@ def _only_tests(code: str) -> bool:
     return bool(defs) and all(test_like(n) for n in defs)
 
 
-__all__ = ["GUIDED_REASONS", "Block", "Planned", "blocks_of", "blocks_of_json", "complete_part", "plan_answer",
+__all__ = ["GUIDED_REASONS", "Block", "Planned", "blocks_of", "blocks_of_json", "complete_part", "only_definitions", "plan_answer",
            "unusable_reason"]

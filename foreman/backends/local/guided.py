@@ -45,7 +45,7 @@ from ..turns import AgentTools, TurnRequest, TurnResult
 from . import commands
 from . import named as named_files
 from . import asked as asked_tests
-from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, plan_answer
+from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, only_definitions, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
                           absent_definitions, asked_def_ask, asked_functions, failing_files, goal_text,
@@ -216,12 +216,18 @@ class GuidedTask:
         except OSError as exc:
             logger.warning("cannot record a guided reply to %s: %s", self.trace_path, exc)
 
-    def _place(self, reply: str, where: Localized, known: list[str], default: str | None) -> Planned:
+    def _place(self, reply: str, where: Localized, known: list[str], default: str | None, *,
+               only: list[str] | None = None) -> Planned:
+        """Plan a reply's blocks; ``only``: the functions it was asked for alone (the rest of its
+        definitions are dropped, :func:`.answers.only_definitions`)."""
         blocks = (blocks_of_json(reply) if self.response_format else []) or blocks_of(reply)
         if not blocks and self.last_finish == "length":  # a cut reply of tests only: its complete tests
             kept = blocks_of(complete_part(reply))
             if kept and all(b.path and is_test_file(b.path) for b in kept):
                 blocks = kept
+        if only:
+            blocks = [Block(b.path, code=code) for b in blocks if b.search is None
+                      and (code := only_definitions(b.code, only)).strip()] or blocks
         return self._plan(blocks, where, known, default)
 
     def _plan(self, blocks: list[Block], where: Localized, known: list[str], default: str | None) -> Planned:
@@ -334,17 +340,18 @@ class GuidedTask:
             {"role": "user", "content": f"Task:\n{self.goal}\n\n{where.context}\n\n{test}"
                                         f"{EDIT_ASK.format(target=target)}"}]
         step = "edit"
+        absent: list[str] = []  # the functions the last "function" ask was for
         while True:
             if self._out_of_time():
                 attempt.outcome = "out of time"
                 return
             reply = await self._ask(messages, attempt.temperature, attempt.number, step, constrained=True)
             messages.append({"role": "assistant", "content": reply})
-            asked_named, step = step == "named", "repair"
+            asked_named, only, step = step == "named", absent if step == "function" else None, "repair"
             if asked_named and named_files.declines(reply):
                 attempt.outcome, self._why = "passed", "the model said no change is needed"
                 return
-            planned = self._place(reply, where, known, default)
+            planned = self._place(reply, where, known, default, only=only)
             attempt.placement_failures += len(planned.failures)
             self.stats.placement_failures += len(planned.failures)
             written = await self._write(planned)
