@@ -253,6 +253,34 @@ def test_only_the_asked_definitions_are_kept_with_the_imports() -> None:
     assert only_definitions("def (", ["x"]) == "def ("
 
 
+def test_new_tests_of_nothing_the_task_names_are_dropped_when_one_tests_it(tmp_path: Path) -> None:
+    """Asked for tests of shout, the 0.5B model sent the example's FormattingTest again (test_date,
+    test_age with made-up values) beside a test of shout; their failures failed the right code in
+    every attempt (bench s9-q05-m1)."""
+    from foreman.backends.local.guided_text import task_words
+
+    root = _repo(tmp_path)
+
+    def read(rel: str) -> str | None:
+        return (root / rel).read_text() if (root / rel).is_file() else None
+
+    goal = "Add a function shout(text) to pkg/fmt.py. Add a `--loud` option to the `show` command."
+    words = frozenset(task_words(goal, [("format_age", "pkg/fmt.py", 4)]))
+    assert words == {"shout", "format_age", "--loud", "show"}
+    reply = ("```python\n# file: tests/test_shout.py\nimport unittest\nfrom pkg.fmt import shout, format_age\n\n\n"
+             "class FormattingTest(unittest.TestCase):\n    def test_date(self):\n        self.assertEqual(len('x'), 2)\n\n"
+             "    def test_shout(self):\n        self.assertEqual(shout('hi'), 'HI!')\n\n\n"
+             "def test_cli():\n    assert str(['show', '--loud'])\n\n\ndef test_other():\n    assert 1 == 2\n```")
+    kw = dict(read=read, known=["pkg/fmt.py", "tests/test_fmt.py"], default="pkg/fmt.py", test_file="tests/test_shout.py")
+    planned = plan_answer(blocks_of(reply), task_words=words, **kw)
+    text = planned.texts["tests/test_shout.py"]
+    assert "def test_shout" in text and "def test_cli" in text  # a name, or a token of a string, of the task
+    assert "def test_date" not in text and "def test_other" not in text
+    assert sum("tests nothing the task names" in a for a in planned.actions) == 2
+    alone = reply.split("    def test_shout")[0] + "```"  # no test of the task: nothing is dropped
+    assert "def test_date" in plan_answer(blocks_of(alone), task_words=words, **kw).texts["tests/test_shout.py"]
+
+
 def test_a_json_edit_holding_a_second_file_is_split_like_a_fenced_block() -> None:
     """The 1.5B model's constrained is_blank edit (bench s8-q15-c1, attempt 1) put its test file
     inside the same ``code`` string after a ``# file:`` line; all of it went to formatting.py."""

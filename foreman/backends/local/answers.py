@@ -262,7 +262,8 @@ def unusable_reason(reply: str, finish_reason: str | None = None) -> str | None:
 
 
 def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known: list[str], default: str | None,
-                test_file: str | None, owners: dict[str, str] | None = None, adds: tuple[str, ...] = ()) -> Planned:
+                test_file: str | None, owners: dict[str, str] | None = None, adds: tuple[str, ...] = (),
+                task_words: frozenset[str] = frozenset()) -> Planned:
     """Place every block; later blocks see the earlier ones' results.
 
     Args:
@@ -278,6 +279,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
             from ``default`` as if it were there (the asked test is written before the change; the
             1.5B model's ``test_count_matches`` was dropped as using a name nothing defines,
             bench s9-q15-r1), so the test fails on its import, for the task, until it is added.
+        task_words: the words a test of the task uses (:func:`.guided_text.task_words`): a new
+            test function using none of them is dropped when another new one uses some.
 
     Returns:
         The :class:`Planned` texts, actions and failures.
@@ -313,6 +316,7 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                     planned.actions.extend(f"{path}: {a}" for a in fixed.actions)
                 if is_test_file(path):
                     new = _drop_broken_tests(new, old or "", path, planned)
+                    new = _drop_unrelated_tests(new, old or "", path, planned, task_words)
             elif old is None:
                 new = block.code if block.code.endswith("\n") else block.code + "\n"
                 planned.actions.append(f"{path}: new file")
@@ -338,6 +342,22 @@ def _drop_broken_tests(text: str, old: str, path: str, planned: Planned) -> str:
     planned.actions.extend(f"{path}: dropped {label} (uses {', '.join(names)}, which nothing defines)"
                            for label, names in sorted(broken.items()))
     return probes.keep_only(text, labels - set(broken))
+
+
+def _drop_unrelated_tests(text: str, old: str, path: str, planned: Planned, words: frozenset[str]) -> str:
+    """``text`` without the new test functions that use none of the task's ``words``, when another
+    new test function uses some: asked for tests of shout, the 0.5B model sent the example's
+    FormattingTest again (test_date, test_age with made-up values) beside one test of shout, and
+    their failures failed the right code in every attempt (bench s9-q05-m1). Each drop is an action."""
+    if not words:
+        return text
+    before = set(symbols.test_labels(old))
+    labels = set(symbols.test_labels(text))
+    unrelated = set(symbols.tests_unrelated(text, set(words))) - before
+    if not unrelated or not (labels - before - unrelated):
+        return text
+    planned.actions.extend(f"{path}: dropped {label} (it tests nothing the task names)" for label in sorted(unrelated))
+    return probes.keep_only(text, labels - unrelated)
 
 
 OTHER_TESTS_READ = 12

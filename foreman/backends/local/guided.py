@@ -49,7 +49,7 @@ from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, o
 from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
                           absent_definitions, asked_def_ask, asked_functions, failing_files, goal_text,
-                          missing_asked_names, no_change_ask, summarize_failure)
+                          missing_asked_names, no_change_ask, summarize_failure, task_words)
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
@@ -233,7 +233,8 @@ class GuidedTask:
     def _plan(self, blocks: list[Block], where: Localized, known: list[str], default: str | None) -> Planned:
         owners = {name: rel for rel in where.files for name, _ in top_level_symbols(self._read(rel) or "")}
         planned = plan_answer(blocks, read=self._read, known=known, default=default, test_file=where.test_file,
-                              owners=owners, adds=tuple(asked_functions(self.goal)))
+                              owners=owners, adds=tuple(asked_functions(self.goal)),
+                              task_words=frozenset(task_words(self.goal, where.symbols)))
         if not blocks:
             planned.failures.append("the answer holds no code block")
         return planned

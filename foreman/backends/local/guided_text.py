@@ -118,6 +118,16 @@ def asked_functions(goal: str) -> list[str]:
     return list(dict.fromkeys(_ASKED_DEF_RE.findall(goal)))
 
 
+def task_words(goal: str, symbols: list[tuple[str, str, int]]) -> set[str]:
+    """The words a test of the task would use: the functions it asks for by name, the existing
+    names it mentions (``symbols``, :attr:`.Localized.symbols`), its options (``--limit``) and its
+    backticked words (`` `list` ``)."""
+    words = set(asked_functions(goal)) | {name for name, _, _ in symbols}
+    words |= set(re.findall(r"(?<![\w-])--[A-Za-z][\w-]*", goal))
+    words |= {w for quoted in re.findall(r"`([^`\n]+)`", goal) for w in re.findall(r"-{0,2}[A-Za-z_][\w-]*", quoted)}
+    return words
+
+
 def absent_definitions(names: list[str], texts: list[str]) -> list[str]:
     """The names of ``names`` that no ``def`` in ``texts`` (Python sources) defines, at any depth."""
     return [name for name in names
