@@ -50,7 +50,7 @@ from .answers import Block, blocks_of, blocks_of_json, complete_part
 from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK, TEST_HOW, TEST_HOW_EXAMPLE
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
-from .symbols import test_labels
+from .symbols import test_labels, used_words
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -142,20 +142,7 @@ def code_words(text: str) -> set[str]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return set()
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            found.add(node.attr)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(node.name)
-        elif isinstance(node, ast.arg):
-            found.add(node.arg)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and re.fullmatch(r"[A-Za-z_]\w*", node.value):
-            found.add(node.value)
-    return found
+    return used_words(tree, lambda value: [value] if re.fullmatch(r"[A-Za-z_]\w*", value) else [], definitions=True)
 
 
 def example_excerpt(text: str, goal: str) -> str:

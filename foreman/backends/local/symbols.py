@@ -226,23 +226,30 @@ def tests_using_undefined(text: str) -> dict[str, list[str]]:
 _TOKEN_RE = re.compile(r"-{0,2}[A-Za-z_][\w-]*")
 
 
+def used_words(node: ast.AST, strings, *, definitions: bool = False) -> set[str]:
+    """The names and attributes ``node`` uses, the words ``strings(value)`` finds in each string
+    constant, and with ``definitions`` the names it defines (functions, classes, parameters)."""
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            found.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            found.update(strings(n.value))
+        elif definitions and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(n.name)
+        elif definitions and isinstance(n, ast.arg):
+            found.add(n.arg)
+    return found
+
+
 def tests_unrelated(text: str, words: set[str]) -> list[str]:
     """The labels of the test functions of ``text`` that use none of ``words``: no name, attribute
     or token of a string constant among them (``"--limit"`` of ``run_cli(path, "list", "--limit",
     "2")`` counts). [] when the text does not parse."""
-    out = []
-    for label, node in test_labels(text).items():
-        used: set[str] = set()
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name):
-                used.add(n.id)
-            elif isinstance(n, ast.Attribute):
-                used.add(n.attr)
-            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
-                used.update(_TOKEN_RE.findall(n.value))
-        if not used & words:
-            out.append(label)
-    return out
+    return [label for label, node in test_labels(text).items()
+            if not used_words(node, _TOKEN_RE.findall) & words]
 
 
 def top_level_symbols(text: str) -> list[tuple[str, int]]:
@@ -261,5 +268,5 @@ def top_level_symbols(text: str) -> list[tuple[str, int]]:
     return out
 
 
-__all__ = ["add_imports_for", "drop_unknown_imports", "module_bindings", "test_labels", "tests_unrelated", "test_names", "tests_using_undefined", "top_level_symbols",
+__all__ = ["add_imports_for", "drop_unknown_imports", "module_bindings", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
            "undefined_names"]
