@@ -201,12 +201,11 @@ def copied_tests(text: str, example: str) -> list[str]:
     return [name for name, body in _test_bodies(text) if body in seen]
 
 
-def test_context(task: GuidedTask, where: Localized, known: list[str]) -> str:
-    """What a test ask shows beside the localized files: an excerpt of one of the repository's
-    tests (:func:`example_excerpt`), and the signatures of what a test would call
-    (:mod:`.signatures`: the repository modules the example and the targets import, those not
-    already shown whole); "" when there is neither."""
-    example = example_test(where, known, task._read, task.goal)
+def test_context(task: GuidedTask, where: Localized, known: list[str], example: str | None) -> str:
+    """What a test ask shows beside the localized files: an excerpt of ``example``, one of the
+    repository's tests (:func:`example_test`, :func:`example_excerpt`), and the signatures of
+    what a test would call (:mod:`.signatures`: the repository modules the example and the
+    targets import, those not already shown whole); "" when there is neither."""
     parts = []
     sources = [example] if example else []
     if example:
@@ -241,12 +240,12 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         code; None when no such test was written (``attempt.outcome`` says why).
     """
     path = asked_test_path(where, lambda rel: (task.root / rel).exists())
-    shown = test_context(task, where, known)
+    example = example_test(where, known, task._read, task.goal)
+    shown = test_context(task, where, known, example)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": f"Task:\n{task.goal}\n\n{where.context}{shown}\n\n"
                                     + ASKED_TEST_ASK.format(path=path)}]
-    example = example_test(where, known, task._read, task.goal)
     example_text = (task._read(example) or "") if example else ""
     for asked in range(2):
         if task._out_of_time():
@@ -387,9 +386,9 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     module = module_name(default) if default else "the module under test"
     source = task._read(default) if default else None
     code = f"\n\nThe code under test, {default}:\n{numbered(source)}" if source else ""
-    shown = test_context(task, where, known)
-    shows_example = example_test(where, known, task._read, task.goal) is not None  # as test_context does
-    how = (TEST_HOW_EXAMPLE if shows_example else TEST_HOW).format(module=module)
+    example = example_test(where, known, task._read, task.goal)
+    shown = test_context(task, where, known, example)
+    how = (TEST_HOW_EXAMPLE if example else TEST_HOW).format(module=module)
     ask = [{"role": "system", "content": SYSTEM},
            {"role": "user", "content": f"Task:\n{task.goal}{code}{shown}\n\n"
                                        + TEST_ASK.format(test_file=where.test_file, how=how)}]
