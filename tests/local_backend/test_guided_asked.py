@@ -264,6 +264,24 @@ def test_the_example_excerpt_of_a_method_keeps_its_class_setup() -> None:
                                              "    def test_list(self):\n        self.assertTrue(self.path)\n")
 
 
+def test_the_example_excerpt_is_the_test_whose_code_uses_the_task_words() -> None:
+    """For --limit the excerpt was test_empty_list_says_how_to_start ("notes add" in its message
+    counted), which never adds a note; the 1.5B model's tests then listed notes they never added
+    (bench s9-q15-f1, task 6). Words of prose strings do not count; a name counts once, case aside."""
+    from foreman.backends.sim.demo_files_cli import TEST_CLI
+    goal = ("Add a --limit N option (an int, default: no limit) to the `list` subcommand in "
+            "pocket_notes/commands/notes.py: register adds it to the list parser and run_list prints only the "
+            "first N notes. Add a test in tests/test_list_limit.py.")
+    out = example_excerpt(TEST_CLI, goal)
+    assert "def test_add_then_list(self):" in out and "test_empty_list" not in out
+    assert "def setUp(self):" in out
+    text = ("def test_prose():\n    assert 'show the list of notes' in run('x')\n\n\n"
+            "def test_code():\n    assert run('show')\n")
+    assert "def test_code" in example_excerpt(text, "make show print the list of notes")
+    repeated = "def test_many():\n    list(list(list(x)))\n\n\ndef test_two():\n    run('list', limit)\n"
+    assert "def test_two" in example_excerpt(repeated, "a limit for the list")
+
+
 @pytest.mark.parametrize(("goal", "example"), [
     ("Add a function shout(text: str) -> str to pocket_notes/formatting.py.", "tests/test_formatting.py"),
     ("Add a function count_matches(notes, query) to pocket_notes/search.py; make run_search in "

@@ -142,21 +142,27 @@ def code_words(text: str) -> set[str]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return set()
-    return used_words(tree, lambda value: [value] if re.fullmatch(r"[A-Za-z_]\w*", value) else [], definitions=True)
+    return used_words(tree, _one_word, definitions=True)
 
 
 def example_excerpt(text: str, goal: str) -> str:
     """A short excerpt of an example test file: its imports and the one test function (a method
-    with its class line) that mentions the task's words most, else its first. The whole file
-    was shown at first; the 1.5B model then copied it as its answer (a test that passes on the
-    unchanged code), twice at temperature 0.1. The text is returned whole when it does not parse.
+    with its class line, its class's ``setUp``) whose code uses most of the task's words, else its
+    first. The whole file was shown at first; the 1.5B model then copied it as its answer (a test
+    that passes on the unchanged code), twice at temperature 0.1. The text is returned whole when
+    it does not parse.
+
+    A test's words are its names, attributes and one-word string constants (``"list"``, ``"add"``),
+    compared case-aside, each counted once: counted as every word of its text, the test of an empty
+    list won for ``--limit`` (``"notes add"`` in its message) over the one that adds notes and
+    lists them, and the 1.5B model's tests then listed notes it never added (bench s9-q15-f1, task 6).
     """
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return text
     lines = text.split("\n")
-    words = set(re.findall(r"[A-Za-z_]\w{2,}", goal))
+    words = {w.lower() for w in re.findall(r"[A-Za-z_]\w{2,}", goal)}
     imports = [ast.get_source_segment(text, n) or "" for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     found: list[tuple[int, int, str]] = []  # (-hits, order, source)
     for node in tree.body:
@@ -165,11 +171,16 @@ def example_excerpt(text: str, goal: str) -> str:
             if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.name.startswith("test"):
                 body = "\n".join(lines[func.lineno - 1 - len(func.decorator_list):func.end_lineno])
                 head = f"{lines[node.lineno - 1]}\n{_fixtures(node, lines)}    ...\n" if node is not func else ""
-                hits = sum(1 for w in re.findall(r"[A-Za-z_]\w{2,}", body) if w in words)
+                hits = len({w.lower() for w in used_words(func, _one_word, definitions=False)} & words)
                 found.append((-hits, len(found), head + body))
     if not found:
         return text
     return "\n".join(imports) + "\n\n\n" + min(found)[2] + "\n"
+
+
+def _one_word(value: str) -> list[str]:
+    """``[value]`` when a string constant is one word (``"list"``), else []."""
+    return [value] if re.fullmatch(r"[A-Za-z_]\w*", value) else []
 
 
 def _fixtures(node: ast.AST, lines: list[str]) -> str:
