@@ -345,3 +345,50 @@ async def test_a_test_reply_cut_at_max_tokens_places_its_complete_tests(tmp_path
     assert stats.passed, stats.attempts
     placed = (repo / "test_sub.py").read_text()
     assert "def test_sub():" in placed and "test_sub_negative" not in placed  # the cut one left out
+
+
+AGE = ('def seconds_ago(delta):\n    """Whole seconds ago."""\n    seconds = delta.seconds\n    return seconds\n\n\n'
+       'def twice(n):\n    return 2 * n\n')
+AGE_FILES = {"calc.py": AGE, "test_calc.py": "import datetime\n\nimport calc\n\n\ndef test_age():\n"
+                                              "    assert calc.seconds_ago(datetime.timedelta(days=1, seconds=5)) == 86405\n"}
+AGE_GOAL = "In calc.py, seconds_ago uses delta.seconds, which ignores whole days. Use int(delta.total_seconds()) instead."
+
+
+async def test_a_fix_sent_back_unchanged_is_asked_for_the_one_line_the_task_names_afresh(tmp_path: Path) -> None:
+    """The 0.5B model sent formatting.py back unchanged in every attempt of the format_age fix, the
+    named-definition repair included (s9-q05-m1, s9-q05-f1); told which line the task is about, it
+    rewrote it at every temperature tried (probe, 2 December)."""
+    replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"),
+                    text("```python\n3| seconds = int(delta.total_seconds())\n```")])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), files=AGE_FILES,
+                                                   goal=AGE_GOAL, attempts=1, repairs=1)
+    ask = server.requests[1]["messages"]
+    assert [m["role"] for m in ask] == ["system", "user"]  # a fresh conversation
+    assert "calc.py, seconds_ago:\n```python\n1| def seconds_ago(delta):" in ask[1]["content"] and "def twice" not in ask[1]["content"]
+    assert "The task is about line 3: `seconds = delta.seconds`. Rewrite line 3" in ask[1]["content"]
+    assert stats.passed and [(a.outcome, a.repairs) for a in stats.attempts] == [("passed", 1)]
+    assert (repo / "calc.py").read_text() == AGE.replace("delta.seconds", "int(delta.total_seconds())")
+
+
+async def test_a_line_sent_back_as_it_is_gets_the_named_definition_repair_next(tmp_path: Path) -> None:
+    replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"),
+                    text("```python\nseconds = delta.seconds\n```"),
+                    text("```python\n# file: calc.py\ndef seconds_ago(delta):\n    return int(delta.total_seconds())\n```")])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), files=AGE_FILES,
+                                                   goal=AGE_GOAL, attempts=1, repairs=2)
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert "The task is about line 3" in asked[1]
+    assert asked[2].startswith("That changed nothing: seconds_ago came back exactly as it is in calc.py.")
+    assert stats.passed and stats.attempts[0].repairs == 2
+    assert "return int(delta.total_seconds())" in (repo / "calc.py").read_text()
+
+
+async def test_an_answer_to_the_line_ask_that_is_not_a_line_is_told_so(tmp_path: Path) -> None:
+    replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"),
+                    text("```python\na = 1\nb = 2\nc = 3\nd = 4\n```"),
+                    text("```python\n# file: calc.py\ndef seconds_ago(delta):\n    return int(delta.total_seconds())\n```")])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), files=AGE_FILES,
+                                                   goal=AGE_GOAL, attempts=1, repairs=2)
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert asked[2].startswith("That could not be applied: the answer was not line 3 alone, rewritten")
+    assert stats.passed and (repo / "calc.py").read_text().count("a = 1") == 0

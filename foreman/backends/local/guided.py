@@ -10,7 +10,9 @@ writes the right function but not a valid edit. Here the harness does the rest:
    counted failure told back to the model. An answer that leaves out a function the task asks
    for by name ("Add a function shout(...)") is asked for that function alone, in a fresh
    conversation holding the task and the file's signatures (the outcome, when it never comes,
-   is ``function not written``).
+   is ``function not written``). An answer that changes nothing, when the task names code on
+   one line of a definition it names (``delta.seconds``), is followed by an ask for that line
+   alone, rewritten (:mod:`.lineask`); the named definitions are asked for next.
 3. *Tests* (:mod:`.asked`): when the task asks for a test and the answer wrote none, the model
    is asked for test functions, placed in the named test file (or ``tests/test_<module>.py``)
    with the imports they need (a test reply cut at ``max_tokens`` keeps its complete test
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -50,6 +53,7 @@ from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
                           absent_definitions, asked_def_ask, asked_functions, failing_files, goal_text,
                           missing_asked_names, no_change_ask, summarize_failure, task_words)
+from .lineask import NamedLine, line_ask, named_line, placed_line
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
@@ -230,6 +234,21 @@ class GuidedTask:
                       and (code := only_definitions(b.code, only)).strip()] or blocks
         return self._plan(blocks, where, known, default)
 
+    def _place_line(self, reply: str, line: NamedLine, where: Localized, known: list[str],
+                    default: str | None) -> Planned:
+        """Plan the answer to a line ask (:mod:`.lineask`): the line replaced (nothing planned when
+        it came back as it is: a "no change"); an answer that defines the line's definition is placed
+        as the answer to a function ask for it; any other is a placement failure."""
+        now = self._read(line.path) or ""
+        text = placed_line(now, line, reply)
+        if text == now:
+            return Planned()
+        if text is not None:
+            return Planned(texts={line.path: text}, actions=[f"{line.path}: line {line.number} of {line.name} rewritten"])
+        if re.search(rf"\b(?:def|class)\s+{re.escape(line.name)}\b", reply):
+            return self._place(reply, where, known, default, only=[line.name])
+        return Planned(failures=[f"the answer was not line {line.number} alone, rewritten"])
+
     def _plan(self, blocks: list[Block], where: Localized, known: list[str], default: str | None) -> Planned:
         owners = {name: rel for rel in where.files for name, _ in top_level_symbols(self._read(rel) or "")}
         planned = plan_answer(blocks, read=self._read, known=known, default=default, test_file=where.test_file,
@@ -342,17 +361,20 @@ class GuidedTask:
                                         f"{EDIT_ASK.format(target=target)}"}]
         step = "edit"
         absent: list[str] = []  # the functions the last "function" ask was for
+        line, line_asked = named_line(self.goal, where.symbols, self._read), False  # see lineask
         while True:
             if self._out_of_time():
                 attempt.outcome = "out of time"
                 return
             reply = await self._ask(messages, attempt.temperature, attempt.number, step, constrained=True)
             messages.append({"role": "assistant", "content": reply})
-            asked_named, only, step = step == "named", absent if step == "function" else None, "repair"
+            asked_named, only, lined = step == "named", absent if step == "function" else None, step == "line"
+            step = "repair"
             if asked_named and named_files.declines(reply):
                 attempt.outcome, self._why = "passed", "the model said no change is needed"
                 return
-            planned = self._place(reply, where, known, default, only=only)
+            planned = self._place_line(reply, line, where, known, default) if lined and line else (
+                self._place(reply, where, known, default, only=only))
             attempt.placement_failures += len(planned.failures)
             self.stats.placement_failures += len(planned.failures)
             written = await self._write(planned)
@@ -385,6 +407,14 @@ class GuidedTask:
                     continue
                 return
             if not self._changed():  # before asking for tests: they would test code that is not there
+                if line and not line_asked:  # the line the task names, alone, afresh (once an attempt)
+                    line_asked = True
+                    messages[:] = [{"role": "system", "content": SYSTEM}]
+                    if self._repair(attempt, messages, "no change", "the answer changed no file",
+                                    line_ask(self.goal, line, self._read(line.path) or "")):
+                        step = "line"
+                        continue
+                    return
                 if self._repair(attempt, messages, "no change", "the answer changed no file",
                                 no_change_ask(where.symbols)):
                     continue
