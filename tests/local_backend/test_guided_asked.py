@@ -282,6 +282,20 @@ def test_the_example_excerpt_is_the_test_whose_code_uses_the_task_words() -> Non
     assert "def test_two" in example_excerpt(repeated, "a limit for the list")
 
 
+def test_the_example_excerpt_keeps_the_module_constants_its_test_uses() -> None:
+    """test_formatting.py's excerpt showed tests using NOW without NOW's line; the 0.5B model's
+    format_age tests then used NOW undefined, right in all else (probe, 2 December)."""
+    text = ("import unittest\n\nNOW = 1\nNOTES = [NOW, 2]\nOTHER = 3\n\n\nclass T(unittest.TestCase):\n"
+            "    def setUp(self):\n        self.x = OTHER\n\n    def test_notes(self):\n        assert NOTES\n\n\n"
+            "def test_unused():\n    assert 4\n")
+    assert example_excerpt(text, "notes") == ("import unittest\n\nNOW = 1\nNOTES = [NOW, 2]\nOTHER = 3\n\n\n"
+                                              "class T(unittest.TestCase):\n    def setUp(self):\n"
+                                              "        self.x = OTHER\n\n    ...\n    def test_notes(self):\n"
+                                              "        assert NOTES\n")
+    assert example_excerpt(text.replace("        self.x = OTHER", "        self.x = 0"), "notes").startswith(
+        "import unittest\n\nNOW = 1\nNOTES = [NOW, 2]\n\n\nclass T")  # OTHER: used by nothing shown
+
+
 @pytest.mark.parametrize(("goal", "example"), [
     ("Add a function shout(text: str) -> str to pocket_notes/formatting.py.", "tests/test_formatting.py"),
     ("Add a function count_matches(notes, query) to pocket_notes/search.py; make run_search in "

@@ -172,10 +172,36 @@ def example_excerpt(text: str, goal: str) -> str:
                 body = "\n".join(lines[func.lineno - 1 - len(func.decorator_list):func.end_lineno])
                 head = f"{lines[node.lineno - 1]}\n{_fixtures(node, lines)}    ...\n" if node is not func else ""
                 hits = len({w.lower() for w in used_words(func, _one_word, definitions=False)} & words)
-                found.append((-hits, len(found), head + body))
+                uses = [func, *(_setups(node) if node is not func else [])]
+                found.append((-hits, len(found), head + body, uses))
     if not found:
         return text
-    return "\n".join(imports) + "\n\n\n" + min(found)[2] + "\n"
+    _, _, shown, uses = min(found, key=lambda row: row[:2])
+    constants = _constants(tree, text, uses)
+    head = "\n".join([*imports, *(["", *constants] if constants else [])])
+    return head + "\n\n\n" + shown + "\n"
+
+
+def _constants(tree: ast.Module, text: str, nodes: list[ast.AST]) -> list[str]:
+    """The module-level assignments ``nodes`` (the shown test and its fixtures) need, as written, in
+    the file's order: those of the names it uses, and of the names those use. The excerpt of
+    test_formatting.py showed a test using ``NOW`` without ``NOW = datetime(...)``; the 0.5B
+    model's tests for format_age then used NOW undefined, right in all else (bench probe, 2 December)."""
+    assigned = {}
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                assigned[target.id] = stmt
+    needed: set[int] = set()
+    todo = list(nodes)
+    while todo:
+        for name in used_words(todo.pop(), lambda value: []) & assigned.keys():
+            stmt = assigned[name]
+            if id(stmt) not in needed:
+                needed.add(id(stmt))
+                todo.append(stmt)
+    return [ast.get_source_segment(text, stmt) or "" for stmt in tree.body if id(stmt) in needed]
 
 
 def _one_word(value: str) -> list[str]:
@@ -183,12 +209,17 @@ def _one_word(value: str) -> list[str]:
     return [value] if re.fullmatch(r"[A-Za-z_]\w*", value) else []
 
 
+def _setups(node: ast.AST) -> list[ast.FunctionDef]:
+    """The ``setUp``/``tearDown`` methods (and their class forms) of a test class."""
+    return [func for func in getattr(node, "body", [])
+            if isinstance(func, ast.FunctionDef) and func.name in ("setUp", "tearDown", "setUpClass", "tearDownClass")]
+
+
 def _fixtures(node: ast.AST, lines: list[str]) -> str:
     """The ``setUp``/``tearDown`` methods of a test class, as written, each followed by a blank
     line ("" for none): an excerpt whose test uses ``self.path`` is not runnable without the
     ``setUp`` that makes it."""
-    found = [func for func in getattr(node, "body", [])
-             if isinstance(func, ast.FunctionDef) and func.name in ("setUp", "tearDown", "setUpClass", "tearDownClass")]
+    found = _setups(node)
     return "".join("\n".join(lines[f.lineno - 1 - len(f.decorator_list):f.end_lineno]) + "\n\n" for f in found)
 
 
