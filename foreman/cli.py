@@ -196,7 +196,9 @@ def _risk(args: argparse.Namespace) -> int:
 
 def _stop(settings: Settings, timeout: float) -> int:
     """``foreman stop``: SIGTERM the Foreman of the named profile (or the only one running) and
-    wait until its profile is free (:mod:`foreman.runtime`); exit 0, 1 or 2 as the help says."""
+    wait until its profile is free (:mod:`foreman.runtime`); exit 0, 1 or 2 as the help says. A
+    Foreman suspended by its terminal (Ctrl+Z) gets SIGCONT after the SIGTERM, so it runs its
+    handler and ends as on Ctrl+C (POSIX: a stopped process acts on signals only when continued)."""
     import signal as signals
     import time
 
@@ -215,6 +217,7 @@ def _stop(settings: Settings, timeout: float) -> int:
     record = live[0]
     try:
         os.kill(record["pid"], signals.SIGTERM)
+        os.kill(record["pid"], signals.SIGCONT)  # one suspended by its terminal (Ctrl+Z) runs on to end
     except ProcessLookupError:
         pass  # it ended meanwhile
     deadline = time.monotonic() + timeout

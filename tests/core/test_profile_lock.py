@@ -135,3 +135,23 @@ def test_foreman_stop_ends_the_running_foreman_and_frees_its_profile(tmp_path: P
         for daemon in (d, other):
             if daemon.proc is not None and daemon.proc.poll() is None:
                 daemon.stop()
+
+
+def test_foreman_stop_ends_a_foreman_suspended_by_its_terminal(tmp_path: Path) -> None:
+    """A daemon stopped by Ctrl+Z (SIGTSTP; state T) cannot run its SIGTERM handler: `foreman stop`
+    waited 30 s and said it "still runs", its turns "may still be ending". It now resumes it so the
+    stop goes through (noticed at stop 9)."""
+    import os
+    import signal
+
+    d = LiveDaemon(tmp_path)
+    d.start()
+    try:
+        os.kill(d.proc.pid, signal.SIGSTOP)  # what SIGTSTP does, without a terminal to send it
+        done = _foreman("stop", "--home", str(tmp_path), "--timeout", "20")
+        assert done.returncode == 0, done.stderr
+        assert d.proc.wait(10) == 0 and not d.run_file.exists()
+    finally:
+        if d.proc is not None and d.proc.poll() is None:
+            os.kill(d.proc.pid, signal.SIGCONT)
+            d.stop()
