@@ -77,6 +77,13 @@ async def test_the_test_is_asked_first_and_the_edit_request_shows_it(tmp_path: P
     assert suite.returncode == 0 and "3 passed" in suite.stdout, suite.stdout
 
 
+async def test_the_asked_test_request_names_the_function_the_task_adds(tmp_path: Path) -> None:
+    """The 1.5B model's asked tests for count_matches tested only search, which exists (probe, 2 December)."""
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, RIGHT], goal="Add a function " + GOAL[4:])
+    assert last_user(requests[0]).endswith("The task adds count_matches: call it in the tests.")
+    assert "The task adds" not in last_user(requests[1]) and stats.passed
+
+
 async def test_a_change_that_prints_another_line_fails_its_test_and_the_task_is_blocked(tmp_path: Path) -> None:
     result, tools, requests, stats, repo = await run(tmp_path, [ASKED, WRONG, WRONG] * 2, attempts=2, repairs=1)
     assert [step_of(r) for r in requests] == ["asked test", "edit", "repair"] * 2

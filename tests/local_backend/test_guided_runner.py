@@ -392,3 +392,23 @@ async def test_an_answer_to_the_line_ask_that_is_not_a_line_is_told_so(tmp_path:
     asked = [last_user(r) for r in server.requests if r.get("stream")]
     assert asked[2].startswith("That could not be applied: the answer was not line 3 alone, rewritten")
     assert stats.passed and (repo / "calc.py").read_text().count("a = 1") == 0
+
+
+async def test_a_test_ask_names_the_functions_the_task_adds(tmp_path: Path) -> None:
+    """The 0.5B model's tests for is_blank tested format_line, copied from the example's
+    (s9-q05-f1); the 1.5B's asked tests for count_matches tested only search (probe, 2 December)."""
+    tests = text("```python\n# file: test_shout.py\nfrom calc import shout\n\n\ndef test_shout():\n"
+                 "    assert shout('hi') == 'HI'\n```")
+    replies = iter([SHOUT, tests])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), goal=SHOUT_GOAL,
+                                                   files=ONLY_ADD, attempts=1, repairs=1)
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert asked[1].startswith("Task:\n") and asked[1].endswith("The task adds shout: call it in the tests.")
+    assert stats.passed
+
+
+def test_the_adds_sentence_names_every_function_asked_for_by_name() -> None:
+    from foreman.backends.local.guided_text import adds_sentence
+    assert adds_sentence("Add a function count_matches(notes, query) and a method `size(self)`.") == (
+        " The task adds count_matches, size: call them in the tests.")
+    assert adds_sentence("In formatting.py, format_age uses delta.seconds.") == ""

@@ -47,7 +47,7 @@ from . import commands
 from . import named as named_files
 from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json, complete_part
-from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK, TEST_HOW, TEST_HOW_EXAMPLE
+from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
 from .symbols import test_labels, used_words
@@ -287,7 +287,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": f"Task:\n{task.goal}\n\n{where.context}{shown}\n\n"
-                                    + ASKED_TEST_ASK.format(path=path)}]
+                                    + ASKED_TEST_ASK.format(path=path) + adds_sentence(task.goal)}]
     example_text = (task._read(example) or "") if example else ""
     for asked in range(2):
         if task._out_of_time():
@@ -433,7 +433,7 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     how = (TEST_HOW_EXAMPLE if example else TEST_HOW).format(module=module)
     ask = [{"role": "system", "content": SYSTEM},
            {"role": "user", "content": f"Task:\n{task.goal}{code}{shown}\n\n"
-                                       + TEST_ASK.format(test_file=where.test_file, how=how)}]
+                                       + TEST_ASK.format(test_file=where.test_file, how=how) + adds_sentence(task.goal)}]
     if task._out_of_time():
         return
     reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)

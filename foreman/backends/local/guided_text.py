@@ -118,6 +118,18 @@ def asked_functions(goal: str) -> list[str]:
     return list(dict.fromkeys(_ASKED_DEF_RE.findall(goal)))
 
 
+ADDS = " The task adds {names}: call {them} in the tests."
+
+
+def adds_sentence(goal: str) -> str:
+    """The sentence a test ask ends with when the task asks for functions by name
+    (:func:`asked_functions`), else "". Without it the 0.5B model's tests for is_blank copied the
+    example's test of format_date and tested format_line (s9-q05-f1), and the 1.5B model's asked
+    tests for count_matches tested only search, which exists (probe, 2 December)."""
+    names = asked_functions(goal)
+    return ADDS.format(names=", ".join(names), them="it" if len(names) == 1 else "them") if names else ""
+
+
 def task_words(goal: str, symbols: list[tuple[str, str, int]]) -> set[str]:
     """The words a test of the task would use: the functions it asks for by name, the existing
     names it mentions (``symbols``, :attr:`.Localized.symbols`), its options (``--limit``) and its
