@@ -412,3 +412,35 @@ def test_the_adds_sentence_names_every_function_asked_for_by_name() -> None:
     assert adds_sentence("Add a function count_matches(notes, query) and a method `size(self)`.") == (
         " The task adds count_matches, size: call them in the tests.")
     assert adds_sentence("In formatting.py, format_age uses delta.seconds.") == ""
+
+
+CLASS_FILES = {"calc.py": "def add(a, b):\n    return a + b\n",
+               "tests/test_calc.py": "import unittest\n\nimport calc\n\n\nclass CalcTest(unittest.TestCase):\n"
+                                     "    def setUp(self):\n        self.one = 1\n\n    def test_add(self):\n"
+                                     "        self.assertEqual(calc.add(self.one, 1), 2)\n"}
+CLASS_GOAL = "Add a function sub(a, b) to calc.py that returns a minus b. Add a test in tests/test_sub.py."
+
+
+async def test_beside_an_example_that_stands_on_its_setup_the_tests_are_asked_as_its_class(tmp_path: Path) -> None:
+    """Asked for "test functions" beside test_cli.py's excerpt (its setUp makes self.path), the 1.5B
+    model's --limit tests listed "notes.json" without adding a note, in every attempt (s10-q15-1)."""
+    sub = text("```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```")
+    tests = text("```python\n# file: tests/test_sub.py\nimport unittest\n\nimport calc\n\n\n"
+                 "class SubTest(unittest.TestCase):\n    def setUp(self):\n        self.one = 1\n\n"
+                 "    def test_sub(self):\n        self.assertEqual(calc.sub(self.one, 1), 0)\n```")
+    replies = iter([sub, tests])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), files=CLASS_FILES,
+                                                   goal=CLASS_GOAL, attempts=1, repairs=0)
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert "holding one unittest.TestCase class with the same setUp and tearDown as the example's CalcTest" in asked[1]
+    assert "pytest test functions" not in asked[1] and asked[1].endswith("The task adds sub: call it in the tests.")
+    assert stats.passed and "class SubTest" in (repo / "tests/test_sub.py").read_text()
+
+
+def test_the_fixture_class_is_the_excerpts_class_when_it_has_a_setup() -> None:
+    from foreman.backends.local.asked import fixture_class
+    from foreman.backends.sim.demo_files_cli import TEST_CLI, TEST_FORMATTING
+    assert fixture_class(TEST_CLI, "Add a --limit N option to the `list` subcommand") == "CliTest"
+    assert fixture_class(TEST_FORMATTING, "Fix format_age") is None  # a class without setUp
+    assert fixture_class("def test_x():\n    assert 1\n", "x") is None
+    assert fixture_class("def (", "x") is None

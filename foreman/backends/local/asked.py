@@ -47,7 +47,7 @@ from . import commands
 from . import named as named_files
 from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json, complete_part
-from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence
+from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK, TEST_ASK_CLASS, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
 from .symbols import test_labels, used_words
@@ -157,29 +157,49 @@ def example_excerpt(text: str, goal: str) -> str:
     list won for ``--limit`` (``"notes add"`` in its message) over the one that adds notes and
     lists them, and the 1.5B model's tests then listed notes it never added (bench s9-q15-f1, task 6).
     """
+    chosen = _chosen(text, goal)
+    if chosen is None:
+        return text
+    tree, node, func = chosen
+    lines = text.split("\n")
+    imports = [ast.get_source_segment(text, n) or "" for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    body = "\n".join(lines[func.lineno - 1 - len(func.decorator_list):func.end_lineno])
+    shown = f"{lines[node.lineno - 1]}\n{_fixtures(node, lines)}    ...\n{body}" if node is not func else body
+    constants = _constants(tree, text, [func, *(_setups(node) if node is not func else [])])
+    head = "\n".join([*imports, *(["", *constants] if constants else [])])
+    return head + "\n\n\n" + shown + "\n"
+
+
+def _chosen(text: str, goal: str) -> tuple[ast.Module, ast.AST, ast.FunctionDef] | None:
+    """``(tree, node, test)`` of the test :func:`example_excerpt` shows (``node`` is its class, or
+    the test itself at the top level); None when the text does not parse or holds no test."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return text
-    lines = text.split("\n")
+        return None
     words = {w.lower() for w in re.findall(r"[A-Za-z_]\w{2,}", goal)}
-    imports = [ast.get_source_segment(text, n) or "" for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    found: list[tuple[int, int, str]] = []  # (-hits, order, source)
+    found: list[tuple[int, int, ast.AST, ast.FunctionDef]] = []  # (-hits, order, node, test)
     for node in tree.body:
         inside = node.body if isinstance(node, ast.ClassDef) else [node]
         for func in inside:
             if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.name.startswith("test"):
-                body = "\n".join(lines[func.lineno - 1 - len(func.decorator_list):func.end_lineno])
-                head = f"{lines[node.lineno - 1]}\n{_fixtures(node, lines)}    ...\n" if node is not func else ""
                 hits = len({w.lower() for w in used_words(func, _one_word, definitions=False)} & words)
-                uses = [func, *(_setups(node) if node is not func else [])]
-                found.append((-hits, len(found), head + body, uses))
+                found.append((-hits, len(found), node, func))
     if not found:
-        return text
-    _, _, shown, uses = min(found, key=lambda row: row[:2])
-    constants = _constants(tree, text, uses)
-    head = "\n".join([*imports, *(["", *constants] if constants else [])])
-    return head + "\n\n\n" + shown + "\n"
+        return None
+    _, _, node, func = min(found, key=lambda row: row[:2])
+    return tree, node, func
+
+
+def fixture_class(text: str, goal: str) -> str | None:
+    """The name of the class of the test :func:`example_excerpt` shows when that class has a
+    ``setUp`` (its tests stand on what it makes), else None. Asked for "test functions" beside
+    such an excerpt (test_cli.py's ``setUp`` makes ``self.path``), the 1.5B model's ``--limit``
+    tests listed ``"notes.json"`` without adding a note, in every attempt (s10-q15-1, task 6)."""
+    chosen = _chosen(text, goal)
+    if chosen is None or chosen[1] is chosen[2] or not _setups(chosen[1]):
+        return None
+    return chosen[1].name
 
 
 def _constants(tree: ast.Module, text: str, nodes: list[ast.AST]) -> list[str]:
@@ -431,9 +451,11 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     example = example_test(where, known, task._read, task.goal)
     shown = test_context(task, where, known, example)
     how = (TEST_HOW_EXAMPLE if example else TEST_HOW).format(module=module)
+    cls = fixture_class(task._read(example) or "", task.goal) if example else None
+    request = (TEST_ASK_CLASS.format(test_file=where.test_file, cls=cls, module=module) if cls
+               else TEST_ASK.format(test_file=where.test_file, how=how))
     ask = [{"role": "system", "content": SYSTEM},
-           {"role": "user", "content": f"Task:\n{task.goal}{code}{shown}\n\n"
-                                       + TEST_ASK.format(test_file=where.test_file, how=how) + adds_sentence(task.goal)}]
+           {"role": "user", "content": f"Task:\n{task.goal}{code}{shown}\n\n{request}{adds_sentence(task.goal)}"}]
     if task._out_of_time():
         return
     reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
@@ -450,4 +472,4 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
 
 
 __all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "PASSES_WITHOUT", "PASSES_WITHOUT_ASK", "ask_tests", "asked_test_path", "copied_tests", "example_excerpt",
-           "example_test", "proves_the_change", "test_context", "wants_asked_test", "write_asked_test"]
+           "example_test", "fixture_class", "proves_the_change", "test_context", "wants_asked_test", "write_asked_test"]
