@@ -65,6 +65,7 @@ def started(fake: FakeClaude, queue: str, n: int) -> bool:
     return len(cli_runs(fake, queue)) >= n
 
 
+@pytest.mark.slow
 async def test_kill_during_plan_work_question_and_review(tmp_path: Path, fake: FakeClaude) -> None:
     scenario(fake)
     repo = make_repo(tmp_path)

@@ -84,6 +84,7 @@ async def test_the_asked_test_request_names_the_function_the_task_adds(tmp_path:
     assert "The task adds" not in last_user(requests[1]) and stats.passed
 
 
+@pytest.mark.slow
 async def test_a_change_that_prints_another_line_fails_its_test_and_the_task_is_blocked(tmp_path: Path) -> None:
     result, tools, requests, stats, repo = await run(tmp_path, [ASKED, WRONG, WRONG] * 2, attempts=2, repairs=1)
     assert [step_of(r) for r in requests] == ["asked test", "edit", "repair"] * 2

@@ -9,6 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from foreman.backends.local.guided import GuidedStats
 from foreman.backends.local.runner import LocalRunner
 
@@ -370,6 +372,7 @@ async def test_a_fix_sent_back_unchanged_is_asked_for_the_one_line_the_task_name
     assert (repo / "calc.py").read_text() == AGE.replace("delta.seconds", "int(delta.total_seconds())")
 
 
+@pytest.mark.slow
 async def test_a_line_sent_back_as_it_is_gets_the_named_definition_repair_next(tmp_path: Path) -> None:
     replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"),
                     text("```python\nseconds = delta.seconds\n```"),
@@ -383,6 +386,7 @@ async def test_a_line_sent_back_as_it_is_gets_the_named_definition_repair_next(t
     assert "return int(delta.total_seconds())" in (repo / "calc.py").read_text()
 
 
+@pytest.mark.slow
 async def test_an_answer_to_the_line_ask_that_is_not_a_line_is_told_so(tmp_path: Path) -> None:
     replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"),
                     text("```python\na = 1\nb = 2\nc = 3\nd = 4\n```"),

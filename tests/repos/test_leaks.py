@@ -53,5 +53,6 @@ async def _run_ops(repo: Path, count: int) -> None:
     assert after == before
 
 
+@pytest.mark.slow
 async def test_a_thousand_repository_operations_do_not_leak(repo: Path) -> None:
     await _run_ops(repo, 1000)
