@@ -356,14 +356,20 @@ AGE_FILES = {"calc.py": AGE, "test_calc.py": "import datetime\n\nimport calc\n\n
 AGE_GOAL = "In calc.py, seconds_ago uses delta.seconds, which ignores whole days. Use int(delta.total_seconds()) instead."
 
 
+
+async def age_turn(tmp_path: Path, line_reply: str, *, repairs: int):
+    """One attempt at AGE_GOAL: the file sent back unchanged, then ``line_reply`` to the line ask,
+    then (when a repair is left) seconds_ago rewritten whole; returns what :func:`run` does."""
+    replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"), text(line_reply),
+                    text("```python\n# file: calc.py\ndef seconds_ago(delta):\n    return int(delta.total_seconds())\n```")])
+    return await run(tmp_path, lambda req: next(replies), files=AGE_FILES, goal=AGE_GOAL, attempts=1, repairs=repairs)
+
 async def test_a_fix_sent_back_unchanged_is_asked_for_the_one_line_the_task_names_afresh(tmp_path: Path) -> None:
     """The 0.5B model sent formatting.py back unchanged in every attempt of the format_age fix, the
     named-definition repair included (s9-q05-m1, s9-q05-f1); told which line the task is about, it
     rewrote it at every temperature tried (probe, 2 December)."""
-    replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"),
-                    text("```python\n3| seconds = int(delta.total_seconds())\n```")])
-    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), files=AGE_FILES,
-                                                   goal=AGE_GOAL, attempts=1, repairs=1)
+    result, tools, server, stats, repo = await age_turn(tmp_path, "```python\n3| seconds = int(delta.total_seconds())\n```",
+                                                        repairs=1)
     ask = server.requests[1]["messages"]
     assert [m["role"] for m in ask] == ["system", "user"]  # a fresh conversation
     assert "calc.py, seconds_ago:\n```python\n1| def seconds_ago(delta):" in ask[1]["content"] and "def twice" not in ask[1]["content"]
@@ -374,11 +380,7 @@ async def test_a_fix_sent_back_unchanged_is_asked_for_the_one_line_the_task_name
 
 @pytest.mark.slow
 async def test_a_line_sent_back_as_it_is_gets_the_named_definition_repair_next(tmp_path: Path) -> None:
-    replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"),
-                    text("```python\nseconds = delta.seconds\n```"),
-                    text("```python\n# file: calc.py\ndef seconds_ago(delta):\n    return int(delta.total_seconds())\n```")])
-    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), files=AGE_FILES,
-                                                   goal=AGE_GOAL, attempts=1, repairs=2)
+    result, tools, server, stats, repo = await age_turn(tmp_path, "```python\nseconds = delta.seconds\n```", repairs=2)
     asked = [last_user(r) for r in server.requests if r.get("stream")]
     assert "The task is about line 3" in asked[1]
     assert asked[2].startswith("That changed nothing: seconds_ago came back exactly as it is in calc.py.")
@@ -388,11 +390,7 @@ async def test_a_line_sent_back_as_it_is_gets_the_named_definition_repair_next(t
 
 @pytest.mark.slow
 async def test_an_answer_to_the_line_ask_that_is_not_a_line_is_told_so(tmp_path: Path) -> None:
-    replies = iter([text("```python\n# file: calc.py\n" + AGE + "```"),
-                    text("```python\na = 1\nb = 2\nc = 3\nd = 4\n```"),
-                    text("```python\n# file: calc.py\ndef seconds_ago(delta):\n    return int(delta.total_seconds())\n```")])
-    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), files=AGE_FILES,
-                                                   goal=AGE_GOAL, attempts=1, repairs=2)
+    result, tools, server, stats, repo = await age_turn(tmp_path, "```python\na = 1\nb = 2\nc = 3\nd = 4\n```", repairs=2)
     asked = [last_user(r) for r in server.requests if r.get("stream")]
     assert asked[2].startswith("That could not be applied: the answer was not line 3 alone, rewritten")
     assert stats.passed and (repo / "calc.py").read_text().count("a = 1") == 0
