@@ -64,6 +64,7 @@ async def test_the_test_is_asked_first_and_the_edit_request_shows_it(tmp_path: P
     assert [step_of(r) for r in requests] == ["asked test", "edit"]
     first = last_user(requests[0])
     assert "fail on this code and pass once the task is done" in first and "# file: tests/test_search_asked.py" in first
+    assert "at most three plain assert statements" in first  # unbounded, the 1.5B's asserts ran to max_tokens
     assert "(an excerpt of test_search.py, for its style only: do not repeat it)" in first
     assert "def test_find" in first  # the example shown
     assert "def run(items, word)" in first  # the unchanged code it tests

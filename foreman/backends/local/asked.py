@@ -61,7 +61,14 @@ ASKED_TEST_ASK = (
     "Before anything is changed, write the pytest test functions that check what the task asks for, exactly as the "
     "task states it (the exact text printed, the exact values returned), using the code as it is shown. They must "
     "fail on this code and pass once the task is done. One ```python block whose first line is "
-    "`# file: {path}`, only imports and test functions (def test_...) with plain assert statements. No explanations.")
+    "`# file: {path}`, only imports and one short test function (def test_...) for each thing the task asks for, "
+    "each with at most three plain assert statements on the simplest cases. No explanations.")
+"""The asked test's request. "At most three asserts": asked for "test functions" with no bound, the
+1.5B model's asked tests for count_matches ran to max_tokens in both asks of an attempt (one
+assert after another), the first three right and the later ones made up (``count_matches(NOTES,
+"milk eggs budget") == 3`` where every word must match, so 0); another attempt's test expected
+``count_matches(NOTES, "milk") == 1`` against two notes holding "milk" (bench s10-q15-2, task 5).
+The edit and test asks of a task that asks for tests are bounded alike (:data:`.guided_text.TEST_ASK`)."""
 PASSES_ON_BASE = ("That test passes on the code as it is now, so it does not check what the task asks for. Write test "
                   "functions that fail now and pass once the task is done. Same format.")
 NOT_FOR_THE_TASK = ("No test there fails because the task is not done yet:\n{reasons}\nA test of the task fails on an "
