@@ -23,154 +23,16 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, get_args
-
-from protocol.entities import DecisionKind
+from typing import Any, Callable, Mapping
 
 from .core.roster import DEFAULT_WORKER_NAMES
 from .errors import ConfigError
+from .config_values import auto_answer as _auto_answer, boolean as _bool, choice as _choice, comma_list as _list
+from .config_values import number as _number, opt_budget as _opt_budget, port as _port, positive as _positive
+from .config_values import resources as _resources, url as _url, whole as _whole, worker_names as _worker_names
+from .config_values import workers as _workers
 
 logger = logging.getLogger(__name__)
-
-
-def _bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(f"expected true/false, got {value!r}")
-
-
-def _list(value: Any) -> list[str]:
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    return [v.strip() for v in str(value).split(",") if v.strip()]
-
-
-def _whole(value: Any) -> int:
-    """A whole number: an int, an integral float (``3.0`` from JSON) or its digits as text.
-
-    Raises:
-        ValueError: for ``1.5``, ``true``, ``"abc"`` and the like (``int()`` would truncate or
-            leak its own message).
-    """
-    if isinstance(value, bool):
-        raise ValueError(f"must be a whole number, not {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise ValueError(f"must be a whole number, not {value!r}") from None
-
-
-DECISION_KINDS: tuple[str, ...] = get_args(DecisionKind)
-"""Decision kinds ``auto_answer`` may name (``protocol.entities.DecisionKind``)."""
-
-
-def _auto_answer(value: Any) -> list[str]:
-    kinds = [k.lower() for k in _list(value)]
-    bad = [k for k in kinds if k not in DECISION_KINDS]
-    if bad:
-        raise ValueError(f"unknown decision kind {', '.join(map(repr, bad))}; "
-                         f"allowed: {', '.join(DECISION_KINDS)} (comma-separated)")
-    return kinds
-
-
-def _number(value: Any, what: str = "a number") -> float:
-    """A float from a number or its text; the error says ``must be <what>, not <value>``."""
-    if isinstance(value, bool):
-        raise ValueError(f"must be {what}, not {value!r}")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"must be {what}, not {value!r}") from None
-
-
-def _choice(*allowed: str) -> Callable[[Any], str]:
-    shown = ", ".join(a if a else "'' (empty)" for a in allowed)
-
-    def check(value: Any) -> str:
-        if str(value) not in allowed:
-            raise ValueError(f"expected one of {shown}, got {value!r}")
-        return str(value)
-    return check
-
-
-def _port(value: Any) -> int:
-    port = _whole(value)
-    if not 0 <= port <= 65535:
-        raise ValueError(f"a port is 0..65535 (0 picks a free one), got {port}")
-    return port
-
-
-def _positive(kind: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
-        number = kind(value)
-        if number <= 0:
-            raise ValueError(f"must be greater than 0, got {value!r}")
-        return number
-    return check
-
-
-def _workers(value: Any) -> list[str]:
-    from .core.roster import parse_workers
-
-    return parse_workers(value)
-
-
-def _worker_names(value: Any) -> list[str]:
-    from .core.roster import parse_worker_names
-
-    return parse_worker_names(value)
-
-
-def _url(value: Any) -> str:
-    from urllib.parse import urlsplit
-
-    text = str(value)
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError as exc:
-        raise ValueError(f"not a valid URL ({exc}): {text!r}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"expected an http(s) URL such as http://127.0.0.1:8790/v1, got {text!r}")
-    return text
-
-
-def _opt_float(value: Any) -> float | None:
-    return None if value in (None, "") else _number(value, "a number of dollars")
-
-
-def _opt_budget(value: Any) -> float | None:
-    """A budget in USD: unset (``None``/empty) or a number greater than 0."""
-    amount = _opt_float(value)
-    if amount is not None and not amount > 0:  # also refuses nan
-        raise ValueError(f"a budget must be greater than 0 (USD), got {value!r}; leave it unset for no cap")
-    return amount
-
-
-def _resources(value: Any) -> dict[str, float]:
-    """Ray resources as ``name=amount`` pairs, comma-separated (``gpu_box=1,CPU=0.5``), or an object."""
-    if isinstance(value, dict):
-        items = list(value.items())
-    else:
-        items = [tuple(p.split("=", 1)) if "=" in p else (p, "") for p in _list(value)]
-    out: dict[str, float] = {}
-    for name, amount in items:
-        try:
-            out[str(name).strip()] = float(amount)
-        except (TypeError, ValueError):
-            raise ValueError(f"a resource is name=amount (e.g. gpu_box=1), got {name}={amount!r}") from None
-        if not str(name).strip() or not out[str(name).strip()] >= 0:
-            raise ValueError(f"a resource needs a name and an amount of 0 or more, got {name}={amount!r}")
-    return out
 
 
 @dataclass(frozen=True)
