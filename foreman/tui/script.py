@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 from pathlib import Path
+from typing import get_args
 
 import protocol as p
 
@@ -25,7 +26,8 @@ from .transcript import Transcript
 
 logger = logging.getLogger(__name__)
 
-DECISION_KINDS = frozenset({"merge", "permission", "question"})
+DECISION_KINDS = frozenset(get_args(p.DecisionKind))
+"""The decision kinds ``--auto-answer`` may name: the protocol's ``DecisionKind``."""
 
 
 class ScriptFailed(Exception):
