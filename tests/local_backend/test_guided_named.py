@@ -92,6 +92,31 @@ async def test_a_passing_answer_that_skips_a_target_is_asked_for_it_once(tmp_pat
     assert out.split("\n")[:2] == ["a b", "1 matches"]
 
 
+async def test_the_ask_for_a_target_is_a_fresh_conversation_for_its_named_definitions_alone(tmp_path: Path) -> None:
+    # the 1.5B model, asked in the conversation that held the asked test, pasted the test's
+    # fixtures into the command file and sent run_search unchanged (bench s11-q15-1, task 5)
+    pasted = text("```python\n# file: notes/commands/search.py\nITEMS = ['a b', 'c']\n\n\ndef find(items, word):\n"
+                  "    return []\n\n\ndef run(items, word):\n    from notes.search import count_matches\n"
+                  "    lines = find(items, word) + [f'{count_matches(items, word)} matches']\n"
+                  "    return '\\n'.join(lines)\n```")
+    goal = GOAL.replace("Make run in", "Make `run` in")  # named as code: a definition the task names
+    result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, pasted], goal=goal, repairs=2)
+    assert stats.passed and len(edits) == 2
+    asked = edits[1]["messages"]
+    assert [m["role"] for m in asked] == ["system", "user"]  # afresh: not the edit's conversation
+    ask = asked[1]["content"]
+    assert ask.startswith("Task:\n" + goal)
+    assert "notes/commands/search.py now reads:" in ask and "5|     return '\\n'.join(find(items, word))" in ask
+    assert "which your answer did not change: Make `run` in notes/commands/search.py end its output" in ask
+    assert "Add count_matches" not in ask.split("did not change:")[1]  # the other file's sentence is not the ask
+    assert "Send only run, complete" in ask
+    command = (repo / "notes/commands/search.py").read_text()
+    assert "matches']" in command and "ITEMS" not in command and "return []" not in command  # run alone placed
+    out = subprocess.run([sys.executable, "-c", "from notes.commands.search import run; print(run(['a b', 'c'], 'a'))"],
+                         cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["a b", "1 matches"]
+
+
 async def test_a_target_declined_every_time_blocks_the_task_naming_it(tmp_path: Path) -> None:
     result, tools, edits, stats, repo = await run(tmp_path, [SEARCH, UNCHANGED, SEARCH, UNCHANGED], attempts=2,
                                                   repairs=2)

@@ -23,7 +23,8 @@ writes the right function but not a valid edit. Here the harness does the rest:
    command the conductor runs after the work, so not an agent command asked of the policy) runs
    in the worktree; a failure's short summary goes back to the model for a bounded number of
    repairs. File writes do go through the policy (``Edit``/``Write``). When a passing answer left
-   a file the task names unchanged, the model is asked once for it (:mod:`.named`).
+   a file the task names unchanged, the model is asked once for it (:mod:`.named`; for a target
+   whose definitions the task names, those alone, in a fresh conversation).
 5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
    attempt wrote is put back as it was); the first attempt that passes wins: its checks pass and
    it changed every file the task asks to change (:mod:`.targets`; else it ends ``target left
@@ -361,6 +362,7 @@ class GuidedTask:
                                         f"{EDIT_ASK.format(target=target)}"}]
         step = "edit"
         absent: list[str] = []  # the functions the last "function" ask was for
+        focus: list[str] = []  # the definitions the last "named" ask was for alone (a target's)
         line, line_asked = named_line(self.goal, where.symbols, self._read), False  # see lineask
         while True:
             if self._out_of_time():
@@ -368,7 +370,8 @@ class GuidedTask:
                 return
             reply = await self._ask(messages, attempt.temperature, attempt.number, step, constrained=True)
             messages.append({"role": "assistant", "content": reply})
-            asked_named, only, lined = step == "named", absent if step == "function" else None, step == "line"
+            asked_named, lined = step == "named", step == "line"
+            only = absent if step == "function" else (focus or None) if asked_named else None
             step = "repair"
             if asked_named and named_files.declines(reply):
                 attempt.outcome, self._why = "passed", "the model said no change is needed"
@@ -442,8 +445,14 @@ class GuidedTask:
                     self._passing = named_files.snapshot(self.root, self.original)
                     self._kept = len(attempt.actions)
                     self._why = "not changed after one ask"
+                    target = next((rel for rel in left if rel in where.targets
+                                   and named_files.target_definitions(rel, where.symbols)), None)
+                    focus = named_files.target_definitions(target, where.symbols) if target else []
+                    if target:  # its definitions alone, afresh (see named.target_ask)
+                        messages[:] = [{"role": "system", "content": SYSTEM}]
                     self._repair(attempt, messages, "named file unchanged", ", ".join(left),
-                                 named_files.named_ask(left, where.targets))
+                                 named_files.target_ask(self.goal, target, self._read(target) or "", focus) if target
+                                 else named_files.named_ask(left, where.targets))
                     step = "named"
                     continue
                 return

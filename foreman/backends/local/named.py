@@ -19,12 +19,20 @@ import ast
 import re
 from pathlib import Path
 
+from .localize import numbered
+
 MARKER = "UNCHANGED"
 """The reply that says a named file needs no change."""
 _MARKER_RE = re.compile(rf"\b{MARKER}\b")
 TARGET_LEFT = "target left unchanged"
 """The outcome of an attempt whose checks passed but that left a target file unchanged."""
 _BLOCKS = "complete functions, in ```python blocks whose first line is `# file: <path>`"
+TARGET_ASK = ("Task:\n{goal}\n\n{path} now reads:\n```python\n{shown}\n```\n\nThe task asks to change {path}, which "
+              "your answer did not change: {said}\nSend only {names}, complete from the def line to the end, with that "
+              "change, in one ```python block whose first line is `# file: {path}`. No explanations.")
+"""The ask for a target a passing answer left unchanged, when the task names definitions in it
+(:func:`target_ask`), in a fresh conversation."""
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 
 
 def named_ask(untouched: list[str], targets: list[str] | tuple[str, ...] = ()) -> str:
@@ -47,6 +55,36 @@ def named_ask(untouched: list[str], targets: list[str] | tuple[str, ...] = ()) -
                      f"change there, reply with the new or changed definitions for {them}: {_BLOCKS}. If the task "
                      f"needs no change there, reply with the single word {MARKER}.")
     return " ".join(parts)
+
+
+def target_definitions(path: str, symbols: list[tuple[str, str, int]]) -> list[str]:
+    """The definitions the task names (``symbols``: ``(name, file, line)``,
+    :attr:`.localize.Localized.symbols`) that are in ``path``, in the task's order, each once."""
+    return list(dict.fromkeys(name for name, rel, _ in symbols if rel == path))
+
+
+def said_of(goal: str, path: str, names: list[str]) -> str:
+    """The task's sentences that name ``path`` or one of ``names`` (whole words), joined; the
+    whole task when none does."""
+    words = [re.compile(rf"(?<![\w/.]){re.escape(word)}(?![\w/])") for word in (path, *names)]
+    sentences = [s for s in _SENTENCE_RE.split(goal.strip()) if any(w.search(s) for w in words)]
+    return " ".join(sentences) or goal.strip()
+
+
+def target_ask(goal: str, path: str, text: str, names: list[str]) -> str:
+    """The ask for the definitions ``names`` of a target ``path`` a passing answer left
+    unchanged: the task, the file numbered as it is now (``text``), the task's sentences about
+    it (:func:`said_of`) and the ask for those definitions alone, changed.
+
+    Asked in the same conversation "the task asks to change pocket_notes/commands/search.py ...
+    reply with the new or changed definitions", the 1.5B model sent that file back with the asked
+    test's ``NOTES`` and test class pasted in and ``run_search`` as it was (bench s11-q15-1, task
+    5, attempt 2, whose count_matches had passed its test). A conversation holding the answers and
+    the test invites the copy; this one holds the task, the file and the sentence for it (as the
+    ask for a function left out does, :func:`.guided_text.asked_def_ask`).
+    """
+    return TARGET_ASK.format(goal=goal, path=path, shown=numbered(text), said=said_of(goal, path, names),
+                             names=", ".join(names))
 
 
 def declines(reply: str) -> bool:
@@ -106,4 +144,5 @@ def note(files: list[str], why: str) -> str:
     return f"named file(s) left unchanged: {', '.join(files)} ({why})" if files else ""
 
 
-__all__ = ["MARKER", "TARGET_LEFT", "declines", "named_ask", "note", "put_back", "snapshot", "untouched"]
+__all__ = ["MARKER", "TARGET_ASK", "TARGET_LEFT", "declines", "named_ask", "note", "put_back", "said_of", "snapshot",
+           "target_ask", "target_definitions", "untouched"]
