@@ -212,6 +212,26 @@ async def test_an_asked_test_cut_off_after_a_complete_test_keeps_that_test(tmp_p
     assert "def test_count_matches" in test and "def test_run" not in test and stats.passed
 
 
+async def test_made_up_later_asserts_and_functions_of_the_asked_test_are_not_kept(tmp_path: Path) -> None:
+    """The 1.5B model's asked tests ran on past "at most three asserts", the later cases made up,
+    and stayed locked, so a right change failed them (s11-q15-b1, task 5). Only the first two test
+    functions and their first three asserts are placed, and the right change passes."""
+    asked = ASKED.replace("    assert count_matches(['a b', 'c', 'a'], 'a') == 2\n",
+                          "    assert count_matches(['a b', 'c', 'a'], 'a') == 2\n"
+                          "    assert count_matches(['a b', 'c', 'a'], 'c') == 1\n"
+                          "    assert count_matches(['a b', 'c', 'a'], 'z') == 0\n"
+                          "    assert count_matches(['a b'], 'a b c') == 3\n")  # made up: 0
+    asked = asked.replace("\n```", "\n\n\ndef test_made_up_third():\n    assert count_matches(['a'], 'a') == 7\n```")
+    assert asked.count("def test_") == 3
+    result, tools, requests, stats, repo = await run(tmp_path, [asked, RIGHT])
+    assert [step_of(r) for r in requests] == ["asked test", "edit"] and stats.passed
+    test = (repo / "tests" / "test_search_asked.py").read_text()
+    assert "== 2" in test and "'c') == 1" in test and "'z') == 0" in test
+    assert "'a b c') == 3" not in test and "test_made_up_third" not in test
+    assert "def test_run_ends_with_the_summary_line" in test  # the second function stays whole
+    assert "'a b c'" not in last_user(requests[1])  # the edit request shows the test as placed
+
+
 async def test_a_task_that_asks_for_a_test_gets_those_tests_not_an_asked_one(tmp_path: Path) -> None:
     tests = "```python\n# file: test_count.py\ndef test_count():\n    assert count_matches(['a'], 'a') == 1\n```"
     result, tools, requests, stats, repo = await run(tmp_path, [RIGHT, tests],

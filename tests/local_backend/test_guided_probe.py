@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from foreman.backends.local.asked import NO_ASKED_TEST
-from foreman.backends.local.probe import classify, keep_only, kept, probe_command
+from foreman.backends.local.probe import classify, first_checks, keep_only, kept, probe_command
 
 from .fakeserver import last_user
 from .test_guided_asked import ASKED, RIGHT, run, step_of
@@ -158,6 +158,56 @@ def test_keep_only_drops_the_other_test_functions_and_keeps_imports_and_helpers(
         assert gone not in out
     assert "\n\n\n\n" not in out
     assert "class CliTest" not in keep_only(TESTS, {"test_asserts_the_new_line"})
+
+
+LONG = """import unittest
+
+from notes import count_matches
+
+NOTES = ["a b", "c", "a"]
+
+
+class SearchTest(unittest.TestCase):
+    def test_count_matches(self):
+        self.assertEqual(count_matches(NOTES, "a"), 2)
+        found = count_matches(NOTES, "c")
+        assert found == 1
+        # a third plain case
+        self.assertEqual(count_matches(NOTES, "z"), 0)
+        self.assertEqual(
+            count_matches(NOTES, "a b c"),
+            3,
+        )
+        self.assertEqual(count_matches(NOTES, "b a"), 9)
+
+    def test_with_a_block(self):
+        with open(__file__) as handle:
+            assert handle
+            assert handle
+            assert handle
+            assert handle
+        assert 1
+        assert 2
+
+
+def test_third():
+    assert count_matches(NOTES, "q") == 7
+"""
+
+
+def test_first_checks_keeps_two_test_functions_and_three_asserts_in_each() -> None:
+    """The 1.5B model's asked test for count_matches in miniature (s11-q15-b1, task 5): the first
+    asserts plain and right, the later ones made up; the later ones go, so do the later functions."""
+    out = first_checks(LONG)
+    compile(out, "t.py", "exec")
+    assert '"a"), 2)' in out and "found == 1" in out and '"z"), 0)' in out  # the first three (an assignment between)
+    assert '"a b c"' not in out and "3,\n" not in out and "9)" not in out  # a multi-line 4th assert goes whole
+    assert "def test_with_a_block" in out and out.count("assert handle") == 4  # asserts in a with are not counted
+    assert "assert 1" in out and "assert 2" in out
+    assert "test_third" not in out and "== 7" not in out  # only the first two test functions
+    assert "from notes import count_matches" in out and 'NOTES = ["a b", "c", "a"]' in out
+    assert first_checks(LONG, functions=3, asserts=9) == LONG.rstrip("\n") + "\n"  # within the bounds: as it was
+    assert first_checks("def test_x(:\n") == "def test_x(:\n"  # unparseable: left to placement to refuse
 
 
 OWN_ONLY = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find\n\n\n"

@@ -23,6 +23,9 @@ as the task states it, and places them in a new file (:func:`asked_test_path`). 
   false success this closes. The cost: a task that asks for no new behaviour (a pure refactor)
   cannot get such a test; guided mode then blocks, and ``"askedTest": false`` in the profile
   turns the step off.
+- *Its first cases only*: the first two test functions, each to its third assert, are placed
+  (:func:`.probe.first_checks`): the 1.5B model lists the plain cases first and makes up the
+  later ones, and a made-up case would lock the attempt into failure.
 - *It stays fixed for the attempt*: the edit and repair answers may not change it (a block for
   it is refused and told back), so a wrong change cannot pass by weakening its test. A test that
   is itself wrong fails every repair; the next attempt (from the same clean start) asks a new
@@ -296,8 +299,9 @@ def _test_blocks(task: GuidedTask, reply: str) -> list[Block]:
 
 
 def _only_tests(blocks: list[Block], path: str) -> list[Block]:
-    """The blocks that hold test functions, each sent to ``path`` (whatever file they named)."""
-    return [Block(path, code=b.code) for b in blocks if b.search is None and "def test" in b.code]
+    """The blocks that hold test functions, each sent to ``path`` (whatever file they named), with
+    its first two test functions and their first three asserts only (:func:`.probe.first_checks`)."""
+    return [Block(path, code=probes.first_checks(b.code)) for b in blocks if b.search is None and "def test" in b.code]
 
 
 async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str],

@@ -198,6 +198,59 @@ def keep_only(text: str, names: set[str]) -> str:
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)).rstrip("\n") + "\n"
 
 
+def _test_functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The test functions of a module in source order, as ``(label, node)``: ``test_x`` or ``Class.test_x``."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            found.append((node.name, node))
+        elif isinstance(node, ast.ClassDef):
+            found.extend((f"{node.name}.{m.name}", m) for m in node.body
+                         if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"))
+    return found
+
+
+def _is_assert(node: ast.stmt) -> bool:
+    """An ``assert`` statement or a ``self.assert...(...)`` call (unittest)."""
+    if isinstance(node, ast.Assert):
+        return True
+    call = node.value if isinstance(node, ast.Expr) else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr.startswith("assert"))
+
+
+def first_checks(text: str, functions: int = 2, asserts: int = 3) -> str:
+    """``text`` (a test file) with its first ``functions`` test functions only, each ended after
+    its first ``asserts`` assert statements (those of the function's own body; one inside a
+    ``with`` or a loop is not counted). Unchanged when it does not parse.
+
+    Why: a small model lists the plain cases first and makes up the later ones. The 1.5B model,
+    asked for the asked test of count_matches "with at most three asserts", wrote eight to
+    twelve: the first three right (``"milk eggs"`` 1, ``"plumber"`` 1, ``"budget"`` 1), the later
+    ones wrong (``count_matches(NOTES, "milk budget plumber") == 1``, where every word must match:
+    0), and the test stayed locked, so no change could pass it (bench s11-q15-b1, task 5; the
+    same in s10-q15-2 and s11-q15-1). The test kept still has to fail on the unchanged code for
+    the task (:func:`classify`), so a bound never lets through a test that checks nothing.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return text
+    tests = _test_functions(tree)
+    if len(tests) > functions:
+        text = keep_only(text, {label for label, _ in tests[:functions]})
+        tree = ast.parse(text)
+    lines = text.split("\n")
+    cuts = []
+    for _, node in _test_functions(tree):
+        checks = [stmt for stmt in node.body if _is_assert(stmt)]
+        if len(checks) > asserts:
+            cuts.append((checks[asserts].lineno, node.end_lineno or checks[asserts].lineno))
+    for first, last in sorted(cuts, reverse=True):
+        del lines[first - 1:last]
+    return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)).rstrip("\n") + "\n"
+
+
 def reasons(outcomes: list[ProbeOutcome]) -> str:
     """One line per test that does not fail for the task, saying why (for the model)."""
     why = {"passed": "passes on the code as it is now", "skipped": "is skipped",
@@ -206,4 +259,5 @@ def reasons(outcomes: list[ProbeOutcome]) -> str:
                      for o in outcomes if o.kind in why)
 
 
-__all__ = ["FAILS_FOR_THE_TASK", "ProbeOutcome", "classify", "keep_only", "kept", "probe_command", "reasons"]
+__all__ = ["FAILS_FOR_THE_TASK", "ProbeOutcome", "classify", "first_checks", "keep_only", "kept", "probe_command",
+           "reasons"]
