@@ -98,6 +98,32 @@ async def test_a_change_that_prints_another_line_fails_its_test_and_the_task_is_
     assert clean(repo) and not (repo / "tests").exists()  # the test went with the attempt's change
 
 
+COUNT_ONLY = ASKED.split("\n\n\ndef test_run", 1)[0].replace("from notes.commands.search import run\n", "") + "\n```"
+
+
+async def test_an_asked_test_that_passes_without_a_targets_change_does_not_pass_the_attempt(tmp_path: Path) -> None:
+    """The 1.5B model's false success (s11-q15-c5a/b/c): its asked test checked count_matches only,
+    its run_search printed 'N matching notes: 2' and every check passed. The asked test passes with
+    the command file put back as it was, so it does not check that target: no pass, blocked."""
+    assert "def test_run" not in COUNT_ONLY and "def test_count_matches" in COUNT_ONLY
+    result, tools, requests, stats, repo = await run(tmp_path, [COUNT_ONLY, WRONG], attempts=1, repairs=1)
+    assert [step_of(r) for r in requests] == ["asked test", "edit"] and result.ok
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [
+        ("target unchecked", "notes/commands/search.py (the asked test tests/test_search_asked.py passes without its change)")]
+    assert "none passed the checks" in blocked_note(tools)
+    assert clean(repo)  # nothing of the attempt is left to merge
+
+
+async def test_an_asked_test_that_checks_every_target_passes_the_attempt(tmp_path: Path) -> None:
+    """The same task with an asked test of both halves: each target put back alone fails it (the
+    command's summary line; count_matches missing), so the right change passes."""
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, RIGHT], attempts=1, repairs=1)
+    assert stats.passed and [a.outcome for a in stats.attempts] == ["passed"]
+    assert "count_matches" in (repo / "notes/search.py").read_text()
+    assert "matches']" in (repo / "notes/commands/search.py").read_text()
+
+
 @pytest.mark.slow
 async def test_an_answer_that_weakens_the_test_is_refused_and_the_repair_must_pass_it(tmp_path: Path) -> None:
     result, tools, requests, stats, repo = await run(tmp_path, [ASKED, WEAKENED, RIGHT], repairs=1)

@@ -26,6 +26,9 @@ as the task states it, and places them in a new file (:func:`asked_test_path`). 
 - *Its first cases only*: the first two test functions, each to its third assert, are placed
   (:func:`.probe.first_checks`): the 1.5B model lists the plain cases first and makes up the
   later ones, and a made-up case would lock the attempt into failure.
+- *It checks every target*: when the attempt changed two or more files, the asked test must
+  fail with any one file the task asks to change put back as it was (:func:`unchecked_targets`);
+  a test of one half of the task does not let the other half through.
 - *It stays fixed for the attempt*: the edit and repair answers may not change it (a block for
   it is refused and told back), so a wrong change cannot pass by weakening its test. A test that
   is itself wrong fails every repair; the next attempt (from the same clean start) asks a new
@@ -438,6 +441,47 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
     return list(dict.fromkeys(o.function for o in mine))
 
 
+TARGET_UNCHECKED = "target unchecked"
+"""The outcome of an attempt whose checks passed but whose asked test passes without the change
+to a file the task asks to change (:func:`unchecked_targets`)."""
+
+
+async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized) -> list[str]:
+    """The targets (files the task asks to change, :attr:`.localize.Localized.targets`) whose
+    change the asked test does not need: with that file alone put back as it was, the test still
+    passes (run as the probe runs it, then the file restored).
+
+    The asked test guards only what it tests. The 1.5B model's asked tests for "add count_matches
+    to search.py, then make run_search print 'N matching notes'" tested count_matches alone, and its
+    run_search printed ``N matching notes: 2``; every check passed and the task was done, a false
+    success in three runs of three (bench s11-q15-c5a/b/c). A passing attempt therefore needs an
+    asked test that fails without each target's change. Checked when the attempt changed two or
+    more files that are not tests (with one, the probe on the unchanged code already showed it).
+
+    Returns:
+        The unchecked targets, in the task's order ([] when the run cannot tell: a check command
+        that is not plain pytest, no report).
+    """
+    path = task.locked
+    changed = [rel for rel in task.original if not is_test_file(rel)]
+    if path is None or len(changed) < 2:
+        return []
+    unchecked = []
+    for rel in where.targets:
+        if rel not in changed:
+            continue
+        before = {rel: task.original[rel]}
+        now = named_files.snapshot(task.root, before)
+        try:
+            named_files.put_back(task.root, before, {})
+            outcomes = await _probe(task, attempt, path, where, "target probe")
+        finally:
+            named_files.put_back(task.root, before, now)
+        if outcomes and all(o.kind == "passed" for o in outcomes):
+            unchecked.append(rel)
+    return unchecked
+
+
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
     """Keep only the test functions that fail for the task (a collection error that fails for the
     task keeps the whole file)."""
@@ -482,5 +526,5 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     messages.append({"role": "assistant", "content": "Understood."})
 
 
-__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "PASSES_WITHOUT", "PASSES_WITHOUT_ASK", "ask_tests", "asked_test_path", "copied_tests", "example_excerpt",
+__all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "TARGET_UNCHECKED", "unchecked_targets", "PASSES_WITHOUT", "PASSES_WITHOUT_ASK", "ask_tests", "asked_test_path", "copied_tests", "example_excerpt",
            "example_test", "fixture_class", "proves_the_change", "test_context", "wants_asked_test", "write_asked_test"]

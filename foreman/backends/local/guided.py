@@ -28,7 +28,8 @@ writes the right function but not a valid edit. Here the harness does the rest:
 5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
    attempt wrote is put back as it was); the first attempt that passes wins: its checks pass and
    it changed every file the task asks to change (:mod:`.targets`; else it ends ``target left
-   unchanged`` naming the file, see :mod:`.named`); a context file left unchanged is noted.
+   unchanged`` naming the file, see :mod:`.named`), and its asked test fails without each one's change
+   (else ``target unchecked``, :func:`.asked.unchecked_targets`); a context file left unchanged is noted.
 
 Honesty: when no attempt passes, the files are restored and the task is set ``blocked`` with
 what was tried; the turn never reports done. Every reply is recorded under
@@ -344,6 +345,11 @@ class GuidedTask:
             missing = [rel for rel in left if rel in where.targets]
             if missing:  # the checks passed, but a file the task asks to change was not changed
                 attempt.outcome, attempt.detail = named_files.TARGET_LEFT, f"{', '.join(missing)} ({why})"
+                return
+            unchecked = await asked_tests.unchecked_targets(self, attempt, where)
+            if unchecked:  # the asked test passes without a target's change: it does not check it
+                attempt.outcome = asked_tests.TARGET_UNCHECKED
+                attempt.detail = f"{', '.join(unchecked)} (the asked test {self.locked} passes without its change)"
                 return
             attempt.untouched = named_files.note(left, why)
 
