@@ -82,7 +82,7 @@ async def test_the_asked_test_request_names_the_function_the_task_adds(tmp_path:
     """The 1.5B model's asked tests for count_matches tested only search, which exists (probe, 2 December)."""
     result, tools, requests, stats, repo = await run(tmp_path, [ASKED, RIGHT], goal="Add a function " + GOAL[4:])
     assert last_user(requests[0]).endswith("The task adds count_matches: call it in the tests.")
-    assert "The task adds" not in last_user(requests[1]) and stats.passed
+    assert "The task adds" not in last_user(requests[1])
 
 
 @pytest.mark.slow
@@ -234,8 +234,10 @@ async def test_an_asked_test_cut_off_after_a_complete_test_keeps_that_test(tmp_p
     result, tools, server, stats, repo = await guided_turn(
         tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, asked_test=True)
     assert [step_of(r) for r in server.requests] == ["asked test", "edit"]
-    test = (repo / "tests" / "test_search_asked.py").read_text()
-    assert "def test_count_matches" in test and "def test_run" not in test and stats.passed
+    test = last_user(server.requests[1]).split("your change must make it pass:", 1)[1]  # the test as placed
+    assert "def test_count_matches" in test and "def test_run" not in test
+    # what was kept checks count_matches only, so the command file's change is unchecked: no pass
+    assert [a.outcome for a in stats.attempts] == ["target unchecked"] and not stats.passed
 
 
 async def test_made_up_later_asserts_and_functions_of_the_asked_test_are_not_kept(tmp_path: Path) -> None:
@@ -435,10 +437,14 @@ async def test_the_bench_count_option_false_success_ends_blocked_through_the_dae
 @pytest.mark.slow
 async def test_the_bench_count_task_repaired_on_attempt_two_merges_the_asked_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    right = DEMO_SEARCH + ("\n```python\n# file: pocket_notes/commands/search.py\ndef run_search(args, store) -> int:\n"
+    # the summary line comes from count_matches, so the asked test (of the command) needs both files'
+    # changes: with either put back alone it fails (asked.unchecked_targets)
+    right = DEMO_SEARCH + ("\n```python\n# file: pocket_notes/commands/search.py\n"
+                           "from pocket_notes.search import count_matches\n\n\ndef run_search(args, store) -> int:\n"
                            "    found = search(store.all(), ' '.join(args.words))\n    if not found:\n"
                            "        print('no matching notes')\n        return 1\n    for note in found:\n"
-                           "        print(format_line(note))\n    print(f'{len(found)} matching notes')\n"
+                           "        print(format_line(note))\n"
+                           "    print(f\"{count_matches(store.all(), ' '.join(args.words))} matching notes\")\n"
                            "    return 0\n```")
 
     def responder(req: dict):
