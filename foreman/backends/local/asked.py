@@ -403,6 +403,19 @@ async def _probe(task: GuidedTask, attempt: Attempt, path: str, where: Localized
     return outcomes
 
 
+async def _probe_without(task: GuidedTask, attempt: Attempt, path: str, where: Localized,
+                         before: dict[str, bytes | None], step: str) -> list[probes.ProbeOutcome]:
+    """Run the test file ``path`` as :func:`_probe` does with the files of ``before`` put back as
+    they were (``before``: their bytes before the attempt, None for a file it created), then
+    write them back as they are now, whatever the run did."""
+    now = named_files.snapshot(task.root, before)
+    try:
+        named_files.put_back(task.root, before, {})
+        return await _probe(task, attempt, path, where, step)
+    finally:
+        named_files.put_back(task.root, before, now)
+
+
 PASSES_WITHOUT = "the new tests pass without the change"
 """The outcome of an attempt whose checks passed but whose requested tests pass on the old code too."""
 PASSES_WITHOUT_ASK = ("The checks pass, but {names} in {path} also pass on the code as it was before your change, so "
@@ -429,12 +442,7 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
     code = {rel: data for rel, data in task.original.items() if rel != path and not is_test_file(rel)}
     if not code or not new:
         return []
-    now = named_files.snapshot(task.root, code)
-    try:
-        named_files.put_back(task.root, code, {})
-        outcomes = await _probe(task, attempt, path, where, "tests probe")
-    finally:
-        named_files.put_back(task.root, code, now)
+    outcomes = await _probe_without(task, attempt, path, where, code, "tests probe")
     mine = [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new]
     if not mine or any(o.kind != "passed" for o in mine):
         return []
@@ -470,13 +478,7 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     for rel in where.targets:
         if rel not in changed:
             continue
-        before = {rel: task.original[rel]}
-        now = named_files.snapshot(task.root, before)
-        try:
-            named_files.put_back(task.root, before, {})
-            outcomes = await _probe(task, attempt, path, where, "target probe")
-        finally:
-            named_files.put_back(task.root, before, now)
+        outcomes = await _probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
         if outcomes and all(o.kind == "passed" for o in outcomes):
             unchecked.append(rel)
     return unchecked

@@ -451,9 +451,9 @@ class GuidedTask:
                     self._passing = named_files.snapshot(self.root, self.original)
                     self._kept = len(attempt.actions)
                     self._why = "not changed after one ask"
-                    target = next((rel for rel in left if rel in where.targets
-                                   and named_files.target_definitions(rel, where.symbols)), None)
-                    focus = named_files.target_definitions(target, where.symbols) if target else []
+                    target, focus = next(((rel, names) for rel in left if rel in where.targets
+                                          and (names := named_files.target_definitions(rel, where.symbols))),
+                                         (None, []))
                     if target:  # its definitions alone, afresh (see named.target_ask)
                         messages[:] = [{"role": "system", "content": SYSTEM}]
                     self._repair(attempt, messages, "named file unchanged", ", ".join(left),

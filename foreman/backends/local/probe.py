@@ -29,6 +29,8 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from .symbols import test_labels
+
 FAILS_FOR_THE_TASK = ("asserts", "new name")
 """The kinds of failure that show a test checks something the task adds."""
 _SHELL_OPS = {"&&", "||", ";", "|", "&", ">", "<", ">>"}
@@ -198,18 +200,6 @@ def keep_only(text: str, names: set[str]) -> str:
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)).rstrip("\n") + "\n"
 
 
-def _test_functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """The test functions of a module in source order, as ``(label, node)``: ``test_x`` or ``Class.test_x``."""
-    found = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            found.append((node.name, node))
-        elif isinstance(node, ast.ClassDef):
-            found.extend((f"{node.name}.{m.name}", m) for m in node.body
-                         if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"))
-    return found
-
-
 def _is_assert(node: ast.stmt) -> bool:
     """An ``assert`` statement or a ``self.assert...(...)`` call (unittest)."""
     if isinstance(node, ast.Assert):
@@ -232,17 +222,13 @@ def first_checks(text: str, functions: int = 2, asserts: int = 3) -> str:
     same in s10-q15-2 and s11-q15-1). The test kept still has to fail on the unchanged code for
     the task (:func:`classify`), so a bound never lets through a test that checks nothing.
     """
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return text
-    tests = _test_functions(tree)
+    tests = test_labels(text)  # in source order; {} when it does not parse
     if len(tests) > functions:
-        text = keep_only(text, {label for label, _ in tests[:functions]})
-        tree = ast.parse(text)
+        text = keep_only(text, set(list(tests)[:functions]))
+        tests = test_labels(text)
     lines = text.split("\n")
     cuts = []
-    for _, node in _test_functions(tree):
+    for node in tests.values():
         checks = [stmt for stmt in node.body if _is_assert(stmt)]
         if len(checks) > asserts:
             cuts.append((checks[asserts].lineno, node.end_lineno or checks[asserts].lineno))
