@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local.answers import blocks_of, blocks_of_json, plan_answer
-from foreman.backends.local.guided_text import summarize_failure
+from foreman.backends.local.guided_text import stated_def_lines, summarize_failure
 from foreman.backends.local.localize import localize, module_name
 from foreman.backends.local.profiles import parse_profile
 from foreman.errors import ConfigError
@@ -376,3 +376,19 @@ def test_a_json_code_string_holding_a_fence_is_read_inside_it() -> None:
     prose = "Here:\n```python\n# file: b.py\nX = 1\n```\nand\n```python\nY = 2\n```"
     got = blocks_of_json(json.dumps({"edits": [{"file": "a.py", "code": prose}]}))
     assert [(b.path, b.code.strip()) for b in got] == [("b.py", "X = 1"), ("a.py", "Y = 2")]
+
+
+@pytest.mark.parametrize(("goal", "names", "lines"), [
+    ("Add a function shout(text: str) -> str to pocket_notes/formatting.py that returns", ["shout"],
+     ["def shout(text: str) -> str:"]),
+    ("Add a function is_blank(text: str) -> bool.", ["is_blank"], ["def is_blank(text: str) -> bool:"]),
+    ("Add pairs(items: list[tuple[int, str]]) -> dict[str, int] to x.py", ["pairs"],
+     ["def pairs(items: list[tuple[int, str]]) -> dict[str, int]:"]),
+    ("Add a function count_matches(notes, query) to search.py that returns", ["count_matches"],
+     ["def count_matches(notes, query):"]),
+    ("Add a function bad(x: ) -> str", ["bad"], []),  # not a def line: none is stated
+    ("Add a function shout that shouts", ["shout"], []),  # no parameter list in the task
+    ("Add a(x) and b(y: int) -> int.", ["a", "b"], ["def a(x):", "def b(y: int) -> int:"]),
+])
+def test_the_def_lines_a_task_states(goal: str, names: list[str], lines: list[str]) -> None:
+    assert stated_def_lines(goal, names) == lines

@@ -319,6 +319,9 @@ async def test_an_answer_without_the_function_the_task_names_is_asked_for_it_alo
     assert [m["role"] for m in ask] == ["system", "user"]  # a fresh conversation: no earlier answer in it
     assert "Your answer did not write shout. Write only shout" in ask[1]["content"]
     assert "# calc.py\ndef add(a, b)" in ask[1]["content"] and "return a + b" not in ask[1]["content"]  # signatures
+    # the def line the task states, as the start of the block (bench s12-q15-1: asked for shout alone,
+    # the 1.5B model sent formatting.py's other functions, at 0.1, 0.45 and 0.8)
+    assert ask[1]["content"].endswith("The block starts:\n```python\n# file: calc.py\ndef shout(text):\n```")
     assert "def shout" in (repo / "calc.py").read_text() and (repo / "test_shout.py").is_file()
     assert "return a + b" in (repo / "calc.py").read_text()  # only shout was placed from the answer to that ask
 

@@ -3,6 +3,7 @@ summary of a failed check run, the check command (:mod:`.guided` drives the task
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,36 @@ def absent_definitions(names: list[str], texts: list[str]) -> list[str]:
             if not any(re.search(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.M) for text in texts)]
 
 
+def stated_def_lines(goal: str, names: list[str]) -> list[str]:
+    """The ``def`` lines the task states for ``names``: ``NAME(params) -> annotation`` as written in
+    the task ("Add a function shout(text: str) -> str to ..."), each kept only when it parses as a
+    def line (``ast``; without the annotation when only that does not parse). A name the task
+    writes with no parameter list has none."""
+    lines = []
+    for name in names:
+        match = re.search(rf"\b{re.escape(name)}\s*\(", goal)
+        if not match:
+            continue
+        depth, end = 0, None
+        for i in range(match.end() - 1, len(goal)):
+            depth += {"(": 1, ")": -1}.get(goal[i], 0)
+            if depth == 0:
+                end = i + 1
+                break
+        if end is None:
+            continue
+        call = f"{name}{goal[match.end() - 1:end]}"
+        returns = re.match(r"\s*->\s*([A-Za-z_][\w.]*(?:\[[^\]\s]*(?:,\s*[^\]\s]*)*\])?)", goal[end:])
+        for line in ([f"def {call} -> {returns.group(1).rstrip('.')}:"] if returns else []) + [f"def {call}:"]:
+            try:
+                ast.parse(f"{line}\n    pass\n")
+            except SyntaxError:
+                continue
+            lines.append(line)
+            break
+    return lines
+
+
 def asked_def_ask(goal: str, names: list[str], path: str, signatures: str) -> str:
     """The user message of a fresh conversation asking only for the functions an answer left out.
 
@@ -159,10 +190,14 @@ def asked_def_ask(goal: str, names: list[str], path: str, signatures: str) -> st
     back unchanged, without shout, beside a test importing it, in all three attempts; each repair,
     shown the whole file again, sent the same answer (bench s9-q15-r1; word_count's attempt 1
     too). A conversation holding the file and those answers invites the copy; this one holds the
-    task, the file's signatures only, and the ask.
+    task, the file's signatures only, and the ask. It ends with the block's start, the def lines the
+    task states (:func:`stated_def_lines`): asked so without it, the same model sent formatting.py's
+    other functions, rewritten, at 0.1, 0.45 and 0.8, and never shout (bench s12-q15-1).
     """
     shown = f"\n\n{path} has these definitions now (signatures only):\n```python\n{signatures}\n```" if signatures else ""
-    return f"Task:\n{goal}{shown}\n\n" + ASKED_DEF.format(names=", ".join(names), path=path)
+    lines = stated_def_lines(goal, names)
+    start = (f"\nThe block starts:\n```python\n# file: {path}\n" + "\n".join(lines) + "\n```") if lines else ""
+    return f"Task:\n{goal}{shown}\n\n" + ASKED_DEF.format(names=", ".join(names), path=path) + start
 
 
 _FAILED_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)\b", re.M)
