@@ -389,6 +389,16 @@ def test_a_json_code_string_holding_a_fence_is_read_inside_it() -> None:
     ("Add a function bad(x: ) -> str", ["bad"], []),  # not a def line: none is stated
     ("Add a function shout that shouts", ["shout"], []),  # no parameter list in the task
     ("Add a(x) and b(y: int) -> int.", ["a", "b"], ["def a(x):", "def b(y: int) -> int:"]),
+    # found by review: the first mention was a call, the annotation held `|` or brackets, or async
+    ("Make main() call shout(name). Add a function shout(text: str) -> str to x.py", ["shout"],
+     ["def shout(text: str) -> str:"]),
+    ("Make format_age(seconds=90) return '1m 30s': add format_age(seconds: int) -> str.", ["format_age"],
+     ["def format_age(seconds: int) -> str:"]),
+    ("Add a function find_note(title: str) -> Note | None to store.py", ["find_note"],
+     ["def find_note(title: str) -> Note | None:"]),
+    ("Add a function g(x) -> dict[str, list[int]] to y.py", ["g"], ["def g(x) -> dict[str, list[int]]:"]),
+    ("Add async def fetch(url: str) -> bytes to net.py", ["fetch"], ["async def fetch(url: str) -> bytes:"]),
+    ("Add a function count(x) -> int in utils.py", ["count"], ["def count(x) -> int:"]),  # not `int in utils.py`
 ])
 def test_the_def_lines_a_task_states(goal: str, names: list[str], lines: list[str]) -> None:
     assert stated_def_lines(goal, names) == lines

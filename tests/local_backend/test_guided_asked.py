@@ -46,7 +46,7 @@ def step_of(req: dict) -> str:
     asked = last_user(req)
     if "checks other parts of the task, not this one" in asked:
         return "target test"
-    if "checks this part of the task and fails" in asked:
+    if "changed so that the test passes" in asked:
         return "target fix"
     if any(words in asked for words in ("Before anything is changed", "does not check what the task asks", "so no test could be used",
                                         "Write the test functions in one", "No test there fails because",

@@ -53,9 +53,12 @@ async def test_a_test_of_the_unchecked_target_is_asked_and_the_fix_it_asks_for_p
     assert "(an excerpt of test_command.py)" in ask and "def test_run_lists_the_matches" in ask
     assert "`# file: tests/test_search_asked.py`" in ask
     fix = last_user(requests[3])
+    assert requests[3]["messages"][1:] == [requests[3]["messages"][-1]]  # a fresh conversation too
     assert "The test test_run_ends_with_the_summary_line in tests/test_search_asked.py checks this part" in fix
+    assert "== '1 matches'\n```" in fix and "def test_count_matches" not in fix  # the new test alone
     assert "'N matches: 1' == '1 matches'" in fix  # pytest's assertion, from the checks
     assert "Send only run, complete" in fix and "N matches: {count_matches" in fix  # the file as it is now
+    assert "did not change" not in fix  # the file was changed: the ask for an untouched target does not fit
     assert stats.passed and [a.outcome for a in stats.attempts] == ["passed"]
     test = (repo / "tests/test_search_asked.py").read_text()
     assert "def test_count_matches" in test and "def test_run_ends_with_the_summary_line" in test
@@ -97,6 +100,57 @@ async def test_a_target_test_that_only_repeats_the_asked_test_is_not_placed(tmp_
     assert [step_of(r) for r in requests] == ["asked test", "edit", "target test"]
     assert [a.outcome for a in stats.attempts] == ["target unchecked"]
     assert "no new test of it could be placed" in stats.attempts[0].detail
+
+
+RUN_ONLY = ("```python\n# file: tests/test_search_asked.py\nfrom notes.commands.search import run\n\n\n"
+            "def test_run_ends_with_the_summary_line():\n"
+            "    assert run(['a b', 'c'], 'a').split('\\n')[-1] == '1 matches'\n```")
+ZERO = ("```python\n# file: notes/search.py\ndef count_matches(items, word):\n    return 0\n```\n"
+        "```python\n# file: notes/commands/search.py\ndef run(items, word):\n"
+        "    lines = find(items, word) + [f'{len(find(items, word))} matches']\n    return '\\n'.join(lines)\n```")
+"""A right command and a wrong count_matches: the asked test of the command passes without search.py's change."""
+COUNT_TEST = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import count_matches\n\n\n"
+              "def test_count_matches():\n    assert count_matches(['a b', 'c', 'a'], 'a') == 2\n```")
+COUNT_FIX = "```python\n# file: notes/search.py\ndef count_matches(items, word):\n    return len(find(items, word))\n```"
+
+
+async def test_a_target_test_that_cannot_be_collected_without_the_change_keeps_its_test_functions(
+        tmp_path: Path) -> None:
+    """Its import of count_matches fails with search.py put back, so the probe reports the module, not
+    a function; its test functions stay, the checks run them, and count_matches returning 0 fails."""
+    result, tools, requests, stats, repo = await run(tmp_path, [RUN_ONLY, ZERO, COUNT_TEST, COUNT_TEST])
+    assert [step_of(r) for r in requests] == ["asked test", "edit", "target test", "target fix"]
+    assert not stats.passed and [a.outcome for a in stats.attempts] == ["target unchecked"]
+    assert "after one fix: 1 failed" in stats.attempts[0].detail and clean(repo)
+
+
+async def test_the_fix_asked_by_a_target_test_of_a_collected_module_passes(tmp_path: Path) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, [RUN_ONLY, ZERO, COUNT_TEST, COUNT_FIX])
+    assert stats.passed
+    test = (repo / "tests/test_search_asked.py").read_text()
+    assert "def test_count_matches" in test and "def test_run_ends_with_the_summary_line" in test
+    assert "return len(find(items, word))" in (repo / "notes/search.py").read_text()
+
+
+async def test_a_target_test_cannot_shadow_what_the_asked_test_imports(tmp_path: Path) -> None:
+    """A helper named count_matches in the target test's reply would make the asked test check that
+    helper instead of notes/search.py's function: it is not placed."""
+    helper = RUN_TEST.replace("\n```", "\n\n\ndef count_matches(items, word):\n    return 2\n```")
+    result, tools, requests, stats, repo = await run(tmp_path, [COUNT_ONLY, WRONG, helper, FIXED_RUN])
+    assert stats.passed
+    test = (repo / "tests/test_search_asked.py").read_text()
+    assert "def count_matches" not in test and "def test_run_ends_with_the_summary_line" in test
+
+
+async def test_the_fix_places_only_the_target_files_definitions(tmp_path: Path) -> None:
+    """A fix answer that rewrites another file (and not run) places nothing."""
+    other = "```python\n# file: notes/search.py\ndef count_matches(items, word):\n    return 1\n```"
+    result, tools, requests, stats, repo = await run(tmp_path, [COUNT_ONLY, WRONG, RUN_TEST, other])
+    assert [step_of(r) for r in requests] == ["asked test", "edit", "target test", "target fix"]
+    assert not stats.passed and "after one fix" in stats.attempts[0].detail
+    actions = stats.attempts[0].actions
+    added = next(i for i, a in enumerate(actions) if "test of notes/commands/search.py added" in a)
+    assert actions[added + 1:] == []  # nothing of the fix answer was placed
 
 
 def _demo(tmp_path: Path) -> tuple[Path, list[str]]:

@@ -348,12 +348,17 @@ class GuidedTask:
             if missing:  # the checks passed, but a file the task asks to change was not changed
                 attempt.outcome, attempt.detail = named_files.TARGET_LEFT, f"{', '.join(missing)} ({why})"
                 return
-            for rel in await asked_tests.unchecked_targets(self, attempt, where):
+            unchecked = await asked_tests.unchecked_targets(self, attempt, where)
+            for rel in unchecked:
                 why = await check_target(self, attempt, where, known, default, rel)  # a test of it, asked once
                 if why:  # still no test that needs the target's change, or the change fails it
                     attempt.outcome = asked_tests.TARGET_UNCHECKED
                     attempt.detail = f"{rel} (the asked test {self.locked} passes without its change; {why})"
                     return
+            if unchecked and (still := await asked_tests.unchecked_targets(self, attempt, where)):
+                attempt.outcome = asked_tests.TARGET_UNCHECKED  # a fix for one target may have undone another
+                attempt.detail = f"{', '.join(still)} (the asked test {self.locked} passes without its change)"
+                return
             attempt.untouched = named_files.note(left, why)
 
     async def _steps(self, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:

@@ -156,31 +156,48 @@ def absent_definitions(names: list[str], texts: list[str]) -> list[str]:
 def stated_def_lines(goal: str, names: list[str]) -> list[str]:
     """The ``def`` lines the task states for ``names``: ``NAME(params) -> annotation`` as written in
     the task ("Add a function shout(text: str) -> str to ..."), each kept only when it parses as a
-    def line (``ast``; without the annotation when only that does not parse). A name the task
-    writes with no parameter list has none."""
+    def line (``ast``). Of several ``NAME(`` in the task, the one after "function", "method" or
+    "def" is taken, else one followed by ``->``, else the first (an example call such as
+    ``format_age(seconds=90)`` would give its arguments as parameters); the annotation is the
+    longest run of words after ``->`` that parses (``Note | None``, ``dict[str, list[int]]``);
+    ``async def`` stays async. A name the task writes with no parameter list has none."""
     lines = []
     for name in names:
-        match = re.search(rf"\b{re.escape(name)}\s*\(", goal)
-        if not match:
+        found = [(m.start(), m.end(), _closing(goal, m.end() - 1)) for m in re.finditer(rf"\b{re.escape(name)}\s*\(", goal)]
+        found = [(start, end, close) for start, end, close in found if close is not None]
+        if not found:
             continue
-        depth, end = 0, None
-        for i in range(match.end() - 1, len(goal)):
-            depth += {"(": 1, ")": -1}.get(goal[i], 0)
-            if depth == 0:
-                end = i + 1
-                break
-        if end is None:
-            continue
-        call = f"{name}{goal[match.end() - 1:end]}"
-        returns = re.match(r"\s*->\s*([A-Za-z_][\w.]*(?:\[[^\]\s]*(?:,\s*[^\]\s]*)*\])?)", goal[end:])
-        for line in ([f"def {call} -> {returns.group(1).rstrip('.')}:"] if returns else []) + [f"def {call}:"]:
+        start, end, close = min(found, key=lambda f: (not re.search(r"\b(?:function|method|def)\s+`?$", goal[:f[0]]),
+                                                       not goal[f[2]:].lstrip().startswith("->"), f[0]))
+        head = "async def" if re.search(r"\basync\s+def\s+`?$", goal[:start]) else "def"
+        call = f"{name}{goal[end - 1:close]}"
+        arrow = re.match(r"\s*->\s*", goal[close:])
+        words = goal[close + arrow.end():].split()[:8] if arrow else []
+        returns = [" ".join(words[:n]).rstrip(".,;:`") for n in range(len(words), 0, -1)]
+        for line in [*(f"{head} {call} -> {ann}:" for ann in returns if ann), f"{head} {call}:"]:
             try:
-                ast.parse(f"{line}\n    pass\n")
+                func = ast.parse(f"{line}\n    pass\n").body[0]
             except SyntaxError:
                 continue
-            lines.append(line)
-            break
+            if func.returns is None or all(isinstance(n, _ANNOTATION_NODES) for n in ast.walk(func.returns)):
+                lines.append(line)
+                break
     return lines
+
+
+_ANNOTATION_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.Constant, ast.Load, ast.BinOp,
+                     ast.BitOr)
+"""What a type annotation is made of; ``int in utils.py`` parses (a comparison) but is no type."""
+
+
+def _closing(text: str, at: int) -> int | None:
+    """The index after the parenthesis that closes the one at ``text[at]``; None when none does."""
+    depth = 0
+    for i in range(at, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    return None
 
 
 def asked_def_ask(goal: str, names: list[str], path: str, signatures: str) -> str:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from . import named as named_files
 from . import probe as probes
-from .answers import Block, Planned
+from .answers import Block, Planned, blocks_of, blocks_of_json, only_definitions
 from .asked import example_excerpt, blocks_of_tests, probe_without
 from .guided_text import SYSTEM
 from .localize import Localized, is_test_file, numbered
@@ -50,8 +50,13 @@ TARGET_TEST_ASK = (
     "asserts on the simplest case. It must fail on the code above. One ```python block whose first line is "
     "`# file: {test}`, only imports and the test function (inside its class when the example's is). No explanations.")
 """The ask for a test of one target's part of the task (:func:`check_target`), in a fresh conversation."""
-TARGET_FIX = "The test {names} in {test} checks this part of the task and fails:\n{summary}\n\n"
-"""Put before :data:`.named.TARGET_ASK` when the checks fail on the target test."""
+TARGET_FIX = (
+    "Task:\n{goal}\n\nThe test {names} in {test} checks this part of the task: {said}\n```python\n{tests}```\n"
+    "It fails:\n{summary}\n\n{path} now reads:\n```python\n{shown}\n```\n\nSend only {defs}, complete from the def "
+    "line to the end, changed so that the test passes, in one ```python block whose first line is `# file: {path}`. "
+    "No explanations.")
+"""The ask for a fix when the checks fail on the target test (:func:`check_target`), in a fresh
+conversation: only that file's definitions of the answer are placed."""
 
 
 def _imports(node: ast.stmt, text: str, rel: str, known: set[str]) -> list[str]:
@@ -86,7 +91,8 @@ def reaching_tests(text: str, rel: str, target: str, known: Iterable[str], read)
     functions of ``text`` (the test file ``rel``) that reach ``target``: a name the function uses is
     imported from ``target`` or from a file whose imports lead to it (followed through the
     repository's files, ``read(rel) -> str | None``). Static: a module loaded by a computed name
-    is reached only through the package rule of :func:`_imports`. [] when the text does not parse.
+    is reached only through the package rule of :func:`_imports`; relative imports (``from . import
+    x``) and imports inside a function are not followed. [] when the text does not parse.
     """
     files = set(known)
     try:
@@ -141,13 +147,52 @@ def changed_definitions(before: str, now: str) -> list[str]:
     return [n.name for n in new if old.get(n.name) != ast.dump(n)]
 
 
-def _new_only(code: str, old: set[str]) -> str:
-    """``code`` (a test block) with only its test functions whose labels ``old`` lacks."""
+def _new_only(code: str, before: str) -> str:
+    """``code`` (a test block) reduced to what it adds to the asked test ``before``: its imports,
+    its test functions whose labels ``before`` lacks, and its other definitions and assignments
+    of names ``before`` does not bind at the top level (nor import); of a class ``before`` has, its new test
+    methods only. A helper or a ``setUp`` of the same name would replace the asked test's own, and
+    the asked test would then check something else. "" when nothing is new or it does not parse."""
+    old = set(test_labels(before))
     new = set(test_labels(code)) - old
     try:
-        return probes.keep_only(code, new) if new else ""
-    except SyntaxError:
+        kept = probes.keep_only(code, new) if new else ""
+        tree, old_tree = ast.parse(kept), ast.parse(before or "")
+    except (SyntaxError, ValueError):
         return ""
+    bound = {name for node in old_tree.body for name in _bound(node)}
+    classes = {n.name for n in old_tree.body if isinstance(n, ast.ClassDef)}
+    drop = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.ClassDef) and node.name in classes:
+            drop.extend(_span(m) for m in node.body if not (isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                             and f"{node.name}.{m.name}" in new))
+        elif not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in new) and (
+                set(_bound(node)) & bound):
+            drop.append(_span(node))
+    lines = kept.split("\n")
+    for first, last in sorted(drop, reverse=True):
+        del lines[first - 1:last]
+    return "\n".join(lines) if new else ""
+
+
+def _bound(node: ast.stmt) -> list[str]:
+    """The top-level names a statement binds (a definition's name, an assignment's targets, the
+    names an import brings)."""
+    if isinstance(node, _DEFS):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def _span(node: ast.stmt) -> tuple[int, int]:
+    """A statement's first and last line, its decorators included."""
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    return first, node.end_lineno or node.lineno
 
 
 async def _write_test(task: GuidedTask, path: str, text: str) -> bool:
@@ -190,14 +235,18 @@ async def check_target(task: GuidedTask, attempt: Attempt, where: Localized, kno
                             attempt.temperature, attempt.number, "target test", constrained=True)
     old = set(test_labels(before))
     blocks = [b for b in blocks_of_tests(task, reply) if b.search is None]
-    codes = [code for b in blocks if (code := _new_only(probes.first_checks(b.code), old)).strip()]
+    codes = [code for b in blocks if (code := _new_only(probes.first_checks(b.code), before)).strip()]
     planned = task._plan([Block(path, code=code) for code in codes], where, known, default)
     if not codes or not planned.texts.get(path):
         return "no new test of it could be placed" + (f": {planned.failures[0][:120]}" if planned.failures else "")
     if not await _write_test(task, path, planned.texts[path]):
         return f"its test could not be written: {planned.failures[-1][:120]}"
     outcomes = await probe_without(task, attempt, path, where, {target: original}, "target test probe")
+    added = set(test_labels(task._read(path) or "")) - old
     keep = probes.kept([o for o in outcomes if o.function not in old])
+    if str(PurePosixPath(path).with_suffix("")).replace("/", ".") in keep:
+        keep = added  # the file cannot be collected without the target's change: its new tests need it
+    keep &= added
     if not keep:
         await _write_test(task, path, before)
         return "the test asked for it " + ("did not fail without its change" if outcomes else "could not be run")
@@ -209,16 +258,26 @@ async def check_target(task: GuidedTask, attempt: Attempt, where: Localized, kno
     names = names or changed_definitions(original.decode("utf-8", "replace") if original else "",
                                          task._read(target) or "")
     if not names or task._out_of_time():
-        return f"the checks failed on its test: {summary.strip().splitlines()[-1] if summary.strip() else ''}"
-    fix = TARGET_FIX.format(names=", ".join(sorted(keep)), test=path, summary=summary[:1500])
-    fix += named_files.target_ask(task.goal, target, task._read(target) or "", names)
+        return f"the checks failed on its test: {_last_line(summary)}"
+    tests = probes.keep_only(task._read(path) or "", keep)
+    fix = TARGET_FIX.format(goal=task.goal, names=", ".join(sorted(keep)), test=path, said=said, tests=tests,
+                            summary=summary[:1500], path=target, shown=numbered(task._read(target) or ""),
+                            defs=", ".join(names))
     reply = await task._ask([{"role": "system", "content": SYSTEM}, {"role": "user", "content": fix}],
                             attempt.temperature, attempt.number, "target fix", constrained=True)
-    planned = task._place(reply, where, known, default, only=names)
+    blocks = (blocks_of_json(reply) if task.response_format else []) or blocks_of(reply)
+    fixes = [Block(target, code=code) for b in blocks if b.search is None and b.path in (None, target)
+             and (code := only_definitions(b.code, names)).strip()]  # that file's definitions, nothing else
+    planned = task._plan(fixes, where, known, default)
+    attempt.placement_failures += len(planned.failures)
     await task._write(planned)
     attempt.actions.extend(planned.actions)
     ok, summary = await task._check()
-    return "" if ok else f"the checks failed on its test after one fix: {summary.strip().splitlines()[-1] if summary.strip() else ''}"
+    return "" if ok else f"the checks failed on its test after one fix: {_last_line(summary)}"
+
+
+def _last_line(summary: str) -> str:
+    return summary.strip().splitlines()[-1] if summary.strip() else ""
 
 
 __all__ = ["TARGET_FIX", "TARGET_TEST_ASK", "check_target", "reaching_example", "reaching_tests"]
