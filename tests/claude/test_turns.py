@@ -288,3 +288,22 @@ async def test_a_refused_log_line_does_not_end_the_turn(fake, make_runner, reque
                                                  {"text": "bye"}]]})
     result = await make_runner().run_turn(request_for(), Stale())
     assert (result.ok, result.session_id, result.text) == (True, "s-x", "bye")
+
+
+@pytest.mark.parametrize(("error", "stderr", "resumed", "expected"), [
+    # the SDK lost the race with the CLI's exit: the stderr line says why
+    ("the claude CLI failed: Cannot write to terminated process (exit code: 1)",
+     ["No conversation found with session ID: s-9"], "s-9",
+     "could not resume session s-9: No conversation found with session ID: s-9 (the claude CLI failed: "
+     "Cannot write to terminated process (exit code: 1))"),
+    # already worded from the result: unchanged
+    ("could not resume session s-9: No conversation found", ["No conversation found"], "s-9",
+     "could not resume session s-9: No conversation found"),
+    # not resuming, or the CLI said something else: unchanged
+    ("the claude CLI failed: x", ["No conversation found with session ID: s-9"], None, "the claude CLI failed: x"),
+    ("the claude CLI failed: x", ["Invalid API key"], "s-9", "the claude CLI failed: x"),
+])
+def test_resume_failure_reads_the_clis_stderr(error, stderr, resumed, expected):
+    from foreman.backends.claude.results import resume_failure
+
+    assert resume_failure(error, stderr, resumed) == expected

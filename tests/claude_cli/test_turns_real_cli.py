@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from foreman.backends.claude import RESUME_FAILED
 from foreman.backends.claude.toolset import builtin_tools, foreman_tools
 
 from ..claude.conftest import RecordingTools
@@ -99,3 +100,21 @@ async def test_lead_tool_list_and_refusals(claude_cli: RealCLI, make_runner, req
     history = json.dumps(resumed.messages)
     assert "Plan: one task." in history and "Check the plan." in history  # the real session was resumed
     assert [name for name, _ in tools.calls][-1] == "list_tasks"
+
+
+async def test_an_unknown_session_is_a_resume_failure_whichever_the_sdk_sees_first(
+        claude_cli: RealCLI, make_runner, request_for) -> None:
+    """The real CLI answers an unknown --resume id before the SDK's handshake: an error result on
+    stdout, the same line on stderr, exit 1. When it has exited before the SDK writes, the SDK
+    raises 'Cannot write to terminated process' instead of reading the result (seen with the fake
+    CLI in a loaded suite run); either way the turn is a resume failure, which the conductor
+    answers with a fresh session. Which ordering a run takes is timing: here the result was read
+    first in each of 15 runs without the stderr rule, so that rule's own case is the unit test
+    tests/claude/test_turns.py::test_resume_failure_reads_the_clis_stderr."""
+    runner = make_runner()
+    for n in range(3):
+        session = f"00000000-0000-4000-8000-00000000000{n}"
+        result = await runner.run_turn(request_for("kit", session_id=session), RecordingTools("kit"))
+        assert not result.ok and result.error.startswith(f"{RESUME_FAILED} {session}: "), result.error
+        assert f"No conversation found with session ID: {session}" in result.error
+    assert claude_cli.api.of("kit") == []  # the CLI never reached the API

@@ -2,8 +2,8 @@
 
 The runner collects what the message stream said (the ``ResultMessage``, the assistant's texts,
 an API error) and an error of its own; :func:`turn_result` makes the :class:`~..turns.TurnResult`
-of it, :func:`describe_failure` words an ``is_error`` result and :func:`result_error` an SDK
-``ResultError``.
+of it, :func:`describe_failure` words an ``is_error`` result, :func:`result_error` an SDK
+``ResultError`` and :func:`resume_failure` a CLI that did not know the session to resume.
 """
 
 from __future__ import annotations
@@ -72,6 +72,23 @@ def result_error(exc: Any, resumed: str | None) -> str:
     if "No conversation found" in text and resumed:
         return f"{RESUME_FAILED} {resumed}: {text}"
     return text
+
+
+def resume_failure(error: str, stderr: Iterable[str], resumed: str | None) -> str:
+    """``error`` worded as a resume failure (:data:`RESUME_FAILED`, the session id, the CLI's line)
+    when the turn resumed ``resumed`` and the CLI wrote ``No conversation found`` on stderr
+    (``stderr``: its last lines); else ``error`` unchanged.
+
+    The real CLI (2.1.332) answers an unknown ``--resume`` id with an error result on stdout, the
+    same line on stderr, and exit 1, before the SDK's handshake. Which of the two the SDK sees
+    first depends on timing: when the CLI has exited before the SDK writes its initialize
+    request, the SDK raises ``Cannot write to terminated process (exit code: 1)`` and the result
+    is never read (a loaded CI run, 2 December 2026); the stderr line still says why.
+    """
+    if not resumed or error.startswith(RESUME_FAILED):
+        return error
+    said = next((line for line in stderr if "No conversation found" in line), None)
+    return f"{RESUME_FAILED} {resumed}: {said[:300]} ({error})" if said else error
 
 
 def turn_result(res: Any, *, error: str | None, texts: Sequence[str], session_id: str | None,

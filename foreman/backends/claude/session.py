@@ -21,7 +21,7 @@ from . import cliproc
 from .mapping import Transcript
 from .options import agent_options
 from .permissions import PermissionGate, SandboxedBash
-from .results import result_error, streamed_usage, turn_result
+from .results import result_error, resume_failure, streamed_usage, turn_result
 
 if TYPE_CHECKING:
     from .runner import ClaudeRunner
@@ -93,6 +93,8 @@ class ClaudeTurn:
         except Exception as exc:  # control requests raise plain Exception (timeouts, CLI errors)
             logger.debug("turn %s failed", self.request.turn_id, exc_info=True)
             error = f"the claude turn failed: {exc}"
+        if error:
+            error = resume_failure(error, self.stderr_tail, self.request.session_id)
         return self._turn_result(error)
 
     async def _connect(self) -> None:

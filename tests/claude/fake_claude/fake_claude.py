@@ -490,6 +490,7 @@ class Fake:
                 turn = {"num_turns": 0, "final_text": None, "denials": []}
                 self.result(turn, subtype="error_during_execution", is_error=True, num_turns=0,
                             errors=[f"No conversation found with session ID: {resume}"], terminal_reason=None)
+                sys.stderr.write(f"No conversation found with session ID: {resume}\n")  # the real CLI does both
                 return 1
             if expect is not None and expect != resume:
                 sys.stderr.write(f"fake claude: expected --resume={expect}, got {resume}\n")
