@@ -28,7 +28,9 @@ as the task states it, and places them in a new file (:func:`asked_test_path`). 
   later ones, and a made-up case would lock the attempt into failure.
 - *It checks every target*: when the attempt changed two or more files, the asked test must
   fail with any one file the task asks to change put back as it was (:func:`unchecked_targets`);
-  a test of one half of the task does not let the other half through.
+  a test of one half of the task does not let the other half through. For a target it does not
+  check, one test of that target's part is asked and added (:mod:`.targettest`), under the same
+  rule.
 - *It stays fixed for the attempt*: the edit and repair answers may not change it (a block for
   it is refused and told back), so a wrong change cannot pass by weakening its test. A test that
   is itself wrong fails every repair; the next attempt (from the same clean start) asks a new
