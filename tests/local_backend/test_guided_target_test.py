@@ -153,6 +153,18 @@ async def test_the_fix_places_only_the_target_files_definitions(tmp_path: Path) 
     assert actions[added + 1:] == []  # nothing of the fix answer was placed
 
 
+async def test_the_target_tests_later_asserts_are_kept(tmp_path: Path) -> None:
+    """The 1.5B model's target test asserted three things the command already did, then the summary
+    line; cut at the asked test's three asserts it passed without the change (s12-q15-2, task 5)."""
+    four = RUN_TEST.replace("    assert run(['a b', 'c'], 'a').split", "    out = run(['a b', 'c'], 'a')\n"
+                            "    assert out\n    assert 'a b' in out\n    assert out.startswith('a b')\n"
+                            "    assert run(['a b', 'c'], 'a').split")
+    assert four.count("assert ") == 4
+    result, tools, requests, stats, repo = await run(tmp_path, [COUNT_ONLY, WRONG, four, FIXED_RUN])
+    assert [step_of(r) for r in requests] == ["asked test", "edit", "target test", "target fix"]
+    assert stats.passed and "== '1 matches'" in (repo / "tests/test_search_asked.py").read_text()
+
+
 def _demo(tmp_path: Path) -> tuple[Path, list[str]]:
     repo = tmp_path / "demo"
     create_demo_repo(repo)

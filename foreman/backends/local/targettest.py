@@ -50,6 +50,11 @@ TARGET_TEST_ASK = (
     "asserts on the simplest case. It must fail on the code above. One ```python block whose first line is "
     "`# file: {test}`, only imports and the test function (inside its class when the example's is). No explanations.")
 """The ask for a test of one target's part of the task (:func:`check_target`), in a fresh conversation."""
+TARGET_TEST_ASSERTS = 6
+"""The asserts of the target test kept (its first test function's first ones, :func:`.probe.first_checks`).
+Not the asked test's three: the 1.5B model's target test for the search summary line asserted the
+note added, the exit code and the note's line first, and the summary line fourth; cut at three,
+it passed without the command's change and was refused (bench s12-q15-2, task 5, attempt 1)."""
 TARGET_FIX = (
     "Task:\n{goal}\n\nThe test {names} in {test} checks this part of the task: {said}\n```python\n{tests}```\n"
     "It fails:\n{summary}\n\n{path} now reads:\n```python\n{shown}\n```\n\nSend only {defs}, complete from the def "
@@ -235,7 +240,8 @@ async def check_target(task: GuidedTask, attempt: Attempt, where: Localized, kno
                             attempt.temperature, attempt.number, "target test", constrained=True)
     old = set(test_labels(before))
     blocks = [b for b in blocks_of_tests(task, reply) if b.search is None]
-    codes = [code for b in blocks if (code := _new_only(probes.first_checks(b.code), before)).strip()]
+    codes = [code for b in blocks if (code := _new_only(probes.first_checks(b.code, 1, TARGET_TEST_ASSERTS),
+                                                          before)).strip()]
     planned = task._plan([Block(path, code=code) for code in codes], where, known, default)
     if not codes or not planned.texts.get(path):
         return "no new test of it could be placed" + (f": {planned.failures[0][:120]}" if planned.failures else "")
@@ -280,4 +286,4 @@ def _last_line(summary: str) -> str:
     return summary.strip().splitlines()[-1] if summary.strip() else ""
 
 
-__all__ = ["TARGET_FIX", "TARGET_TEST_ASK", "check_target", "reaching_example", "reaching_tests"]
+__all__ = ["TARGET_FIX", "TARGET_TEST_ASK", "TARGET_TEST_ASSERTS", "check_target", "reaching_example", "reaching_tests"]
