@@ -123,13 +123,3 @@ def test_failing_tests_names_the_functions_of_one_file() -> None:
     out = ("FAILED tests/t.py::Cli::test_limit - x\nFAILED tests/t.py::test_age[c7-1 month ago] - y\n"
            "FAILED tests/u.py::test_other - z\n2 failed")
     assert failing_tests(out, "tests/t.py") == {"test_limit", "test_age"}
-
-
-async def test_a_reask_answers_helpers_and_fixtures_stay(tmp_path: Path) -> None:
-    helped = ("```python\n# file: tests/test_sorting.py\nimport pytest\nfrom app.models import Item\n"
-              "from app.report import report\n\n\ndef make(*names):\n    return [Item(i, n) for i, n in enumerate(names)]\n\n\n"
-              "@pytest.fixture\ndef items():\n    return make('b', 'a')\n\n\n"
-              "def test_sorted(items):\n    assert report(items) == ['a', 'b']\n```")
-    result, tools, server, stats, repo = await turn(tmp_path, [CODE, WRONG_TEST, helped])
-    test = (repo / "tests/test_sorting.py").read_text()
-    assert "def make(" in test and "def items(" in test and stats.passed

@@ -58,7 +58,7 @@ from .answers import Block, blocks_of, blocks_of_json, complete_part
 from .guided_text import CUT_OFF_TEST, SYSTEM, TEST_ASK, TEST_ASK_CLASS, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
-from .symbols import test_labels, top_level_symbols, used_words
+from .symbols import test_labels, used_words
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -313,11 +313,10 @@ def _only_tests(blocks: list[Block], path: str) -> list[Block]:
     return [Block(path, code=probes.first_checks(b.code)) for b in blocks if b.search is None and "def test" in b.code]
 
 
-def tests_of_block(code: str, code_names: set[str] | frozenset[str] = frozenset()) -> str:
-    """A block's tests without the code under test: its functions and classes named as a
-    definition of that code (``code_names``: the top-level names of the files the task changes)
-    left out, so a test cannot call its own copy; its imports, constants, fixtures and helpers
-    stay. "" when it holds no test or does not parse."""
+def tests_of_block(code: str) -> str:
+    """A block's test parts: its imports, module-level assignments (a test's constants), test
+    functions and classes holding tests; its other functions and classes (code) left out. ""
+    when it holds no test or does not parse."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -326,7 +325,9 @@ def tests_of_block(code: str, code_names: set[str] | frozenset[str] = frozenset(
         return ""
     lines = code.split("\n")
     drop = [(min([n.lineno, *(d.lineno for d in n.decorator_list)]), n.end_lineno or n.lineno) for n in tree.body
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in code_names]
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("test")
+            or isinstance(n, ast.ClassDef) and not any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                       and m.name.startswith("test") for m in n.body)]
     for first, last in sorted(drop, reverse=True):
         del lines[first - 1:last]
     return "\n".join(lines)
@@ -554,9 +555,7 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
                             constrained=True)
     blocks = blocks_of_tests(task, reply)
     if tests_only:
-        names = {name for rel in where.files if not is_test_file(rel) for name, _ in top_level_symbols(task._read(rel) or "")}
-        blocks = [Block(where.test_file, code=code) for b in blocks
-                  if b.search is None and (code := tests_of_block(b.code, names))]
+        blocks = [Block(where.test_file, code=code) for b in blocks if b.search is None and (code := tests_of_block(b.code))]
     # asked for the test file: a block that names no file goes there, whatever it defines
     planned = task._plan([Block(where.test_file, code=b.code) if b.path is None and b.search is None else b
                           for b in blocks], where, known, default)
