@@ -141,7 +141,7 @@ async def test_when_only_the_new_test_fails_the_tests_are_asked_again_afresh(tmp
     assert [m["role"] for m in server.requests[2]["messages"]] == ["system", "user"]
     assert "The code under test, app/report.py, as it was before the change:" in again
     assert server.requests[2]["temperature"] == round(server.requests[1]["temperature"] + 0.3, 2)
-    assert stats.passed and stats.attempts[0].repairs == 1  # the re-ask takes the repair's place
+    assert stats.passed and stats.attempts[0].repairs == 0
     test = (repo / "tests/test_sorting.py").read_text()
     assert "Item(2, 'a')" in test and "report(['b', 'a'])" not in test  # the first test is gone
 
@@ -151,7 +151,7 @@ async def test_a_repair_whose_failures_are_all_in_the_new_test_says_the_test_is_
     right = ASKED.replace("tests/test_report_asked.py", "tests/test_sorting.py")
     replies = iter([CODE, WRONG_TEST, WRONG_TEST, right])  # the tests asked again are wrong again
     result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
-                                                           goal=goal, attempts=1, repairs=2)
+                                                           goal=goal, attempts=1, repairs=1)
     repair = last_user(server.requests[3])
     assert "Every failure is in tests/test_sorting.py, the test written for this task" in repair
     assert stats.passed and "Item(2, 'a')" in (repo / "tests/test_sorting.py").read_text()

@@ -313,26 +313,6 @@ def _only_tests(blocks: list[Block], path: str) -> list[Block]:
     return [Block(path, code=probes.first_checks(b.code)) for b in blocks if b.search is None and "def test" in b.code]
 
 
-def tests_of_block(code: str) -> str:
-    """A block's test parts: its imports, module-level assignments (a test's constants), test
-    functions and classes holding tests; its other functions and classes (code) left out. ""
-    when it holds no test or does not parse."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return ""
-    if not test_labels(code):
-        return ""
-    lines = code.split("\n")
-    drop = [(min([n.lineno, *(d.lineno for d in n.decorator_list)]), n.end_lineno or n.lineno) for n in tree.body
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("test")
-            or isinstance(n, ast.ClassDef) and not any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                                       and m.name.startswith("test") for m in n.body)]
-    for first, last in sorted(drop, reverse=True):
-        del lines[first - 1:last]
-    return "\n".join(lines)
-
-
 async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str],
                            default: str | None) -> str | None:
     """Ask for the asked test, place it, and run the checks on the unchanged code.
@@ -526,13 +506,11 @@ def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
 
 async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str], default: str | None,
                     messages: list[dict[str, Any]], *, temperature: float | None = None, step: str = "tests",
-                    before: bool = False, tests_only: bool = False) -> None:
+                    before: bool = False) -> None:
     """Ask for the tests the task asks for (after the change) and place them in the test file
     (``temperature``: the attempt's when None; ``step``: the trace's name for the ask; ``before``:
     show the code under test as it was before the attempt, so the test says what the task
-    states, not what the change does, as the asked test is written; ``tests_only``: place only the
-    reply's tests, in the test file (:func:`tests_of_block`), so an answer holding the code it was shown
-    cannot put it back, nor define in the test a function the test calls)."""
+    states, not what the change does, as the asked test is written)."""
     assert where.test_file is not None
     module = module_name(default) if default else "the module under test"
     source = task._read(default) if default else None
@@ -554,8 +532,6 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     reply = await task._ask(ask, attempt.temperature if temperature is None else temperature, attempt.number, step,
                             constrained=True)
     blocks = blocks_of_tests(task, reply)
-    if tests_only:
-        blocks = [Block(where.test_file, code=code) for b in blocks if b.search is None and (code := tests_of_block(b.code))]
     # asked for the test file: a block that names no file goes there, whatever it defines
     planned = task._plan([Block(where.test_file, code=b.code) if b.path is None and b.search is None else b
                           for b in blocks], where, known, default)
@@ -568,5 +544,4 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
 
 
 __all__ = ["ASKED_TEST_ASK", "NO_ASKED_TEST", "TARGET_UNCHECKED", "unchecked_targets", "PASSES_WITHOUT", "PASSES_WITHOUT_ASK", "ask_tests", "asked_test_path", "copied_tests", "example_excerpt",
-           "example_test", "fixture_class", "proves_the_change", "test_context", "tests_of_block", "wants_asked_test",
-           "write_asked_test"]
+           "example_test", "fixture_class", "proves_the_change", "test_context", "wants_asked_test", "write_asked_test"]

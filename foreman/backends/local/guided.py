@@ -53,19 +53,18 @@ from ..turns import AgentTools, TurnRequest, TurnResult
 from . import commands
 from . import named as named_files
 from . import asked as asked_tests
-from . import probe as probes
 from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, only_definitions, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
-                          absent_definitions, asked_def_ask, asked_functions, failing_files, failing_tests, goal_text,
-                          missing_asked_names, no_change_ask, summarize_failure, task_words, unstated_values)
+                          absent_definitions, asked_def_ask, asked_functions, failing_files, goal_text,
+                          missing_asked_names, no_change_ask, summarize_failure, task_words)
 from .lineask import NamedLine, line_ask, named_line, placed_line
 from .targettest import check_target
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
 from .signatures import api_text
-from .symbols import test_labels, test_names, top_level_symbols
+from .symbols import test_names, top_level_symbols
 from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
@@ -448,10 +447,8 @@ class GuidedTask:
                         continue
                     return
             ok, summary = await self._check()
-            if (not ok and not retested and attempt.repairs < max(0, self.profile.repairs)
-                    and self._test_alone_fails(where, known, summary)):
-                retested = True  # the code may be right and its test made up: a new test, afresh, once,
-                attempt.repairs += 1  # in place of a repair
+            if not ok and not retested and self._test_alone_fails(where, known, summary):
+                retested = True  # the code may be right and its test made up: a new test, afresh, once
                 ok, summary = await self._tests_again(attempt, where, known, default, messages, summary)
             if ok and where.wants_test and where.test_file and (unproven := await (
                     asked_tests.proves_the_change(self, attempt, where.test_file, where,
@@ -494,57 +491,36 @@ class GuidedTask:
                 return
 
     def _test_alone_fails(self, where: Localized, known: list[str], summary: str) -> bool:
-        """The checks failed only on test functions this attempt added to the test file the task
-        asks for (the repository's other tests, and that file's older ones, pass with the change),
-        on values the task does not state (:func:`.guided_text.unstated_values`), and no name the
-        task adds is missing from the code (:func:`.guided_text.missing_asked_names`): the code may
-        be right and those tests made up. A failing check of a value the task states says the code
-        is wrong, and a new test then would only risk a weaker one."""
-        path = where.test_file
-        if not (where.wants_test and path and path in self.original) or self._out_of_time():
-            return False
-        failing = failing_tests(summary, path)
-        return (failing_files(summary) == {path} and bool(failing) and failing <= set(self._new_tests(path))
-                and unstated_values(summary, self.goal) and not missing_asked_names(summary, self.goal, known))
+        """Every failure of the checks is in the test file the task asks for, written by this
+        attempt (the rest of the repository's tests pass with the change), and none is a name the
+        task adds missing from the code (:func:`.guided_text.missing_asked_names`: the code's fault)."""
+        return bool(where.wants_test and where.test_file and where.test_file in self.original
+                    and failing_files(summary) == {where.test_file} and not self._out_of_time()
+                    and not missing_asked_names(summary, self.goal, known))
 
     async def _tests_again(self, attempt: Attempt, where: Localized, known: list[str], default: str | None,
                            messages: list[dict[str, Any]], summary: str) -> tuple[bool, str]:
-        """Take the attempt's new test functions out of the task's test file (its edits to the
-        file's older tests stay), ask for the tests again in a fresh conversation
+        """Put the task's test file back as it was, ask for its tests again in a fresh conversation
         (:func:`.asked.ask_tests`, 0.3 warmer, shown the code as it was before the change, so the
-        test cannot copy what a wrong change does; only the reply's tests are placed, so it cannot
-        undo the change either), and run the checks; ``(ok, summary)`` of that run, or the file
-        as it was and ``summary`` when the new answer placed no test.
+        test cannot copy what a wrong change does), and run the checks; ``(ok, summary)`` of that
+        run, or the test as it was and ``summary`` when the new answer placed no test.
 
         Why: the 1.5B model's code was right and its test made up cases the task never states
         (``format_age`` "1 month ago", ``--limit`` notes numbered across tests), and each repair,
         told the test was wrong, sent the same test back or the whole file until the token limit
         (bench s12-q15-2, tasks 3 and 6, every attempt). The new test still has to pass on the
-        change and fail without it (:func:`.asked.proves_the_change`), as the first had. It costs
-        one of the attempt's repairs, so it replaces the repair that would have followed, and is
-        not asked when none is left.
+        change and fail without it (:func:`.asked.proves_the_change`), as the first had.
         """
         path = where.test_file
         assert path is not None
         was = self._read(path)
-        old = self.original[path]
-        if old is None:
-            (self.root / path).unlink(missing_ok=True)  # a file this attempt created: out until placed again
-        else:
-            old_text = old.decode("utf-8", "replace")
-            try:
-                kept = probes.keep_only(was or "", set(test_labels(old_text)))
-            except SyntaxError:
-                kept = old_text
-            await self._write(Planned(texts={path: kept}))
-        said: list[dict[str, Any]] = []
-        await asked_tests.ask_tests(self, attempt, where, known, default, said, before=True, tests_only=True,
+        self._drop(path)
+        await asked_tests.ask_tests(self, attempt, where, known, default, messages, before=True,
                                     temperature=round(min(1.0, attempt.temperature + 0.3), 2), step="tests again")
         if not self._new_tests(path):
             if was is not None:
                 await self._write(Planned(texts={path: was}))
             return False, summary
-        messages.extend(said)
         return await self._check()
 
     def _repair(self, attempt: Attempt, messages: list[dict[str, Any]], outcome: str, detail: str,

@@ -223,41 +223,6 @@ TEST_ONLY = ("Every failure is in {files}, the test written for this task; the r
              "(complete), calling the code as it is defined.")
 
 
-_FAILED_TEST_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)::(\S+)", re.M)
-_STRING_RE = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
-_NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
-
-
-def failing_tests(output: str, path: str) -> set[str]:
-    """The names of the test functions of ``path`` that pytest's short summary says failed
-    (``FAILED tests/t.py::Class::test_x[case] - ...`` -> ``test_x``)."""
-    return {test.split("::")[-1].split("[", 1)[0] for rel, test in _FAILED_TEST_RE.findall(output.replace("\r\n", "\n"))
-            if rel == path}
-
-
-def unstated_values(output: str, goal: str) -> bool:
-    """The failures compare values and none of them is stated in the task: every string and
-    number in pytest's failure lines (``E ...`` and the short summary after its `` - ``) is absent
-    from the task's text. False when the lines hold no value (nothing to tell by).
-
-    A failing assert on a value the task states (``shout('hi') == 'HI!'``, ``== 2``) says the code
-    is wrong; one on a value the task never states (``'1 month ago'`` for "shows '2 days ago'")
-    is most often a case the model made up (bench s12-q15-2, task 3)."""
-    lines = [ln.split(" - ", 1)[1] if ln.startswith(("FAILED ", "ERROR ")) and " - " in ln else ln[1:]
-             for ln in output.replace("\r\n", "\n").split("\n") if ln.startswith(("E ", "FAILED ", "ERROR "))]
-    strings, numbers = [], []
-    for line in lines:
-        strings += [(a or b).replace("\\n", "\n").strip() for a, b in _STRING_RE.findall(line)]
-        numbers += _NUMBER_RE.findall(_STRING_RE.sub(" ", line))
-    values = [v for v in strings if v]
-    if not values and not numbers:
-        return False
-    stated = any(re.search(rf"(?<!\w){re.escape(v)}(?!\w)" if re.match(r"\w", v[0] + v[-1]) else re.escape(v), goal)
-                 for v in values) or any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w|\.\d)", goal)
-                                                   for n in numbers)
-    return not stated
-
-
 def failing_files(output: str) -> set[str]:
     """The files pytest's short summary names (``FAILED path::test - ...``, ``ERROR path``)."""
     return set(_FAILED_RE.findall(output.replace("\r\n", "\n")))
