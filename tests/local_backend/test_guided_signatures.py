@@ -123,36 +123,16 @@ async def test_the_asked_test_request_shows_the_signatures_of_what_a_test_calls(
     assert stats.passed
 
 
-WRONG_TEST = ("```python\n# file: tests/test_sorting.py\nfrom app.report import report\n\n\n"
-              "def test_sorted():\n    assert report(['b', 'a']) == ['a', 'b']\n```")  # strings have no .name
-
-
-async def test_when_only_the_new_test_fails_the_tests_are_asked_again_afresh(tmp_path: Path) -> None:
-    """The 1.5B model's code was right and its test made up cases the task never states; each repair
-    sent the test back as it was (bench s12-q15-2, tasks 3 and 6). The tests are asked once more, in
-    a fresh conversation, shown the code as it was before the change."""
-    goal = GOAL + " Add a test in tests/test_sorting.py."
-    right = ASKED.replace("tests/test_report_asked.py", "tests/test_sorting.py")
-    replies = iter([CODE, WRONG_TEST, right])
-    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
-                                                           goal=goal, attempts=1, repairs=1)
-    tests_ask, again = last_user(server.requests[1]), last_user(server.requests[2])
-    assert "What a test can call" in tests_ask and "class Item(id: int, name: str" in tests_ask
-    assert [m["role"] for m in server.requests[2]["messages"]] == ["system", "user"]
-    assert "The code under test, app/report.py, as it was before the change:" in again
-    assert server.requests[2]["temperature"] == round(server.requests[1]["temperature"] + 0.3, 2)
-    assert stats.passed and stats.attempts[0].repairs == 0
-    test = (repo / "tests/test_sorting.py").read_text()
-    assert "Item(2, 'a')" in test and "report(['b', 'a'])" not in test  # the first test is gone
-
-
 async def test_a_repair_whose_failures_are_all_in_the_new_test_says_the_test_is_wrong(tmp_path: Path) -> None:
     goal = GOAL + " Add a test in tests/test_sorting.py."
+    wrong = ("```python\n# file: tests/test_sorting.py\nfrom app.report import report\n\n\n"
+             "def test_sorted():\n    assert report(['b', 'a']) == ['a', 'b']\n```")  # strings have no .name
     right = ASKED.replace("tests/test_report_asked.py", "tests/test_sorting.py")
-    replies = iter([CODE, WRONG_TEST, WRONG_TEST, right])  # the tests asked again are wrong again
+    replies = iter([CODE, wrong, right])
     result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
                                                            goal=goal, attempts=1, repairs=1)
-    repair = last_user(server.requests[3])
+    tests_ask, repair = last_user(server.requests[1]), last_user(server.requests[2])
+    assert "What a test can call" in tests_ask and "class Item(id: int, name: str" in tests_ask
     assert "Every failure is in tests/test_sorting.py, the test written for this task" in repair
     assert stats.passed and "Item(2, 'a')" in (repo / "tests/test_sorting.py").read_text()
 

@@ -505,20 +505,12 @@ def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
 
 
 async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str], default: str | None,
-                    messages: list[dict[str, Any]], *, temperature: float | None = None, step: str = "tests",
-                    before: bool = False) -> None:
-    """Ask for the tests the task asks for (after the change) and place them in the test file
-    (``temperature``: the attempt's when None; ``step``: the trace's name for the ask; ``before``:
-    show the code under test as it was before the attempt, so the test says what the task
-    states, not what the change does, as the asked test is written)."""
+                    messages: list[dict[str, Any]]) -> None:
+    """Ask for the tests the task asks for (after the change) and place them in the test file."""
     assert where.test_file is not None
     module = module_name(default) if default else "the module under test"
     source = task._read(default) if default else None
-    when = ""
-    if before and default and default in task.original:
-        old = task.original[default]
-        source, when = (old.decode("utf-8", "replace") if old is not None else None), ", as it was before the change"
-    code = f"\n\nThe code under test, {default}{when}:\n{numbered(source)}" if source else ""
+    code = f"\n\nThe code under test, {default}:\n{numbered(source)}" if source else ""
     example = example_test(where, known, task._read, task.goal)
     shown = test_context(task, where, known, example)
     how = (TEST_HOW_EXAMPLE if example else TEST_HOW).format(module=module)
@@ -529,8 +521,7 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
            {"role": "user", "content": f"Task:\n{task.goal}{code}{shown}\n\n{request}{adds_sentence(task.goal)}"}]
     if task._out_of_time():
         return
-    reply = await task._ask(ask, attempt.temperature if temperature is None else temperature, attempt.number, step,
-                            constrained=True)
+    reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
     blocks = blocks_of_tests(task, reply)
     # asked for the test file: a block that names no file goes there, whatever it defines
     planned = task._plan([Block(where.test_file, code=b.code) if b.path is None and b.search is None else b

@@ -22,9 +22,7 @@ writes the right function but not a valid edit. Here the harness does the rest:
 4. *Validate*: the repository's CI command (the configured ``ci`` or the detected one, the same
    command the conductor runs after the work, so not an agent command asked of the policy) runs
    in the worktree; a failure's short summary goes back to the model for a bounded number of
-   repairs; when the only failures are in the test the task asks for, that test is first asked
-   again, afresh, shown the code as it was (the code may be right and the test made up). File
-   writes do go through the policy (``Edit``/``Write``). When a passing answer left
+   repairs. File writes do go through the policy (``Edit``/``Write``). When a passing answer left
    a file the task names unchanged, the model is asked once for it (:mod:`.named`; for a target
    whose definitions the task names, those alone, in a fresh conversation).
 5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
@@ -380,7 +378,6 @@ class GuidedTask:
         absent: list[str] = []  # the functions the last "function" ask was for
         focus: list[str] = []  # the definitions the last "named" ask was for alone (a target's)
         line, line_asked = named_line(self.goal, where.symbols, self._read), False  # see lineask
-        retested = False  # the task's test asked again (see _tests_again)
         while True:
             if self._out_of_time():
                 attempt.outcome = "out of time"
@@ -447,9 +444,6 @@ class GuidedTask:
                         continue
                     return
             ok, summary = await self._check()
-            if not ok and not retested and self._test_alone_fails(where, known, summary):
-                retested = True  # the code may be right and its test made up: a new test, afresh, once
-                ok, summary = await self._tests_again(attempt, where, known, default, messages, summary)
             if ok and where.wants_test and where.test_file and (unproven := await (
                     asked_tests.proves_the_change(self, attempt, where.test_file, where,
                                                   self._new_tests(where.test_file)))):
@@ -489,39 +483,6 @@ class GuidedTask:
             if not self._repair(attempt, messages, "checks failed", summary.strip().split("\n")[-1],
                                 f"The checks ({self.ci_command}) failed:\n{summary}\n\n{shown}\n\n{fixed}{REPAIR_ASK}"):
                 return
-
-    def _test_alone_fails(self, where: Localized, known: list[str], summary: str) -> bool:
-        """Every failure of the checks is in the test file the task asks for, written by this
-        attempt (the rest of the repository's tests pass with the change), and none is a name the
-        task adds missing from the code (:func:`.guided_text.missing_asked_names`: the code's fault)."""
-        return bool(where.wants_test and where.test_file and where.test_file in self.original
-                    and failing_files(summary) == {where.test_file} and not self._out_of_time()
-                    and not missing_asked_names(summary, self.goal, known))
-
-    async def _tests_again(self, attempt: Attempt, where: Localized, known: list[str], default: str | None,
-                           messages: list[dict[str, Any]], summary: str) -> tuple[bool, str]:
-        """Put the task's test file back as it was, ask for its tests again in a fresh conversation
-        (:func:`.asked.ask_tests`, 0.3 warmer, shown the code as it was before the change, so the
-        test cannot copy what a wrong change does), and run the checks; ``(ok, summary)`` of that
-        run, or the test as it was and ``summary`` when the new answer placed no test.
-
-        Why: the 1.5B model's code was right and its test made up cases the task never states
-        (``format_age`` "1 month ago", ``--limit`` notes numbered across tests), and each repair,
-        told the test was wrong, sent the same test back or the whole file until the token limit
-        (bench s12-q15-2, tasks 3 and 6, every attempt). The new test still has to pass on the
-        change and fail without it (:func:`.asked.proves_the_change`), as the first had.
-        """
-        path = where.test_file
-        assert path is not None
-        was = self._read(path)
-        self._drop(path)
-        await asked_tests.ask_tests(self, attempt, where, known, default, messages, before=True,
-                                    temperature=round(min(1.0, attempt.temperature + 0.3), 2), step="tests again")
-        if not self._new_tests(path):
-            if was is not None:
-                await self._write(Planned(texts={path: was}))
-            return False, summary
-        return await self._check()
 
     def _repair(self, attempt: Attempt, messages: list[dict[str, Any]], outcome: str, detail: str,
                 ask: str) -> bool:
