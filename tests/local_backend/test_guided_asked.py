@@ -41,13 +41,8 @@ WEAKENED = WRONG + ("\n```python\n# file: tests/test_search_asked.py\nfrom notes
 
 
 def step_of(req: dict) -> str:
-    """Which guided step a request is: the asked test, the edit, a repair, or the test of a target
-    the asked test does not check and its fix (:mod:`foreman.backends.local.targettest`)."""
+    """Which guided step a request is: the asked test, the edit, or a repair."""
     asked = last_user(req)
-    if "checks other parts of the task, not this one" in asked:
-        return "target test"
-    if "changed so that the test passes" in asked:
-        return "target fix"
     if any(words in asked for words in ("Before anything is changed", "does not check what the task asks", "so no test could be used",
                                         "Write the test functions in one", "No test there fails because",
                                         "repeats the example test")):
@@ -104,24 +99,18 @@ async def test_a_change_that_prints_another_line_fails_its_test_and_the_task_is_
 
 
 COUNT_ONLY = ASKED.split("\n\n\ndef test_run", 1)[0].replace("from notes.commands.search import run\n", "") + "\n```"
-RUN_UNCHANGED = ("```python\n# file: tests/test_search_asked.py\nfrom notes.commands.search import run\n\n\n"
-                 "def test_run_lists_the_match():\n    assert run(['a b', 'c'], 'a').startswith('a b')\n```")
-"""A test of the command that passes on it as it was (it checks nothing the task adds)."""
 
 
 async def test_an_asked_test_that_passes_without_a_targets_change_does_not_pass_the_attempt(tmp_path: Path) -> None:
     """The 1.5B model's false success (s11-q15-c5a/b/c): its asked test checked count_matches only,
     its run_search printed 'N matching notes: 2' and every check passed. The asked test passes with
-    the command file put back as it was, so it does not check that target; the one test asked for
-    that target passes without its change too: no pass, blocked."""
+    the command file put back as it was, so it does not check that target: no pass, blocked."""
     assert "def test_run" not in COUNT_ONLY and "def test_count_matches" in COUNT_ONLY
-    result, tools, requests, stats, repo = await run(tmp_path, [COUNT_ONLY, WRONG, RUN_UNCHANGED], attempts=1,
-                                                     repairs=1)
-    assert [step_of(r) for r in requests] == ["asked test", "edit", "target test"] and result.ok
+    result, tools, requests, stats, repo = await run(tmp_path, [COUNT_ONLY, WRONG], attempts=1, repairs=1)
+    assert [step_of(r) for r in requests] == ["asked test", "edit"] and result.ok
     assert not stats.passed
     assert [(a.outcome, a.detail) for a in stats.attempts] == [
-        ("target unchecked", "notes/commands/search.py (the asked test tests/test_search_asked.py passes without its "
-                             "change; the test asked for it did not fail without its change)")]
+        ("target unchecked", "notes/commands/search.py (the asked test tests/test_search_asked.py passes without its change)")]
     assert "none passed the checks" in blocked_note(tools)
     assert clean(repo)  # nothing of the attempt is left to merge
 
@@ -241,14 +230,13 @@ async def test_an_asked_test_cut_off_twice_names_the_cut_in_the_outcome(tmp_path
 async def test_an_asked_test_cut_off_after_a_complete_test_keeps_that_test(tmp_path: Path) -> None:
     """The complete test functions before the one the cut went through are the asked test."""
     looped = ASKED.split("def test_run", 1)[0] + "def test_run():\n" + "    assert run(['a'], 'a')\n" * 40
-    replies = iter([text(looped, finish_reason="length"), text(RIGHT), text(RUN_UNCHANGED)])
+    replies = iter([text(looped, finish_reason="length"), text(RIGHT)])
     result, tools, server, stats, repo = await guided_turn(
         tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, asked_test=True)
-    assert [step_of(r) for r in server.requests] == ["asked test", "edit", "target test"]
+    assert [step_of(r) for r in server.requests] == ["asked test", "edit"]
     test = last_user(server.requests[1]).split("your change must make it pass:", 1)[1]  # the test as placed
     assert "def test_count_matches" in test and "def test_run" not in test
-    # what was kept checks count_matches only, so the command file's change is unchecked, and the test
-    # asked for it (RUN_UNCHANGED) passes without its change too: no pass
+    # what was kept checks count_matches only, so the command file's change is unchecked: no pass
     assert [a.outcome for a in stats.attempts] == ["target unchecked"] and not stats.passed
 
 

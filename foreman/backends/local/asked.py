@@ -28,9 +28,7 @@ as the task states it, and places them in a new file (:func:`asked_test_path`). 
   later ones, and a made-up case would lock the attempt into failure.
 - *It checks every target*: when the attempt changed two or more files, the asked test must
   fail with any one file the task asks to change put back as it was (:func:`unchecked_targets`);
-  a test of one half of the task does not let the other half through. For a target it does not
-  check, one test of that target's part is asked and added (:mod:`.targettest`), under the same
-  rule.
+  a test of one half of the task does not let the other half through.
 - *It stays fixed for the attempt*: the edit and repair answers may not change it (a block for
   it is refused and told back), so a wrong change cannot pass by weakening its test. A test that
   is itself wrong fails every repair; the next attempt (from the same clean start) asks a new
@@ -160,7 +158,7 @@ def code_words(text: str) -> set[str]:
     return used_words(tree, _one_word, definitions=True)
 
 
-def example_excerpt(text: str, goal: str, among: set[str] | None = None) -> str:
+def example_excerpt(text: str, goal: str) -> str:
     """A short excerpt of an example test file: its imports and the one test function (a method
     with its class line, its class's ``setUp``) whose code uses most of the task's words, else its
     first. The whole file was shown at first; the 1.5B model then copied it as its answer (a test
@@ -171,9 +169,8 @@ def example_excerpt(text: str, goal: str, among: set[str] | None = None) -> str:
     compared case-aside, each counted once: counted as every word of its text, the test of an empty
     list won for ``--limit`` (``"notes add"`` in its message) over the one that adds notes and
     lists them, and the 1.5B model's tests then listed notes it never added (bench s9-q15-f1, task 6).
-    ``among``: the test labels (``test_x``, ``Class.test_x``) to choose from, all when None.
     """
-    chosen = _chosen(text, goal, among)
+    chosen = _chosen(text, goal)
     if chosen is None:
         return text
     tree, node, func = chosen
@@ -186,10 +183,9 @@ def example_excerpt(text: str, goal: str, among: set[str] | None = None) -> str:
     return head + "\n\n\n" + shown + "\n"
 
 
-def _chosen(text: str, goal: str, among: set[str] | None = None) -> tuple[ast.Module, ast.AST, ast.FunctionDef] | None:
+def _chosen(text: str, goal: str) -> tuple[ast.Module, ast.AST, ast.FunctionDef] | None:
     """``(tree, node, test)`` of the test :func:`example_excerpt` shows (``node`` is its class, or
-    the test itself at the top level; ``among``: the labels it is chosen from, all when None); None
-    when the text does not parse or holds no such test."""
+    the test itself at the top level); None when the text does not parse or holds no test."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -199,9 +195,7 @@ def _chosen(text: str, goal: str, among: set[str] | None = None) -> tuple[ast.Mo
     for node in tree.body:
         inside = node.body if isinstance(node, ast.ClassDef) else [node]
         for func in inside:
-            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not func.name.startswith("test"):
-                continue
-            if among is None or (f"{node.name}.{func.name}" if node is not func else func.name) in among:
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.name.startswith("test"):
                 hits = len({w.lower() for w in used_words(func, _one_word, definitions=False)} & words)
                 found.append((-hits, len(found), node, func))
     if not found:
@@ -300,7 +294,7 @@ def test_context(task: GuidedTask, where: Localized, known: list[str], example: 
     return "".join(f"\n\n{part}" for part in parts)
 
 
-def blocks_of_tests(task: GuidedTask, reply: str) -> list[Block]:
+def _test_blocks(task: GuidedTask, reply: str) -> list[Block]:
     """The blocks of a test reply; of one cut at max_tokens, those of its complete part
     (:func:`.answers.complete_part`: the test functions before the one the cut went through)."""
     text = complete_part(reply) if task.last_finish == "length" else reply
@@ -336,7 +330,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         temperature = round(min(1.0, attempt.temperature + 0.2 * asked), 2)  # the same ask again: sample wider
         reply = await task._ask(messages, temperature, attempt.number, "asked test", constrained=True)
         messages.append({"role": "assistant", "content": reply})
-        blocks = blocks_of_tests(task, reply)
+        blocks = _test_blocks(task, reply)
         planned = task._plan(_only_tests(blocks, path), where, known, default)
         if not planned.texts.get(path):
             problem = "; ".join(planned.failures) or "the answer holds no test function"
@@ -409,7 +403,7 @@ async def _probe(task: GuidedTask, attempt: Attempt, path: str, where: Localized
     return outcomes
 
 
-async def probe_without(task: GuidedTask, attempt: Attempt, path: str, where: Localized,
+async def _probe_without(task: GuidedTask, attempt: Attempt, path: str, where: Localized,
                          before: dict[str, bytes | None], step: str) -> list[probes.ProbeOutcome]:
     """Run the test file ``path`` as :func:`_probe` does with the files of ``before`` put back as
     they were (``before``: their bytes before the attempt, None for a file it created), then
@@ -448,7 +442,7 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
     code = {rel: data for rel, data in task.original.items() if rel != path and not is_test_file(rel)}
     if not code or not new:
         return []
-    outcomes = await probe_without(task, attempt, path, where, code, "tests probe")
+    outcomes = await _probe_without(task, attempt, path, where, code, "tests probe")
     mine = [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new]
     if not mine or any(o.kind != "passed" for o in mine):
         return []
@@ -484,7 +478,7 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     for rel in where.targets:
         if rel not in changed:
             continue
-        outcomes = await probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
+        outcomes = await _probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
         if outcomes and all(o.kind == "passed" for o in outcomes):
             unchecked.append(rel)
     return unchecked
@@ -522,7 +516,7 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     if task._out_of_time():
         return
     reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
-    blocks = blocks_of_tests(task, reply)
+    blocks = _test_blocks(task, reply)
     # asked for the test file: a block that names no file goes there, whatever it defines
     planned = task._plan([Block(where.test_file, code=b.code) if b.path is None and b.search is None else b
                           for b in blocks], where, known, default)

@@ -29,8 +29,7 @@ writes the right function but not a valid edit. Here the harness does the rest:
    attempt wrote is put back as it was); the first attempt that passes wins: its checks pass and
    it changed every file the task asks to change (:mod:`.targets`; else it ends ``target left
    unchanged`` naming the file, see :mod:`.named`), and its asked test fails without each one's change
-   (:func:`.asked.unchecked_targets`; for a target it does not check, one test of that target's part
-   is asked, :mod:`.targettest`, else ``target unchecked``); a context file left unchanged is noted.
+   (else ``target unchecked``, :func:`.asked.unchecked_targets`); a context file left unchanged is noted.
 
 Honesty: when no attempt passes, the files are restored and the task is set ``blocked`` with
 what was tried; the turn never reports done. Every reply is recorded under
@@ -57,7 +56,6 @@ from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REP
                           absent_definitions, asked_def_ask, asked_functions, failing_files, goal_text,
                           missing_asked_names, no_change_ask, summarize_failure, task_words)
 from .lineask import NamedLine, line_ask, named_line, placed_line
-from .targettest import check_target
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
 from .context import LineLog
 from .guided_stats import Attempt, GuidedStats
@@ -349,15 +347,9 @@ class GuidedTask:
                 attempt.outcome, attempt.detail = named_files.TARGET_LEFT, f"{', '.join(missing)} ({why})"
                 return
             unchecked = await asked_tests.unchecked_targets(self, attempt, where)
-            for rel in unchecked:
-                why = await check_target(self, attempt, where, known, default, rel)  # a test of it, asked once
-                if why:  # still no test that needs the target's change, or the change fails it
-                    attempt.outcome = asked_tests.TARGET_UNCHECKED
-                    attempt.detail = f"{rel} (the asked test {self.locked} passes without its change; {why})"
-                    return
-            if unchecked and (still := await asked_tests.unchecked_targets(self, attempt, where)):
-                attempt.outcome = asked_tests.TARGET_UNCHECKED  # a fix for one target may have undone another
-                attempt.detail = f"{', '.join(still)} (the asked test {self.locked} passes without its change)"
+            if unchecked:  # the asked test passes without a target's change: it does not check it
+                attempt.outcome = asked_tests.TARGET_UNCHECKED
+                attempt.detail = f"{', '.join(unchecked)} (the asked test {self.locked} passes without its change)"
                 return
             attempt.untouched = named_files.note(left, why)
 
