@@ -15,6 +15,8 @@ from ..turns import TurnResult
 
 RESUME_FAILED = "could not resume session"
 """Start of :attr:`TurnResult.error` when the CLI does not know the session to resume."""
+_UNKNOWN_SESSION = "No conversation found"
+"""What the CLI says (in its error result and on stderr) of a session id it does not know."""
 
 
 def usage_fields(res: Any) -> dict[str, Any]:
@@ -69,7 +71,7 @@ def result_error(exc: Any, resumed: str | None) -> str:
     to it; that text starts with :data:`RESUME_FAILED` and the session id so the caller can tell.
     """
     text = " ".join([*(exc.errors or []), exc.result or ""]).strip() or str(exc)
-    if "No conversation found" in text and resumed:
+    if _UNKNOWN_SESSION in text and resumed:
         return f"{RESUME_FAILED} {resumed}: {text}"
     return text
 
@@ -87,7 +89,7 @@ def resume_failure(error: str, stderr: Iterable[str], resumed: str | None) -> st
     """
     if not resumed or error.startswith(RESUME_FAILED):
         return error
-    said = next((line for line in stderr if "No conversation found" in line), None)
+    said = next((line for line in stderr if _UNKNOWN_SESSION in line), None)
     return f"{RESUME_FAILED} {resumed}: {said[:300]} ({error})" if said else error
 
 

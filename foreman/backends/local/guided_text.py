@@ -167,8 +167,8 @@ def stated_def_lines(goal: str, names: list[str]) -> list[str]:
         found = [(start, end, close) for start, end, close in found if close is not None]
         if not found:
             continue
-        start, end, close = min(found, key=lambda f: (not re.search(r"\b(?:function|method|def)\s+`?$", goal[:f[0]]),
-                                                       not goal[f[2]:].lstrip().startswith("->"), f[0]))
+        named = {m.start(1) for m in _ASKED_DEF_RE.finditer(goal)}  # "function NAME(" as asked_functions reads it
+        start, end, close = min(found, key=lambda f: (f[0] not in named, not goal[f[2]:].lstrip().startswith("->"), f[0]))
         head = "async def" if re.search(r"\basync\s+def\s+`?$", goal[:start]) else "def"
         call = f"{name}{goal[end - 1:close]}"
         arrow = re.match(r"\s*->\s*", goal[close:])
