@@ -22,7 +22,9 @@ writes the right function but not a valid edit. Here the harness does the rest:
 4. *Validate*: the repository's CI command (the configured ``ci`` or the detected one, the same
    command the conductor runs after the work, so not an agent command asked of the policy) runs
    in the worktree; a failure's short summary goes back to the model for a bounded number of
-   repairs. File writes do go through the policy (``Edit``/``Write``). When a passing answer left
+   repairs; when only the test the task asks for fails, its made-up cases (failing on the old code
+   and the change alike, their values nowhere in the task) are dropped first (:mod:`.madeup`).
+   File writes do go through the policy (``Edit``/``Write``). When a passing answer left
    a file the task names unchanged, the model is asked once for it (:mod:`.named`; for a target
    whose definitions the task names, those alone, in a fresh conversation).
 5. *Attempts*: best-of-N, temperatures spread, each from the same clean start (every file an
@@ -50,6 +52,7 @@ from ..turns import AgentTools, TurnRequest, TurnResult
 from . import commands
 from . import named as named_files
 from . import asked as asked_tests
+from . import madeup as made_up_cases
 from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, only_definitions, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
@@ -436,6 +439,10 @@ class GuidedTask:
                         continue
                     return
             ok, summary = await self._check()
+            if not ok and (dropped := await made_up_cases.drop_made_up(self, attempt, where, summary)):
+                attempt.actions.append(f"{where.test_file}: {len(dropped)} made-up case(s) dropped ("
+                                       + "; ".join(c.source[:60] for c in dropped)[:200] + ")")
+                ok, summary = await self._check()
             if ok and where.wants_test and where.test_file and (unproven := await (
                     asked_tests.proves_the_change(self, attempt, where.test_file, where,
                                                   self._new_tests(where.test_file)))):

@@ -70,6 +70,9 @@ CUT_OFF = ("Your answer was cut off at the reply's length limit before it ended,
            "blocks whose first line is `# file: <path>`. No explanations.")
 CUT_OFF_TEST = ("Your answer was cut off at the reply's length limit before it ended, so no test could be used. "
                 "Write two or three short test functions (no repeated lines) in one ```python block for {path}.")
+CUT_TABLE = ("An earlier answer to this was cut off at the length limit while it listed case after case. Write at "
+             "most three cases, each one plain assert statement, and no @pytest.mark.parametrize table.")
+"""Added to the test request asked again after a cut (:func:`.asked.ask_tests`)."""
 JSON_ASK = ('Answer as JSON: {"edits": [{"file": "<path>", "code": "<the complete new or changed code of that '
             'file>"}]}.')
 EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "edits", "strict": True, "schema": {

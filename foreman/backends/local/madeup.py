@@ -1,0 +1,342 @@
+"""Made-up cases: the cases of a task's test that neither the old code nor the change satisfy,
+and whose values the task never states (issue 13).
+
+The 1.5B model fixed ``format_age`` right on attempt 1 (``int(delta.total_seconds())``), then
+wrote the test the task asks for as a ``@pytest.mark.parametrize`` table of nine cases: seven
+right, and ``(31 days, "1 month ago")``, ``(365 days, "1 year ago")`` made up (the code has no
+months or years). Each repair sent the same table back, and the task ended blocked with a
+right change (bench s12-q15-2 and s12-q15-11). Here the harness judges such cases itself,
+after the checks failed only in that test:
+
+1. *Split* (:func:`split_cases`): each new test function becomes one case per row of its one
+   ``parametrize`` table, or one case per ``assert`` of its body, each written as a test
+   function of its own in a probe file beside the test.
+2. *Run the cases* on the changed code and, with every changed file that is not a test put
+   back, on the old code (:mod:`.probe`, pytest's JUnit report).
+3. *Judge* (:func:`made_up`): a case is made up when it fails on an ``assert`` on both (so the
+   code it calls exists on the old code too: a task that adds a function never gets here, its
+   cases fail on the import there) and no value of it is stated by the task (a quoted string of
+   the task, or one of its shape with other digits, ``"5 days ago"`` beside ``'2 days ago'``,
+   or the assert written in the task). Cases are dropped only when every failing case is made
+   up and one case *anchors* the test: stated, passing on the change, failing on the old code
+   on an assert. A case that passed on the old code and fails on the change is a regression,
+   never dropped.
+
+The test keeps its other cases and still has to pass the checks and fail on the old code
+(:func:`.asked.proves_the_change`). Pure functions here; the runs are :func:`drop_made_up`'s.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from .guided_text import failing_files
+from .localize import is_test_file
+
+if TYPE_CHECKING:
+    from .guided import Attempt, GuidedTask
+    from .localize import Localized
+
+CASE_PREFIX = "test_foreman_case_"
+"""The probe file's test functions are named ``test_foreman_case_<n>``."""
+_QUOTE_RE = re.compile(r"""(?:^|(?<=[\s(\[=,:]))(['"`])([^'"`\n]{1,120}?)\1(?=$|[\s).,;:!?\]])""")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case of a test function.
+
+    Attributes:
+        number: its index in the probe file (``test_foreman_case_<number>``).
+        function: the test function it belongs to.
+        kind: ``row`` (a row of the function's ``parametrize`` table) or ``assert``.
+        index: the row's or the assert's index in the function.
+        source: the row's or the assert's source text.
+        strings: the string constants it holds.
+    """
+
+    number: int
+    function: str
+    kind: str
+    index: int
+    source: str
+    strings: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{CASE_PREFIX}{self.number}"
+
+
+def _parametrize(func: ast.FunctionDef) -> tuple[ast.Call, list[str], list[ast.expr]] | None:
+    """``(decorator, argnames, rows)`` of a function's one ``parametrize`` table of plain rows;
+    None when it has none, more than one, or one that is not a literal list of rows."""
+    found = [d for d in func.decorator_list if isinstance(d, ast.Call)
+             and ast.unparse(d.func).endswith("mark.parametrize")]
+    if len(found) != 1 or len(found[0].args) < 2:
+        return None
+    deco = found[0]
+    names_node, rows_node = deco.args[0], deco.args[1]
+    if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
+        names = [n.strip() for n in names_node.value.split(",") if n.strip()]
+    elif isinstance(names_node, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in names_node.elts):
+        names = [e.value for e in names_node.elts]
+    else:
+        return None
+    if not isinstance(rows_node, (ast.List, ast.Tuple)) or not rows_node.elts or any(
+            isinstance(row, ast.Call) or isinstance(row, ast.Starred) for row in rows_node.elts):
+        return None  # pytest.param(...) rows, or rows built by a call: not split
+    if len(names) > 1 and any(not isinstance(row, (ast.Tuple, ast.List)) or len(row.elts) != len(names)
+                              for row in rows_node.elts):
+        return None
+    return deco, names, list(rows_node.elts)
+
+
+def _strings(node: ast.AST) -> tuple[str, ...]:
+    return tuple(n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+
+
+def _row_function(func: ast.FunctionDef, deco: ast.Call, names: list[str], row: ast.expr, name: str) -> ast.FunctionDef:
+    out = copy.deepcopy(func)
+    out.name = name
+    out.decorator_list = [d for d, orig in zip(out.decorator_list, func.decorator_list) if orig is not deco]
+    out.args.args = [a for a in out.args.args if a.arg not in names]
+    target: ast.expr = (ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store()) if len(names) > 1
+                        else ast.Name(names[0], ast.Store()))
+    out.body = [ast.Assign([target], copy.deepcopy(row)), *out.body]
+    return out
+
+
+def _assert_function(func: ast.FunctionDef, keep: int, name: str) -> ast.FunctionDef:
+    out = copy.deepcopy(func)
+    out.name = name
+    asserts = [i for i, stmt in enumerate(out.body) if isinstance(stmt, ast.Assert)]
+    out.body = [stmt for i, stmt in enumerate(out.body) if not isinstance(stmt, ast.Assert) or i == asserts[keep]]
+    return out
+
+
+def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | None:
+    """The probe file of ``functions`` (top-level test functions of ``text``) split into cases.
+
+    Args:
+        text: the test file.
+        functions: the test functions to split (the attempt's new ones); a method, an async
+            function or one with two ``parametrize`` tables is not split and not run.
+
+    Returns:
+        ``(probe text, cases)``: the file's imports, constants and helpers, its test functions
+        and test classes left out, and one ``test_foreman_case_<n>`` function per case; None when
+        the text does not parse. A function of one case is one case (dropping it drops the function).
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    cases: list[Case] = []
+    made: list[ast.stmt] = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.name not in functions:
+            continue
+        table = _parametrize(node)
+        if table is not None:
+            deco, names, rows = table
+            for index, row in enumerate(rows):
+                case = Case(len(cases), node.name, "row", index, ast.unparse(row), _strings(row))
+                cases.append(case)
+                made.append(_row_function(node, deco, names, row, case.name))
+            continue
+        if any(isinstance(d, ast.Call) and ast.unparse(d.func).endswith("mark.parametrize") for d in node.decorator_list):
+            continue
+        asserts = [stmt for stmt in node.body if isinstance(stmt, ast.Assert)]
+        for index, stmt in enumerate(asserts):
+            case = Case(len(cases), node.name, "assert", index, ast.unparse(stmt), _strings(stmt.test))
+            cases.append(case)
+            made.append(_assert_function(node, index, case.name))
+    body = [node for node in tree.body if not _is_test(node)]
+    module = ast.Module(body=[*body, *made], type_ignores=[])
+    return ast.unparse(ast.fix_missing_locations(module)) + "\n", cases
+
+
+def _is_test(node: ast.stmt) -> bool:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.name.startswith("test")
+    return isinstance(node, ast.ClassDef) and node.name.startswith("Test")
+
+
+def task_quotes(goal: str) -> set[str]:
+    """The strings the task quotes (``'2 days ago'``, ``"HI!"``, a backticked one); a quote must
+    open after a space or bracket and close before one, so ``format_age's`` is not one."""
+    return {m.group(2) for m in _QUOTE_RE.finditer(goal)}
+
+
+def _shape(value: str) -> str:
+    return re.sub(r"\d+", "#", value)
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text).replace('"', "'")
+
+
+def stated(case: Case, goal: str) -> bool:
+    """Whether the task states a value of ``case``: one of its strings (two characters or more)
+    is quoted by the task, or has the shape of one with other digits (``"5 days ago"`` beside
+    ``'2 days ago'``), or the case's source is written in the task (``word_count('two words') == 2``).
+    """
+    quotes = {q for q in task_quotes(goal) if len(q.strip()) >= 2}
+    shapes = {_shape(q) for q in quotes if re.search(r"\d", q)}
+    for value in case.strings:
+        if len(value.strip()) < 2:
+            continue
+        if value in quotes or (re.search(r"\d", value) and _shape(value) in shapes):
+            return True
+    source = case.source[len("assert "):] if case.kind == "assert" else case.source
+    return len(_squeeze(source)) >= 6 and _squeeze(source) in _squeeze(goal)
+
+
+def made_up(cases: list[Case], now: dict[str, str], before: dict[str, str], goal: str) -> list[Case]:
+    """The cases to drop (the module's rule); [] when none may be.
+
+    Args:
+        cases: the cases (:func:`split_cases`).
+        now: each case's probe kind on the changed code (``case.name`` -> ``asserts``,
+            ``new name``, ``own error``, ``passed``, ``skipped``; :func:`.probe.classify`).
+        before: the same on the old code.
+        goal: the task's text.
+    """
+    if not cases or any(case.name not in now or case.name not in before for case in cases):
+        return []
+    failing = [case for case in cases if now[case.name] != "passed"]
+    if not failing:
+        return []
+    drop = [case for case in failing if now[case.name] == "asserts" and before[case.name] == "asserts"
+            and not stated(case, goal)]
+    if len(drop) != len(failing):
+        return []
+    anchored = any(now[c.name] == "passed" and before[c.name] == "asserts" and stated(c, goal) for c in cases)
+    return drop if anchored else []
+
+
+def _offsets(text: str) -> list[int]:
+    starts, total = [], 0
+    for line in text.split("\n"):
+        starts.append(total)
+        total += len(line.encode("utf-8")) + 1
+    return starts
+
+
+def without(text: str, drop: list[Case]) -> str:
+    """``text`` (the test file) without the dropped cases: rows taken out of their table (the
+    table rewritten, one row a line), asserts taken out of their function; a function left with
+    no case goes whole.
+
+    Raises:
+        SyntaxError: the text does not parse.
+    """
+    from .probe import keep_only
+
+    tree = ast.parse(text)
+    data = text.encode("utf-8")
+    starts = _offsets(text)
+    edits: list[tuple[int, int, bytes]] = []
+    emptied: set[str] = set()
+    for node in tree.body:
+        mine = [case for case in drop if isinstance(node, ast.FunctionDef) and case.function == node.name]
+        if not mine:
+            continue
+        rows = {c.index for c in mine if c.kind == "row"}
+        table = _parametrize(node) if rows else None
+        if table is not None:
+            deco, _, elts = table
+            kept = [row for i, row in enumerate(elts) if i not in rows]
+            if not kept:
+                emptied.add(node.name)
+                continue
+            holder = deco.args[1]
+            first = starts[holder.lineno - 1] + holder.col_offset
+            end = starts[holder.end_lineno - 1] + holder.end_col_offset
+            line_start = starts[holder.lineno - 1]
+            indent = re.match(rb"\s*", data[line_start:first]).group(0).decode()
+            pieces = [ast.get_source_segment(text, row) or ast.unparse(row) for row in kept]
+            inner = "".join(f"{indent}    {piece},\n" for piece in pieces)
+            opener, closer = ("[", "]") if isinstance(holder, ast.List) else ("(", ")")
+            edits.append((first, end, f"{opener}\n{inner}{indent}{closer}".encode()))
+        asserts = [stmt for stmt in node.body if isinstance(stmt, ast.Assert)]
+        gone = {c.index for c in mine if c.kind == "assert"}
+        if gone and len(gone) == len(asserts):
+            emptied.add(node.name)
+            continue
+        for i in gone:
+            stmt = asserts[i]
+            first, end = starts[stmt.lineno - 1], starts[stmt.end_lineno - 1] + stmt.end_col_offset
+            rest = data[end:data.find(b"\n", end) if b"\n" in data[end:] else len(data)]
+            if (rest.strip() and not rest.strip().startswith(b"#")) or data[first:starts[stmt.lineno - 1] + stmt.col_offset].strip():
+                raise SyntaxError(f"line {stmt.lineno}: the assert shares its line")
+            edits.append((first, end + len(rest) + 1, b""))
+    for first, end, new in sorted(edits, reverse=True):
+        data = data[:first] + new + data[end:]
+    out = data.decode("utf-8")
+    if emptied:
+        names = {label for label in _labels(out)} - emptied
+        out = keep_only(out, names)
+    ast.parse(out)
+    return out
+
+
+def _labels(text: str) -> list[str]:
+    from .symbols import test_labels
+
+    return list(test_labels(text))
+
+
+def probe_path(path: str) -> str:
+    """The probe file beside a test file: ``tests/test_x.py`` -> ``tests/test_x_foreman_cases.py``."""
+    pure = PurePosixPath(path)
+    return str(pure.with_name(f"{pure.stem}_foreman_cases.py"))
+
+
+async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, summary: str) -> list[Case]:
+    """When the checks failed only in the test the task asks for, drop its made-up cases (the
+    module's rule) and rewrite it; return the dropped cases ([] when the rule does not apply:
+    another file fails, no case is made up, no case anchors the test, the check command is not
+    plain pytest). The probe file is removed whatever happens."""
+    from .asked import _probe, _probe_without
+
+    path = where.test_file
+    if not (where.wants_test and path and path != task.locked) or failing_files(summary) != {path}:
+        return []
+    code = {rel: data for rel, data in task.original.items() if not is_test_file(rel)}
+    text = task._read(path)
+    split = split_cases(text or "", task._new_tests(path)) if code else None
+    if split is None or len(split[1]) < 2:
+        return []
+    probe_text, cases = split
+    probe = task.root / probe_path(path)
+    if probe.exists():
+        return []
+    try:
+        probe.write_text(probe_text, encoding="utf-8")
+        now = {o.name: o.kind for o in await _probe(task, attempt, probe_path(path), where, "cases probe")}
+        before = {o.name: o.kind for o in await _probe_without(task, attempt, probe_path(path), where, code,
+                                                               "cases probe (old code)")}
+    finally:
+        probe.unlink(missing_ok=True)
+    drop = made_up(cases, now, before, task.goal)
+    if not drop:
+        return []
+    try:
+        rewritten = without(text or "", drop)
+    except SyntaxError:
+        return []
+    (task.root / path).write_text(rewritten, encoding="utf-8")
+    task._trace(attempt.number, "made-up cases", attempt.temperature, "", None,
+                outcomes=[[c.function, c.kind, c.source[:200]] for c in drop])
+    return drop
+
+
+__all__ = ["CASE_PREFIX", "Case", "drop_made_up", "made_up", "probe_path", "split_cases", "stated", "task_quotes",
+           "without"]

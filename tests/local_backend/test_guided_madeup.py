@@ -1,0 +1,200 @@
+"""Guided mode's made-up cases (issue 13, ``foreman/backends/local/madeup.py``): when only the test
+the task asks for fails, its cases that fail on the old code and on the change alike, with values
+the task never states, are dropped; a regression, a case of a function the task adds, or a test
+with no stated case to anchor it is never trimmed. The pure rule on the bench's own test text, and
+the whole turn through the real LocalRunner, real git, real pytest and the scripted HTTP server."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+from foreman.backends.local.madeup import Case, made_up, split_cases, stated, task_quotes, without
+
+from .fakeserver import last_user, text
+from .test_guided_named import CI, blocked_note, committed, review_note
+from .test_guided_runner import run as guided_turn
+
+BENCH_GOAL = ("In pocket_notes/formatting.py, format_age uses delta.seconds, which ignores whole days, so a note "
+              "created 2 days and 30 seconds ago shows 'just now'. Use int(delta.total_seconds()) instead so it "
+              "shows '2 days ago'. Add a test in tests/test_age_days.py.")
+# the 1.5B model's test for that task, attempt 1 of bench s12-q15-2 (two rows made up: no months or years)
+BENCH_TEST = '''import pytest
+from datetime import datetime, timedelta, timezone
+from pocket_notes.formatting import format_age
+
+NOW = datetime(2025, 3, 4, 16, 0, tzinfo=timezone.utc)
+
+@pytest.mark.parametrize("created, expected", [
+    (NOW - timedelta(seconds=20), "just now"),
+    (NOW - timedelta(days=2), "2 days ago"),
+    (NOW - timedelta(days=31), "1 month ago"),
+    (NOW - timedelta(days=365), "1 year ago"),
+])
+def test_age_in_minutes_and_hours(created, expected):
+    assert format_age(created, NOW) == expected
+
+
+def test_old(x=1):
+    assert x == 1
+'''
+
+AGE = ("from datetime import timedelta\n\n\ndef format_age(delta: timedelta) -> str:\n"
+       "    seconds = delta.seconds\n    if seconds < 60:\n        return 'just now'\n"
+       "    if seconds < 86400:\n        return f'{seconds // 60} minutes ago'\n"
+       "    return f'{delta.days} days ago'\n")
+FILES = {"age.py": AGE,
+         "test_age.py": "from datetime import timedelta\nfrom age import format_age\n\n\n"
+                        "def test_now():\n    assert format_age(timedelta(seconds=5)) == 'just now'\n"}
+GOAL = ("In age.py, format_age uses delta.seconds, which ignores whole days, so 2 days and 30 seconds shows "
+        "'just now'. Use int(delta.total_seconds()) instead so it shows '2 days ago'. Add a test in "
+        "tests/test_age_days.py.")
+FIX = text("```python\n# file: age.py\ndef format_age(delta: timedelta) -> str:\n"
+           "    seconds = int(delta.total_seconds())\n    if seconds < 60:\n        return 'just now'\n"
+           "    if seconds < 86400:\n        return f'{seconds // 60} minutes ago'\n"
+           "    return f'{delta.days} days ago'\n```")
+TABLE = ("```python\n# file: tests/test_age_days.py\nimport pytest\nfrom datetime import timedelta\n"
+         "from age import format_age\n\n\n@pytest.mark.parametrize('delta, expected', [\n"
+         "    (timedelta(seconds=20), 'just now'),\n    (timedelta(days=2, seconds=30), '2 days ago'),\n"
+         "    (timedelta(days=31), '1 month ago'),\n    (timedelta(days=3), '3 days ago'),\n])\n"
+         "def test_age(delta, expected):\n    assert format_age(delta) == expected\n```")
+
+
+def cases_of(text_: str, names: list[str]) -> list[Case]:
+    split = split_cases(text_, names)
+    assert split is not None
+    return split[1]
+
+
+def test_the_bench_table_splits_into_one_case_per_row_and_the_probe_file_runs_each_alone() -> None:
+    probe, cases = split_cases(BENCH_TEST, ["test_age_in_minutes_and_hours"])
+    assert [(c.kind, c.index, c.strings) for c in cases] == [
+        ("row", 0, ("just now",)), ("row", 1, ("2 days ago",)), ("row", 2, ("1 month ago",)),
+        ("row", 3, ("1 year ago",))]
+    tree = ast.parse(probe)
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert names == ["test_foreman_case_0", "test_foreman_case_1", "test_foreman_case_2", "test_foreman_case_3"]
+    assert "NOW = datetime(" in probe and "test_old" not in probe  # constants kept, other tests out
+    third = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "test_foreman_case_2")
+    assert not third.decorator_list and [a.arg for a in third.args.args] == []
+    assert ast.unparse(third.body[0]) == "created, expected = (NOW - timedelta(days=31), '1 month ago')"
+
+
+def test_asserts_split_one_case_each_keeping_the_statements_between() -> None:
+    src = "def test_x():\n    a = 1\n    assert a == 1\n    b = a + 1\n    assert b == 'two'\n"
+    probe, cases = split_cases(src, ["test_x"])
+    assert [(c.kind, c.source) for c in cases] == [("assert", "assert a == 1"), ("assert", "assert b == 'two'")]
+    second = ast.parse(probe).body[1]
+    assert [ast.unparse(s) for s in second.body] == ["a = 1", "b = a + 1", "assert b == 'two'"]
+
+
+def test_what_the_task_states() -> None:
+    assert task_quotes(BENCH_GOAL) == {"just now", "2 days ago"}
+    assert task_quotes("format_age's result, don't") == set()  # apostrophes are not quotes
+    goal = "Add tests/test_word_count.py that checks word_count('two words') == 2."
+    case = Case(0, "t", "assert", 0, "assert word_count('two words') == 2", ("two words",))
+    assert stated(case, goal)
+    rows = {value: Case(0, "t", "row", 0, f"(x, '{value}')", (value,)) for value in
+            ("2 days ago", "5 days ago", "1 month ago", "just now", "1 day ago")}
+    assert [v for v, c in rows.items() if stated(c, BENCH_GOAL)] == ["2 days ago", "5 days ago", "just now"]
+
+
+def judge(now: dict[int, str], before: dict[int, str], goal: str = BENCH_GOAL) -> list[int]:
+    cases = cases_of(BENCH_TEST, ["test_age_in_minutes_and_hours"])
+    return [c.index for c in made_up(cases, {f"test_foreman_case_{i}": k for i, k in now.items()},
+                                     {f"test_foreman_case_{i}": k for i, k in before.items()}, goal)]
+
+
+def test_made_up_rows_fail_on_both_codes_unstated_and_a_stated_row_anchors() -> None:
+    bench = {0: "passed", 1: "passed", 2: "asserts", 3: "asserts"}
+    old = {0: "passed", 1: "asserts", 2: "asserts", 3: "asserts"}
+    assert judge(bench, old) == [2, 3]
+
+
+def test_no_row_is_dropped_without_an_anchor_a_stated_failure_or_on_a_regression_or_import() -> None:
+    old = {0: "passed", 1: "asserts", 2: "asserts", 3: "asserts"}
+    # the stated row fails on the change: the change is wrong, the test stays whole
+    assert judge({0: "passed", 1: "asserts", 2: "asserts", 3: "asserts"}, old) == []
+    # a row that passed on the old code fails on the change: a regression
+    assert judge({0: "asserts", 1: "passed", 2: "asserts", 3: "asserts"}, old) == []
+    # the stated row passes on the old code too: it anchors nothing
+    assert judge({0: "passed", 1: "passed", 2: "asserts", 3: "asserts"},
+                 {0: "passed", 1: "passed", 2: "asserts", 3: "asserts"}) == []
+    # a function the task adds: every row fails on the import on the old code
+    assert judge({0: "passed", 1: "passed", 2: "asserts", 3: "asserts"}, {i: "new name" for i in range(4)}) == []
+    # a row broken in itself on the change
+    assert judge({0: "passed", 1: "passed", 2: "own error", 3: "asserts"}, old) == []
+    # a case the probe did not report (a collection error)
+    assert judge({0: "passed", 1: "passed", 2: "asserts"}, old) == []
+    # nothing stated by the task: no anchor
+    assert judge({0: "passed", 1: "passed", 2: "asserts", 3: "asserts"}, old, goal="Fix format_age.") == []
+
+
+def test_without_rewrites_the_table_and_drops_asserts_and_emptied_functions() -> None:
+    cases = cases_of(BENCH_TEST, ["test_age_in_minutes_and_hours", "test_old"])
+    out = without(BENCH_TEST, [c for c in cases if c.index in (2, 3) and c.kind == "row"])
+    assert "1 month ago" not in out and "1 year ago" not in out
+    assert '(NOW - timedelta(days=2), "2 days ago"),' in out and "def test_old(x=1):" in out
+    src = "def test_a():\n    v = 2\n    assert v == 2\n    assert v == 'x'  # made up\n\n\ndef test_b():\n    assert 0\n"
+    cases = cases_of(src, ["test_a", "test_b"])
+    out = without(src, [cases[1], cases[2]])
+    assert out == "def test_a():\n    v = 2\n    assert v == 2\n"
+
+
+async def turn(tmp_path: Path, replies: list, goal: str = GOAL, files: dict | None = None, **profile):
+    asked = iter(replies)
+    return await guided_turn(tmp_path, lambda req: next(asked), files=files or FILES, goal=goal,
+                             **{"attempts": 1, "repairs": 1, **profile})
+
+
+async def test_a_right_fix_whose_test_makes_up_a_row_passes_with_that_row_dropped(tmp_path: Path) -> None:
+    result, tools, server, stats, repo = await turn(tmp_path, [FIX, text(TABLE)])
+    assert stats.passed and len(server.requests) == 2, [last_user(r)[:80] for r in server.requests]
+    kept = (repo / "tests/test_age_days.py").read_text()
+    assert "1 month ago" not in kept and "'2 days ago'" in kept and "'3 days ago'" in kept
+    assert not (repo / "tests/test_age_days_foreman_cases.py").exists()
+    assert committed(repo) == ["age.py", "tests/test_age_days.py"]
+    assert "1 made-up case(s) dropped ((timedelta(days=31), '1 month ago'))" in review_note(tools)
+    suite = subprocess.run(CI.split(), cwd=repo, capture_output=True, text=True)
+    assert suite.returncode == 0 and "4 passed" in suite.stdout, suite.stdout
+
+
+async def test_a_wrong_fix_keeps_its_whole_test_and_ends_blocked(tmp_path: Path) -> None:
+    wrong = text("```python\n# file: age.py\ndef format_age(delta: timedelta) -> str:\n"
+                 "    seconds = int(delta.total_seconds())\n    if seconds < 60:\n        return 'just now'\n"
+                 "    if seconds < 86400:\n        return f'{seconds // 60} minutes ago'\n"
+                 "    return f'{delta.days} day ago'\n```")  # '2 day ago': the stated row fails
+    result, tools, server, stats, repo = await turn(tmp_path, [wrong, text(TABLE), wrong])
+    assert not stats.passed and stats.attempts[0].outcome == "checks failed"
+    assert "made-up" not in blocked_note(tools)
+    repair = last_user(server.requests[2])
+    assert "'2 days ago'" in repair and "1 month ago" in repair  # the model saw its whole test fail
+    assert not (repo / "tests").exists()
+
+
+async def test_a_function_the_task_adds_never_has_its_cases_dropped(tmp_path: Path) -> None:
+    goal = "Add shout(text) to age.py: it returns the text in upper case followed by '!'. Add tests/test_shout.py."
+    code = text("```python\n# file: age.py\ndef shout(text):\n    return text.upper() + '!'\n```")
+    tests = text("```python\n# file: tests/test_shout.py\nfrom age import shout\n\n\n"
+                 "def test_shout():\n    assert shout('hi') == 'HI!'\n    assert shout('') == ''\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [code, tests, code], goal=goal)
+    assert not stats.passed  # shout('') == '' fails on both codes, but the old one has no shout: not judged
+    assert "made-up" not in blocked_note(tools)
+
+
+async def test_a_test_reply_cut_inside_its_table_is_asked_once_more_for_plain_asserts(tmp_path: Path) -> None:
+    """Bench s12-q15-11, format_age: the test listed a row a day until the 512-token cut, in both
+    attempts, and the repair sent the same table back, cut again."""
+    rows = "".join(f"    (timedelta(days={d}), '{d} days ago'),\n" for d in range(2, 40))
+    cut = ("```python\n# file: tests/test_age_days.py\nimport pytest\nfrom datetime import timedelta\n"
+           "from age import format_age\n\n\n@pytest.mark.parametrize('delta, expected', [\n" + rows)
+    plain = text("```python\n# file: tests/test_age_days.py\nfrom datetime import timedelta\nfrom age import format_age"
+                 "\n\n\ndef test_two_days():\n    assert format_age(timedelta(days=2, seconds=30)) == '2 days ago'\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [FIX, text(cut, finish_reason="length"), plain])
+    asks = [last_user(r) for r in server.requests]
+    assert len(asks) == 3 and stats.passed, asks
+    assert asks[1].startswith("Task:") and asks[2].startswith(asks[1])  # afresh: the same request, one sentence on
+    assert asks[2].endswith("no @pytest.mark.parametrize table.") and "days=39" not in asks[2]
+    assert [r["temperature"] for r in server.requests] == [0.2, 0.2, 0.4]
+    assert committed(repo) == ["age.py", "tests/test_age_days.py"]
