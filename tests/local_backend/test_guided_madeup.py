@@ -100,10 +100,14 @@ def test_what_the_task_states() -> None:
     assert [v for v, c in rows.items() if stated(c, BENCH_GOAL)] == ["2 days ago", "5 days ago", "just now"]
 
 
-def judge(now: dict[int, str], before: dict[int, str], goal: str = BENCH_GOAL) -> list[int]:
+def judge(now: dict[int, str], before: dict[int, str], goal: str = BENCH_GOAL, same: tuple[int, ...] = ()
+          ) -> list[int]:
+    """The rows dropped when the cases end as ``now`` and ``before`` say; rows in ``same`` fail with
+    the same message on both codes (the change did not move them), the others with another."""
     cases = cases_of(BENCH_TEST, ["test_age_in_minutes_and_hours"])
-    return [c.index for c in made_up(cases, {f"test_foreman_case_{i}": k for i, k in now.items()},
-                                     {f"test_foreman_case_{i}": k for i, k in before.items()}, goal)]
+    return [c.index for c in made_up(cases, {f"test_foreman_case_{i}": (k, f"assert {i}") for i, k in now.items()},
+                                     {f"test_foreman_case_{i}": (k, f"assert {i}" if i in same else "old")
+                                      for i, k in before.items()}, goal)]
 
 
 def test_made_up_rows_fail_on_both_codes_unstated_and_a_stated_row_anchors() -> None:
@@ -127,6 +131,8 @@ def test_no_row_is_dropped_without_an_anchor_a_stated_failure_or_on_a_regression
     assert judge({0: "passed", 1: "passed", 2: "own error", 3: "asserts"}, old) == []
     # a case the probe did not report (a collection error)
     assert judge({0: "passed", 1: "passed", 2: "asserts"}, old) == []
+    # a row the change left failing as it was (the change fixed the stated input alone)
+    assert judge({0: "passed", 1: "passed", 2: "asserts", 3: "asserts"}, old, same=(3,)) == []
     # nothing stated by the task: no anchor
     assert judge({0: "passed", 1: "passed", 2: "asserts", 3: "asserts"}, old, goal="Fix format_age.") == []
 
@@ -198,3 +204,52 @@ async def test_a_test_reply_cut_inside_its_table_is_asked_once_more_for_plain_as
     assert asks[2].endswith("no @pytest.mark.parametrize table.") and "days=39" not in asks[2]
     assert [r["temperature"] for r in server.requests] == [0.2, 0.2, 0.4]
     assert committed(repo) == ["age.py", "tests/test_age_days.py"]
+
+
+SLUG = {"slug.py": "def slugify(text):\n    return text.replace(' ', '-')\n",
+        "test_slug.py": "from slug import slugify\n\n\ndef test_dash():\n    assert slugify('a b') == 'a-b'\n"}
+SLUG_GOAL = ("In slug.py, slugify keeps upper-case letters: slugify('Hello World') returns 'Hello-World'. It must "
+             "lower-case every letter, so it returns 'hello-world'. Add a test in tests/test_slug_lower.py.")
+HARDCODED = text("```python\n# file: slug.py\ndef slugify(text):\n    if text == 'Hello World':\n"
+                 "        return 'hello-world'\n    return text.replace(' ', '-')\n```")
+
+
+async def test_a_hard_coded_fix_keeps_the_rows_that_catch_it_and_ends_blocked(tmp_path: Path) -> None:
+    """A review's scripted run: the rows the hard-coded change fails fail on the old code too and
+    are not quoted by the task, but the change did not move them ('Foo-Bar' on both)."""
+    table = text("```python\n# file: tests/test_slug_lower.py\nimport pytest\nfrom slug import slugify\n\n\n"
+                 "@pytest.mark.parametrize('given, expected', [\n    ('Hello World', 'hello-world'),\n"
+                 "    ('Foo Bar', 'foo-bar'),\n    ('ABC', 'abc'),\n])\n"
+                 "def test_lower(given, expected):\n    assert slugify(given) == expected\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [HARDCODED, table, HARDCODED], goal=SLUG_GOAL,
+                                                    files=SLUG)
+    assert not stats.passed and "made-up" not in blocked_note(tools)
+
+
+async def test_a_stated_check_in_a_loop_is_never_dropped_with_an_unstated_assert(tmp_path: Path) -> None:
+    goal = ("In slug.py, slugify keeps upper-case letters: slugify('Hello World') returns 'Hello-World' and "
+            "slugify('ABC') returns 'ABC'. It must lower-case every letter: 'hello-world' and 'abc'. "
+            "Add a test in tests/test_slug_lower.py.")
+    tests = text("```python\n# file: tests/test_slug_lower.py\nfrom slug import slugify\n\n\n"
+                 "def test_hello():\n    assert slugify('Hello World') == 'hello-world'\n\n\n"
+                 "def test_more():\n    for given, expected in [('ABC', 'abc')]:\n"
+                 "        assert slugify(given) == expected\n    assert slugify('x Y') == 'x-yy'\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [HARDCODED, tests, HARDCODED], goal=goal, files=SLUG)
+    assert not stats.passed and "made-up" not in blocked_note(tools)
+
+
+def test_names_defined_twice_nested_asserts_and_keyword_tables_are_not_split() -> None:
+    twice = "def test_b():\n    pass\n\n\ndef test_b():\n    assert 1\n    assert 2\n    assert 3 == 4\n"
+    assert cases_of(twice, ["test_b"]) == []
+    nested = "def test_c():\n    with open('f') as f:\n        assert f\n    assert 1\n"
+    assert cases_of(nested, ["test_c"]) == []
+    ids = ("import pytest\n\n\n@pytest.mark.parametrize('a, b', [('x', 'X'), ('y', 'Q')], ids=['x', 'y'])\n"
+           "def test_a(a, b):\n    assert a.upper() == b\n")
+    assert cases_of(ids, ["test_a"]) == []
+
+
+def test_without_keeps_crlf_in_a_rewritten_table() -> None:
+    src = BENCH_TEST.replace("\n", "\r\n")
+    cases = cases_of(src, ["test_age_in_minutes_and_hours"])
+    out = without(src, [cases[2]])
+    assert "1 month ago" not in out and out.count("\n") == out.count("\r\n")

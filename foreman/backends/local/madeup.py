@@ -15,7 +15,8 @@ after the checks failed only in that test:
    back, on the old code (:mod:`.probe`, pytest's JUnit report).
 3. *Judge* (:func:`made_up`): a case is made up when it fails on an ``assert`` on both (so the
    code it calls exists on the old code too: a task that adds a function never gets here, its
-   cases fail on the import there) and no value of it is stated by the task (a quoted string of
+   cases fail on the import there), the change moved it (its assert's message differs on the
+   two) and no value of it is stated by the task (a quoted string of
    the task, or one of its shape with other digits, ``"5 days ago"`` beside ``'2 days ago'``,
    or the assert written in the task). Cases are dropped only when every failing case is made
    up and one case *anchors* the test: stated, passing on the change, failing on the old code
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from .answers import Planned
 from .guided_text import failing_files
 from .localize import is_test_file
 
@@ -77,8 +79,8 @@ def _parametrize(func: ast.FunctionDef) -> tuple[ast.Call, list[str], list[ast.e
     None when it has none, more than one, or one that is not a literal list of rows."""
     found = [d for d in func.decorator_list if isinstance(d, ast.Call)
              and ast.unparse(d.func).endswith("mark.parametrize")]
-    if len(found) != 1 or len(found[0].args) < 2:
-        return None
+    if len(found) != 1 or len(found[0].args) != 2 or found[0].keywords:
+        return None  # ids=, indirect=: rows and ids must go together, and a fixture sees another value
     deco = found[0]
     names_node, rows_node = deco.args[0], deco.args[1]
     if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
@@ -132,6 +134,8 @@ def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | Non
         ``(probe text, cases)``: the file's imports, constants and helpers, its test functions
         and test classes left out, and one ``test_foreman_case_<n>`` function per case; None when
         the text does not parse. A function of one case is one case (dropping it drops the function).
+        Not split: a method, an async function, a name defined twice, a function with an assert
+        inside a block (a loop, a ``with``), one whose ``parametrize`` has keywords (``ids=``).
     """
     try:
         tree = ast.parse(text)
@@ -139,14 +143,20 @@ def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | Non
         return None
     cases: list[Case] = []
     made: list[ast.stmt] = []
+    defined = [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                    ast.ClassDef))]
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or node.name not in functions:
+        if not isinstance(node, ast.FunctionDef) or node.name not in functions or defined.count(node.name) > 1:
             continue
+        if any(isinstance(inner, ast.Assert) for stmt in node.body if not isinstance(stmt, ast.Assert)
+               for inner in ast.walk(stmt)):
+            continue  # an assert in a loop or a block: its check would go unjudged with a top-level one
         table = _parametrize(node)
         if table is not None:
             deco, names, rows = table
+            body = tuple(value for stmt in node.body for value in _strings(stmt))
             for index, row in enumerate(rows):
-                case = Case(len(cases), node.name, "row", index, ast.unparse(row), _strings(row))
+                case = Case(len(cases), node.name, "row", index, ast.unparse(row), _strings(row) + body)
                 cases.append(case)
                 made.append(_row_function(node, deco, names, row, case.name))
             continue
@@ -198,26 +208,33 @@ def stated(case: Case, goal: str) -> bool:
     return len(_squeeze(source)) >= 6 and _squeeze(source) in _squeeze(goal)
 
 
-def made_up(cases: list[Case], now: dict[str, str], before: dict[str, str], goal: str) -> list[Case]:
+def made_up(cases: list[Case], now: dict[str, tuple[str, str]], before: dict[str, tuple[str, str]],
+            goal: str) -> list[Case]:
     """The cases to drop (the module's rule); [] when none may be.
+
+    A case is dropped only when the change moved it: its assert's message differs on the two codes
+    (``assert '31 days ago' == '1 month ago'`` against ``assert 'just now' == ...``). A case the
+    change left as the old code had it is what a change that fixes the stated input alone (a
+    hard-coded ``if text == 'Hello World'``) fails, and stays (a review's scripted run).
 
     Args:
         cases: the cases (:func:`split_cases`).
-        now: each case's probe kind on the changed code (``case.name`` -> ``asserts``,
-            ``new name``, ``own error``, ``passed``, ``skipped``; :func:`.probe.classify`).
+        now: each case's probe result on the changed code, ``case.name`` -> ``(kind, detail)``
+            (kind: ``asserts``, ``new name``, ``own error``, ``passed``, ``skipped``; detail: the
+            exception line; :class:`.probe.ProbeOutcome`).
         before: the same on the old code.
         goal: the task's text.
     """
     if not cases or any(case.name not in now or case.name not in before for case in cases):
         return []
-    failing = [case for case in cases if now[case.name] != "passed"]
+    failing = [case for case in cases if now[case.name][0] != "passed"]
     if not failing:
         return []
-    drop = [case for case in failing if now[case.name] == "asserts" and before[case.name] == "asserts"
-            and not stated(case, goal)]
+    drop = [case for case in failing if now[case.name][0] == "asserts" and before[case.name][0] == "asserts"
+            and now[case.name][1] != before[case.name][1] and not stated(case, goal)]
     if len(drop) != len(failing):
         return []
-    anchored = any(now[c.name] == "passed" and before[c.name] == "asserts" and stated(c, goal) for c in cases)
+    anchored = any(now[c.name][0] == "passed" and before[c.name][0] == "asserts" and stated(c, goal) for c in cases)
     return drop if anchored else []
 
 
@@ -235,7 +252,8 @@ def without(text: str, drop: list[Case]) -> str:
     no case goes whole.
 
     Raises:
-        SyntaxError: the text does not parse.
+        SyntaxError: the text does not parse, or an assert to drop shares its line.
+        IndexError: ``drop`` holds a case that is not of this text.
     """
     from .probe import keep_only
 
@@ -262,9 +280,10 @@ def without(text: str, drop: list[Case]) -> str:
             line_start = starts[holder.lineno - 1]
             indent = re.match(rb"\s*", data[line_start:first]).group(0).decode()
             pieces = [ast.get_source_segment(text, row) or ast.unparse(row) for row in kept]
-            inner = "".join(f"{indent}    {piece},\n" for piece in pieces)
+            nl = "\r\n" if "\r\n" in text else "\n"
+            inner = "".join(f"{indent}    {piece},{nl}" for piece in pieces)
             opener, closer = ("[", "]") if isinstance(holder, ast.List) else ("(", ")")
-            edits.append((first, end, f"{opener}\n{inner}{indent}{closer}".encode()))
+            edits.append((first, end, f"{opener}{nl}{inner}{indent}{closer}".encode()))
         asserts = [stmt for stmt in node.body if isinstance(stmt, ast.Assert)]
         gone = {c.index for c in mine if c.kind == "assert"}
         if gone and len(gone) == len(asserts):
@@ -316,13 +335,14 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
         return []
     probe_text, cases = split
     probe = task.root / probe_path(path)
-    if probe.exists():
+    allowed, _ = await task.tools.permit("Write", {"file_path": str(probe)})
+    if probe.exists() or not allowed:
         return []
     try:
         probe.write_text(probe_text, encoding="utf-8")
-        now = {o.name: o.kind for o in await _probe(task, attempt, probe_path(path), where, "cases probe")}
-        before = {o.name: o.kind for o in await _probe_without(task, attempt, probe_path(path), where, code,
-                                                               "cases probe (old code)")}
+        now = {o.name: (o.kind, o.detail) for o in await _probe(task, attempt, probe_path(path), where, "cases probe")}
+        before = {o.name: (o.kind, o.detail) for o in await _probe_without(task, attempt, probe_path(path), where,
+                                                                           code, "cases probe (old code)")}
     finally:
         probe.unlink(missing_ok=True)
     drop = made_up(cases, now, before, task.goal)
@@ -330,9 +350,10 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
         return []
     try:
         rewritten = without(text or "", drop)
-    except SyntaxError:
+    except (SyntaxError, IndexError, ValueError):
         return []
-    (task.root / path).write_text(rewritten, encoding="utf-8")
+    if not await task._write(Planned(texts={path: rewritten})):  # through the policy, as every write
+        return []
     task._trace(attempt.number, "made-up cases", attempt.temperature, "", None,
                 outcomes=[[c.function, c.kind, c.source[:200]] for c in drop])
     return drop
