@@ -170,3 +170,7 @@ def follow_team(d: Any, on_team: Any, governed: Any, *, hint: str = "", name_of:
         d.act(lambda core, now: core.feed(f"Not on this start's team (--workers): {names} went off shift{hint}",
                                           now, kind="agent"))
     return leaving
+
+
+__all__ = ["ALL_WORKERS", "CLEANUP_GRACE", "LEAD", "TITLES", "Running", "author", "fill_runners", "follow_team",
+           "retire_off_roster", "team_from", "team_line", "team_of", "title", "where"]
