@@ -84,7 +84,7 @@ def test_the_bench_table_splits_into_one_case_per_row_and_the_probe_file_runs_ea
 def test_asserts_split_one_case_each_keeping_the_statements_between() -> None:
     src = "def test_x():\n    a = 1\n    assert a == 1\n    b = a + 1\n    assert b == 'two'\n"
     probe, cases = split_cases(src, ["test_x"])
-    assert [(c.kind, c.source) for c in cases] == [("assert", "assert a == 1"), ("assert", "assert b == 'two'")]
+    assert [(c.kind, c.source) for c in cases] == [("assert", "a == 1"), ("assert", "b == 'two'")]
     second = ast.parse(probe).body[1]
     assert [ast.unparse(s) for s in second.body] == ["a = 1", "b = a + 1", "assert b == 'two'"]
 
@@ -93,7 +93,7 @@ def test_what_the_task_states() -> None:
     assert task_quotes(BENCH_GOAL) == {"just now", "2 days ago"}
     assert task_quotes("format_age's result, don't") == set()  # apostrophes are not quotes
     goal = "Add tests/test_word_count.py that checks word_count('two words') == 2."
-    case = Case(0, "t", "assert", 0, "assert word_count('two words') == 2", ("two words",))
+    case = Case(0, "t", "assert", 0, "word_count('two words') == 2", ("two words",))
     assert stated(case, goal)
     rows = {value: Case(0, "t", "row", 0, f"(x, '{value}')", (value,)) for value in
             ("2 days ago", "5 days ago", "1 month ago", "just now", "1 day ago")}
@@ -253,3 +253,61 @@ def test_without_keeps_crlf_in_a_rewritten_table() -> None:
     cases = cases_of(src, ["test_age_in_minutes_and_hours"])
     out = without(src, [cases[2]])
     assert "1 month ago" not in out and out.count("\n") == out.count("\r\n")
+
+
+# the 1.5B model's test for the bench's format_age task, asked again after a cut (s13-q15-2, attempt 1)
+UNITTEST = '''import unittest
+from datetime import datetime, timedelta, timezone
+from pocket_notes.formatting import format_age
+
+NOW = datetime(2025, 3, 4, 16, 0, tzinfo=timezone.utc)
+
+class FormattingTest(unittest.TestCase):
+    def setUp(self):
+        self.now = NOW
+
+    def test_age_in_days(self):
+        self.assertEqual(format_age(NOW - timedelta(days=1), NOW), "1 day ago")
+        self.assertEqual(format_age(NOW - timedelta(days=2), NOW), "2 days ago")
+
+    def test_age_in_years(self):
+        self.assertEqual(format_age(NOW - timedelta(days=365), NOW), "1 year ago")
+        self.assertEqual(format_age(NOW - timedelta(days=730), NOW), "2 years ago")
+'''
+
+
+def test_unittest_methods_split_one_case_per_check_in_a_copy_of_their_class() -> None:
+    probe, cases = split_cases(UNITTEST, ["test_age_in_days", "test_age_in_years"])
+    assert [(c.function, c.name, c.source) for c in cases] == [
+        ("FormattingTest.test_age_in_days", "TestForemanCase0.test_age_in_days",
+         "format_age(NOW - timedelta(days=1), NOW) == '1 day ago'"),
+        ("FormattingTest.test_age_in_days", "TestForemanCase1.test_age_in_days",
+         "format_age(NOW - timedelta(days=2), NOW) == '2 days ago'"),
+        ("FormattingTest.test_age_in_years", "TestForemanCase2.test_age_in_years",
+         "format_age(NOW - timedelta(days=365), NOW) == '1 year ago'"),
+        ("FormattingTest.test_age_in_years", "TestForemanCase3.test_age_in_years",
+         "format_age(NOW - timedelta(days=730), NOW) == '2 years ago'")]
+    tree = ast.parse(probe)
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    assert [c.name for c in classes] == [f"TestForemanCase{i}" for i in range(4)]  # FormattingTest left out
+    assert [m.name for m in classes[2].body] == ["setUp", "test_age_in_years"]
+    assert len(classes[2].body[1].body) == 1 and "365" in ast.unparse(classes[2].body[1])
+    assert [stated(c, BENCH_GOAL) for c in cases] == [False, True, False, False]
+    out = without(UNITTEST, cases[2:])
+    assert "test_age_in_years" not in out and "def test_age_in_days(self):" in out and "def setUp" in out
+    out = without(UNITTEST, cases[3:])
+    assert "730" not in out and "365" in out
+
+
+async def test_a_right_fix_whose_unittest_test_makes_up_years_passes_with_that_method_dropped(tmp_path: Path) -> None:
+    tests = text("```python\n# file: tests/test_age_days.py\nimport unittest\nfrom datetime import timedelta\n"
+                 "from age import format_age\n\n\nclass AgeTest(unittest.TestCase):\n"
+                 "    def test_days(self):\n        self.assertEqual(format_age(timedelta(days=2, seconds=30)), '2 days ago')\n"
+                 "        self.assertEqual(format_age(timedelta(seconds=3)), 'just now')\n\n"
+                 "    def test_years(self):\n        self.assertEqual(format_age(timedelta(days=365)), '1 year ago')\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [FIX, tests])
+    assert stats.passed and len(server.requests) == 2
+    kept = (repo / "tests/test_age_days.py").read_text()
+    assert "def test_years" not in kept and "'2 days ago'" in kept and "class AgeTest(unittest.TestCase):" in kept
+    suite = subprocess.run(CI.split(), cwd=repo, capture_output=True, text=True)
+    assert suite.returncode == 0 and "2 passed" in suite.stdout, suite.stdout

@@ -60,6 +60,8 @@ class Case:
         index: the row's or the assert's index in the function.
         source: the row's or the assert's source text.
         strings: the string constants it holds.
+        probe: its label in the probe file's report ("" for ``test_foreman_case_<number>``; a
+            method's is ``TestForemanCase<number>.<method>``).
     """
 
     number: int
@@ -68,10 +70,11 @@ class Case:
     index: int
     source: str
     strings: tuple[str, ...]
+    probe: str = ""
 
     @property
     def name(self) -> str:
-        return f"{CASE_PREFIX}{self.number}"
+        return self.probe or f"{CASE_PREFIX}{self.number}"
 
 
 def _parametrize(func: ast.FunctionDef) -> tuple[ast.Call, list[str], list[ast.expr]] | None:
@@ -114,28 +117,87 @@ def _row_function(func: ast.FunctionDef, deco: ast.Call, names: list[str], row: 
     return out
 
 
-def _assert_function(func: ast.FunctionDef, keep: int, name: str) -> ast.FunctionDef:
+def _is_check(stmt: ast.AST) -> bool:
+    """An ``assert`` statement or a ``self.assert...(...)`` call statement (unittest)."""
+    if isinstance(stmt, ast.Assert):
+        return True
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr.startswith("assert"))
+
+
+def _nested_check(func: ast.FunctionDef) -> bool:
+    """A check inside a block of the body (a loop, a ``with``, an ``if``)."""
+    return any(isinstance(inner, ast.Assert) or (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                                                 and inner.func.attr.startswith("assert"))
+               for stmt in func.body if not _is_check(stmt) for inner in ast.walk(stmt))
+
+
+def _checks(func: ast.FunctionDef) -> list[ast.stmt]:
+    return [stmt for stmt in func.body if _is_check(stmt)]
+
+
+def _check_function(func: ast.FunctionDef, keep: int, name: str) -> ast.FunctionDef:
     out = copy.deepcopy(func)
     out.name = name
-    asserts = [i for i, stmt in enumerate(out.body) if isinstance(stmt, ast.Assert)]
-    out.body = [stmt for i, stmt in enumerate(out.body) if not isinstance(stmt, ast.Assert) or i == asserts[keep]]
+    checks = [i for i, stmt in enumerate(out.body) if _is_check(stmt)]
+    out.body = [stmt for i, stmt in enumerate(out.body) if not _is_check(stmt) or i == checks[keep]]
     return out
 
 
+def _units(tree: ast.Module, functions: list[str]) -> list[tuple[str, ast.FunctionDef, ast.ClassDef | None]]:
+    """``(label, function, its class or None)`` of the test functions and methods named in
+    ``functions``, each defined once (``test_x`` or ``Class.test_x``)."""
+    found: list[tuple[str, ast.FunctionDef, ast.ClassDef | None]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found.append((node.name, node, None))
+        elif isinstance(node, ast.ClassDef):
+            found.extend((f"{node.name}.{m.name}", m, node) for m in node.body if isinstance(m, ast.FunctionDef))
+    labels = [label for label, _, _ in found]
+    tops = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return [(label, func, cls) for label, func, cls in found
+            if func.name in functions and func.name.startswith("test") and labels.count(label) == 1
+            and (cls is None or tops.count(cls.name) == 1) and (cls is not None or tops.count(func.name) == 1)]
+
+
+def _case_class(cls: ast.ClassDef, method: ast.FunctionDef, name: str) -> ast.ClassDef:
+    """A copy of a test class named ``name`` with its fixtures and helpers and ``method`` alone."""
+    out = copy.deepcopy(cls)
+    out.name = name
+    out.body = [*(copy.deepcopy(stmt) for stmt in cls.body
+                  if not (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"))),
+                method]
+    return out
+
+
+def _check_source(stmt: ast.stmt) -> str:
+    """The check's source as the task would write it: ``a == b`` for ``assert a == b`` and for
+    ``self.assertEqual(a, b)``."""
+    if isinstance(stmt, ast.Assert):
+        return ast.unparse(stmt.test)
+    call = stmt.value  # type: ignore[attr-defined]
+    if call.func.attr == "assertEqual" and len(call.args) == 2:
+        return f"{ast.unparse(call.args[0])} == {ast.unparse(call.args[1])}"
+    return ast.unparse(call)
+
+
 def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | None:
-    """The probe file of ``functions`` (top-level test functions of ``text``) split into cases.
+    """The probe file of ``functions`` (test functions and methods of ``text``) split into cases.
 
     Args:
         text: the test file.
-        functions: the test functions to split (the attempt's new ones); a method, an async
-            function or one with two ``parametrize`` tables is not split and not run.
+        functions: the names of the test functions and methods to split (the attempt's new ones).
 
     Returns:
         ``(probe text, cases)``: the file's imports, constants and helpers, its test functions
-        and test classes left out, and one ``test_foreman_case_<n>`` function per case; None when
-        the text does not parse. A function of one case is one case (dropping it drops the function).
-        Not split: a method, an async function, a name defined twice, a function with an assert
-        inside a block (a loop, a ``with``), one whose ``parametrize`` has keywords (``ids=``).
+        and test classes left out, and per case a ``test_foreman_case_<n>`` function (a method's:
+        a ``TestForemanCase<n>`` copy of its class, fixtures kept, with that method alone); None
+        when the text does not parse. A case is a row of a function's one ``parametrize`` table
+        or a check of its body (``assert``, ``self.assertEqual(...)``); a function of one case is
+        one case (dropping it drops the function). Not split: an async function, a name defined
+        twice, a function with a check inside a block (a loop, a ``with``), one whose
+        ``parametrize`` has keywords (``ids=``), a method's table.
     """
     try:
         tree = ast.parse(text)
@@ -143,39 +205,42 @@ def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | Non
         return None
     cases: list[Case] = []
     made: list[ast.stmt] = []
-    defined = [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                    ast.ClassDef))]
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or node.name not in functions or defined.count(node.name) > 1:
-            continue
-        if any(isinstance(inner, ast.Assert) for stmt in node.body if not isinstance(stmt, ast.Assert)
-               for inner in ast.walk(stmt)):
-            continue  # an assert in a loop or a block: its check would go unjudged with a top-level one
-        table = _parametrize(node)
+    for label, node, cls in _units(tree, functions):
+        if _nested_check(node):
+            continue  # a check in a loop or a block: it would go unjudged beside a top-level one
+        tables = [d for d in node.decorator_list if isinstance(d, ast.Call)
+                  and ast.unparse(d.func).endswith("mark.parametrize")]
+        table = _parametrize(node) if cls is None else None
         if table is not None:
             deco, names, rows = table
             body = tuple(value for stmt in node.body for value in _strings(stmt))
             for index, row in enumerate(rows):
-                case = Case(len(cases), node.name, "row", index, ast.unparse(row), _strings(row) + body)
+                case = Case(len(cases), label, "row", index, ast.unparse(row), _strings(row) + body)
                 cases.append(case)
                 made.append(_row_function(node, deco, names, row, case.name))
             continue
-        if any(isinstance(d, ast.Call) and ast.unparse(d.func).endswith("mark.parametrize") for d in node.decorator_list):
+        if tables:
             continue
-        asserts = [stmt for stmt in node.body if isinstance(stmt, ast.Assert)]
-        for index, stmt in enumerate(asserts):
-            case = Case(len(cases), node.name, "assert", index, ast.unparse(stmt), _strings(stmt.test))
+        for index, stmt in enumerate(_checks(node)):
+            number = len(cases)
+            probe = f"TestForemanCase{number}.{node.name}" if cls is not None else ""
+            case = Case(number, label, "assert", index, _check_source(stmt), _strings(stmt), probe)
             cases.append(case)
-            made.append(_assert_function(node, index, case.name))
+            if cls is None:
+                made.append(_check_function(node, index, case.name))
+            else:
+                made.append(_case_class(cls, _check_function(node, index, node.name), f"TestForemanCase{number}"))
     body = [node for node in tree.body if not _is_test(node)]
     module = ast.Module(body=[*body, *made], type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(module)) + "\n", cases
 
 
 def _is_test(node: ast.stmt) -> bool:
+    """A test function, or a class holding test methods (or named ``Test...``)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return node.name.startswith("test")
-    return isinstance(node, ast.ClassDef) and node.name.startswith("Test")
+    return isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(
+        isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test") for m in node.body))
 
 
 def task_quotes(goal: str) -> set[str]:
@@ -204,8 +269,7 @@ def stated(case: Case, goal: str) -> bool:
             continue
         if value in quotes or (re.search(r"\d", value) and _shape(value) in shapes):
             return True
-    source = case.source[len("assert "):] if case.kind == "assert" else case.source
-    return len(_squeeze(source)) >= 6 and _squeeze(source) in _squeeze(goal)
+    return len(_squeeze(case.source)) >= 6 and _squeeze(case.source) in _squeeze(goal)
 
 
 def made_up(cases: list[Case], now: dict[str, tuple[str, str]], before: dict[str, tuple[str, str]],
@@ -248,8 +312,8 @@ def _offsets(text: str) -> list[int]:
 
 def without(text: str, drop: list[Case]) -> str:
     """``text`` (the test file) without the dropped cases: rows taken out of their table (the
-    table rewritten, one row a line), asserts taken out of their function; a function left with
-    no case goes whole.
+    table rewritten, one row a line), asserts taken out of their function or method; a function
+    or method left with no case goes whole (a class left with no test method too).
 
     Raises:
         SyntaxError: the text does not parse, or an assert to drop shares its line.
@@ -262,8 +326,8 @@ def without(text: str, drop: list[Case]) -> str:
     starts = _offsets(text)
     edits: list[tuple[int, int, bytes]] = []
     emptied: set[str] = set()
-    for node in tree.body:
-        mine = [case for case in drop if isinstance(node, ast.FunctionDef) and case.function == node.name]
+    for label, node, _ in _units(tree, list({case.function.rsplit(".", 1)[-1] for case in drop})):
+        mine = [case for case in drop if case.function == label]
         if not mine:
             continue
         rows = {c.index for c in mine if c.kind == "row"}
@@ -272,7 +336,7 @@ def without(text: str, drop: list[Case]) -> str:
             deco, _, elts = table
             kept = [row for i, row in enumerate(elts) if i not in rows]
             if not kept:
-                emptied.add(node.name)
+                emptied.add(label)
                 continue
             holder = deco.args[1]
             first = starts[holder.lineno - 1] + holder.col_offset
@@ -284,10 +348,10 @@ def without(text: str, drop: list[Case]) -> str:
             inner = "".join(f"{indent}    {piece},{nl}" for piece in pieces)
             opener, closer = ("[", "]") if isinstance(holder, ast.List) else ("(", ")")
             edits.append((first, end, f"{opener}{nl}{inner}{indent}{closer}".encode()))
-        asserts = [stmt for stmt in node.body if isinstance(stmt, ast.Assert)]
+        asserts = _checks(node)
         gone = {c.index for c in mine if c.kind == "assert"}
         if gone and len(gone) == len(asserts):
-            emptied.add(node.name)
+            emptied.add(label)
             continue
         for i in gone:
             stmt = asserts[i]
