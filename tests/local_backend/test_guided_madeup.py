@@ -10,7 +10,9 @@ import ast
 import subprocess
 from pathlib import Path
 
-from foreman.backends.local.madeup import Case, made_up, split_cases, stated, task_quotes, without
+import pytest
+
+from foreman.backends.local.madeup import Case, input_words, invented, made_up, split_cases, stated, task_quotes, without
 
 from .fakeserver import last_user, text
 from .test_guided_named import CI, blocked_note, committed, review_note
@@ -86,7 +88,8 @@ def test_asserts_split_one_case_each_keeping_the_statements_between() -> None:
     probe, cases = split_cases(src, ["test_x"])
     assert [(c.kind, c.source) for c in cases] == [("assert", "a == 1"), ("assert", "b == 'two'")]
     second = ast.parse(probe).body[1]
-    assert [ast.unparse(s) for s in second.body] == ["a = 1", "b = a + 1", "assert b == 'two'"]
+    # the earlier check still runs, unchecked (its side effects kept: self.s.pop() still pops)
+    assert [ast.unparse(s) for s in second.body] == ["a = 1", "(a == 1,)", "b = a + 1", "assert b == 'two'"]
 
 
 def test_what_the_task_states() -> None:
@@ -311,3 +314,77 @@ async def test_a_right_fix_whose_unittest_test_makes_up_years_passes_with_that_m
     assert "def test_years" not in kept and "'2 days ago'" in kept and "class AgeTest(unittest.TestCase):" in kept
     suite = subprocess.run(CI.split(), cwd=repo, capture_output=True, text=True)
     assert suite.returncode == 0 and "2 passed" in suite.stdout, suite.stdout
+
+
+# a second review's scripted runs: the false successes and broken files found at 375cbcd
+ADD = {"calc.py": "def add(a, b):\n    return a - b\n",
+       "test_calc.py": "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n"}
+ADD_GOAL = "In calc.py, add(a, b) subtracts. Fix it so add(2, 3) == 5 and add(-1, 1) == 0. Add a test in tests/test_add.py."
+WRONG_ADD = text("```python\n# file: calc.py\ndef add(a, b):\n    return abs(a) + b\n```")
+
+
+@pytest.mark.parametrize("check", ["self.assertEqual(add(-1, 1), 0, 'should be 0')", "self.assertEqual(0, add(-1, 1))"])
+async def test_a_stated_assert_equal_with_a_message_or_expected_first_is_never_dropped(tmp_path: Path, check: str
+                                                                                        ) -> None:
+    tests = text("```python\n# file: tests/test_add.py\nimport unittest\nfrom calc import add\n\n\n"
+                 "class AddTest(unittest.TestCase):\n    def test_add(self):\n"
+                 f"        self.assertEqual(add(2, 3), 5)\n        {check}\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [WRONG_ADD, tests, WRONG_ADD], goal=ADD_GOAL, files=ADD)
+    assert not stats.passed and "made-up" not in blocked_note(tools)
+
+
+STACK = {"stack.py": "class Stack:\n    def __init__(self):\n        self.items = []\n\n"
+                     "    def push(self, item):\n        self.items.append(item)\n\n"
+                     "    def pop(self):\n        self.items.pop()\n",
+         "test_stack.py": "from stack import Stack\n\n\ndef test_push():\n    s = Stack()\n    s.push(1)\n"
+                          "    assert s.items == [1]\n"}
+STACK_GOAL = ("In stack.py, Stack.pop removes the last item but returns None. It must remove the last item pushed and "
+              "return it: after push('apple') and push('pear'), pop() returns 'pear'. Add a test in "
+              "tests/test_stack_pop.py.")
+PEEK = text("```python\n# file: stack.py\nclass Stack:\n    def pop(self):\n        return self.items[-1]\n```")
+
+
+async def test_a_half_fix_keeps_the_case_whose_expected_value_the_test_fed_in(tmp_path: Path) -> None:
+    """pop() returns the last item but never removes it: the second pop's case moved ('pear' now,
+    None before) and 'kiwi' is quoted nowhere in the task, but the test pushed 'kiwi' itself."""
+    tests = text("```python\n# file: tests/test_stack_pop.py\nimport unittest\nfrom stack import Stack\n\n\n"
+                 "class PopTest(unittest.TestCase):\n    def setUp(self):\n        self.s = Stack()\n"
+                 "        self.s.push('kiwi')\n        self.s.push('pear')\n\n    def test_pop(self):\n"
+                 "        self.assertEqual(self.s.pop(), 'pear')\n        self.assertEqual(self.s.pop(), 'kiwi')\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [PEEK, tests, PEEK], goal=STACK_GOAL, files=STACK)
+    assert not stats.passed and "made-up" not in blocked_note(tools)
+    assert "kiwi" in input_words(tests.text.split("\n", 1)[1].rsplit("```", 1)[0], ["test_pop"])
+
+
+def test_invented_words_are_those_nothing_gave_the_code() -> None:
+    month = Case(0, "t", "row", 0, "", ("1 month ago",), "", ("1 month ago",))
+    assert invented(month, {"just", "now", "days", "ago", "day", "minute"})
+    assert not invented(month, {"month", "ago"})
+    assert not invented(Case(0, "t", "assert", 0, "", (), "", ()), set())  # a number: nothing invented
+    text_ = "import pytest\n\n\n@pytest.mark.parametrize('given, expected', [('Hello', 'HELLO!')])\n" \
+            "def test_shout(given, expected):\n    assert shout(given) == expected\n"
+    assert input_words(text_, ["test_shout"]) == {"hello", "given", "expected"}  # 'HELLO!' is the expected column
+
+
+async def test_a_class_pytest_does_not_collect_is_never_split(tmp_path: Path) -> None:
+    tests = text("```python\n# file: tests/test_age_days.py\nfrom datetime import timedelta\nfrom age import format_age"
+                 "\n\n\nclass AgeChecks:\n    def test_days(self):\n"
+                 "        assert format_age(timedelta(days=2, seconds=30)) == '2 days ago'\n"
+                 "        assert format_age(timedelta(seconds=5)) == 'just now'\n\n\n"
+                 "def test_years():\n    assert format_age(timedelta(days=365)) == '1 year ago'\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [FIX, tests, FIX])
+    assert not stats.passed and "made-up" not in blocked_note(tools)
+
+
+def test_without_refuses_to_remove_a_class_another_inherits_and_the_probe_keeps_helper_bases() -> None:
+    src = ("import unittest\n\n\nclass YearsTest(unittest.TestCase):\n    def test_years(self):\n"
+           "        self.assertEqual(f(365), '1 year ago')\n        self.assertEqual(f(730), '2 years ago')\n\n\n"
+           "class YearsTestUTC(YearsTest):\n    def test_utc(self):\n        for d in (1, 2):\n"
+           "            self.assertTrue(f(d))\n")
+    with pytest.raises(SyntaxError):
+        without(src, cases_of(src, ["test_years", "test_utc"]))
+    base = ("import unittest\n\n\nclass TestBase(unittest.TestCase):\n    def setUp(self):\n        self.n = 1\n\n\n"
+            "class AgeTest(TestBase):\n    def test_a(self):\n        self.assertEqual(self.n, 1)\n"
+            "        self.assertEqual(self.n, 2)\n")
+    probe, cases = split_cases(base, ["test_a"])
+    assert "class TestBase(" in probe and len(cases) == 2

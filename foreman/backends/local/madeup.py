@@ -16,7 +16,8 @@ after the checks failed only in that test:
 3. *Judge* (:func:`made_up`): a case is made up when it fails on an ``assert`` on both (so the
    code it calls exists on the old code too: a task that adds a function never gets here, its
    cases fail on the import there), the change moved it (its assert's message differs on the
-   two) and no value of it is stated by the task (a quoted string of
+   two), its expected value holds a word that neither the task, the code nor the test's inputs
+   hold (``month`` of ``'1 month ago'``: no code can print it without being told) and no value of it is stated by the task (a quoted string of
    the task, or one of its shape with other digits, ``"5 days ago"`` beside ``'2 days ago'``,
    or the assert written in the task). Cases are dropped only when every failing case is made
    up and one case *anchors* the test: stated, passing on the change, failing on the old code
@@ -62,6 +63,7 @@ class Case:
         strings: the string constants it holds.
         probe: its label in the probe file's report ("" for ``test_foreman_case_<number>``; a
             method's is ``TestForemanCase<number>.<method>``).
+        expected: the strings its equality check compares with (the row's expected column).
     """
 
     number: int
@@ -71,6 +73,7 @@ class Case:
     source: str
     strings: tuple[str, ...]
     probe: str = ""
+    expected: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -138,11 +141,61 @@ def _checks(func: ast.FunctionDef) -> list[ast.stmt]:
 
 
 def _check_function(func: ast.FunctionDef, keep: int, name: str) -> ast.FunctionDef:
+    """A copy of ``func`` named ``name`` whose one check is its ``keep``-th: the checks before it
+    are evaluated without checking (``self.s.pop()`` still pops), those after it are left out."""
     out = copy.deepcopy(func)
     out.name = name
     checks = [i for i, stmt in enumerate(out.body) if _is_check(stmt)]
-    out.body = [stmt for i, stmt in enumerate(out.body) if not _is_check(stmt) or i == checks[keep]]
+    body: list[ast.stmt] = []
+    for i, stmt in enumerate(out.body):
+        if not _is_check(stmt) or i == checks[keep]:
+            body.append(stmt)
+        elif i < checks[keep]:
+            parts = [stmt.test] if isinstance(stmt, ast.Assert) else list(stmt.value.args)  # type: ignore[attr-defined]
+            body.append(ast.Expr(ast.Tuple(parts, ast.Load())))
+    out.body = body
     return out
+
+
+_EQUAL_CHECKS = ("assertEqual", "assertEquals", "assertListEqual", "assertDictEqual", "assertTupleEqual",
+                 "assertSequenceEqual", "assertMultiLineEqual")
+
+
+def _compared(check: ast.stmt) -> list[ast.expr]:
+    """The two sides of an equality check (``assert a == b``, ``self.assertEqual(a, b[, msg])``);
+    [] for any other check."""
+    if isinstance(check, ast.Assert):
+        test = check.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            return [test.left, test.comparators[0]]
+        return []
+    call = check.value  # type: ignore[attr-defined]
+    if call.func.attr in _EQUAL_CHECKS and len(call.args) >= 2:
+        return list(call.args[:2])
+    return []
+
+
+def _expected_nodes(check: ast.stmt) -> list[ast.Constant]:
+    """The string constants an equality check compares with (its expected values)."""
+    return [side for side in _compared(check) if isinstance(side, ast.Constant) and isinstance(side.value, str)]
+
+
+def _expected_column(func: ast.FunctionDef, names: list[str]) -> int | None:
+    """The column of a parametrize table that its function's one check compares with (``expected``
+    in ``assert f(x) == expected``); None when the body has not exactly one such check."""
+    checks = _checks(func)
+    if len(checks) != 1:
+        return None
+    sides = [side.id for side in _compared(checks[0]) if isinstance(side, ast.Name) and side.id in names]
+    return names.index(sides[0]) if len(sides) == 1 else None
+
+
+def _row_expected(func: ast.FunctionDef, names: list[str], row: ast.expr) -> list[ast.Constant]:
+    column = _expected_column(func, names)
+    if column is None:
+        return []
+    value = row.elts[column] if isinstance(row, (ast.Tuple, ast.List)) and len(names) > 1 else row
+    return [value] if isinstance(value, ast.Constant) and isinstance(value.value, str) else []
 
 
 def _units(tree: ast.Module, functions: list[str]) -> list[tuple[str, ast.FunctionDef, ast.ClassDef | None]]:
@@ -158,6 +211,7 @@ def _units(tree: ast.Module, functions: list[str]) -> list[tuple[str, ast.Functi
     tops = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     return [(label, func, cls) for label, func, cls in found
             if func.name in functions and func.name.startswith("test") and labels.count(label) == 1
+            and (cls is None or cls.name.startswith("Test") or cls.bases)  # a class pytest collects
             and (cls is None or tops.count(cls.name) == 1) and (cls is not None or tops.count(func.name) == 1)]
 
 
@@ -173,13 +227,11 @@ def _case_class(cls: ast.ClassDef, method: ast.FunctionDef, name: str) -> ast.Cl
 
 def _check_source(stmt: ast.stmt) -> str:
     """The check's source as the task would write it: ``a == b`` for ``assert a == b`` and for
-    ``self.assertEqual(a, b)``."""
-    if isinstance(stmt, ast.Assert):
-        return ast.unparse(stmt.test)
-    call = stmt.value  # type: ignore[attr-defined]
-    if call.func.attr == "assertEqual" and len(call.args) == 2:
-        return f"{ast.unparse(call.args[0])} == {ast.unparse(call.args[1])}"
-    return ast.unparse(call)
+    ``self.assertEqual(a, b[, msg])`` (and its kin)."""
+    sides = _compared(stmt)
+    if sides:
+        return f"{ast.unparse(sides[0])} == {ast.unparse(sides[1])}"
+    return ast.unparse(stmt.test if isinstance(stmt, ast.Assert) else stmt.value)  # type: ignore[attr-defined]
 
 
 def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | None:
@@ -215,7 +267,8 @@ def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | Non
             deco, names, rows = table
             body = tuple(value for stmt in node.body for value in _strings(stmt))
             for index, row in enumerate(rows):
-                case = Case(len(cases), label, "row", index, ast.unparse(row), _strings(row) + body)
+                expected = tuple(c.value for c in _row_expected(node, names, row))
+                case = Case(len(cases), label, "row", index, ast.unparse(row), _strings(row) + body, "", expected)
                 cases.append(case)
                 made.append(_row_function(node, deco, names, row, case.name))
             continue
@@ -224,23 +277,55 @@ def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | Non
         for index, stmt in enumerate(_checks(node)):
             number = len(cases)
             probe = f"TestForemanCase{number}.{node.name}" if cls is not None else ""
-            case = Case(number, label, "assert", index, _check_source(stmt), _strings(stmt), probe)
+            case = Case(number, label, "assert", index, _check_source(stmt), _strings(stmt), probe,
+                        tuple(c.value for c in _expected_nodes(stmt)))
             cases.append(case)
             if cls is None:
                 made.append(_check_function(node, index, case.name))
             else:
                 made.append(_case_class(cls, _check_function(node, index, node.name), f"TestForemanCase{number}"))
-    body = [node for node in tree.body if not _is_test(node)]
+    bases = {base.id for node in tree.body if isinstance(node, ast.ClassDef) for base in node.bases
+             if isinstance(base, ast.Name)}
+    body = [node for node in tree.body if not _is_test(node) or (isinstance(node, ast.ClassDef) and node.name in bases)]
     module = ast.Module(body=[*body, *made], type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(module)) + "\n", cases
 
 
 def _is_test(node: ast.stmt) -> bool:
-    """A test function, or a class holding test methods (or named ``Test...``)."""
+    """A test function, or a class holding test methods."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return node.name.startswith("test")
-    return isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(
-        isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test") for m in node.body))
+    return isinstance(node, ast.ClassDef) and any(
+        isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test") for m in node.body)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]{3,}", text.lower()))
+
+
+def input_words(text: str, functions: list[str]) -> set[str]:
+    """The words of the test file's strings that are not the expected values of the cases of
+    ``functions`` (what the test feeds the code: ``push('kiwi')``, a row's input column, a
+    fixture's text); empty when it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    expected: set[int] = set()
+    for _, node, cls in _units(tree, functions):
+        table = _parametrize(node) if cls is None else None
+        if table is not None:
+            expected.update(id(c) for row in table[2] for c in _row_expected(node, table[1], row))
+        expected.update(id(c) for stmt in _checks(node) for c in _expected_nodes(stmt))
+    return {word for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in expected for word in _words(n.value)}
+
+
+def invented(case: Case, known: set[str]) -> bool:
+    """Whether an expected value of ``case`` holds a word (three letters or more) that ``known``
+    (the task's, the code's and the test's input words) does not: output no code can print
+    without being told to (``'1 month ago'`` from a format_age whose code has no months)."""
+    return any(_words(value) - known for value in case.expected)
 
 
 def task_quotes(goal: str) -> set[str]:
@@ -269,17 +354,24 @@ def stated(case: Case, goal: str) -> bool:
             continue
         if value in quotes or (re.search(r"\d", value) and _shape(value) in shapes):
             return True
-    return len(_squeeze(case.source)) >= 6 and _squeeze(case.source) in _squeeze(goal)
+    sources = [case.source]
+    if case.source.count(" == ") == 1:  # expected first or second alike
+        left, right = case.source.split(" == ")
+        sources.append(f"{right} == {left}")
+    return any(len(_squeeze(src)) >= 6 and _squeeze(src) in _squeeze(goal) for src in sources)
 
 
 def made_up(cases: list[Case], now: dict[str, tuple[str, str]], before: dict[str, tuple[str, str]],
-            goal: str) -> list[Case]:
+            goal: str, known: set[str] | frozenset[str] = frozenset()) -> list[Case]:
     """The cases to drop (the module's rule); [] when none may be.
 
     A case is dropped only when the change moved it: its assert's message differs on the two codes
     (``assert '31 days ago' == '1 month ago'`` against ``assert 'just now' == ...``). A case the
     change left as the old code had it is what a change that fixes the stated input alone (a
-    hard-coded ``if text == 'Hello World'``) fails, and stays (a review's scripted run).
+    hard-coded ``if text == 'Hello World'``) fails, and stays (a review's scripted run). And only
+    when its expected value holds a word nothing gave the code (:func:`invented`): a change that
+    half-fixes ``pop`` moves a case ``pop() == 'kiwi'`` too, and 'kiwi' was pushed by the test
+    (the second review's scripted run).
 
     Args:
         cases: the cases (:func:`split_cases`).
@@ -288,14 +380,17 @@ def made_up(cases: list[Case], now: dict[str, tuple[str, str]], before: dict[str
             exception line; :class:`.probe.ProbeOutcome`).
         before: the same on the old code.
         goal: the task's text.
+        known: the words of the code the attempt changed (as it was and as it is) and of the
+            test's inputs (:func:`input_words`); the task's are added here.
     """
+    known = set(known) | _words(goal)
     if not cases or any(case.name not in now or case.name not in before for case in cases):
         return []
     failing = [case for case in cases if now[case.name][0] != "passed"]
     if not failing:
         return []
     drop = [case for case in failing if now[case.name][0] == "asserts" and before[case.name][0] == "asserts"
-            and now[case.name][1] != before[case.name][1] and not stated(case, goal)]
+            and now[case.name][1] != before[case.name][1] and not stated(case, goal) and invented(case, known)]
     if len(drop) != len(failing):
         return []
     anchored = any(now[c.name][0] == "passed" and before[c.name][0] == "asserts" and stated(c, goal) for c in cases)
@@ -366,7 +461,12 @@ def without(text: str, drop: list[Case]) -> str:
     if emptied:
         names = {label for label in _labels(out)} - emptied
         out = keep_only(out, names)
-    ast.parse(out)
+    after = ast.parse(out)
+    left = {node.name for node in after.body if isinstance(node, ast.ClassDef)}
+    gone = {node.name for node in tree.body if isinstance(node, ast.ClassDef)} - left
+    if any(isinstance(base, ast.Name) and base.id in gone for node in after.body if isinstance(node, ast.ClassDef)
+           for base in node.bases):
+        raise SyntaxError("a class left with no test is the base of another")
     return out
 
 
@@ -409,7 +509,10 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
                                                                            code, "cases probe (old code)")}
     finally:
         probe.unlink(missing_ok=True)
-    drop = made_up(cases, now, before, task.goal)
+    known = input_words(text or "", task._new_tests(path))
+    for rel, data in code.items():
+        known |= _words((data or b"").decode("utf-8", "replace")) | _words(task._read(rel) or "")
+    drop = made_up(cases, now, before, task.goal, known)
     if not drop:
         return []
     try:
