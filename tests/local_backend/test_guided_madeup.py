@@ -388,3 +388,44 @@ def test_without_refuses_to_remove_a_class_another_inherits_and_the_probe_keeps_
             "        self.assertEqual(self.n, 2)\n")
     probe, cases = split_cases(base, ["test_a"])
     assert "class TestBase(" in probe and len(cases) == 2
+
+
+# a third review's scripted runs (at 7927817)
+SNAKE = {"case.py": "def to_snake(name):\n    return name.lower()\n",
+         "test_case.py": "from case import to_snake\n\n\ndef test_lower():\n    assert to_snake('abc') == 'abc'\n"}
+SNAKE_GOAL = ("In case.py, to_snake('HelloWorld') returns 'helloworld': it must put '_' before each capital letter "
+              "except the first, so it returns 'hello_world'. Add a test in tests/test_snake.py.")
+FIRST_ONLY = text("```python\n# file: case.py\ndef to_snake(name):\n    for i in range(1, len(name)):\n"
+                  "        if name[i].isupper():\n            return (name[:i] + '_' + name[i:]).lower()\n"
+                  "    return name.lower()\n```")  # a '_' before the first capital only
+SNAKE_TEST = text("```python\n# file: tests/test_snake.py\nimport pytest\nfrom case import to_snake\n\n\n"
+                  "@pytest.mark.parametrize('name, expected', [\n    ('HelloWorld', 'hello_world'),\n"
+                  "    ('FooBarBaz', 'foo_bar_baz'),\n])\ndef test_snake(name, expected):\n"
+                  "    assert to_snake(name) == expected\n```")
+
+
+async def test_a_row_whose_expected_value_the_code_builds_from_its_input_is_kept(tmp_path: Path) -> None:
+    result, tools, server, stats, repo = await turn(tmp_path, [FIRST_ONLY, SNAKE_TEST, FIRST_ONLY], goal=SNAKE_GOAL,
+                                                    files=SNAKE)
+    assert not stats.passed and "made-up" not in blocked_note(tools)
+
+
+async def test_an_inequality_with_the_old_output_anchors_nothing(tmp_path: Path) -> None:
+    day = text("```python\n# file: age.py\ndef format_age(delta: timedelta) -> str:\n"
+               "    seconds = int(delta.total_seconds())\n    if seconds < 60:\n        return 'just now'\n"
+               "    if seconds < 86400:\n        return f'{seconds // 60} minutes ago'\n"
+               "    return f'{delta.days} day ago'\n```")  # '2 day ago': wrong
+    weak = text("```python\n# file: tests/test_age_days.py\nfrom datetime import timedelta\nfrom age import format_age"
+                "\n\n\ndef test_two_days():\n    age = format_age(timedelta(days=2, seconds=30))\n"
+                "    assert age != 'just now'\n    assert age == '2 days, 0 hours ago'\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [day, weak, day])
+    assert not stats.passed and "made-up" not in blocked_note(tools)
+
+
+def test_a_word_built_from_a_known_one_is_not_invented_and_an_unnamed_table_is_not_split() -> None:
+    assert not invented(Case(0, "t", "row", 0, "", ("3 hours ago",), "", ("3 hours ago",)), {"hour", "ago", "unit"})
+    assert invented(Case(0, "t", "row", 0, "", ("1 month ago",), "", ("1 month ago",)), {"hour", "ago", "day"})
+    # a case feeding the code letters of its own (a cipher's 'Zebra' -> 'Afcsb'): never invented
+    assert not invented(Case(0, "t", "row", 0, "", ("Zebra", "Afcsb"), "", ("Afcsb",)), {"shift", "text"})
+    assert cases_of("import pytest\n\n\n@pytest.mark.parametrize('', [1, 2])\ndef test_x():\n    assert 1\n",
+                    ["test_x"]) == []  # no crash: not split
