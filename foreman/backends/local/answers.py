@@ -116,7 +116,8 @@ def complete_part(reply: str) -> str:
     Test replies are cut most: the 1.5B model's test for ``notes list --limit`` ran one complete
     ``run_cli`` test after another until the 512-token cap, and nothing was placed, in two
     attempts of three (bench s9-q15-r1, task 6). Guided mode keeps the complete part of a cut
-    test reply (a test function stands alone; see :mod:`.guided`), not of a cut edit.
+    test reply (a test function stands alone), and of one cut in its test file after whole code blocks
+    (:meth:`.guided.GuidedTask._place`), not of one cut inside code.
     """
     fences = list(re.finditer(r"^[ \t]*```", reply, re.M))
     if len(fences) % 2 == 1:

@@ -228,11 +228,17 @@ class GuidedTask:
     def _place(self, reply: str, where: Localized, known: list[str], default: str | None, *,
                only: list[str] | None = None) -> Planned:
         """Plan a reply's blocks; ``only``: the functions it was asked for alone (the rest of its
-        definitions are dropped, :func:`.answers.only_definitions`)."""
+        definitions are dropped, :func:`.answers.only_definitions`).
+
+        A reply cut at ``max_tokens`` inside its test file keeps the blocks before that file whole
+        and the test's complete functions (:func:`.answers.complete_part`): the 1.5B model's
+        ``--limit`` repairs sent ``commands/notes.py`` whole, then the test after a second
+        ``# file:`` line in the same fence, cut there, and nothing was placed (bench s13-q15-2, -4,
+        -6, task 6). A reply cut inside code places nothing, as before."""
         blocks = (blocks_of_json(reply) if self.response_format else []) or blocks_of(reply)
-        if not blocks and self.last_finish == "length":  # a cut reply of tests only: its complete tests
+        if not blocks and self.last_finish == "length":  # cut in its tests: the code before them and complete tests
             kept = blocks_of(complete_part(reply))
-            if kept and all(b.path and is_test_file(b.path) for b in kept):
+            if kept and all(b.path for b in kept) and is_test_file(kept[-1].path or ""):
                 blocks = kept
         if only:
             blocks = [Block(b.path, code=code) for b in blocks if b.search is None
