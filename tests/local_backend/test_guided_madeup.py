@@ -431,18 +431,20 @@ def test_a_word_built_from_a_known_one_is_not_invented_and_an_unnamed_table_is_n
                     ["test_x"]) == []  # no crash: not split
 
 
+STILL_WRONG = text("```python\n# file: age.py\ndef format_age(delta: timedelta) -> str:\n    return 'just now'\n```")
+TWO_DAYS = text("```python\n# file: tests/test_age_days.py\nfrom datetime import timedelta\nfrom age import format_age"
+                "\n\n\ndef test_two_days():\n    assert format_age(timedelta(days=2, seconds=30)) == '2 days ago'\n```")
+
+
 async def test_a_repair_cut_in_its_test_places_the_whole_code_before_it_and_the_complete_tests(tmp_path: Path
                                                                                               ) -> None:
     """Bench s13-q15-2/-4/-6, task 6: the repair sent the code file whole, then the test after a
     second '# file:' line in the same fence, and was cut inside the test; nothing was placed."""
-    wrong = text("```python\n# file: age.py\ndef format_age(delta: timedelta) -> str:\n    return 'just now'\n```")
-    tests = text("```python\n# file: tests/test_age_days.py\nfrom datetime import timedelta\nfrom age import format_age"
-                 "\n\n\ndef test_two_days():\n    assert format_age(timedelta(days=2, seconds=30)) == '2 days ago'\n```")
     fixed = FIX.text.rstrip("`\n")
     cut = (fixed + "\n\n# file: tests/test_age_days.py\nfrom datetime import timedelta\nfrom age import format_age\n\n\n"
            "def test_two_days():\n    assert format_age(timedelta(days=2, seconds=30)) == '2 days ago'\n\n\n"
            "def test_three_days():\n    assert format_age(timedelta(days=3)) == '3 da")
-    result, tools, server, stats, repo = await turn(tmp_path, [wrong, tests, text(cut, finish_reason="length")])
+    result, tools, server, stats, repo = await turn(tmp_path, [STILL_WRONG, TWO_DAYS, text(cut, finish_reason="length")])
     assert stats.passed and stats.attempts[0].repairs == 1, stats.attempts
     assert "int(delta.total_seconds())" in (repo / "age.py").read_text()
     kept = (repo / "tests/test_age_days.py").read_text()
@@ -450,11 +452,8 @@ async def test_a_repair_cut_in_its_test_places_the_whole_code_before_it_and_the_
 
 
 async def test_a_repair_cut_inside_its_code_places_nothing(tmp_path: Path) -> None:
-    wrong = text("```python\n# file: age.py\ndef format_age(delta: timedelta) -> str:\n    return 'just now'\n```")
-    tests = text("```python\n# file: tests/test_age_days.py\nfrom datetime import timedelta\nfrom age import format_age"
-                 "\n\n\ndef test_two_days():\n    assert format_age(timedelta(days=2, seconds=30)) == '2 days ago'\n```")
     cut = ("```python\n# file: age.py\ndef helper():\n    return 1\n\n\ndef format_age(delta: timedelta) -> str:\n"
            "    seconds = int(delta.total_seconds())\n    if seconds <")
-    result, tools, server, stats, repo = await turn(tmp_path, [wrong, tests, text(cut, finish_reason="length")])
+    result, tools, server, stats, repo = await turn(tmp_path, [STILL_WRONG, TWO_DAYS, text(cut, finish_reason="length")])
     assert not stats.passed and "cut off at max_tokens" in stats.attempts[0].detail
     assert not (repo / "tests").exists()

@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING
 from .answers import Planned
 from .guided_text import failing_files
 from .localize import is_test_file
+from .probe import is_check, keep_only
+from .symbols import test_labels
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -125,24 +127,15 @@ def _row_function(func: ast.FunctionDef, deco: ast.Call, names: list[str], row: 
     return out
 
 
-def _is_check(stmt: ast.AST) -> bool:
-    """An ``assert`` statement or a ``self.assert...(...)`` call statement (unittest)."""
-    if isinstance(stmt, ast.Assert):
-        return True
-    call = stmt.value if isinstance(stmt, ast.Expr) else None
-    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-            and call.func.attr.startswith("assert"))
-
-
 def _nested_check(func: ast.FunctionDef) -> bool:
     """A check inside a block of the body (a loop, a ``with``, an ``if``)."""
     return any(isinstance(inner, ast.Assert) or (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
                                                  and inner.func.attr.startswith("assert"))
-               for stmt in func.body if not _is_check(stmt) for inner in ast.walk(stmt))
+               for stmt in func.body if not is_check(stmt) for inner in ast.walk(stmt))
 
 
 def _checks(func: ast.FunctionDef) -> list[ast.stmt]:
-    return [stmt for stmt in func.body if _is_check(stmt)]
+    return [stmt for stmt in func.body if is_check(stmt)]
 
 
 def _check_function(func: ast.FunctionDef, keep: int, name: str) -> ast.FunctionDef:
@@ -150,10 +143,10 @@ def _check_function(func: ast.FunctionDef, keep: int, name: str) -> ast.Function
     are evaluated without checking (``self.s.pop()`` still pops), those after it are left out."""
     out = copy.deepcopy(func)
     out.name = name
-    checks = [i for i, stmt in enumerate(out.body) if _is_check(stmt)]
+    checks = [i for i, stmt in enumerate(out.body) if is_check(stmt)]
     body: list[ast.stmt] = []
     for i, stmt in enumerate(out.body):
-        if not _is_check(stmt) or i == checks[keep]:
+        if not is_check(stmt) or i == checks[keep]:
             body.append(stmt)
         elif i < checks[keep]:
             parts = [stmt.test] if isinstance(stmt, ast.Assert) else list(stmt.value.args)  # type: ignore[attr-defined]
@@ -436,8 +429,6 @@ def without(text: str, drop: list[Case]) -> str:
         SyntaxError: the text does not parse, or an assert to drop shares its line.
         IndexError: ``drop`` holds a case that is not of this text.
     """
-    from .probe import keep_only
-
     tree = ast.parse(text)
     data = text.encode("utf-8")
     starts = _offsets(text)
@@ -481,7 +472,7 @@ def without(text: str, drop: list[Case]) -> str:
         data = data[:first] + new + data[end:]
     out = data.decode("utf-8")
     if emptied:
-        names = {label for label in _labels(out)} - emptied
+        names = set(test_labels(out)) - emptied
         out = keep_only(out, names)
     after = ast.parse(out)
     left = {node.name for node in after.body if isinstance(node, ast.ClassDef)}
@@ -490,12 +481,6 @@ def without(text: str, drop: list[Case]) -> str:
            for base in node.bases):
         raise SyntaxError("a class left with no test is the base of another")
     return out
-
-
-def _labels(text: str) -> list[str]:
-    from .symbols import test_labels
-
-    return list(test_labels(text))
 
 
 def probe_path(path: str) -> str:
@@ -516,8 +501,9 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
         return []
     code = {rel: data for rel, data in task.original.items() if not is_test_file(rel)}
     text = task._read(path)
+    new = task._new_tests(path)
     try:
-        split = split_cases(text or "", task._new_tests(path)) if code else None
+        split = split_cases(text or "", new) if code else None
     except Exception as exc:  # noqa: BLE001 - the harness's own judgement failed: nothing is dropped
         logger.warning("cannot split the cases of %s: %r", path, exc)
         return []
@@ -535,7 +521,7 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
                                                                            code, "cases probe (old code)")}
     finally:
         probe.unlink(missing_ok=True)
-    known = input_words(text or "", task._new_tests(path))
+    known = input_words(text or "", new)
     for rel, data in code.items():
         known |= _words((data or b"").decode("utf-8", "replace")) | _words(task._read(rel) or "")
     drop = made_up(cases, now, before, task.goal, known)

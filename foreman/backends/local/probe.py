@@ -200,7 +200,7 @@ def keep_only(text: str, names: set[str]) -> str:
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)).rstrip("\n") + "\n"
 
 
-def _is_assert(node: ast.stmt) -> bool:
+def is_check(node: ast.stmt) -> bool:
     """An ``assert`` statement or a ``self.assert...(...)`` call (unittest)."""
     if isinstance(node, ast.Assert):
         return True
@@ -229,7 +229,7 @@ def first_checks(text: str, functions: int = 2, asserts: int = 3) -> str:
     lines = text.split("\n")
     cuts = []
     for node in tests.values():
-        checks = [stmt for stmt in node.body if _is_assert(stmt)]
+        checks = [stmt for stmt in node.body if is_check(stmt)]
         if len(checks) > asserts:
             cuts.append((checks[asserts].lineno, node.end_lineno or checks[asserts].lineno))
     for first, last in sorted(cuts, reverse=True):
@@ -245,5 +245,5 @@ def reasons(outcomes: list[ProbeOutcome]) -> str:
                      for o in outcomes if o.kind in why)
 
 
-__all__ = ["FAILS_FOR_THE_TASK", "ProbeOutcome", "classify", "first_checks", "keep_only", "kept", "probe_command",
+__all__ = ["FAILS_FOR_THE_TASK", "ProbeOutcome", "classify", "first_checks", "is_check", "keep_only", "kept", "probe_command",
            "reasons"]
