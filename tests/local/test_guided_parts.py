@@ -244,6 +244,25 @@ def test_a_cut_reply_ends_after_its_last_complete_definition() -> None:
     assert complete_part(closed) == closed  # the cut went through prose after a closed block
 
 
+def test_a_cut_through_a_definitions_keyword_or_a_class_first_method_keeps_what_compiles() -> None:
+    """Bench s13-q15-7, task 6: the repair sent notes.py whole, then its test, cut at ``    def``
+    after setUp; the kept part ended in a class header with no body and could not be placed."""
+    from foreman.backends.local.answers import complete_part
+
+    code = "```python\n# file: pkg/notes.py\ndef run_list(args):\n    return 0\n\n# file: tests/test_n.py\nimport unittest\n\n"
+    after_setup = code + "class CliTest(unittest.TestCase):\n    def setUp(self):\n        self.p = 1\n\n    def"
+    assert complete_part(after_setup) == after_setup[:-len("\n\n    def")] + "\n```\n"  # setUp kept, 'def' dropped
+    for partial in ("    de", "    class", "    async d"):  # the keyword itself cut
+        assert complete_part(after_setup[:-len("    def")] + partial).endswith("        self.p = 1\n```\n")
+    in_first = code + "class CliTest(unittest.TestCase):\n    def setUp(self):\n        self.p = ("
+    kept = complete_part(in_first)
+    assert kept == code.rstrip() + "\n```\n"  # the class header alone does not compile: dropped with it
+    compile(kept.split("\n", 1)[1].rsplit("```", 1)[0], "kept", "exec")
+    assert complete_part("def a():\n    pass\n\nrest = (") == "def a():\n    pass\n\nrest = (" \
+        and complete_part("```js\nfunction a() {}\nclass B {\n  x() {\n  }\n}\nclass C {") == \
+        "```js\nfunction a() {}\nclass B {\n  x() {\n  }\n}\n```\n"  # nothing compiles: the last start, as before
+
+
 def test_only_the_asked_definitions_are_kept_with_the_imports() -> None:
     from foreman.backends.local.answers import only_definitions
 

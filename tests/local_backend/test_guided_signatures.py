@@ -134,6 +134,9 @@ async def test_a_repair_whose_failures_are_all_in_the_new_test_says_the_test_is_
     tests_ask, repair = last_user(server.requests[1]), last_user(server.requests[2])
     assert "What a test can call" in tests_ask and "class Item(id: int, name: str" in tests_ask
     assert "Every failure is in tests/test_sorting.py, the test written for this task" in repair
+    assert "Send only tests/test_sorting.py" in repair
+    # the test is shown as it now reads; the code it tests is not shown again (the model sent it back whole)
+    assert "tests/test_sorting.py now reads:" in repair and "app/report.py now reads:" not in repair
     assert stats.passed and "Item(2, 'a')" in (repo / "tests/test_sorting.py").read_text()
 
 
@@ -145,4 +148,21 @@ async def test_a_failure_in_the_code_is_not_blamed_on_the_test(tmp_path: Path) -
                                                            goal=goal, attempts=1, repairs=1)
     repair = last_user(server.requests[2])
     assert "The checks" in repair and "Every failure is in" not in repair  # test_report.py fails too
+    assert "app/report.py now reads:" in repair and "tests/test_sorting.py now reads:" in repair
     assert stats.passed
+
+
+async def test_new_tests_that_never_run_do_not_prove_the_change(tmp_path: Path) -> None:
+    """A new test in a class pytest does not collect (no ``Test`` prefix, not a TestCase) never
+    runs: the file's old test passes on the old code and the new one is absent from the run, which
+    proved the change until stop 14."""
+    goal = GOAL + " Add a test in tests/test_report.py."
+    hidden = ("```python\n# file: tests/test_report.py\nfrom app.models import Item\nfrom app.report import report\n\n\n"
+              "class Checks:\n    def test_sorted(self):\n        assert report([Item(1, 'b'), Item(2, 'a')]) == ['a', 'b']\n```")
+    replies = iter([CODE, hidden])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
+                                                           goal=goal, attempts=1, repairs=0)
+    # the file's old test_report is not the attempt's: the test was asked for (counted as new until stop 14)
+    assert len(server.requests) == 2 and "Now write pytest test functions" in last_user(server.requests[1])
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [("the new tests pass without the change", "test_sorted")]

@@ -110,7 +110,9 @@ _DEF_START_RE = re.compile(r"[ \t]*(?:async[ \t]+def|def|class)[ \t]")
 def complete_part(reply: str) -> str:
     """A reply cut at max_tokens, ended after its last complete definition: the code of its open
     fenced block (or the bare code) up to the start of its last ``def``/``class`` (and that one's
-    decorators), the one the cut went through, and the fence closed. Unchanged when nothing
+    decorators), the one the cut went through, and the fence closed. When that part does not
+    compile (a class cut inside its first method: its header alone), the start before it is tried,
+    and so on; the last start is kept when none compiles (not Python). Unchanged when nothing
     complete comes before that definition, or when the reply holds no open block of code.
 
     Test replies are cut most: the 1.5B model's test for ``notes list --limit`` ran one complete
@@ -132,13 +134,27 @@ def complete_part(reply: str) -> str:
         return reply
     lines = body.split("\n")
     starts = [i for i, line in enumerate(lines) if _DEF_START_RE.match(line)]
+    last = lines[-1].strip()
+    if last and any(word.startswith(last) for word in ("def", "class", "async def")):
+        starts.append(len(lines) - 1)  # cut inside the keyword of a definition's first line
     if len(starts) < 2:
         return reply
-    cut = starts[-1]
-    while cut > 0 and lines[cut - 1].lstrip().startswith("@"):
-        cut -= 1
-    kept = "\n".join(lines[:cut]).rstrip()
+    cuts = []
+    for start in starts[1:]:
+        while start > 0 and lines[start - 1].lstrip().startswith("@"):
+            start -= 1
+        cuts.append(start)
+    kept = next((text for cut in reversed(cuts) if _compiles(text := "\n".join(lines[:cut]).rstrip())),
+                "\n".join(lines[:cuts[-1]]).rstrip())
     return f"{head}{kept}\n```\n" if head else f"{kept}\n"
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "answer", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def only_definitions(code: str, names: list[str]) -> str:

@@ -435,16 +435,19 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
         new: the test functions the attempt added to ``path`` (names).
 
     Returns:
-        The new test functions that pass on the old code when every one of them does ([] when
-        one fails there for the task, when the run cannot tell: not plain pytest, a collection
-        error, no report; or when no other file changed).
+        The new test functions that pass on the old code when every one of them does, or all of
+        ``new`` when none of them ran while the file's other tests passed (a class pytest does not
+        collect: they prove nothing). [] when one fails there for the task, when the run cannot
+        tell: not plain pytest, a collection error, no report; or when no other file changed.
     """
     code = {rel: data for rel, data in task.original.items() if rel != path and not is_test_file(rel)}
     if not code or not new:
         return []
     outcomes = await _probe_without(task, attempt, path, where, code, "tests probe")
     mine = [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new]
-    if not mine or any(o.kind != "passed" for o in mine):
+    if not mine:  # none of them ran: after a collection error they fail; beside passing tests they were never run
+        return list(new) if outcomes and all(o.kind in ("passed", "skipped") for o in outcomes) else []
+    if any(o.kind != "passed" for o in mine):
         return []
     return list(dict.fromkeys(o.function for o in mine))
 

@@ -177,8 +177,12 @@ class GuidedTask:
         """The test functions ``rel`` has now and had not before the attempt (names; [] when none,
         or when the file does not parse). A task that asks for a test in ``rel`` does not pass
         without one: the 0.5B model's constrained format_age and ``--limit`` answers put no test
-        there, the repository's own tests passed, and both were merged undone (bench s8-q05-c1)."""
-        before = self.original.get(rel)
+        there, the repository's own tests passed, and both were merged undone (bench s8-q05-c1).
+        A file the attempt has not written has none (its tests were there before: counted as new
+        until stop 14, so a task naming an existing test file was never asked for its test)."""
+        if rel not in self.original:
+            return []
+        before = self.original[rel]
         old = set(test_names(before.decode("utf-8", "replace"))) if before else set()
         return [name for name in test_names(self._read(rel) or "") if name not in old]
 
@@ -475,16 +479,17 @@ class GuidedTask:
                     step = "named"
                     continue
                 return
-            shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
-                                if self._read(rel) is not None)[:6000]
             fixed = f"{asked_tests.LOCKED.format(path=self.locked)}\n" if self.locked else ""
             failing = failing_files(summary)
             written_tests = {rel for rel in self.original if is_test_file(rel) and rel != self.locked}
             missing = missing_asked_names(summary, self.goal, known)
+            test_only = not missing and bool(failing) and failing <= written_tests
             if missing:  # the code lacks what the task asks for: not the test's fault
                 fixed += "".join(NOT_DEFINED.format(name=name, path=path) + "\n" for name, path in missing)
-            elif failing and failing <= written_tests:  # the code may be right and its new test wrong
+            elif test_only:  # the code may be right and its new test wrong: the test alone is shown
                 fixed += TEST_ONLY.format(files=", ".join(sorted(failing))) + "\n"
+            shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
+                                if self._read(rel) is not None and (not test_only or rel in failing))[:6000]
             if not self._repair(attempt, messages, "checks failed", summary.strip().split("\n")[-1],
                                 f"The checks ({self.ci_command}) failed:\n{summary}\n\n{shown}\n\n{fixed}{REPAIR_ASK}"):
                 return

@@ -223,7 +223,12 @@ def asked_def_ask(goal: str, names: list[str], path: str, signatures: str) -> st
 _FAILED_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)\b", re.M)
 TEST_ONLY = ("Every failure is in {files}, the test written for this task; the repository's other tests pass with "
              "the change. If the code does what the task asks, the test is wrong: rewrite the failing test functions "
-             "(complete), calling the code as it is defined.")
+             "(complete), calling the code as it is defined. Send only {files}: code that does not change is not "
+             "sent again.")
+"""The repair note when every failure is in the task's new test (the code files are then not shown
+again either, :meth:`.guided.GuidedTask._attempt`): the 1.5B model's repairs of its ``--limit`` test
+sent ``commands/notes.py`` whole and unchanged before the test, and the 512-token cap cut the test,
+seven repairs of seven (bench s13-q15-2, -4, -6, -7, task 6)."""
 
 
 def failing_files(output: str) -> set[str]:
