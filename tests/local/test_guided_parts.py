@@ -261,6 +261,13 @@ def test_a_cut_through_a_definitions_keyword_or_a_class_first_method_keeps_what_
     assert complete_part("def a():\n    pass\n\nrest = (") == "def a():\n    pass\n\nrest = (" \
         and complete_part("```js\nfunction a() {}\nclass B {\n  x() {\n  }\n}\nclass C {") == \
         "```js\nfunction a() {}\nclass B {\n  x() {\n  }\n}\n```\n"  # nothing compiles: the last start, as before
+    # a body line cut to look like a keyword, or a def nested in a test, is no place to end: the test is half
+    head = "```python\nfrom m import f\n\n\ndef test_ok():\n    assert f(1) == 1\n\n\ndef test_y():\n"
+    for tail in ("    out = f(2)\n    a", "    out = f(2)\n    as", "    def helper():\n        return 1\n"
+                 "    assert helper() == 2\n    assert ("):
+        assert complete_part(head + tail) == "```python\nfrom m import f\n\n\ndef test_ok():\n    assert f(1) == 1\n```\n"
+    alone = "```python\ndef test_y():\n    out = f(2)\n    as"
+    assert complete_part(alone) == alone  # nothing complete before it
 
 
 def test_only_the_asked_definitions_are_kept_with_the_imports() -> None:

@@ -470,3 +470,37 @@ async def test_the_bench_count_task_repaired_on_attempt_two_merges_the_asked_lin
     suite = subprocess.run(CI.split(), cwd=repo, capture_output=True, text=True)
     assert suite.returncode == 0, suite.stdout
     assert (repo / "tests/test_search_asked.py").is_file()
+
+
+# bench s14-q15-1, task 5 (a false success): the asked test imported count_matches from the command
+# module, which the change re-exported; its functions tested the old find alone, or count_matches alone
+REEXPORT_ONLY = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find\n"
+                 "from notes.commands.search import count_matches\n\n\n"
+                 "def test_find_two_words():\n    assert find(['x y', 'q'], 'y') == ['x y']\n\n\n"
+                 "def test_find_none():\n    assert find(['a b'], 'z') == []\n```")
+REEXPORT_COUNT = ("```python\n# file: tests/test_search_asked.py\nfrom notes.commands.search import count_matches\n\n\n"
+                  "def test_count():\n    assert count_matches(['a b', 'c', 'a'], 'a') == 2\n```")
+
+
+async def test_an_asked_test_that_fails_only_on_importing_a_name_no_test_uses_is_refused(tmp_path: Path) -> None:
+    """It fails on the unchanged code only at its import: it checks nothing the task adds."""
+    result, tools, requests, stats, repo = await run(tmp_path, [REEXPORT_ONLY, REEXPORT_ONLY], attempts=1, repairs=1)
+    assert [step_of(r) for r in requests] == ["asked test", "asked test"]  # never an edit
+    told = last_user(requests[1])
+    assert "No test there fails because" in told and "no test function uses what fails to import" in told
+    assert "cannot import name 'count_matches'" in told
+    assert not stats.passed and [a.outcome for a in stats.attempts] == [NO_ASKED_TEST]
+    assert "no test function uses the new name it imports" in stats.attempts[0].detail
+    assert clean(repo)
+
+
+async def test_a_target_that_only_re_exports_what_the_asked_test_imports_is_unchecked(tmp_path: Path) -> None:
+    """The asked test tests count_matches through the command module; the wrong command imports
+    count_matches (so the test imports it from there) and prints another line. With the command put
+    back the test fails at its import only: that is not a check of the command's output."""
+    result, tools, requests, stats, repo = await run(tmp_path, [REEXPORT_COUNT, WRONG], attempts=1, repairs=1)
+    assert [step_of(r) for r in requests] == ["asked test", "edit"]
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [
+        ("target unchecked", "notes/commands/search.py (the asked test tests/test_search_asked.py passes without its change)")]
+    assert clean(repo)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from foreman.backends.local.guided_text import failing_files
 from foreman.backends.local.signatures import api_text, imported_files, signature_lines
 
@@ -166,3 +168,67 @@ async def test_new_tests_that_never_run_do_not_prove_the_change(tmp_path: Path) 
     assert len(server.requests) == 2 and "Now write pytest test functions" in last_user(server.requests[1])
     assert not stats.passed
     assert [(a.outcome, a.detail) for a in stats.attempts] == [("the new tests pass without the change", "test_sorted")]
+
+
+async def test_an_old_test_of_the_named_file_failing_is_not_blamed_on_the_new_test(tmp_path: Path) -> None:
+    """A review's path (stop 14): the task names the existing tests/test_report.py; the wrong code
+    breaks its old test_report too. The repair must not say the new test is wrong (nor hide the code)."""
+    goal = "Make report in app/report.py sort the names in reverse. Add a test in tests/test_report.py."
+    wrong = "```python\n# file: app/report.py\ndef report(items):\n    return sorted((i.name for i in items), reverse=True)[1:]\n```"
+    test = ("```python\n# file: tests/test_report.py\nfrom app.models import Item\nfrom app.report import report\n\n\n"
+            "def test_reverse():\n    assert report([Item(1, 'a'), Item(2, 'b')]) == ['b', 'a']\n```")
+    replies = iter([wrong, test, wrong])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
+                                                           goal=goal, attempts=1, repairs=1)
+    repair = last_user(server.requests[2])
+    assert "FAILED tests/test_report.py::test_report" in repair
+    assert "Every failure is in" not in repair and "app/report.py now reads:" in repair
+    assert not stats.passed
+
+
+@pytest.mark.parametrize("test", [
+    "class Checks:\n    def test_sorted(self):\n        assert report([Item(1, 'b'), Item(2, 'a')]) == ['a', 'b']\n",
+    "@pytest.mark.skip\ndef test_sorted():\n    assert report([Item(1, 'b'), Item(2, 'a')]) == ['a', 'b']\n",
+    "@pytest.mark.xfail\ndef test_sorted():\n    assert report([Item(1, 'b'), Item(2, 'a')]) == ['a', 'b']\n",
+], ids=["never-collected", "skipped", "xfail"])
+async def test_a_new_test_that_never_runs_on_the_old_code_proves_nothing(tmp_path: Path, test: str) -> None:
+    """A review's paths (stop 14): a new test file whose only test pytest never collects, skips, or
+    expects to fail; each passed the attempt before."""
+    goal = GOAL + " Add a test in tests/test_sorting.py."
+    reply = ("```python\n# file: tests/test_sorting.py\nimport pytest\nfrom app.models import Item\n"
+             f"from app.report import report\n\n\n{test}```")
+    replies = iter([CODE, reply])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
+                                                           goal=goal, attempts=1, repairs=0)
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [("the new tests pass without the change", "test_sorted")]
+
+
+def test_failing_tests_reads_the_short_summary() -> None:
+    from foreman.backends.local.guided_text import failing_tests
+
+    out = ("FAILED tests/test_a.py::test_x - assert 1\r\nFAILED tests/test_a.py::Cls::test_y[case-1] - E\n"
+           "ERROR tests/test_b.py - ImportError\nfailed: no\n")
+    assert failing_tests(out) == [("tests/test_a.py", "test_x"), ("tests/test_a.py", "test_y"), ("tests/test_b.py", None)]
+
+
+def test_imported_only_is_what_a_module_re_exports() -> None:
+    from foreman.backends.local.symbols import imported_only
+
+    src = ("from a import b, c as d\nimport os.path\nfrom x import *\n\n\ndef c():\n    pass\n\n\nd = 1\n"
+           "class e:\n    pass\nfrom y import e\n")
+    assert imported_only(src) == {"b", "os"}
+    assert imported_only("def (") == set()
+
+
+def test_using_follows_helpers_fixtures_and_setup() -> None:
+    from foreman.backends.local.probe import using
+
+    src = ("import unittest\nfrom m import count, find\n\nTOTAL = count([], 'a')\n\n\ndef helper():\n    return count\n\n\n"
+           "def test_direct():\n    assert count(['a'], 'a') == 1\n\n\ndef test_helper():\n    assert helper()\n\n\n"
+           "def test_constant():\n    assert TOTAL == 0\n\n\ndef test_string():\n    assert find(['count'], 'count')\n\n\n"
+           "class C(unittest.TestCase):\n    def setUp(self):\n        self.n = count(['a'], 'a')\n\n"
+           "    def test_setup(self):\n        self.assertEqual(self.n, 1)\n\n\n"
+           "class D(unittest.TestCase):\n    def test_other(self):\n        self.assertEqual(find([], 'a'), [])\n")
+    assert using(src, {"count"}) == {"test_direct", "test_helper", "test_constant", "C.test_setup"}
+    assert using("def (", {"count"}) == set()

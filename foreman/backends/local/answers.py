@@ -137,6 +137,7 @@ def complete_part(reply: str) -> str:
     last = lines[-1].strip()
     if last and any(word.startswith(last) for word in ("def", "class", "async def")):
         starts.append(len(lines) - 1)  # cut inside the keyword of a definition's first line
+    starts = [i for i in starts if _outside_functions(lines, starts, i)]
     if len(starts) < 2:
         return reply
     cuts = []
@@ -147,6 +148,21 @@ def complete_part(reply: str) -> str:
     kept = next((text for cut in reversed(cuts) if _compiles(text := "\n".join(lines[:cut]).rstrip())),
                 "\n".join(lines[:cuts[-1]]).rstrip())
     return f"{head}{kept}\n```\n" if head else f"{kept}\n"
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _outside_functions(lines: list[str], starts: list[int], i: int) -> bool:
+    """Whether the definition starting at line ``i`` is at the top level or a class's member, not
+    inside a function (where a cut before it would keep half the function: a nested ``def``, or a
+    body line ``a`` cut to look like the start of ``async def``)."""
+    level = _indent(lines[i])
+    for j in reversed([k for k in starts if k < i]):
+        if _indent(lines[j]) < level:
+            return lines[j].lstrip().startswith("class") and _outside_functions(lines, starts, j)
+    return level == 0 or not starts or _indent(lines[starts[0]]) >= level
 
 
 def _compiles(code: str) -> bool:

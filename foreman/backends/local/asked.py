@@ -56,7 +56,7 @@ from .answers import Block, blocks_of, blocks_of_json, complete_part
 from .guided_text import CUT_OFF_TEST, CUT_TABLE, SYSTEM, TEST_ASK, TEST_ASK_CLASS, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
-from .symbols import test_labels, used_words
+from .symbols import imported_only, test_labels, used_words
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -346,19 +346,23 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         attempt.actions.extend(planned.actions)
         outcomes = await _probe(task, attempt, path, where)
         if outcomes:
-            keep = probes.kept(outcomes)
+            keep = probes.narrowed(probes.kept(outcomes), outcomes, task._read(path) or "", path)
             if keep:
                 _trim(task, path, keep)
                 task.locked = path
                 return task._read(path)
             task._drop(path)
             del attempt.actions[len(attempt.actions) - len(planned.actions):]
-            problem = probes.reasons(outcomes)
+            whole = str(Path(path).with_suffix("")).replace("/", ".")  # the file failed to import a new name
+            unused = [o.detail for o in outcomes if o.kind == "new name" and o.function == whole]
+            problem = probes.reasons(outcomes) or "".join(
+                f"- no test function uses what fails to import ({line[:160]})" for line in unused[:1])
             own = next((o for o in outcomes if o.kind == "own error"), None)
             copied = [] if own else copied_tests(planned.texts[path], example_text)
             attempt.outcome = NO_ASKED_TEST
             attempt.detail = (f"{own.name} failed on an error of its own: {own.detail[:160]}" if own
                               else f"the example test repeated ({', '.join(copied)})" if copied
+                              else f"no test function uses the new name it imports: {unused[0][:160]}" if unused
                               else "the test passed on the unchanged code")
             messages.append({"role": "user", "content": COPIED.format(names=", ".join(copied), example=example)
                              if copied else NOT_FOR_THE_TASK.format(reasons=problem, path=path)})
@@ -435,19 +439,21 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
         new: the test functions the attempt added to ``path`` (names).
 
     Returns:
-        The new test functions that pass on the old code when every one of them does, or all of
-        ``new`` when none of them ran while the file's other tests passed (a class pytest does not
-        collect: they prove nothing). [] when one fails there for the task, when the run cannot
-        tell: not plain pytest, a collection error, no report; or when no other file changed.
+        The new test functions that pass (or are skipped, xfail included) on the old code when
+        every one of them does, or all of ``new`` when none of them ran while the file's other
+        tests passed or a plain pytest run reported no test of the file, or no report (a class pytest does not
+        collect: they prove nothing). [] when one fails there, a collection error, when the run
+        cannot tell (not plain pytest), or when no other file changed.
     """
     code = {rel: data for rel, data in task.original.items() if rel != path and not is_test_file(rel)}
     if not code or not new:
         return []
     outcomes = await _probe_without(task, attempt, path, where, code, "tests probe")
     mine = [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new]
-    if not mine:  # none of them ran: after a collection error they fail; beside passing tests they were never run
-        return list(new) if outcomes and all(o.kind in ("passed", "skipped") for o in outcomes) else []
-    if any(o.kind != "passed" for o in mine):
+    if not mine:  # none of them ran: after a collection error they fail; beside passing tests, or alone, never run
+        plain = probes.probe_command(task.ci_command, path, "report.xml") is not None
+        return list(new) if all(o.kind in ("passed", "skipped") for o in outcomes) and (outcomes or plain) else []
+    if any(o.kind not in ("passed", "skipped") for o in mine):  # skipped (or xfail) shows nothing
         return []
     return list(dict.fromkeys(o.function for o in mine))
 
@@ -482,9 +488,25 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
         if rel not in changed:
             continue
         outcomes = await _probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
-        if outcomes and all(o.kind == "passed" for o in outcomes):
+        reexported = imported_only(task._read(rel) or "")
+        if outcomes and not any(_fails_without(o, module_name(rel), reexported) for o in outcomes):
             unchecked.append(rel)
     return unchecked
+
+
+_CANNOT_IMPORT_RE = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+
+
+def _fails_without(outcome: probes.ProbeOutcome, module: str, reexported: set[str]) -> bool:
+    """Whether a test's outcome with a target put back shows the test needs the target's change:
+    it failed, and not only because it imports from the target a name the target merely imports
+    (the 1.5B model's asked test imported count_matches from the command module, which the change
+    re-exported: every target "failed" without its change, and the command's part went unchecked,
+    bench s14-q15-1). A skipped test shows nothing."""
+    if outcome.kind in ("passed", "skipped"):
+        return False
+    found = _CANNOT_IMPORT_RE.search(outcome.detail)
+    return not (found and found.group(2) == module and found.group(1) in reexported)
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:

@@ -56,7 +56,7 @@ from . import madeup as made_up_cases
 from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, only_definitions, plan_answer
 from .endpoint import BadTurnError, Endpoint
 from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
-                          absent_definitions, asked_def_ask, asked_functions, failing_files, goal_text,
+                          absent_definitions, asked_def_ask, asked_functions, failing_files, failing_tests, goal_text,
                           missing_asked_names, no_change_ask, summarize_failure, task_words)
 from .lineask import NamedLine, line_ask, named_line, placed_line
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
@@ -483,7 +483,9 @@ class GuidedTask:
             failing = failing_files(summary)
             written_tests = {rel for rel in self.original if is_test_file(rel) and rel != self.locked}
             missing = missing_asked_names(summary, self.goal, known)
-            test_only = not missing and bool(failing) and failing <= written_tests
+            test_only = not missing and bool(failing) and all(  # the attempt's own tests, not the file's older ones
+                rel in written_tests and (name in self._new_tests(rel) if name else self.original.get(rel) is None)
+                for rel, name in failing_tests(summary))
             if missing:  # the code lacks what the task asks for: not the test's fault
                 fixed += "".join(NOT_DEFINED.format(name=name, path=path) + "\n" for name, path in missing)
             elif test_only:  # the code may be right and its new test wrong: the test alone is shown

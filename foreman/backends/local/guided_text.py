@@ -236,6 +236,16 @@ def failing_files(output: str) -> set[str]:
     return set(_FAILED_RE.findall(output.replace("\r\n", "\n")))
 
 
+_FAILED_TEST_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)(?:::(\S+))?", re.M)
+
+
+def failing_tests(output: str) -> list[tuple[str, str | None]]:
+    """The tests pytest's short summary names: ``(path, test_x)`` for ``FAILED path::Class::test_x[id]``,
+    ``(path, None)`` for an error of the whole file (``ERROR path``)."""
+    return [(path, name.split("[", 1)[0].rsplit("::", 1)[-1] if name else None)
+            for path, name in _FAILED_TEST_RE.findall(output.replace("\r\n", "\n"))]
+
+
 def goal_text(prompt: str) -> str:
     """The task text of a turn's prompt without the lines about ``update_task`` (the harness reports)."""
     return "\n".join(ln for ln in prompt.split("\n") if "update_task" not in ln).strip()

@@ -168,6 +168,69 @@ def kept(outcomes: list[ProbeOutcome]) -> set[str]:
     return good - {o.function for o in outcomes if o.kind == "own error"}
 
 
+def narrowed(keep: set[str], outcomes: list[ProbeOutcome], text: str, path: str) -> set[str]:
+    """``keep`` (:func:`kept`) without the file's collection error on a name the task adds when no
+    test function uses that name (:func:`using`): such a file fails on the unchanged code only
+    because it imports the name, whatever its functions check. The 1.5B model's asked test
+    imported count_matches from the command module and kept two functions that tested the old
+    ``search`` alone; the change re-exported the name there, the test passed, and the task was
+    done with a wrong command (a false success, bench s14-q15-1, task 5). The functions that do
+    not use it stay when one does: the collection error hides what each would do, and a test of
+    the command's output (calling ``run``) checks the task too.
+
+    Returns:
+        Labels to keep (``test_x``, ``Class.test_x``, or the module's dotted name: the whole file).
+    """
+    module = _module(path)
+    if module not in keep:
+        return keep
+    names = {_named(o.detail) for o in outcomes if o.function == module and o.kind == "new name"} - {""}
+    return keep if not names or using(text, names) else keep - {module}
+
+
+def using(text: str, names: set[str]) -> set[str]:
+    """The test functions of ``text`` (labels, as :func:`.symbols.test_labels` gives them) that use
+    one of ``names``: in their body, their parameters (pytest fixtures), their class's other
+    methods (``setUp``), and through the module-level functions, classes and assignments those
+    use, followed to the end. A name in a string does not count. Set() when it does not parse."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return set()
+    bound: dict[str, ast.stmt] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound[stmt.name] = stmt
+        for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+                stmt, ast.AnnAssign) else []:
+            if isinstance(target, ast.Name):
+                bound[target.id] = stmt
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+    found = set()
+    for label, node in test_labels(text).items():
+        owner = classes.get(label.split(".", 1)[0]) if "." in label else None
+        todo: list[ast.AST] = [node, *(m for m in (owner.body if owner else []) if isinstance(
+            m, (ast.FunctionDef, ast.AsyncFunctionDef)) and not m.name.startswith("test"))]
+        seen: set[int] = {id(n) for n in todo}
+        words: set[str] = set()
+        while todo:
+            current = todo.pop()
+            for n in ast.walk(current):
+                if isinstance(n, ast.Name):
+                    words.add(n.id)
+                elif isinstance(n, ast.Attribute):
+                    words.add(n.attr)
+                elif isinstance(n, ast.arg):
+                    words.add(n.arg)
+            for word in words & bound.keys():
+                if id(bound[word]) not in seen:
+                    seen.add(id(bound[word]))
+                    todo.append(bound[word])
+        if words & names:
+            found.add(label)
+    return found
+
+
 def keep_only(text: str, names: set[str]) -> str:
     """``text`` (a test file) without the test functions not in ``names`` (``test_x`` or
     ``Class.test_x``); a class left without a test method goes too. Imports and helpers stay.
@@ -245,5 +308,5 @@ def reasons(outcomes: list[ProbeOutcome]) -> str:
                      for o in outcomes if o.kind in why)
 
 
-__all__ = ["FAILS_FOR_THE_TASK", "ProbeOutcome", "classify", "first_checks", "is_check", "keep_only", "kept", "probe_command",
-           "reasons"]
+__all__ = ["FAILS_FOR_THE_TASK", "ProbeOutcome", "classify", "first_checks", "is_check", "keep_only", "kept", "narrowed",
+           "probe_command", "reasons", "using"]
