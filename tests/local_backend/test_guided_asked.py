@@ -504,3 +504,13 @@ async def test_a_target_that_only_re_exports_what_the_asked_test_imports_is_unch
     assert [(a.outcome, a.detail) for a in stats.attempts] == [
         ("target unchecked", "notes/commands/search.py (the asked test tests/test_search_asked.py passes without its change)")]
     assert clean(repo)
+
+
+async def test_a_re_exported_name_read_as_a_module_attribute_does_not_check_the_target(tmp_path: Path) -> None:
+    """The same through ``import notes.commands.search as cmd; cmd.count_matches``: with the command
+    put back the test fails on an AttributeError for the re-exported name only."""
+    asked = ("```python\n# file: tests/test_search_asked.py\nimport notes.commands.search as cmd\n\n\n"
+             "def test_count():\n    assert cmd.count_matches(['a b', 'c', 'a'], 'a') == 2\n```")
+    result, tools, requests, stats, repo = await run(tmp_path, [asked, WRONG], attempts=1, repairs=1)
+    assert [step_of(r) for r in requests] == ["asked test", "edit"]
+    assert not stats.passed and [a.outcome for a in stats.attempts] == ["target unchecked"]

@@ -494,19 +494,24 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     return unchecked
 
 
-_CANNOT_IMPORT_RE = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+_CANNOT_IMPORT_RE = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'"
+                               r"|module '(?P<module2>[\w.]+)' has no attribute '(?P<name2>\w+)'")
 
 
 def _fails_without(outcome: probes.ProbeOutcome, module: str, reexported: set[str]) -> bool:
     """Whether a test's outcome with a target put back shows the test needs the target's change:
-    it failed, and not only because it imports from the target a name the target merely imports
+    it failed, and not only because it imports from the target (or reads as the module's attribute)
+    a name the target merely imports
     (the 1.5B model's asked test imported count_matches from the command module, which the change
     re-exported: every target "failed" without its change, and the command's part went unchecked,
     bench s14-q15-1). A skipped test shows nothing."""
     if outcome.kind in ("passed", "skipped"):
         return False
     found = _CANNOT_IMPORT_RE.search(outcome.detail)
-    return not (found and found.group(2) == module and found.group(1) in reexported)
+    if not found:
+        return True
+    name, where = found["name"] or found["name2"], found["module"] or found["module2"]
+    return not (where == module and name in reexported)
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
