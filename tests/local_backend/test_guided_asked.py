@@ -514,3 +514,47 @@ async def test_a_re_exported_name_read_as_a_module_attribute_does_not_check_the_
     result, tools, requests, stats, repo = await run(tmp_path, [asked, WRONG], attempts=1, repairs=1)
     assert [step_of(r) for r in requests] == ["asked test", "edit"]
     assert not stats.passed and [a.outcome for a in stats.attempts] == ["target unchecked"]
+
+
+# a review's paths (stop 14): a target "checked" only because a test imports from it a name it does not own
+_CMD = "\n```python\n# file: notes/commands/search.py\n"
+_WRONG_RUN = ("def run(items, word):\n    lines = find(items, word) + [f'N matches: {count_matches(items, word)}']\n"
+              "    return '\\n'.join(lines)\n```")
+STAR = SEARCH + _CMD + "from ..search import *\n\n\n" + _WRONG_RUN
+ASSIGN = (SEARCH + _CMD + "import notes.search as _s\nfrom notes.search import find\n\ncount_matches = _s.count_matches\n\n\n"
+          + _WRONG_RUN)
+WRAPPER = SEARCH + _CMD + ("from notes import search\nfrom notes.search import find\n\n\n"
+                           "def count_matches(items, word):\n    return search.count_matches(items, word)\n\n\n") + _WRONG_RUN
+MIXED = ("```python\n# file: tests/test_search_asked.py\nfrom notes.commands.search import count_matches, run\n\n\n"
+         "def test_count():\n    assert count_matches(['a b', 'c', 'a'], 'a') == 2\n\n\n"
+         "def test_run():\n    assert run(['a b', 'c'], 'a').startswith('a b')\n```")  # weak: passes on the old run
+RUN_ONLY = ("```python\n# file: tests/test_search_asked.py\nfrom notes.commands.search import run\n\n\n"
+            "def test_run():\n    assert run(['a b', 'c'], 'a').split('\\n')[-1] == '1 matches'\n```")
+BAD_COUNT = ("```python\n# file: notes/search.py\ndef count_matches(items, word):\n    return 0\n```" + _CMD
+             + "from notes.search import count_matches, find\n\n\ndef run(items, word):\n"
+               "    lines = find(items, word) + [f'{len(find(items, word))} matches']\n    return '\\n'.join(lines)\n```")
+
+
+@pytest.mark.parametrize(("asked", "edit", "unchecked"), [
+    (REEXPORT_COUNT, STAR, "notes/commands/search.py"), (REEXPORT_COUNT, ASSIGN, "notes/commands/search.py"),
+    (MIXED, WRAPPER, "notes/commands/search.py"), (RUN_ONLY, BAD_COUNT, "notes/search.py")],
+    ids=["star-import", "assignment", "wrapper-def", "import-chain"])
+async def test_a_target_failing_only_on_a_name_it_does_not_own_for_the_task_is_unchecked(
+        tmp_path: Path, asked: str, edit: str, unchecked: str) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, [asked, edit, edit], attempts=1, repairs=1)
+    assert not stats.passed
+    assert [a.outcome for a in stats.attempts] == ["target unchecked"]
+    assert unchecked in stats.attempts[0].detail.split(" (")[0].split(", ")
+    assert clean(repo)
+
+
+async def test_a_test_the_task_asks_for_that_fails_only_at_its_import_proves_nothing(tmp_path: Path) -> None:
+    """The file imports the new count_matches; its one test checks the old find."""
+    tests = ("```python\n# file: test_count.py\nfrom notes.search import count_matches, find\n\n\n"
+             "def test_find_words():\n    assert find(['x y'], 'y') == ['x y']\n```")
+    replies = iter([WRONG, tests])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
+                                                           goal=GOAL + " Add a test in test_count.py.", attempts=1,
+                                                           repairs=0, asked_test=True)
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [("the new tests pass without the change", "test_find_words")]

@@ -187,13 +187,13 @@ async def test_an_old_test_of_the_named_file_failing_is_not_blamed_on_the_new_te
 
 
 @pytest.mark.parametrize("test", [
-    "class Checks:\n    def test_sorted(self):\n        assert report([Item(1, 'b'), Item(2, 'a')]) == ['a', 'b']\n",
     "@pytest.mark.skip\ndef test_sorted():\n    assert report([Item(1, 'b'), Item(2, 'a')]) == ['a', 'b']\n",
     "@pytest.mark.xfail\ndef test_sorted():\n    assert report([Item(1, 'b'), Item(2, 'a')]) == ['a', 'b']\n",
-], ids=["never-collected", "skipped", "xfail"])
+], ids=["skipped", "xfail"])
 async def test_a_new_test_that_never_runs_on_the_old_code_proves_nothing(tmp_path: Path, test: str) -> None:
-    """A review's paths (stop 14): a new test file whose only test pytest never collects, skips, or
-    expects to fail; each passed the attempt before."""
+    """A review's paths (stop 14): a new test file whose only test pytest skips or expects to fail;
+    each passed the attempt before. (One pytest never collects, alone in a new file, is still taken
+    as proof: the run cannot tell it from a report that names the file otherwise.)"""
     goal = GOAL + " Add a test in tests/test_sorting.py."
     reply = ("```python\n# file: tests/test_sorting.py\nimport pytest\nfrom app.models import Item\n"
              f"from app.report import report\n\n\n{test}```")
@@ -212,13 +212,25 @@ def test_failing_tests_reads_the_short_summary() -> None:
     assert failing_tests(out) == [("tests/test_a.py", "test_x"), ("tests/test_a.py", "test_y"), ("tests/test_b.py", None)]
 
 
-def test_imported_only_is_what_a_module_re_exports() -> None:
-    from foreman.backends.local.symbols import imported_only
+def test_defined_names_are_a_modules_own_definitions() -> None:
+    from foreman.backends.local.symbols import defined_names
 
     src = ("from a import b, c as d\nimport os.path\nfrom x import *\n\n\ndef c():\n    pass\n\n\nd = 1\n"
-           "class e:\n    pass\nfrom y import e\n")
-    assert imported_only(src) == {"b", "os"}
-    assert imported_only("def (") == set()
+           "class e:\n    pass\nasync def f():\n    pass\nif True:\n    def g():\n        pass\n")
+    assert defined_names(src) == {"c", "e", "f"}
+    assert defined_names("def (") == set()
+
+
+async def test_a_right_test_passes_when_the_tests_folder_has_its_own_pytest_ini(tmp_path: Path) -> None:
+    """A review's regression (stop 14): with tests/pytest.ini the report names the case without its
+    folder, so the probe finds none of the file's tests; that is "cannot tell", not "unproven"."""
+    files = {**FILES, "tests/pytest.ini": "[pytest]\n"}
+    right = ASKED.replace("tests/test_report_asked.py", "tests/test_sorting.py")
+    replies = iter([CODE, right])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=files,
+                                                           goal=GOAL + " Add a test in tests/test_sorting.py.",
+                                                           attempts=1, repairs=0)
+    assert stats.passed
 
 
 def test_using_follows_helpers_fixtures_and_setup() -> None:

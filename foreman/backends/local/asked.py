@@ -56,7 +56,7 @@ from .answers import Block, blocks_of, blocks_of_json, complete_part
 from .guided_text import CUT_OFF_TEST, CUT_TABLE, SYSTEM, TEST_ASK, TEST_ASK_CLASS, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
-from .symbols import imported_only, test_labels, used_words
+from .symbols import defined_names, test_labels, used_words
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -441,18 +441,24 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
     Returns:
         The new test functions that pass (or are skipped, xfail included) on the old code when
         every one of them does, or all of ``new`` when none of them ran while the file's other
-        tests passed or a plain pytest run reported no test of the file, or no report (a class pytest does not
-        collect: they prove nothing). [] when one fails there, a collection error, when the run
-        cannot tell (not plain pytest), or when no other file changed.
+        tests passed (a class pytest does not collect), or when the file failed to collect on a
+        missing name none of them uses (a review's path: the file imports count_matches, its test
+        checks the old find): they prove nothing. [] when one fails there, on another collection
+        error, when the run cannot tell (not plain pytest, no report), or when no other file
+        changed.
     """
     code = {rel: data for rel, data in task.original.items() if rel != path and not is_test_file(rel)}
     if not code or not new:
         return []
     outcomes = await _probe_without(task, attempt, path, where, code, "tests probe")
     mine = [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new]
-    if not mine:  # none of them ran: after a collection error they fail; beside passing tests, or alone, never run
-        plain = probes.probe_command(task.ci_command, path, "report.xml") is not None
-        return list(new) if all(o.kind in ("passed", "skipped") for o in outcomes) and (outcomes or plain) else []
+    if not mine:  # none of them ran: beside passing tests they were never collected; a collection error
+        if outcomes and all(o.kind in ("passed", "skipped") for o in outcomes):
+            return list(new)
+        text = task._read(path) or ""  # fails them only when one uses the name the file could not import
+        names = {found[0] for o in outcomes if (found := _missing_name(o.detail))}
+        users = {label.rsplit(".", 1)[-1] for label in probes.using(text, names)} if names else set(new)
+        return [] if users & set(new) else list(new)
     if any(o.kind not in ("passed", "skipped") for o in mine):  # skipped (or xfail) shows nothing
         return []
     return list(dict.fromkeys(o.function for o in mine))
@@ -488,30 +494,61 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
         if rel not in changed:
             continue
         outcomes = await _probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
-        reexported = imported_only(task._read(rel) or "")
-        if outcomes and not any(_fails_without(o, module_name(rel), reexported) for o in outcomes):
+        owns = defined_names(task._read(rel) or "")
+        test = task._read(path) or ""
+        callers = set().union(*(_code_words(task._read(other) or "") for other in changed if other != rel))
+        if outcomes and not any(_fails_without(o, rel, owns, test, callers, task.goal) for o in outcomes):
             unchecked.append(rel)
     return unchecked
 
 
-_CANNOT_IMPORT_RE = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'"
-                               r"|module '(?P<module2>[\w.]+)' has no attribute '(?P<name2>\w+)'")
+_MISSING_NAME_RE = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'"
+                              r"|module '(?P<module2>[\w.]+)' has no attribute '(?P<name2>\w+)'")
 
 
-def _fails_without(outcome: probes.ProbeOutcome, module: str, reexported: set[str]) -> bool:
-    """Whether a test's outcome with a target put back shows the test needs the target's change:
-    it failed, and not only because it imports from the target (or reads as the module's attribute)
-    a name the target merely imports
-    (the 1.5B model's asked test imported count_matches from the command module, which the change
-    re-exported: every target "failed" without its change, and the command's part went unchecked,
-    bench s14-q15-1). A skipped test shows nothing."""
+def _missing_name(detail: str) -> tuple[str, str] | None:
+    """``(name, module)`` of an error about a name a module lacks (``cannot import name 'x' from
+    'm'``, ``module 'm' has no attribute 'x'``), else None."""
+    found = _MISSING_NAME_RE.search(detail)
+    return (found["name"] or found["name2"], found["module"] or found["module2"]) if found else None
+
+
+def _places(goal: str, name: str, rel: str) -> bool:
+    """Whether one sentence of the task names both ``name`` and the file ``rel``."""
+    return any(re.search(rf"\b{re.escape(name)}\b", sentence) and re.search(rf"(?<![\w/.]){re.escape(rel)}\b", sentence)
+               for sentence in re.split(r"(?<=[.!?])\s+|\n", goal))
+
+
+def _code_words(source: str) -> set[str]:
+    """The names and attributes a module's code uses (its imports alone do not count)."""
+    try:
+        return used_words(ast.parse(source.replace("\r\n", "\n")), lambda value: [])
+    except (SyntaxError, ValueError):
+        return set()
+
+
+def _fails_without(outcome: probes.ProbeOutcome, rel: str, owns: set[str], test: str, callers: set[str],
+                   goal: str) -> bool:
+    """Whether a test's outcome with the target ``rel`` put back shows the test needs its change.
+
+    A failure shows it; one about a name a module lacks only when the module is ``rel``'s, ``rel``
+    defines the name (a ``def`` or ``class``: ``owns``), the task puts it there (one sentence names
+    both), and a test function uses it (:func:`.probe.using`) or the code of another changed file
+    does (``callers``: the command that prints what count_matches returns). The 1.5B model's asked test imported
+    count_matches from the command module, which the change merely imported (re-exported): every
+    target "failed" without its change and the command's printed line went unchecked (bench
+    s14-q15-1, a false success). A review found the same through a module attribute, a star
+    import, an assignment, a wrapper ``def`` in the command, and an import chain (search.py put
+    back breaks the command's import of count_matches, which the test never calls). A skipped
+    test shows nothing."""
     if outcome.kind in ("passed", "skipped"):
         return False
-    found = _CANNOT_IMPORT_RE.search(outcome.detail)
-    if not found:
+    missing = _missing_name(outcome.detail)
+    if missing is None:
         return True
-    name, where = found["name"] or found["name2"], found["module"] or found["module2"]
-    return not (where == module and name in reexported)
+    name, module = missing
+    return (module == module_name(rel) and name in owns and _places(goal, name, rel)
+            and (name in callers or bool(probes.using(test, {name}))))
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:

@@ -101,24 +101,14 @@ def add_imports_for(text: str, module: str, exported: set[str], *, source: str =
     return placed
 
 
-def imported_only(source: str) -> set[str]:
-    """The names a module binds at its top level by an import alone (``from x import y``: ``y``),
-    not by a definition or an assignment: what it re-exports. Set() when it does not parse."""
+def defined_names(source: str) -> set[str]:
+    """The names a module defines at its top level with a ``def`` or ``class`` (not an import or an
+    assignment, which may only re-export another module's). Set() when it does not parse."""
     try:
         tree = ast.parse(source.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
         return set()
-    imported: set[str] = set()
-    defined: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            imported.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-        elif isinstance(node, _DEF):
-            defined.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                defined.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    return imported - defined
+    return {node.name for node in tree.body if isinstance(node, _DEF)}
 
 
 def module_bindings(source: str) -> set[str] | None:
@@ -288,5 +278,5 @@ def top_level_symbols(text: str) -> list[tuple[str, int]]:
     return out
 
 
-__all__ = ["add_imports_for", "drop_unknown_imports", "imported_only", "module_bindings", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
+__all__ = ["add_imports_for", "drop_unknown_imports", "defined_names", "module_bindings", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
            "undefined_names"]
