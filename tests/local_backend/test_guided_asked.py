@@ -558,3 +558,48 @@ async def test_a_test_the_task_asks_for_that_fails_only_at_its_import_proves_not
                                                            repairs=0, asked_test=True)
     assert not stats.passed
     assert [(a.outcome, a.detail) for a in stats.attempts] == [("the new tests pass without the change", "test_find_words")]
+
+
+# a third review's paths (stop 14): code no test reaches, a skipped user, a created module, the task's wording
+DEAD = BAD_COUNT[:-len("```")] + ("\n\ndef summary(items, word):\n    return f'{count_matches(items, word)} matches'\n```")
+SKIPPED_COUNT = ASKED.replace("from notes.commands.search import run\n", "import pytest\nfrom notes.commands.search import run\n"
+                              ).replace("def test_count_matches", "@pytest.mark.skip\ndef test_count_matches")
+
+
+@pytest.mark.parametrize("asked", [RUN_ONLY, SKIPPED_COUNT], ids=["dead-code-caller", "skipped-user"])
+async def test_a_name_used_only_by_code_no_test_reaches_does_not_check_its_file(tmp_path: Path, asked: str) -> None:
+    result, tools, requests, stats, repo = await run(tmp_path, [asked, DEAD, DEAD], attempts=1, repairs=1)
+    assert not stats.passed
+    if asked is RUN_ONLY:  # the skipped one is refused earlier: its file fails only at an import no test uses
+        assert [a.outcome for a in stats.attempts] == ["target unchecked"]
+        assert "notes/search.py" in stats.attempts[0].detail.split(" (")[0].split(", ")
+
+
+async def test_a_created_module_put_back_checks_it_only_when_its_names_are_used(tmp_path: Path) -> None:
+    goal = ("Add count_matches(items, word) in a new file notes/count.py: it returns how many items contain word. "
+            "Make run in notes/commands/search.py end its output with a summary line 'N matches'.")
+    newmod = ("```python\n# file: notes/count.py\ndef count_matches(items, word):\n    return 0\n```" + _CMD
+              + "from notes.count import count_matches\nfrom notes.search import find\n\n\ndef run(items, word):\n"
+                "    lines = find(items, word) + [f'{len(find(items, word))} matches']\n    return '\\n'.join(lines)\n```")
+    result, tools, requests, stats, repo = await run(tmp_path, [RUN_ONLY, newmod, newmod], goal=goal, attempts=1, repairs=1)
+    assert not stats.passed and [a.outcome for a in stats.attempts] == ["target unchecked"]
+    assert "notes/count.py" in stats.attempts[0].detail
+
+
+async def test_the_file_named_nearest_the_new_name_is_where_the_task_puts_it(tmp_path: Path) -> None:
+    """The name and its file in two sentences: the right change passes (refused by a one-sentence rule)."""
+    goal = ("Add count_matches(items, word). Put it in notes/search.py; it returns how many items contain word. "
+            "Make run in notes/commands/search.py end its output with a summary line 'N matches'.")
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, RIGHT], goal=goal, attempts=1, repairs=1)
+    assert stats.passed, [(a.outcome, a.detail) for a in stats.attempts]
+
+
+async def test_a_skipped_test_of_the_new_name_proves_nothing_beside_an_old_one(tmp_path: Path) -> None:
+    tests = ("```python\n# file: test_count.py\nimport pytest\nfrom notes.search import count_matches, find\n\n\n"
+             "@pytest.mark.skip\ndef test_count():\n    assert count_matches(['a'], 'a') == 1\n\n\n"
+             "def test_find_words():\n    assert find(['x y'], 'y') == ['x y']\n```")
+    replies = iter([WRONG, tests])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: text(next(replies)), files=FILES,
+                                                           goal=GOAL + " Add a test in test_count.py.", attempts=1,
+                                                           repairs=0, asked_test=True)
+    assert not stats.passed and [a.outcome for a in stats.attempts] == ["the new tests pass without the change"]

@@ -451,12 +451,14 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
     if not code or not new:
         return []
     outcomes = await _probe_without(task, attempt, path, where, code, "tests probe")
-    mine = [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new]
+    whole = str(Path(path).with_suffix("")).replace("/", ".")  # a collection error's label, not a test's
+    mine = [o for o in outcomes if o.function != whole and o.function.rsplit(".", 1)[-1] in new]
     if not mine:  # none of them ran: beside passing tests they were never collected; a collection error
         if outcomes and all(o.kind in ("passed", "skipped") for o in outcomes):
             return list(new)
         text = task._read(path) or ""  # fails them only when one uses the name the file could not import
-        names = {found[0] for o in outcomes if (found := _missing_name(o.detail))}
+        names = {name for o in outcomes if (found := _missing_name(o.detail))
+                 for name in ([found[0]] if found[0] else _module_names(task, found[1]))}
         users = {label.rsplit(".", 1)[-1] for label in probes.using(text, names)} if names else set(new)
         return [] if users & set(new) else list(new)
     if any(o.kind not in ("passed", "skipped") for o in mine):  # skipped (or xfail) shows nothing
@@ -490,41 +492,65 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     if path is None or len(changed) < 2:
         return []
     unchecked = []
-    for rel in where.targets:
+    created = [rel for rel in changed if task.original[rel] is None and rel not in where.targets]
+    for rel in [*where.targets, *created]:  # a file the attempt created is the task's too (notes/count.py)
         if rel not in changed:
             continue
         outcomes = await _probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
         owns = defined_names(task._read(rel) or "")
         test = task._read(path) or ""
-        callers = set().union(*(_code_words(task._read(other) or "") for other in changed if other != rel))
+        used = set().union(*probes.test_words(test).values())
+        callers = set().union(*(_reached_words(task._read(other) or "", used) for other in changed if other != rel))
         if outcomes and not any(_fails_without(o, rel, owns, test, callers, task.goal) for o in outcomes):
             unchecked.append(rel)
     return unchecked
 
 
 _MISSING_NAME_RE = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'"
-                              r"|module '(?P<module2>[\w.]+)' has no attribute '(?P<name2>\w+)'")
+                              r"|module '(?P<module2>[\w.]+)' has no attribute '(?P<name2>\w+)'"
+                              r"|No module named '(?P<module3>[\w.]+)'")
 
 
 def _missing_name(detail: str) -> tuple[str, str] | None:
     """``(name, module)`` of an error about a name a module lacks (``cannot import name 'x' from
-    'm'``, ``module 'm' has no attribute 'x'``), else None."""
+    'm'``, ``module 'm' has no attribute 'x'``; name "" for ``No module named 'm'``), else None."""
     found = _MISSING_NAME_RE.search(detail)
-    return (found["name"] or found["name2"], found["module"] or found["module2"]) if found else None
+    if not found:
+        return None
+    return found["name"] or found["name2"] or "", found["module"] or found["module2"] or found["module3"]
+
+
+def _module_names(task: GuidedTask, module: str) -> set[str]:
+    """The names a module the attempt created defines (for ``No module named 'm'``); set() when
+    the attempt created no such file."""
+    return set().union(*(defined_names(task._read(rel) or "") for rel, data in task.original.items()
+                         if data is None and module_name(rel) == module))
+
+
+_PATH_RE = re.compile(r"[\w./-]+\.py\b")
 
 
 def _places(goal: str, name: str, rel: str) -> bool:
-    """Whether one sentence of the task names both ``name`` and the file ``rel``."""
-    return any(re.search(rf"\b{re.escape(name)}\b", sentence) and re.search(rf"(?<![\w/.]){re.escape(rel)}\b", sentence)
-               for sentence in re.split(r"(?<=[.!?])\s+|\n", goal))
+    """Whether the task puts ``name`` in ``rel``: the file named nearest to a mention of ``name``
+    in the task's text is ``rel`` ("Add count_matches(...) to notes/search.py ... make run in
+    notes/commands/search.py ..." puts count_matches in notes/search.py only)."""
+    paths = [(m.start(), m.group().strip(".")) for m in _PATH_RE.finditer(goal)]
+    for mention in re.finditer(rf"\b{re.escape(name)}\b", goal):
+        nearest = min(paths, key=lambda p: abs(p[0] - mention.start()), default=None)
+        if nearest and nearest[1] == rel:
+            return True
+    return False
 
 
-def _code_words(source: str) -> set[str]:
-    """The names and attributes a module's code uses (its imports alone do not count)."""
+def _reached_words(source: str, used: set[str]) -> set[str]:
+    """The names a module's functions and classes that a test uses (``used``) reach in their code
+    (:func:`.probe.reached`): ``run`` calling count_matches; not a function no test reaches."""
     try:
-        return used_words(ast.parse(source.replace("\r\n", "\n")), lambda value: [])
+        tree = ast.parse(source.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
         return set()
+    roots = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in used]
+    return probes.reached(tree, roots) if roots else set()
 
 
 def _fails_without(outcome: probes.ProbeOutcome, rel: str, owns: set[str], test: str, callers: set[str],
@@ -533,8 +559,9 @@ def _fails_without(outcome: probes.ProbeOutcome, rel: str, owns: set[str], test:
 
     A failure shows it; one about a name a module lacks only when the module is ``rel``'s, ``rel``
     defines the name (a ``def`` or ``class``: ``owns``), the task puts it there (one sentence names
-    both), and a test function uses it (:func:`.probe.using`) or the code of another changed file
-    does (``callers``: the command that prints what count_matches returns). The 1.5B model's asked test imported
+    both), and a test function uses it (:func:`.probe.using`) or the code it calls in another changed
+    file does (``callers``: the command ``run`` that prints what count_matches returns; not a
+    function no test reaches). The 1.5B model's asked test imported
     count_matches from the command module, which the change merely imported (re-exported): every
     target "failed" without its change and the command's printed line went unchecked (bench
     s14-q15-1, a false success). A review found the same through a module attribute, a star
@@ -547,8 +574,11 @@ def _fails_without(outcome: probes.ProbeOutcome, rel: str, owns: set[str], test:
     if missing is None:
         return True
     name, module = missing
-    return (module == module_name(rel) and name in owns and _places(goal, name, rel)
-            and (name in callers or bool(probes.using(test, {name}))))
+    if module != module_name(rel):
+        return False  # another module lacks a name: shows nothing of this file's change
+    names = {name} if name else owns  # a file the attempt created, put back: none of its names exist
+    return any(n in owns and _places(goal, n, rel) and (n in callers or bool(probes.using(test, {n})))
+               for n in names)
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:

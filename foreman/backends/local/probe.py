@@ -192,11 +192,33 @@ def using(text: str, names: set[str]) -> set[str]:
     """The test functions of ``text`` (labels, as :func:`.symbols.test_labels` gives them) that use
     one of ``names``: in their body, their parameters (pytest fixtures), their class's other
     methods (``setUp``), and through the module-level functions, classes and assignments those
-    use, followed to the end. A name in a string does not count. Set() when it does not parse."""
+    use, followed to the end. A name in a string does not count, nor a test marked skip or xfail.
+    Set() when it does not parse."""
+    return {label for label, words in test_words(text).items() if words & names}
+
+
+def test_words(text: str) -> dict[str, set[str]]:
+    """The names each test function of ``text`` uses (by label; :func:`using`'s reach), tests
+    marked skip or xfail left out ({} when it does not parse)."""
     try:
         tree = ast.parse(text.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
-        return set()
+        return {}
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+    out = {}
+    for label, node in test_labels(text).items():
+        owner = classes.get(label.split(".", 1)[0]) if "." in label else None
+        if _skipped(node) or (owner is not None and _skipped(owner)):
+            continue  # a skipped (or xfail) test uses nothing
+        roots = [node, *(m for m in (owner.body if owner else []) if isinstance(
+            m, (ast.FunctionDef, ast.AsyncFunctionDef)) and not m.name.startswith("test"))]
+        out[label] = reached(tree, roots)
+    return out
+
+
+def reached(tree: ast.Module, roots: list[ast.AST]) -> set[str]:
+    """The names and attributes ``roots`` use, with those of the module-level functions, classes
+    and assignments of ``tree`` they use, followed to the end (strings not read)."""
     bound: dict[str, ast.stmt] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -205,30 +227,31 @@ def using(text: str, names: set[str]) -> set[str]:
                 stmt, ast.AnnAssign) else []:
             if isinstance(target, ast.Name):
                 bound[target.id] = stmt
-    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
-    found = set()
-    for label, node in test_labels(text).items():
-        owner = classes.get(label.split(".", 1)[0]) if "." in label else None
-        todo: list[ast.AST] = [node, *(m for m in (owner.body if owner else []) if isinstance(
-            m, (ast.FunctionDef, ast.AsyncFunctionDef)) and not m.name.startswith("test"))]
-        seen: set[int] = {id(n) for n in todo}
-        words: set[str] = set()
-        while todo:
-            current = todo.pop()
-            for n in ast.walk(current):
-                if isinstance(n, ast.Name):
-                    words.add(n.id)
-                elif isinstance(n, ast.Attribute):
-                    words.add(n.attr)
-                elif isinstance(n, ast.arg):
-                    words.add(n.arg)
-            for word in words & bound.keys():
-                if id(bound[word]) not in seen:
-                    seen.add(id(bound[word]))
-                    todo.append(bound[word])
-        if words & names:
-            found.add(label)
-    return found
+    todo = list(roots)
+    seen: set[int] = {id(n) for n in todo}
+    words: set[str] = set()
+    while todo:
+        for n in ast.walk(todo.pop()):
+            if isinstance(n, ast.Name):
+                words.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                words.add(n.attr)
+            elif isinstance(n, ast.arg):
+                words.add(n.arg)
+        for word in words & bound.keys():
+            if id(bound[word]) not in seen:
+                seen.add(id(bound[word]))
+                todo.append(bound[word])
+    return words
+
+
+_SKIP_MARKS = {"skip", "skipif", "xfail", "skipIf", "skipUnless", "expectedFailure"}
+
+
+def _skipped(node: ast.AST) -> bool:
+    """Whether a test function or class carries a skip or xfail mark (pytest's or unittest's)."""
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and (n.id if isinstance(n, ast.Name) else n.attr) in _SKIP_MARKS
+               for decorator in getattr(node, "decorator_list", []) for n in ast.walk(decorator))
 
 
 def keep_only(text: str, names: set[str]) -> str:
@@ -309,4 +332,4 @@ def reasons(outcomes: list[ProbeOutcome]) -> str:
 
 
 __all__ = ["FAILS_FOR_THE_TASK", "ProbeOutcome", "classify", "first_checks", "is_check", "keep_only", "kept", "narrowed",
-           "probe_command", "reasons", "using"]
+           "probe_command", "reached", "reasons", "test_words", "using"]
