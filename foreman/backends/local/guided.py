@@ -55,7 +55,7 @@ from . import asked as asked_tests
 from . import madeup as made_up_cases
 from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, only_definitions, plan_answer
 from .endpoint import BadTurnError, Endpoint
-from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SYSTEM, TEST_ONLY,
+from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SEND_ONLY, SYSTEM, TEST_ONLY,
                           absent_definitions, asked_def_ask, asked_functions, failing_files, failing_tests, goal_text,
                           missing_asked_names, no_change_ask, summarize_failure, task_words)
 from .lineask import NamedLine, line_ask, named_line, placed_line
@@ -483,13 +483,16 @@ class GuidedTask:
             failing = failing_files(summary)
             written_tests = {rel for rel in self.original if is_test_file(rel) and rel != self.locked}
             missing = missing_asked_names(summary, self.goal, known)
-            test_only = not missing and bool(failing) and all(  # the attempt's own tests, not the file's older ones
-                rel in written_tests and (name in self._new_tests(rel) if name else self.original.get(rel) is None)
-                for rel, name in failing_tests(summary))
+            own = [(rel, name, message) for rel, name, message in failing_tests(summary)]
+            test_only = not missing and bool(failing) and failing <= written_tests and all(  # the attempt's own tests
+                name in self._new_tests(rel) for rel, name, _ in own)
+            asserts = test_only and all(message.startswith(("AssertionError", "assert ")) for _, _, message in own)
             if missing:  # the code lacks what the task asks for: not the test's fault
                 fixed += "".join(NOT_DEFINED.format(name=name, path=path) + "\n" for name, path in missing)
-            elif test_only:  # the code may be right and its new test wrong: the test alone is shown
-                fixed += TEST_ONLY.format(files=", ".join(sorted(failing))) + "\n"
+            elif test_only:  # the code may be right and its new test wrong; on asserts alone, the test alone is shown
+                files = ", ".join(sorted(failing))
+                fixed += TEST_ONLY.format(files=files) + (SEND_ONLY.format(files=files) if asserts else "") + "\n"
+            test_only = asserts
             shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
                                 if self._read(rel) is not None and (not test_only or rel in failing))[:6000]
             if not self._repair(attempt, messages, "checks failed", summary.strip().split("\n")[-1],

@@ -223,12 +223,14 @@ def asked_def_ask(goal: str, names: list[str], path: str, signatures: str) -> st
 _FAILED_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)\b", re.M)
 TEST_ONLY = ("Every failure is in {files}, the test written for this task; the repository's other tests pass with "
              "the change. If the code does what the task asks, the test is wrong: rewrite the failing test functions "
-             "(complete), calling the code as it is defined. Send only {files}: code that does not change is not "
-             "sent again.")
-"""The repair note when every failure is in the task's new test (the code files are then not shown
-again either, :meth:`.guided.GuidedTask._attempt`): the 1.5B model's repairs of its ``--limit`` test
-sent ``commands/notes.py`` whole and unchanged before the test, and the 512-token cap cut the test,
-seven repairs of seven (bench s13-q15-2, -4, -6, -7, task 6)."""
+             "(complete), calling the code as it is defined.")
+SEND_ONLY = " Send only {files}: code that does not change is not sent again."
+"""Added to :data:`TEST_ONLY` when every failure is an assert of the new tests (the code files are
+then not shown again either, :meth:`.guided.GuidedTask._attempt`): the 1.5B model's repairs of its
+``--limit`` test sent ``commands/notes.py`` whole and unchanged before the test, and the 512-token
+cap cut the test, seven repairs of seven (bench s13-q15-2, -4, -6, -7, task 6). Not when the code
+raised (``NoteStore.all() got an unexpected keyword argument 'limit'``): told to send the test
+alone, the model rewrote the test around wrong code (bench s14-q15-3, task 6)."""
 
 
 def failing_files(output: str) -> set[str]:
@@ -236,14 +238,15 @@ def failing_files(output: str) -> set[str]:
     return set(_FAILED_RE.findall(output.replace("\r\n", "\n")))
 
 
-_FAILED_TEST_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)(?:::(\S+))?", re.M)
+_FAILED_TEST_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)(?:::(\S+))?(?: - (.*))?$", re.M)
 
 
-def failing_tests(output: str) -> list[tuple[str, str | None]]:
-    """The tests pytest's short summary names: ``(path, test_x)`` for ``FAILED path::Class::test_x[id]``,
-    ``(path, None)`` for an error of the whole file (``ERROR path``)."""
-    return [(path, name.split("[", 1)[0].rsplit("::", 1)[-1] if name else None)
-            for path, name in _FAILED_TEST_RE.findall(output.replace("\r\n", "\n"))]
+def failing_tests(output: str) -> list[tuple[str, str | None, str]]:
+    """The tests pytest's short summary names: ``(path, test_x, message)`` for ``FAILED
+    path::Class::test_x[id] - AssertionError: ...``, ``(path, None, message)`` for an error of the
+    whole file (``ERROR path``); message "" when the line gives none."""
+    return [(path, name.split("[", 1)[0].rsplit("::", 1)[-1] if name else None, message)
+            for path, name, message in _FAILED_TEST_RE.findall(output.replace("\r\n", "\n"))]
 
 
 def goal_text(prompt: str) -> str:

@@ -205,7 +205,10 @@ def test_words(text: str) -> dict[str, set[str]]:
     except (SyntaxError, ValueError):
         return {}
     classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
-    out = {}
+    out: dict[str, set[str]] = {}
+    if any(isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets)
+           and _marks(stmt.value) for stmt in tree.body):
+        return out  # the whole module marked skip or xfail
     for label, node in test_labels(text).items():
         owner = classes.get(label.split(".", 1)[0]) if "." in label else None
         if _skipped(node) or (owner is not None and _skipped(owner)):
@@ -248,10 +251,19 @@ def reached(tree: ast.Module, roots: list[ast.AST]) -> set[str]:
 _SKIP_MARKS = {"skip", "skipif", "xfail", "skipIf", "skipUnless", "expectedFailure"}
 
 
-def _skipped(node: ast.AST) -> bool:
-    """Whether a test function or class carries a skip or xfail mark (pytest's or unittest's)."""
+def _marks(node: ast.AST) -> bool:
     return any(isinstance(n, (ast.Name, ast.Attribute)) and (n.id if isinstance(n, ast.Name) else n.attr) in _SKIP_MARKS
-               for decorator in getattr(node, "decorator_list", []) for n in ast.walk(decorator))
+               for n in ast.walk(node))
+
+
+def _skipped(node: ast.AST) -> bool:
+    """Whether a test function or class carries a skip or xfail mark (pytest's or unittest's), or
+    its own body calls ``pytest.skip``/``pytest.xfail``/``self.skipTest``."""
+    if any(_marks(decorator) for decorator in getattr(node, "decorator_list", [])):
+        return True
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute)
+        and stmt.value.func.attr in {"skip", "xfail", "skipTest"} for stmt in node.body)
 
 
 def keep_only(text: str, names: set[str]) -> str:
