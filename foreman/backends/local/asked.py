@@ -499,8 +499,7 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
         outcomes = await _probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
         owns = defined_names(task._read(rel) or "")
         test = task._read(path) or ""
-        used = set().union(*probes.test_words(test).values())
-        callers = set().union(*(_reached_words(task._read(other) or "", used) for other in changed if other != rel))
+        callers = set().union(*(_code_words(task._read(other) or "") for other in changed if other != rel))
         if outcomes and not any(_fails_without(o, rel, owns, test, callers, task.goal) for o in outcomes):
             unchecked.append(rel)
     return unchecked
@@ -542,15 +541,14 @@ def _places(goal: str, name: str, rel: str) -> bool:
     return False
 
 
-def _reached_words(source: str, used: set[str]) -> set[str]:
-    """The names a module's functions and classes that a test uses (``used``) reach in their code
-    (:func:`.probe.reached`): ``run`` calling count_matches; not a function no test reaches."""
+def _code_words(source: str) -> set[str]:
+    """The names and attributes a module's code uses (its imports alone do not count). Any of its
+    code: a test that reaches the command through the unchanged ``cli.main`` (the bench's own check)
+    is not followed by a static reach, so code no test runs counts too (a review's open path)."""
     try:
-        tree = ast.parse(source.replace("\r\n", "\n"))
+        return used_words(ast.parse(source.replace("\r\n", "\n")), lambda value: [])
     except (SyntaxError, ValueError):
         return set()
-    roots = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in used]
-    return probes.reached(tree, roots) if roots else set()
 
 
 def _fails_without(outcome: probes.ProbeOutcome, rel: str, owns: set[str], test: str, callers: set[str],
@@ -559,9 +557,8 @@ def _fails_without(outcome: probes.ProbeOutcome, rel: str, owns: set[str], test:
 
     A failure shows it; one about a name a module lacks only when the module is ``rel``'s, ``rel``
     defines the name (a ``def`` or ``class``: ``owns``), the task puts it there (one sentence names
-    both), and a test function uses it (:func:`.probe.using`) or the code it calls in another changed
-    file does (``callers``: the command ``run`` that prints what count_matches returns; not a
-    function no test reaches). The 1.5B model's asked test imported
+    both), and a test function uses it (:func:`.probe.using`) or the code of another changed file
+    does (``callers``: the command ``run`` that prints what count_matches returns). The 1.5B model's asked test imported
     count_matches from the command module, which the change merely imported (re-exported): every
     target "failed" without its change and the command's printed line went unchecked (bench
     s14-q15-1, a false success). A review found the same through a module attribute, a star
