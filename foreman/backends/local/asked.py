@@ -493,12 +493,12 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
         return []
     unchecked = []
     created = [rel for rel in changed if task.original[rel] is None and rel not in where.targets]
+    test = task._read(path) or ""
     for rel in [*where.targets, *created]:  # a file the attempt created is the task's too (notes/count.py)
         if rel not in changed:
             continue
         outcomes = await _probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
         owns = defined_names(task._read(rel) or "")
-        test = task._read(path) or ""
         callers = set().union(*(_code_words(task._read(other) or "") for other in changed if other != rel))
         if outcomes and not any(_fails_without(o, rel, owns, test, callers, task.goal) for o in outcomes):
             unchecked.append(rel)

@@ -483,7 +483,7 @@ class GuidedTask:
             failing = failing_files(summary)
             written_tests = {rel for rel in self.original if is_test_file(rel) and rel != self.locked}
             missing = missing_asked_names(summary, self.goal, known)
-            own = [(rel, name, message) for rel, name, message in failing_tests(summary)]
+            own = failing_tests(summary)
             test_only = not missing and bool(failing) and failing <= written_tests and all(  # the attempt's own tests
                 name in self._new_tests(rel) for rel, name, _ in own)
             asserts = test_only and all(message.startswith(("AssertionError", "assert ")) for _, _, message in own)
