@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.local.asked import NO_ASKED_TEST, copied_tests, example_excerpt, example_test
+from foreman.backends.local.asked import NO_ASKED_TEST, _places, copied_tests, example_excerpt, example_test
 from foreman.backends.local.guided import GuidedStats
 
 from .fakeserver import last_user, text
@@ -537,10 +537,16 @@ BAD_COUNT = ("```python\n# file: notes/search.py\ndef count_matches(items, word)
 
 @pytest.mark.parametrize(("asked", "edit", "unchecked"), [
     (REEXPORT_COUNT, STAR, "notes/commands/search.py"), (REEXPORT_COUNT, ASSIGN, "notes/commands/search.py"),
-    (MIXED, WRAPPER, "notes/commands/search.py"), (RUN_ONLY, BAD_COUNT, "notes/search.py")],
-    ids=["star-import", "assignment", "wrapper-def", "import-chain"])
+    (MIXED, WRAPPER, "notes/commands/search.py"), (RUN_ONLY, BAD_COUNT, "notes/search.py"),
+    (RUN_ONLY, "DEAD", "notes/search.py")],
+    ids=["star-import", "assignment", "wrapper-def", "import-chain", "dead-code"])
 async def test_a_target_failing_only_on_a_name_it_does_not_own_for_the_task_is_unchecked(
         tmp_path: Path, asked: str, edit: str, unchecked: str) -> None:
+    """With the target put back the test fails only on a missing name: either one the task does not
+    put in that file, or one whose stub (``return object()``) the test passes beside, so it checks
+    nothing that file's change does (dead-code: count_matches returns 0, called only by a
+    ``summary`` no test runs, and the asked test checks the command's line alone)."""
+    edit = DEAD if edit == "DEAD" else edit
     result, tools, requests, stats, repo = await run(tmp_path, [asked, edit, edit], attempts=1, repairs=1)
     assert not stats.passed
     assert [a.outcome for a in stats.attempts] == ["target unchecked"]
@@ -568,8 +574,7 @@ SKIPPED_COUNT = ASKED.replace("from notes.commands.search import run\n", "import
 
 async def test_a_name_used_only_by_a_skipped_test_checks_nothing(tmp_path: Path) -> None:
     """The asked test's only use of count_matches is skipped: its file fails on the old code only at
-    the import, so it is refused before any edit. (The same change with an asked test of the line
-    alone still passes: the command's dead ``summary`` counts as a use; a review's open path.)"""
+    the import, so it is refused before any edit."""
     result, tools, requests, stats, repo = await run(tmp_path, [SKIPPED_COUNT, DEAD, DEAD], attempts=1, repairs=1)
     assert not stats.passed
 
@@ -602,3 +607,45 @@ async def test_a_skipped_test_of_the_new_name_proves_nothing_beside_an_old_one(t
                                                            goal=GOAL + " Add a test in test_count.py.", attempts=1,
                                                            repairs=0, asked_test=True)
     assert not stats.passed and [a.outcome for a in stats.attempts] == ["the new tests pass without the change"]
+
+
+async def test_a_test_of_the_new_name_through_the_command_module_checks_the_file_that_defines_it(tmp_path: Path) -> None:
+    """count_matches imported from the command module (which imports it) and the command's line both
+    tested: search.py put back, the command's import fails; with a stub count_matches the count test
+    fails on its assert, so search.py's change is needed. The right change passes."""
+    asked = ("```python\n# file: tests/test_search_asked.py\nfrom notes.commands.search import count_matches, run\n\n\n"
+             "def test_count():\n    assert count_matches(['a b', 'c', 'a'], 'a') == 2\n\n\n"
+             "def test_run():\n    assert run(['a b', 'c'], 'a').split('\\n')[-1] == '1 matches'\n```")
+    result, tools, requests, stats, repo = await run(tmp_path, [asked, RIGHT], attempts=1, repairs=1)
+    assert stats.passed, [(a.outcome, a.detail) for a in stats.attempts]
+    assert "target stub probe" in {row["step"] for row in _trace_rows(tmp_path)}
+
+
+async def test_an_empty_package_init_the_attempt_created_is_not_a_target(tmp_path: Path) -> None:
+    """A new package's ``__init__.py`` that defines nothing (a docstring): no test could need it alone
+    (counted as a target, it failed every attempt: put back, the test fails on a missing module)."""
+    goal = ("Add count_matches(items, word) in a new file notes/counting/core.py: it returns how many items contain "
+            "word. Make run in notes/commands/search.py end its output with a summary line 'N matches'.")
+    asked = ASKED.replace("from notes.search import count_matches", "from notes.counting.core import count_matches")
+    edit = ("```python\n# file: notes/counting/__init__.py\n\"\"\"Counting notes.\"\"\"\n```\n```python\n# file: notes/counting/core.py\n"
+            "def count_matches(items, word):\n    return len([i for i in items if word in i])\n```" + _CMD
+            + "from notes.counting.core import count_matches\nfrom notes.search import find\n\n\ndef run(items, word):\n"
+              "    lines = find(items, word) + [f'{count_matches(items, word)} matches']\n    return '\\n'.join(lines)\n```")
+    result, tools, requests, stats, repo = await run(tmp_path, [asked, edit, edit], goal=goal, attempts=1, repairs=1)
+    assert stats.passed, [(a.outcome, a.detail) for a in stats.attempts]
+    assert (repo / "notes/counting/__init__.py").exists()
+
+
+@pytest.mark.parametrize(("goal", "rel", "placed"), [
+    ("Add count_matches to search.py.", "notes/search.py", True),
+    ("Add count_matches to notes/search.py, then use it in notes/commands/search.py.", "notes/commands/search.py", False),
+    ("Add count_matches to notes/search.py.", "notes/commands/search.py", False),
+    ("Print the count in notes/commands/search.py.", "notes/search.py", False)])
+def test_the_task_places_a_name_in_the_file_named_nearest_it(goal: str, rel: str, placed: bool) -> None:
+    assert _places(goal, "count_matches", rel) is placed
+
+
+def _trace_rows(tmp_path: Path) -> list[dict]:
+    """Every guided trace row written under ``tmp_path`` (one JSON object per line)."""
+    import json
+    return [json.loads(line) for f in tmp_path.rglob("guided/*.jsonl") for line in f.read_text().splitlines()]

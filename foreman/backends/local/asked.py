@@ -56,7 +56,7 @@ from .answers import Block, blocks_of, blocks_of_json, complete_part
 from .guided_text import CUT_OFF_TEST, CUT_TABLE, SYSTEM, TEST_ASK, TEST_ASK_CLASS, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
-from .symbols import defined_names, test_labels, used_words
+from .symbols import defined_names, module_bindings, test_labels, used_words
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -472,9 +472,11 @@ to a file the task asks to change (:func:`unchecked_targets`)."""
 
 
 async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized) -> list[str]:
-    """The targets (files the task asks to change, :attr:`.localize.Localized.targets`) whose
-    change the asked test does not need: with that file alone put back as it was, the test still
-    passes (run as the probe runs it, then the file restored).
+    """The targets (files the task asks to change, :attr:`.localize.Localized.targets`, and the files
+    the attempt created that define something) whose change the asked test does not need: with that
+    file alone put back as it was, the test still passes, or fails only because a name is missing
+    and passes once the names the task puts in that file exist as stubs (:func:`_needs`). Each run as
+    the probe runs it, then the file restored.
 
     The asked test guards only what it tests. The 1.5B model's asked tests for "add count_matches
     to search.py, then make run_search print 'N matching notes'" tested count_matches alone, and its
@@ -491,18 +493,80 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     changed = [rel for rel in task.original if not is_test_file(rel)]
     if path is None or len(changed) < 2:
         return []
+    created = [rel for rel in changed if task.original[rel] is None and rel not in where.targets
+               and defined_names(task._read(rel) or "")]  # an empty package __init__.py is no target
     unchecked = []
-    created = [rel for rel in changed if task.original[rel] is None and rel not in where.targets]
-    test = task._read(path) or ""
     for rel in [*where.targets, *created]:  # a file the attempt created is the task's too (notes/count.py)
-        if rel not in changed:
-            continue
-        outcomes = await _probe_without(task, attempt, path, where, {rel: task.original[rel]}, "target probe")
-        owns = defined_names(task._read(rel) or "")
-        callers = set().union(*(_code_words(task._read(other) or "") for other in changed if other != rel))
-        if outcomes and not any(_fails_without(o, rel, owns, test, callers, task.goal) for o in outcomes):
+        if rel in changed and not await _needs(task, attempt, path, where, rel):
             unchecked.append(rel)
     return unchecked
+
+
+async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized, rel: str) -> bool:
+    """Whether the asked test ``path`` needs the attempt's change to ``rel`` (True when the run
+    cannot tell).
+
+    Run once with ``rel`` put back: a failure that is not about a missing name shows the need; a
+    missing name of another module shows nothing. When the failures are only about names ``rel``
+    lacks, the test is run again with ``rel`` put back plus what the change adds there
+    (:func:`_stubbed`): each new ``def``/``class`` the task puts in that file (:func:`_places`) as a
+    stub ``def name(*args, **kwargs): return object()``, its new imports and other new bindings as
+    they are. A failure then shows the test needs what the stubbed names do or what the change did
+    to the file's old code; a test that passes there needs names only.
+
+    Why a behavioural check: the 1.5B model's asked test imported count_matches from the command
+    module, which the change merely imported (re-exported): every target "failed" without its
+    change and the command's printed line went unchecked (bench s14-q15-1, a false success). Read
+    statically (does a test or another changed file use the name?), reviews got the same through a
+    module attribute, a star import, an assignment, a wrapper ``def``, an import chain and code no
+    test runs; with the stub, a test of the command's line passes whatever count_matches does, so
+    the file that defines it is unchecked unless a test checks its result.
+    """
+    original = task.original[rel]
+    outcomes = await _probe_without(task, attempt, path, where, {rel: original}, "target probe")
+    if not outcomes:
+        return True
+    failed = [o for o in outcomes if o.kind not in ("passed", "skipped")]
+    if any(_missing_name(o.detail) is None for o in failed):
+        return True
+    if not any(module == module_name(rel) for o in failed for _, module in [_missing_name(o.detail)]):
+        return False  # passes, or another module lacks a name: shows nothing of this file's change
+    old = (original or b"").decode("utf-8", errors="replace")
+    shim = _stubbed(old, task._read(rel) or "", lambda name: _places(task.goal, name, rel))
+    if shim is None:
+        return False
+    outcomes = await _probe_without(task, attempt, path, where, {rel: shim.encode()}, "target stub probe")
+    return not outcomes or any(o.kind not in ("passed", "skipped") and _missing_name(o.detail) is None
+                               and not o.detail.startswith("NameError") for o in outcomes)
+
+
+def _stubbed(old: str, new: str, placed) -> str | None:
+    """``old`` (a file's text before the attempt) with what the attempt's version ``new`` adds at its
+    top level, each new ``def``/``class`` the task puts there (``placed(name) -> bool``) as a stub
+    (``def name(*args, **kwargs): return object()``), every other new binding as ``new`` has it (its
+    imports and the statement that binds the name: a re-export or a wrapper stays, so a test that
+    imports it from this file still runs). None when ``new`` does not parse. A ``NameError`` in a
+    run beside the stubs is the shim's (a copied statement's free name), not a need: :func:`_needs`
+    counts it as nothing shown (the test passed with the change, so the error is not its own)."""
+    try:
+        tree = ast.parse(new.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return None
+    had = module_bindings(old) or set()
+    text, parts, stubs = new.replace("\r\n", "\n"), [], []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            parts.append(ast.get_source_segment(text, node) or "")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name not in had:
+            if placed(node.name):
+                stubs.append(f"def {node.name}(*args, **kwargs):\n    return object()")
+            else:
+                parts.append(ast.get_source_segment(text, node, padded=True) or "")
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id not in had for t in targets):
+                parts.append(ast.get_source_segment(text, node) or "")
+    return old.rstrip("\r\n") + "\n\n" + "\n\n\n".join([*parts, *stubs]) + "\n"
 
 
 _MISSING_NAME_RE = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'"
@@ -532,50 +596,14 @@ _PATH_RE = re.compile(r"[\w./-]+\.py\b")
 def _places(goal: str, name: str, rel: str) -> bool:
     """Whether the task puts ``name`` in ``rel``: the file named nearest to a mention of ``name``
     in the task's text is ``rel`` ("Add count_matches(...) to notes/search.py ... make run in
-    notes/commands/search.py ..." puts count_matches in notes/search.py only)."""
+    notes/commands/search.py ..." puts count_matches in notes/search.py only); a bare file name
+    ("search.py") names every file of that name."""
     paths = [(m.start(), m.group().strip(".")) for m in _PATH_RE.finditer(goal)]
     for mention in re.finditer(rf"\b{re.escape(name)}\b", goal):
         nearest = min(paths, key=lambda p: abs(p[0] - mention.start()), default=None)
-        if nearest and nearest[1] == rel:
+        if nearest and (nearest[1] == rel or ("/" not in nearest[1] and rel.rsplit("/", 1)[-1] == nearest[1])):
             return True
     return False
-
-
-def _code_words(source: str) -> set[str]:
-    """The names and attributes a module's code uses (its imports alone do not count). Any of its
-    code: a test that reaches the command through the unchanged ``cli.main`` (the bench's own check)
-    is not followed by a static reach, so code no test runs counts too (a review's open path)."""
-    try:
-        return used_words(ast.parse(source.replace("\r\n", "\n")), lambda value: [])
-    except (SyntaxError, ValueError):
-        return set()
-
-
-def _fails_without(outcome: probes.ProbeOutcome, rel: str, owns: set[str], test: str, callers: set[str],
-                   goal: str) -> bool:
-    """Whether a test's outcome with the target ``rel`` put back shows the test needs its change.
-
-    A failure shows it; one about a name a module lacks only when the module is ``rel``'s, ``rel``
-    defines the name (a ``def`` or ``class``: ``owns``), the task puts it there (one sentence names
-    both), and a test function uses it (:func:`.probe.using`) or the code of another changed file
-    does (``callers``: the command ``run`` that prints what count_matches returns). The 1.5B model's asked test imported
-    count_matches from the command module, which the change merely imported (re-exported): every
-    target "failed" without its change and the command's printed line went unchecked (bench
-    s14-q15-1, a false success). A review found the same through a module attribute, a star
-    import, an assignment, a wrapper ``def`` in the command, and an import chain (search.py put
-    back breaks the command's import of count_matches, which the test never calls). A skipped
-    test shows nothing."""
-    if outcome.kind in ("passed", "skipped"):
-        return False
-    missing = _missing_name(outcome.detail)
-    if missing is None:
-        return True
-    name, module = missing
-    if module != module_name(rel):
-        return False  # another module lacks a name: shows nothing of this file's change
-    names = {name} if name else owns  # a file the attempt created, put back: none of its names exist
-    return any(n in owns and _places(goal, n, rel) and (n in callers or bool(probes.using(test, {n})))
-               for n in names)
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:

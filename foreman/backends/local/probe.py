@@ -153,12 +153,23 @@ def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozens
         kind, line = _exception(bad.text or "", bad.get("message", ""))
         if kind == "AssertionError":
             out.append(ProbeOutcome(label, "asserts", line))
-        elif _named(line) in words or (
+        elif _named(line) in words or _new_module(kind, line, goal) or (
                 kind == "SystemExit" and option_task):  # argparse exits on an option the task adds
             out.append(ProbeOutcome(label, "new name", line))
         else:
             out.append(ProbeOutcome(label, "own error", line))
     return out
+
+
+def _new_module(kind: str, line: str, goal: str) -> bool:
+    """Whether ``line`` is a ``ModuleNotFoundError`` for a module whose file the task names
+    (``No module named 'notes.counting'`` when the task says "a new file notes/counting/core.py"):
+    read as any quoted name, the dotted module was never among the task's words, and an asked test
+    importing the new module was dropped as broken in itself."""
+    if kind != "ModuleNotFoundError":
+        return False
+    module = re.search(r"No module named '([\w.]+)'", line)
+    return bool(module) and module.group(1).replace(".", "/") in goal
 
 
 def kept(outcomes: list[ProbeOutcome]) -> set[str]:
