@@ -81,7 +81,7 @@ async def test_the_test_is_asked_first_and_the_edit_request_shows_it(tmp_path: P
 async def test_the_asked_test_request_names_the_function_the_task_adds(tmp_path: Path) -> None:
     """The 1.5B model's asked tests for count_matches tested only search, which exists (probe, 2 December)."""
     result, tools, requests, stats, repo = await run(tmp_path, [ASKED, RIGHT], goal="Add a function " + GOAL[4:])
-    assert last_user(requests[0]).endswith("The task adds count_matches: call it in the tests.")
+    assert "The task adds count_matches: call it in the tests." in last_user(requests[0])
     assert "The task adds" not in last_user(requests[1])
 
 
@@ -649,3 +649,15 @@ def _trace_rows(tmp_path: Path) -> list[dict]:
     """Every guided trace row written under ``tmp_path`` (one JSON object per line)."""
     import json
     return [json.loads(line) for f in tmp_path.rglob("guided/*.jsonl") for line in f.read_text().splitlines()]
+
+
+async def test_a_task_changing_two_files_asks_a_test_of_each(tmp_path: Path) -> None:
+    """The 1.5B model's asked tests of a two-file task tested the new function alone (s13/s14-q15-*,
+    task 5); the request names each file with what the task asks of it there."""
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, RIGHT])
+    assert last_user(requests[0]).endswith(
+        "The task changes 2 files: write at least one test function for what it asks of each, "
+        "notes/search.py (count_matches); notes/commands/search.py.")
+    one = "Add count_matches(items, word) to notes/search.py: it returns how many items contain word."
+    result, tools, requests, stats, repo = await run(tmp_path / "one", [COUNT_ONLY, SEARCH], goal=one)
+    assert "The task changes" not in last_user(requests[0]) and stats.passed

@@ -53,7 +53,8 @@ from . import commands
 from . import named as named_files
 from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json, complete_part
-from .guided_text import CUT_OFF_TEST, CUT_TABLE, SYSTEM, TEST_ASK, TEST_ASK_CLASS, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence
+from .guided_text import (CUT_OFF_TEST, CUT_TABLE, SYSTEM, TEST_ASK, TEST_ASK_CLASS, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence,
+                          asked_functions)
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
 from .symbols import defined_names, module_bindings, test_labels, used_words
@@ -91,6 +92,29 @@ LOCKED = ("{path} is the test of what the task asks for and stays as it is: chan
 def wants_asked_test(asked_test: bool, where: Localized, ci_command: str | None) -> bool:
     """Whether guided mode asks for a test of the asked behaviour (the module's rule)."""
     return asked_test and not where.wants_test and bool(ci_command)
+
+
+EACH_TARGET = (" The task changes {count} files: write at least one test function for what it asks of each, "
+               "{listed}.")
+
+
+def each_target_sentence(goal: str, where: Localized) -> str:
+    """The sentence the asked-test request ends with when the task asks to change two or more files
+    (:attr:`.localize.Localized.targets`), else "": each file with what the task asks of it there (the
+    functions it adds or calls with their arguments there, ``name(``, :func:`_places`; else the existing
+    names it names in that file). Asked
+    for "a test function for each thing the task asks for", the 1.5B model's asked tests for "add
+    count_matches to search.py, then make run_search print 'N matching notes'" tested count_matches
+    alone in 9 attempts of 15, which then ended ``target unchecked`` (bench s13-q15-*, s14-q15-*)."""
+    if len(where.targets) < 2:
+        return ""
+    adds = list(dict.fromkeys([*asked_functions(goal), *re.findall(r"\b([A-Za-z_]\w*)\(", goal)]))
+    parts = []
+    for rel in where.targets:
+        names = [n for n in adds if _places(goal, n, rel)] or list(dict.fromkeys(
+            name for name, file, _ in where.symbols if file == rel))
+        parts.append(f"{rel} ({', '.join(names)})" if names else rel)
+    return EACH_TARGET.format(count=len(where.targets), listed="; ".join(parts))
 
 
 def asked_test_path(where: Localized, exists) -> str:
@@ -321,7 +345,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": f"Task:\n{task.goal}\n\n{where.context}{shown}\n\n"
-                                    + ASKED_TEST_ASK.format(path=path) + adds_sentence(task.goal)}]
+                                    + ASKED_TEST_ASK.format(path=path) + adds_sentence(task.goal)
+                                    + each_target_sentence(task.goal, where)}]
     example_text = (task._read(example) or "") if example else ""
     for asked in range(2):
         if task._out_of_time():
