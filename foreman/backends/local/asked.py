@@ -531,67 +531,97 @@ async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized
     """Whether the asked test ``path`` needs the attempt's change to ``rel`` (True when the run
     cannot tell).
 
-    Run once with ``rel`` put back: a failure that is not about a missing name shows the need; a
-    missing name of another module shows nothing. When the failures are only about names ``rel``
-    lacks, the test is run again with ``rel`` put back plus what the change adds there
-    (:func:`_stubbed`): each new ``def``/``class`` the task puts in that file (:func:`_places`) as a
-    stub ``def name(*args, **kwargs): return object()``, its new imports and other new bindings as
-    they are. A failure then shows the test needs what the stubbed names do or what the change did
-    to the file's old code; a test that passes there needs names only.
+    Run once with ``rel`` put back: it passes, the change is not needed; an assert fails
+    (:func:`_asserts`), it is. Any other failure (a missing name, a ``TypeError`` of a changed
+    signature) shows only that something the test or another changed file uses is gone, so the
+    test is run again with ``rel`` put back plus what the change adds there (:func:`_stubbed`): each
+    definition the change adds to that file alone (to no other changed file) as a stub whose calls
+    return ``object()``, its new imports and other new bindings as they are. An assert failing there
+    shows the test checks what those definitions do; anything else shows nothing.
 
     Why a behavioural check: the 1.5B model's asked test imported count_matches from the command
     module, which the change merely imported (re-exported): every target "failed" without its
     change and the command's printed line went unchecked (bench s14-q15-1, a false success). Read
     statically (does a test or another changed file use the name?), reviews got the same through a
     module attribute, a star import, an assignment, a wrapper ``def``, an import chain and code no
-    test runs; with the stub, a test of the command's line passes whatever count_matches does, so
-    the file that defines it is unchecked unless a test checks its result.
+    test runs. Its limits (a review's, stop 15): a test that checks a value loosely (``> 0``) counts
+    as a check; one whose assert holds for any two objects (``new_id() != new_id()``) does not; a
+    file counts as checked when one of its changes is.
     """
     original = task.original[rel]
     outcomes = await _probe_without(task, attempt, path, where, {rel: original}, "target probe")
-    if not outcomes:
+    if not outcomes or any(_asserts(o) for o in outcomes):
         return True
-    failed = [o for o in outcomes if o.kind not in ("passed", "skipped")]
-    if any(_missing_name(o.detail) is None for o in failed):
-        return True
-    if not any(module == module_name(rel) for o in failed for _, module in [_missing_name(o.detail)]):
-        return False  # passes, or another module lacks a name: shows nothing of this file's change
-    old = (original or b"").decode("utf-8", errors="replace")
-    shim = _stubbed(old, task._read(rel) or "", lambda name: _places(task.goal, name, rel))
-    if shim is None:
+    if all(o.kind in ("passed", "skipped") for o in outcomes):
         return False
+    others = set().union(*(defined_names(task._read(f) or "") for f in task.original if f != rel and not is_test_file(f)))
+    shim = _stubbed((original or b"").decode("utf-8", errors="replace"), task._read(rel) or "", others)
+    if shim is None:
+        return True
     outcomes = await _probe_without(task, attempt, path, where, {rel: shim.encode()}, "target stub probe")
-    return not outcomes or any(o.kind not in ("passed", "skipped") and _missing_name(o.detail) is None
-                               and not o.detail.startswith("NameError") for o in outcomes)
+    return not outcomes or any(_asserts(o) for o in outcomes)
 
 
-def _stubbed(old: str, new: str, placed) -> str | None:
+def _asserts(outcome: probes.ProbeOutcome) -> bool:
+    """Whether a test function failed on what it checks: an ``assert`` (or ``pytest.raises``'s
+    ``Failed: DID NOT RAISE``), not an error on the way."""
+    return outcome.kind == "asserts" or outcome.detail.startswith(("Failed: DID NOT RAISE", "AssertionError"))
+
+
+_STUB_DEF = "def {name}(*args, **kwargs):\n    return object()"
+_STUB_CLASS = ("class {name}{base}:\n    def __init__(self, *args, **kwargs):\n        pass\n\n"
+               "    def __getattr__(self, name):\n        return lambda *args, **kwargs: object()")
+
+
+def _stubbed(old: str, new: str, others: set[str]) -> str | None:
     """``old`` (a file's text before the attempt) with what the attempt's version ``new`` adds at its
-    top level, each new ``def``/``class`` the task puts there (``placed(name) -> bool``) as a stub
-    (``def name(*args, **kwargs): return object()``), every other new binding as ``new`` has it (its
-    imports and the statement that binds the name: a re-export or a wrapper stays, so a test that
-    imports it from this file still runs). None when ``new`` does not parse. A ``NameError`` in a
-    run beside the stubs is the shim's (a copied statement's free name), not a need: :func:`_needs`
-    counts it as nothing shown (the test passed with the change, so the error is not its own)."""
+    top level: every import of ``new`` (``__future__`` ones aside, which may only open a file), then
+    a stub of each ``def``/``class`` that ``new`` adds and ``others`` (the names the other changed
+    files define) lacks, then every other new binding as ``new`` has it (a re-export, an assignment,
+    a wrapper ``def`` also in another file). A function's stub returns ``object()`` whatever it is
+    called with; a new class's stub takes any arguments and its methods return ``object()``; a class
+    ``new`` gives new methods becomes a subclass of the old one with those methods as stubs. A
+    definition ``new`` changes stays as ``old`` has it: without the change is as it was. None when
+    ``new`` does not parse."""
     try:
         tree = ast.parse(new.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
         return None
+    try:
+        before = {n.name: n for n in ast.parse(old.replace("\r\n", "\n")).body if isinstance(n, _DEFS)}
+    except (SyntaxError, ValueError):
+        before = {}
     had = module_bindings(old) or set()
-    text, parts, stubs = new.replace("\r\n", "\n"), [], []
+    text, imports, stubs, rest = new.replace("\r\n", "\n"), [], [], []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            parts.append(ast.get_source_segment(text, node) or "")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name not in had:
-            if placed(node.name):
-                stubs.append(f"def {node.name}(*args, **kwargs):\n    return object()")
-            else:
-                parts.append(ast.get_source_segment(text, node, padded=True) or "")
+            if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+                imports.append(ast.get_source_segment(text, node) or "")
+        elif isinstance(node, _DEFS) and node.name in before:
+            if isinstance(node, ast.ClassDef) and isinstance(before[node.name], ast.ClassDef):
+                stubs.extend(_new_methods(node, before[node.name]))
+        elif isinstance(node, _DEFS) and node.name not in had:
+            stubs.append(ast.get_source_segment(text, node, padded=True) or "" if node.name in others
+                         else _STUB_DEF.format(name=node.name) if not isinstance(node, ast.ClassDef)
+                         else _STUB_CLASS.format(name=node.name, base=""))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id not in had for t in targets):
-                parts.append(ast.get_source_segment(text, node) or "")
-    return old.rstrip("\r\n") + "\n\n" + "\n\n\n".join([*parts, *stubs]) + "\n"
+                rest.append(ast.get_source_segment(text, node) or "")
+    return old.rstrip("\r\n") + "\n\n" + "\n\n\n".join([*imports, *stubs, *rest]) + "\n"
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _new_methods(node: ast.ClassDef, old: ast.ClassDef) -> list[str]:
+    """A subclass of the old class ``old`` with a stub of each method ``node`` adds ([] when none)."""
+    was = {m.name for m in old.body if isinstance(m, _DEFS)}
+    added = [m.name for m in node.body if isinstance(m, _DEFS) and m.name not in was and not m.name.startswith("__")]
+    if not added:
+        return []
+    methods = "".join(f"\n\n    def {m}(self, *args, **kwargs):\n        return object()" for m in added)
+    return [f"class {node.name}({node.name}):\n    pass{methods}"]
 
 
 _MISSING_NAME_RE = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'"
