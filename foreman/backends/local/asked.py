@@ -421,6 +421,7 @@ async def _probe(task: GuidedTask, attempt: Attempt, path: str, where: Localized
         started = task.clock()
         try:
             await commands.run_command(command, cwd=task.root, env=dict(task.req.env) or None,
+                                       extra_env=named_files.NO_BYTECODE,
                                        timeout=task.ci_timeout, max_output=4000, on_start=task.tools.track_process)
         finally:
             task.stats.checks_s += task.clock() - started
@@ -497,8 +498,9 @@ to a file the task asks to change (:func:`unchecked_targets`)."""
 
 
 async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized) -> list[str]:
-    """The targets (files the task asks to change, :attr:`.localize.Localized.targets`, and the files
-    the attempt created that define something) whose change the asked test does not need: with that
+    """The targets (files the task asks to change, :attr:`.localize.Localized.targets`, and the other
+    files the attempt gave a new ``def``/``class``: a file it created, or one the task does not name
+    that gained the task's function) whose change the asked test does not need: with that
     file alone put back as it was, the test still passes, or fails only because a name is missing
     and passes once the names the task puts in that file exist as stubs (:func:`_needs`). Each run as
     the probe runs it, then the file restored.
@@ -518,21 +520,22 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     changed = [rel for rel in task.original if not is_test_file(rel)]
     if path is None or len(changed) < 2:
         return []
-    created = [rel for rel in changed if task.original[rel] is None and rel not in where.targets
-               and defined_names(task._read(rel) or "")]  # an empty package __init__.py is no target
+    adding = [rel for rel in changed if rel not in where.targets and defined_names(task._read(rel) or "")
+              - defined_names((task.original[rel] or b"").decode("utf-8", errors="replace"))]
     unchecked = []
-    for rel in [*where.targets, *created]:  # a file the attempt created is the task's too (notes/count.py)
+    for rel in [*where.targets, *adding]:  # a file that gains definitions is the task's too (notes/count.py)
         if rel in changed and not await _needs(task, attempt, path, where, rel):
             unchecked.append(rel)
     return unchecked
 
 
 async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized, rel: str) -> bool:
-    """Whether the asked test ``path`` needs the attempt's change to ``rel`` (True when the run
-    cannot tell).
+    """Whether the asked test ``path`` needs the attempt's change to ``rel`` (True when the check
+    command is not plain pytest and the probe cannot run; a run that reports nothing shows nothing).
 
     Run once with ``rel`` put back: it passes, the change is not needed; an assert fails
-    (:func:`_asserts`), it is. Any other failure (a missing name, a ``TypeError`` of a changed
+    (:func:`_asserts`), or a test calls with new arguments what the change gives a new signature
+    (:func:`_calls_new_interface`), it is. Any other failure (a missing name, a ``TypeError`` of a changed
     signature) shows only that something the test or another changed file uses is gone, so the
     test is run again with ``rel`` put back plus what the change adds there (:func:`_stubbed`): each
     definition the change adds to that file alone (to no other changed file) as a stub whose calls
@@ -544,22 +547,35 @@ async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized
     change and the command's printed line went unchecked (bench s14-q15-1, a false success). Read
     statically (does a test or another changed file use the name?), reviews got the same through a
     module attribute, a star import, an assignment, a wrapper ``def``, an import chain and code no
-    test runs. Its limits (a review's, stop 15): a test that checks a value loosely (``> 0``) counts
-    as a check; one whose assert holds for any two objects (``new_id() != new_id()``) does not; a
-    file counts as checked when one of its changes is.
+    test runs. Its limits (two reviews', stop 15): an error beside a stub is no check, so a test that
+    uses the new function's result other than by comparing it (``> 0``, ``len(...)``, a file it
+    writes, an exception class it raises) cannot check that file; a test that reaches the code
+    through a subprocess or a ``main()`` that turns errors into an exit status sees an error of the
+    put-back file as an assert; a file counts as checked when one of its changes is.
     """
+    if probes.probe_command(task.ci_command, path, "report.xml") is None:
+        return True  # not plain pytest: only the checks' exit status can be read
     original = task.original[rel]
     outcomes = await _probe_without(task, attempt, path, where, {rel: original}, "target probe")
-    if not outcomes or any(_asserts(o) for o in outcomes):
+    if any(_asserts(o) or _calls_new_interface(o, path) for o in outcomes):
         return True
-    if all(o.kind in ("passed", "skipped") for o in outcomes):
-        return False
+    if outcomes and all(o.kind in ("passed", "skipped") for o in outcomes):
+        return False  # (no outcome at all: pytest stopped before the tests, e.g. a conftest.py failed to import)
     others = set().union(*(defined_names(task._read(f) or "") for f in task.original if f != rel and not is_test_file(f)))
     shim = _stubbed((original or b"").decode("utf-8", errors="replace"), task._read(rel) or "", others)
     if shim is None:
         return True
     outcomes = await _probe_without(task, attempt, path, where, {rel: shim.encode()}, "target stub probe")
-    return not outcomes or any(_asserts(o) for o in outcomes)
+    return any(_asserts(o) for o in outcomes)
+
+
+def _calls_new_interface(outcome: probes.ProbeOutcome, path: str) -> bool:
+    """Whether a test function, run with a file put back, failed on a ``TypeError`` raised in its own
+    code (``find(items, 'a', limit=2)`` against the old ``find(items, word)``): the test itself calls
+    what the change gives a new signature. Raised in other code (the command calling the old
+    ``find`` with ``limit``), it shows only that the change is used, not that it is checked."""
+    return (outcome.kind != "passed" and outcome.detail.startswith("TypeError")
+            and outcome.raised_in == path and outcome.function != str(Path(path).with_suffix("")).replace("/", "."))
 
 
 def _asserts(outcome: probes.ProbeOutcome) -> bool:
@@ -568,9 +584,14 @@ def _asserts(outcome: probes.ProbeOutcome) -> bool:
     return outcome.kind == "asserts" or outcome.detail.startswith(("Failed: DID NOT RAISE", "AssertionError"))
 
 
-_STUB_DEF = "def {name}(*args, **kwargs):\n    return object()"
+_STUB_VALUE = "_foreman_stub_value = object()"
+"""What every stub returns: one object, so a test that computes its expected value with the new
+function (``expected = count_matches(...)``, then compares the command's line with it) gets the same
+value from both calls and passes beside the stub (a fresh ``object()`` per call differed in its
+repr and made it a check; a review's case)."""
+_STUB_DEF = "def {name}(*args, **kwargs):\n    return _foreman_stub_value"
 _STUB_CLASS = ("class {name}{base}:\n    def __init__(self, *args, **kwargs):\n        pass\n\n"
-               "    def __getattr__(self, name):\n        return lambda *args, **kwargs: object()")
+               "    def __getattr__(self, name):\n        return lambda *args, **kwargs: _foreman_stub_value")
 
 
 def _stubbed(old: str, new: str, others: set[str]) -> str | None:
@@ -608,7 +629,7 @@ def _stubbed(old: str, new: str, others: set[str]) -> str | None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id not in had for t in targets):
                 rest.append(ast.get_source_segment(text, node) or "")
-    return old.rstrip("\r\n") + "\n\n" + "\n\n\n".join([*imports, *stubs, *rest]) + "\n"
+    return old.rstrip("\r\n") + "\n\n" + "\n\n\n".join([*imports, _STUB_VALUE, *stubs, *rest]) + "\n"
 
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -620,7 +641,7 @@ def _new_methods(node: ast.ClassDef, old: ast.ClassDef) -> list[str]:
     added = [m.name for m in node.body if isinstance(m, _DEFS) and m.name not in was and not m.name.startswith("__")]
     if not added:
         return []
-    methods = "".join(f"\n\n    def {m}(self, *args, **kwargs):\n        return object()" for m in added)
+    methods = "".join(f"\n\n    def {m}(self, *args, **kwargs):\n        return _foreman_stub_value" for m in added)
     return [f"class {node.name}({node.name}):\n    pass{methods}"]
 
 
@@ -672,6 +693,7 @@ def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
     except SyntaxError:
         return
     if trimmed != text:
+        named_files.forget_bytecode(task.root, path)
         (task.root / path).write_text(trimmed, encoding="utf-8")
 
 

@@ -51,7 +51,8 @@ class RunOutcome:
 
 async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None, timeout: float,
                       max_output: int = 6000, on_start: Callable[[int], None] | None = None,
-                      kill_grace: float = 2.0, sandbox: Any = None) -> RunOutcome:
+                      kill_grace: float = 2.0, sandbox: Any = None, extra_env: Mapping[str, str] | None = None
+                      ) -> RunOutcome:
     """Run ``command`` with ``/bin/sh -c`` in ``cwd``.
 
     Args:
@@ -63,12 +64,14 @@ async def run_command(command: str, *, cwd: Path, env: Mapping[str, str] | None,
         on_start: called with the pid right after the start (to register it for crash clean-up).
         kill_grace: seconds between SIGTERM and SIGKILL.
         sandbox: the OS sandbox to run in (:class:`foreman.sandbox.Sandbox`; None: unsandboxed).
+        extra_env: variables set on top of ``env`` (or of the inherited environment).
 
     Raises:
         asyncio.CancelledError: the turn was cancelled; the process tree is gone when it
             propagates.
     """
-    res = await ci.run_ci(command, cwd=cwd, env=os.environ if env is None else env, timeout=timeout,
+    full = {**(os.environ if env is None else env), **(extra_env or {})}
+    res = await ci.run_ci(command, cwd=cwd, env=full, timeout=timeout,
                           max_output_bytes=max_output, kill_grace=kill_grace, on_start=on_start, sandbox=sandbox)
     logger.debug("run %r exited %s after %.2fs", command, res.exit_code, res.duration)
     return RunOutcome(res.exit_code, res.output, res.timed_out, res.duration)

@@ -68,6 +68,7 @@ from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
 
+
 FUNCTION_NOT_WRITTEN = "function not written"
 """The outcome of an attempt whose answers never defined a function the task asks for by name."""
 
@@ -132,6 +133,7 @@ class GuidedTask:
             if rel not in self.original:
                 self.original[rel] = path.read_bytes() if path.is_file() else None
             path.parent.mkdir(parents=True, exist_ok=True)
+            named_files.forget_bytecode(self.root, rel)
             path.write_bytes(text.encode("utf-8", "surrogateescape"))
             written.append(rel)
         return written
@@ -146,6 +148,7 @@ class GuidedTask:
         and forget it."""
         data = self.original.pop(rel, None)
         path = self.root / rel
+        named_files.forget_bytecode(self.root, rel)
         if data is not None:
             path.write_bytes(data)
             return
@@ -281,6 +284,7 @@ class GuidedTask:
         started = self.clock()
         try:
             res = await commands.run_command(self.ci_command, cwd=self.root, env=dict(self.req.env) or None,
+                                             extra_env=named_files.NO_BYTECODE,
                                              timeout=self.ci_timeout, max_output=20_000,
                                              on_start=self.tools.track_process)
         finally:

@@ -127,10 +127,31 @@ def snapshot(root: Path, written: dict[str, bytes | None]) -> dict[str, bytes | 
     return {rel: (root / rel).read_bytes() if (root / rel).is_file() else None for rel in written}
 
 
+NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1"}
+"""Set for guided mode's checks and probes: Python's ``.pyc`` files are checked by the source's
+mtime in whole seconds and its size, so a file put back (or rewritten) within the second its
+bytecode was written, at the same size, ran the stale code (a review's case: the target probes
+of two files, each put back and restored within a second, saw each other's old code). With no
+bytecode written in the worktree, every run compiles what is there (:func:`forget_bytecode`
+drops any written before)."""
+
+
+def forget_bytecode(root: Path, rel: str) -> None:
+    """Remove the ``__pycache__/<stem>.*.pyc`` files of the Python file ``rel`` (PEP 3147's
+    layout), so the next run compiles the file as it is now; nothing for another file."""
+    path = root / rel
+    if path.suffix != ".py":
+        return
+    for pyc in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+        pyc.unlink(missing_ok=True)
+
+
 def put_back(root: Path, original: dict[str, bytes | None], snap: dict[str, bytes | None]) -> None:
     """Write every file of ``original`` as ``snap`` holds it, or as ``original`` does when
-    ``snap`` does not know it (written after the snapshot); None removes the file."""
+    ``snap`` does not know it (written after the snapshot); None removes the file. Each file's
+    bytecode goes first (:func:`forget_bytecode`)."""
     for rel, data in original.items():
+        forget_bytecode(root, rel)
         data = snap.get(rel, data)
         if data is None:
             (root / rel).unlink(missing_ok=True)
