@@ -19,7 +19,8 @@ T = "```python\n# file: tests/test_search_asked.py\n"
 
 
 
-# a right change of a signature in two files, the test calling it with the new argument
+# a right change of a signature in two files, the test calling it with the new argument (refused: a
+# TypeError there is no check, the third review's cases)
 LIMIT_GOAL2 = ("Make find in notes/search.py take a limit argument (default None) and return at most limit items. "
                "Make run in notes/commands/search.py take a limit argument too and pass it to find.")
 LIMIT_ASKED = (T + "from notes.commands.search import run\nfrom notes.search import find\n\n\n"
@@ -29,11 +30,6 @@ LIMIT_RIGHT = ("```python\n# file: notes/search.py\ndef find(items, word, limit=
                "    found = [i for i in items if word in i]\n    return found if limit is None else found[:limit]\n```"
                + _CMD + "from notes.search import find\n\n\ndef run(items, word, limit=None):\n"
                         "    return '\\n'.join(find(items, word, limit=limit))\n```")
-
-
-async def test_a_test_calling_the_new_signature_checks_the_changed_file(tmp_path):
-    stats, repo = await go(tmp_path, [LIMIT_ASKED, LIMIT_RIGHT, LIMIT_RIGHT], goal=LIMIT_GOAL2)
-    assert stats.passed, f"RIGHT REFUSED: {outcome(stats)}"
 
 
 # the new function's file is not named by the task (so no target: it was never checked)

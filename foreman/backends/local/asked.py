@@ -499,8 +499,8 @@ to a file the task asks to change (:func:`unchecked_targets`)."""
 
 async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized) -> list[str]:
     """The targets (files the task asks to change, :attr:`.localize.Localized.targets`, and the other
-    files the attempt gave a new ``def``/``class``: a file it created, or one the task does not name
-    that gained the task's function) whose change the asked test does not need: with that
+    files to which the attempt added a function the task names, ``name(`` or "function name(": a file
+    it created, or one the task does not name) whose change the asked test does not need: with that
     file alone put back as it was, the test still passes, or fails only because a name is missing
     and passes once the names the task puts in that file exist as stubs (:func:`_needs`). Each run as
     the probe runs it, then the file restored.
@@ -520,8 +520,9 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     changed = [rel for rel in task.original if not is_test_file(rel)]
     if path is None or len(changed) < 2:
         return []
-    adding = [rel for rel in changed if rel not in where.targets and defined_names(task._read(rel) or "")
-              - defined_names((task.original[rel] or b"").decode("utf-8", errors="replace"))]
+    named = set(asked_functions(task.goal)) | set(re.findall(r"\b([A-Za-z_]\w*)\(", task.goal))
+    adding = [rel for rel in changed if rel not in where.targets and named & (defined_names(task._read(rel) or "")
+              - defined_names((task.original[rel] or b"").decode("utf-8", errors="replace")))]
     unchecked = []
     for rel in [*where.targets, *adding]:  # a file that gains definitions is the task's too (notes/count.py)
         if rel in changed and not await _needs(task, attempt, path, where, rel):
@@ -534,8 +535,9 @@ async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized
     command is not plain pytest and the probe cannot run; a run that reports nothing shows nothing).
 
     Run once with ``rel`` put back: it passes, the change is not needed; an assert fails
-    (:func:`_asserts`), or a test calls with new arguments what the change gives a new signature
-    (:func:`_calls_new_interface`), it is. Any other failure (a missing name, a ``TypeError`` of a changed
+    (:func:`_asserts`), it is. (A ``TypeError`` of a test calling a changed signature with its new
+    argument is no check: a review's wrong changes passed with it, a test passing ``limit=None`` or
+    building setup data with a new argument, whatever the argument does.) Any other failure (a missing name, a ``TypeError`` of a changed
     signature) shows only that something the test or another changed file uses is gone, so the
     test is run again with ``rel`` put back plus what the change adds there (:func:`_stubbed`): each
     definition the change adds to that file alone (to no other changed file) as a stub whose calls
@@ -547,17 +549,18 @@ async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized
     change and the command's printed line went unchecked (bench s14-q15-1, a false success). Read
     statically (does a test or another changed file use the name?), reviews got the same through a
     module attribute, a star import, an assignment, a wrapper ``def``, an import chain and code no
-    test runs. Its limits (two reviews', stop 15): an error beside a stub is no check, so a test that
+    test runs. Its limits (three reviews', stop 15): an error beside a stub is no check, so a test that
     uses the new function's result other than by comparing it (``> 0``, ``len(...)``, a file it
     writes, an exception class it raises) cannot check that file; a test that reaches the code
     through a subprocess or a ``main()`` that turns errors into an exit status sees an error of the
-    put-back file as an assert; a file counts as checked when one of its changes is.
+    put-back file as an assert; a test calling a changed signature with its new argument (``find(...,
+    limit=2)``) cannot check that file (refused); a file counts as checked when one of its changes is.
     """
     if probes.probe_command(task.ci_command, path, "report.xml") is None:
         return True  # not plain pytest: only the checks' exit status can be read
     original = task.original[rel]
     outcomes = await _probe_without(task, attempt, path, where, {rel: original}, "target probe")
-    if any(_asserts(o) or _calls_new_interface(o, path) for o in outcomes):
+    if any(_asserts(o) for o in outcomes):
         return True
     if outcomes and all(o.kind in ("passed", "skipped") for o in outcomes):
         return False  # (no outcome at all: pytest stopped before the tests, e.g. a conftest.py failed to import)
@@ -567,15 +570,6 @@ async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized
         return True
     outcomes = await _probe_without(task, attempt, path, where, {rel: shim.encode()}, "target stub probe")
     return any(_asserts(o) for o in outcomes)
-
-
-def _calls_new_interface(outcome: probes.ProbeOutcome, path: str) -> bool:
-    """Whether a test function, run with a file put back, failed on a ``TypeError`` raised in its own
-    code (``find(items, 'a', limit=2)`` against the old ``find(items, word)``): the test itself calls
-    what the change gives a new signature. Raised in other code (the command calling the old
-    ``find`` with ``limit``), it shows only that the change is used, not that it is checked."""
-    return (outcome.kind != "passed" and outcome.detail.startswith("TypeError")
-            and outcome.raised_in == path and outcome.function != str(Path(path).with_suffix("")).replace("/", "."))
 
 
 def _asserts(outcome: probes.ProbeOutcome) -> bool:

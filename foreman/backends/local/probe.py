@@ -36,7 +36,6 @@ FAILS_FOR_THE_TASK = ("asserts", "new name")
 _SHELL_OPS = {"&&", "||", ";", "|", "&", ">", "<", ">>"}
 _EXC_LINE_RE = re.compile(r"^E\s+((?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt)))\b:?\s*(.*)$", re.M)
 _LAST_TYPE_RE = re.compile(r":\d+: ((?:\w+\.)*\w+)\s*$")
-_LAST_ENTRY_RE = re.compile(r"^(\S+?):\d+: (?:\w+\.)*\w+\s*$", re.M)
 _QUOTED_RE = re.compile(r"""['"](-{0,2}[A-Za-z_][\w-]*)['"]""")
 
 
@@ -49,14 +48,11 @@ class ProbeOutcome:
             (parametrized cases keep their ``[id]``).
         kind: ``asserts`` | ``new name`` | ``own error`` | ``passed`` | ``skipped``.
         detail: the exception line (``TypeError: Note.__init__() got ...``), "" when it passed.
-        raised_in: the file of the traceback's innermost entry as pytest reports it
-            (``tests/test_x.py`` of ``tests/test_x.py:4: TypeError``), "" when unknown.
     """
 
     name: str
     kind: str
     detail: str = ""
-    raised_in: str = ""
 
     @property
     def function(self) -> str:
@@ -155,15 +151,13 @@ def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozens
             out.append(ProbeOutcome(label, "skipped" if skipped else "passed"))
             continue
         kind, line = _exception(bad.text or "", bad.get("message", ""))
-        where = _LAST_ENTRY_RE.findall(bad.text or "")
-        raised_in = where[-1] if where else ""
         if kind == "AssertionError":
-            out.append(ProbeOutcome(label, "asserts", line, raised_in))
+            out.append(ProbeOutcome(label, "asserts", line))
         elif _named(line) in words or _new_module(kind, line, goal) or (
                 kind == "SystemExit" and option_task):  # argparse exits on an option the task adds
-            out.append(ProbeOutcome(label, "new name", line, raised_in))
+            out.append(ProbeOutcome(label, "new name", line))
         else:
-            out.append(ProbeOutcome(label, "own error", line, raised_in))
+            out.append(ProbeOutcome(label, "own error", line))
     return out
 
 
