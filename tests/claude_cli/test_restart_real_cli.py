@@ -187,6 +187,9 @@ async def test_sigkill_during_work_question_and_review_resumes_each_real_session
         await c.close()
         daemon.kill()
         await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLIs gone with the daemon")
+        # the killed daemon fails Kit's open ask_user call; its dying CLI may ask the API once more
+        dying = list(api.problems)
+        assert set(dying) <= {"kit: no reply scripted for turn 0 step 1"}, dying
 
         # 2. Juniper's work resumes and goes to review; the question is still open; killed during the review
         c = await daemon.start(60)
@@ -218,7 +221,7 @@ async def test_sigkill_during_work_question_and_review_resumes_each_real_session
         await c.close()
         await daemon.stop()
 
-    assert api.problems == [], api.problems
+    assert api.problems == dying, api.problems
     # work: the same real session, its killed turn's Write and commit in the resumed history
     assert session_of(api, "juniper", 1) == session_of(api, "juniper", 0)
     history = json.dumps(api.of("juniper", turn=1)[0].messages)
@@ -282,6 +285,10 @@ async def test_a_question_the_cli_never_recorded_still_reaches_the_session_with_
         await c.close()
         daemon.kill()
         await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLI gone with the daemon")
+        # the killed daemon fails the CLI's open ask_user call; the CLI, dying too, may ask the API
+        # once more in that turn before it goes (a race: seen in CI runs)
+        dying = list(api.problems)
+        assert set(dying) <= {"kit: no reply scripted for turn 0 step 1"}, dying
         cut_session_file(claude_cli, session, lost)
 
         c = await daemon.start(60)
@@ -296,7 +303,7 @@ async def test_a_question_the_cli_never_recorded_still_reaches_the_session_with_
         await c.close()
         await daemon.stop()
 
-    assert api.problems == [], api.problems
+    assert api.problems == dying, api.problems
     after = api.of("kit", turn=1)[0]
     asked = [b for m in after.messages if m["role"] == "assistant" and isinstance(m["content"], list)
              for b in m["content"] if b.get("name") == "mcp__agentcraft__ask_user"]
