@@ -98,6 +98,12 @@ EACH_TARGET = (" The task changes {count} files: write at least one test functio
                "{listed}.")
 
 
+def task_functions(goal: str) -> list[str]:
+    """The functions a task names, in order: those it asks for (:func:`.guided_text.asked_functions`)
+    and every ``name(`` of its text."""
+    return list(dict.fromkeys([*asked_functions(goal), *re.findall(r"\b([A-Za-z_]\w*)\(", goal)]))
+
+
 def each_target_sentence(goal: str, where: Localized) -> str:
     """The sentence the asked-test request ends with when the task asks to change two or more files
     (:attr:`.localize.Localized.targets`), else "": each file with what the task asks of it there (the
@@ -108,7 +114,7 @@ def each_target_sentence(goal: str, where: Localized) -> str:
     alone in 9 attempts of 15, which then ended ``target unchecked`` (bench s13-q15-*, s14-q15-*)."""
     if len(where.targets) < 2:
         return ""
-    adds = list(dict.fromkeys([*asked_functions(goal), *re.findall(r"\b([A-Za-z_]\w*)\(", goal)]))
+    adds = task_functions(goal)
     parts = []
     for rel in where.targets:
         names = [n for n in adds if _places(goal, n, rel)] or list(dict.fromkeys(
@@ -520,7 +526,7 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     changed = [rel for rel in task.original if not is_test_file(rel)]
     if path is None or len(changed) < 2:
         return []
-    named = set(asked_functions(task.goal)) | set(re.findall(r"\b([A-Za-z_]\w*)\(", task.goal))
+    named = set(task_functions(task.goal))
     adding = [rel for rel in changed if rel not in where.targets and named & (defined_names(task._read(rel) or "")
               - defined_names((task.original[rel] or b"").decode("utf-8", errors="replace")))]
     unchecked = []
@@ -541,7 +547,7 @@ async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized
     signature) shows only that something the test or another changed file uses is gone, so the
     test is run again with ``rel`` put back plus what the change adds there (:func:`_stubbed`): each
     definition the change adds to that file alone (to no other changed file) as a stub whose calls
-    return ``object()``, its new imports and other new bindings as they are. An assert failing there
+    return one sentinel object (:data:`_STUB_VALUE`), its new imports and other new bindings as they are. An assert failing there
     shows the test checks what those definitions do; anything else shows nothing.
 
     Why a behavioural check: the 1.5B model's asked test imported count_matches from the command
@@ -584,7 +590,7 @@ function (``expected = count_matches(...)``, then compares the command's line wi
 value from both calls and passes beside the stub (a fresh ``object()`` per call differed in its
 repr and made it a check; a review's case)."""
 _STUB_DEF = "def {name}(*args, **kwargs):\n    return _foreman_stub_value"
-_STUB_CLASS = ("class {name}{base}:\n    def __init__(self, *args, **kwargs):\n        pass\n\n"
+_STUB_CLASS = ("class {name}:\n    def __init__(self, *args, **kwargs):\n        pass\n\n"
                "    def __getattr__(self, name):\n        return lambda *args, **kwargs: _foreman_stub_value")
 
 
@@ -593,8 +599,8 @@ def _stubbed(old: str, new: str, others: set[str]) -> str | None:
     top level: every import of ``new`` (``__future__`` ones aside, which may only open a file), then
     a stub of each ``def``/``class`` that ``new`` adds and ``others`` (the names the other changed
     files define) lacks, then every other new binding as ``new`` has it (a re-export, an assignment,
-    a wrapper ``def`` also in another file). A function's stub returns ``object()`` whatever it is
-    called with; a new class's stub takes any arguments and its methods return ``object()``; a class
+    a wrapper ``def`` also in another file). A function's stub returns the sentinel whatever it is
+    called with; a new class's stub takes any arguments and its methods return the sentinel; a class
     ``new`` gives new methods becomes a subclass of the old one with those methods as stubs. A
     definition ``new`` changes stays as ``old`` has it: without the change is as it was. None when
     ``new`` does not parse."""
@@ -618,7 +624,7 @@ def _stubbed(old: str, new: str, others: set[str]) -> str | None:
         elif isinstance(node, _DEFS) and node.name not in had:
             stubs.append(ast.get_source_segment(text, node, padded=True) or "" if node.name in others
                          else _STUB_DEF.format(name=node.name) if not isinstance(node, ast.ClassDef)
-                         else _STUB_CLASS.format(name=node.name, base=""))
+                         else _STUB_CLASS.format(name=node.name))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id not in had for t in targets):

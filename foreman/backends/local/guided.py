@@ -68,7 +68,6 @@ from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
 
-
 FUNCTION_NOT_WRITTEN = "function not written"
 """The outcome of an attempt whose answers never defined a function the task asks for by name."""
 
