@@ -200,12 +200,42 @@ async def test_a_test_reply_cut_inside_its_table_is_asked_once_more_for_plain_as
            "from age import format_age\n\n\n@pytest.mark.parametrize('delta, expected', [\n" + rows)
     plain = text("```python\n# file: tests/test_age_days.py\nfrom datetime import timedelta\nfrom age import format_age"
                  "\n\n\ndef test_two_days():\n    assert format_age(timedelta(days=2, seconds=30)) == '2 days ago'\n```")
-    result, tools, server, stats, repo = await turn(tmp_path, [FIX, text(cut, finish_reason="length"), plain])
+    # the function under the closed table comes back without the table's names: not used
+    result, tools, server, stats, repo = await turn(tmp_path, [FIX, text(cut, finish_reason="length"), plain, plain])
+    asks = [last_user(r) for r in server.requests]
+    assert len(asks) == 4 and stats.passed, asks
+    assert "taking delta, expected" in asks[2]
+    assert asks[1].startswith("Task:") and asks[3].startswith(asks[1])  # afresh: the same request, one sentence on
+    assert asks[3].endswith("no @pytest.mark.parametrize table.") and "days=39" not in asks[3]
+    assert [r["temperature"] for r in server.requests] == [0.2, 0.2, 0.2, 0.4]
+    assert committed(repo) == ["age.py", "tests/test_age_days.py"]
+    assert "def test_two_days" in (repo / "tests/test_age_days.py").read_text()
+
+
+async def test_a_test_reply_cut_inside_its_table_keeps_its_rows_and_gets_the_function_under_them(
+        tmp_path: Path) -> None:
+    """Bench s15-g-q15-2, attempt 1: the table was cut at row 25 before any def; asked again for
+    three plain asserts, the model wrote the seconds, minutes and hours rows (they pass on the old
+    code) without the NOW they used. Here the rows are kept, the table closed, and the model
+    writes only the function under it."""
+    rows = "".join(f"    (timedelta(days={d}), '{d} days ago'),\n" for d in range(2, 40))
+    cut = ("```python\n# file: tests/test_age_days.py\nimport pytest\nfrom datetime import timedelta\n"
+           "from age import format_age\n\n\n@pytest.mark.parametrize('delta, expected', [\n"
+           "    (timedelta(seconds=20), 'just now'),\n" + rows + "    (timedelta(days=40), '40 da")
+    under = text("```python\n@pytest.mark.parametrize('delta, expected', [])\n"
+                 "def test_age(delta, expected):\n    assert format_age(delta) == expected\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [FIX, text(cut, finish_reason="length"), under])
     asks = [last_user(r) for r in server.requests]
     assert len(asks) == 3 and stats.passed, asks
-    assert asks[1].startswith("Task:") and asks[2].startswith(asks[1])  # afresh: the same request, one sentence on
-    assert asks[2].endswith("no @pytest.mark.parametrize table.") and "days=39" not in asks[2]
-    assert [r["temperature"] for r in server.requests] == [0.2, 0.2, 0.4]
+    assert "the table closed after its last whole row" in asks[2] and "days=39), '39 days ago'),\n])" in asks[2]
+    assert "days=40" not in asks[2] and "taking delta, expected" in asks[2]
+    assert [r["temperature"] for r in server.requests] == [0.2, 0.2, 0.2]
+    placed = (repo / "tests/test_age_days.py").read_text()
+    assert placed.count("@pytest.mark.parametrize") == 1 and "days=39" in placed and "days=40" not in placed
+    assert "def test_age(delta, expected):" in placed
+    out = subprocess.run(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_age_days.py"], cwd=repo,
+                         capture_output=True, text=True)
+    assert "39 passed" in out.stdout, out.stdout  # every kept row runs
     assert committed(repo) == ["age.py", "tests/test_age_days.py"]
 
 

@@ -53,7 +53,9 @@ from . import commands
 from . import named as named_files
 from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json, complete_part
-from .guided_text import (CUT_OFF_TEST, CUT_TABLE, SYSTEM, TEST_ASK, TEST_ASK_CLASS, TEST_HOW, TEST_HOW_EXAMPLE, adds_sentence,
+from .cuttable import closed_table, table_function
+from .guided_text import (CUT_OFF_TEST, CUT_TABLE, SYSTEM, TABLE_FUNCTION, TEST_ASK, TEST_ASK_CLASS, TEST_HOW,
+                          TEST_HOW_EXAMPLE, adds_sentence,
                           asked_functions)
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
@@ -701,10 +703,12 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
                     messages: list[dict[str, Any]]) -> None:
     """Ask for the tests the task asks for (after the change) and place them in the test file.
 
-    A reply cut at ``max_tokens`` before one whole test function is asked once more, afresh, with
-    :data:`.guided_text.CUT_TABLE`: the 1.5B model's format_age tests listed one parametrize row a
-    day (``days=1``, ``days=2``, ...) until the cut, in both attempts, and its repairs sent the same
-    table back, cut again (bench s12-q15-11)."""
+    A reply cut inside its ``parametrize`` table before any test function keeps its complete rows,
+    the table closed, and the model is asked for the one function under it (:mod:`.cuttable`). A
+    reply cut at ``max_tokens`` before one whole test function otherwise (or whose function could
+    not be had) is asked once more, afresh, with :data:`.guided_text.CUT_TABLE`: the 1.5B model's
+    format_age tests listed one parametrize row a day (``days=1``, ``days=2``, ...) until the cut,
+    in both attempts, and its repairs sent the same table back, cut again (bench s12-q15-11)."""
     assert where.test_file is not None
     module = module_name(default) if default else "the module under test"
     source = task._read(default) if default else None
@@ -721,7 +725,18 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
         return
     reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
     blocks = _test_blocks(task, reply)
-    if task.last_finish == "length" and not any("def test" in b.code for b in blocks) and not task._out_of_time():
+    cut = task.last_finish == "length" and not any("def test" in b.code for b in blocks)
+    table = closed_table(reply) if cut else None
+    if table is not None and not task._out_of_time():  # cut inside its table: the function under it, alone
+        closed, names = table
+        under = [ask[0], {"role": "user", "content": f"Task:\n{task.goal}{code}\n\n" + TABLE_FUNCTION.format(
+            test_file=where.test_file, code=closed, names=", ".join(names))}]
+        function = table_function(await task._ask(under, attempt.temperature, attempt.number, "table function",
+                                                  constrained=False), names)
+        if function is not None:
+            reply = f"```python\n{closed}\n\n\n{function}```\n"
+            blocks = blocks_of(reply)
+    if cut and not any("def test" in b.code for b in blocks) and not task._out_of_time():
         # cut before one whole test function: asked once more, afresh, for a few plain asserts
         again = [*ask[:-1], {"role": "user", "content": f"{ask[-1]['content']}\n{CUT_TABLE}"}]
         reply = await task._ask(again, round(min(1.0, attempt.temperature + 0.2), 2), attempt.number, "tests",

@@ -73,6 +73,11 @@ CUT_OFF_TEST = ("Your answer was cut off at the reply's length limit before it e
 CUT_TABLE = ("An earlier answer to this was cut off at the length limit while it listed case after case. Write at "
              "most three cases, each one plain assert statement, and no @pytest.mark.parametrize table.")
 """Added to the test request asked again after a cut (:func:`.asked.ask_tests`)."""
+TABLE_FUNCTION = ("Your test for {test_file} was cut off at the length limit inside its @pytest.mark.parametrize "
+                  "table. Here it is, the table closed after its last whole row:\n```python\n{code}\n```\nWrite only "
+                  "the test function that goes right under this table: one ```python block holding its def line, "
+                  "taking {names}, and a short body of plain asserts. No table, no imports, no explanations.")
+"""The ask for the function under a cut test's closed table (:mod:`.cuttable`)."""
 JSON_ASK = ('Answer as JSON: {"edits": [{"file": "<path>", "code": "<the complete new or changed code of that '
             'file>"}]}.')
 EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "edits", "strict": True, "schema": {
