@@ -5,6 +5,7 @@ function the model sends for it is taken only when it takes the table's names.""
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_a_cut_inside_a_multi_line_string_goes_back_to_the_row_before_it() -> No
     assert closed_table(reply)[0].endswith("    (3, 4),\n])")
 
 
-def test_a_cut_at_a_line_end_drops_that_line_too() -> None:
+def test_a_cut_right_after_a_newline_keeps_the_row_before_it_and_one_before_keeps_neither() -> None:
     reply = HEAD + "@pytest.mark.parametrize('a, b', [\n    (1, 2),\n    (3, 4),\n    (5, 6),\n"
     code, _ = closed_table(reply)
     assert code.endswith("    (5, 6),\n])")
@@ -78,3 +79,23 @@ def test_the_function_under_the_table_takes_its_names() -> None:
     assert table_function(two, names) == f"async {body}"  # the first taking every name
     assert table_function("```python\ndef test_age(created):\n    assert created\n```", names) is None
     assert table_function("```python\ndef check(created, expected):\n    assert created\n```", names) is None
+
+
+def test_a_clashing_name_is_renamed_and_every_column_must_be_read() -> None:
+    names = ("delta", "expected")
+    body = "```python\ndef test_age(delta, expected):\n    assert format_age(delta) == expected\n```"
+    assert table_function(body, names, {"test_age"}).startswith("def test_age_table(delta, expected):")
+    assert table_function(body, names, {"test_age", "test_age_table"}).startswith("def test_age_table_2(")
+    one = "```python\ndef test_age(delta, expected):\n    assert format_age(delta).endswith('ago')\n```"
+    assert table_function(one, names) is None  # expected never read: the rows' values thrown away
+
+
+def test_a_constrained_reply_cut_in_its_code_string_and_a_cut_second_block() -> None:
+    code = BENCH.split("\n", 2)[2]  # no fence, no # file: line
+    cut = '{"edits": [{"file": "tests/test_age_days.py", "code": ' + json.dumps(code)[:-1]
+    closed, names = closed_table(cut)
+    assert names == ("created", "expected") and closed.endswith('"24 days ago"),\n])')
+    assert closed_table('{"edits": [{"file": "t.py", "code": "x = 1"}]}') is None  # not cut in a table
+    two = "```python\n# file: age.py\nX = 1\n```\n\n" + BENCH
+    assert closed_table(two) == closed_table(BENCH)
+    assert closed_table(BENCH.replace('"created, expected"', '"created, expected,"'))[1] == ("created", "expected")

@@ -703,8 +703,9 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
                     messages: list[dict[str, Any]]) -> None:
     """Ask for the tests the task asks for (after the change) and place them in the test file.
 
-    A reply cut inside its ``parametrize`` table before any test function keeps its complete rows,
-    the table closed, and the model is asked for the one function under it (:mod:`.cuttable`). A
+    A reply cut inside its ``parametrize`` table before any test function keeps its complete
+    rows, the table closed, and the model is asked for the one function under it (:mod:`.cuttable`;
+    that answer, when cut itself or unusable, is dropped). A
     reply cut at ``max_tokens`` before one whole test function otherwise (or whose function could
     not be had) is asked once more, afresh, with :data:`.guided_text.CUT_TABLE`: the 1.5B model's
     format_age tests listed one parametrize row a day (``days=1``, ``days=2``, ...) until the cut,
@@ -731,10 +732,11 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
         closed, names = table
         under = [ask[0], {"role": "user", "content": f"Task:\n{task.goal}{code}\n\n" + TABLE_FUNCTION.format(
             test_file=where.test_file, code=closed, names=", ".join(names))}]
-        function = table_function(await task._ask(under, attempt.temperature, attempt.number, "table function",
-                                                  constrained=False), names)
+        answer = await task._ask(under, attempt.temperature, attempt.number, "table function", constrained=False)
+        taken = {label for label in test_labels(task._read(where.test_file) or "") if "." not in label}
+        function = table_function(answer, names, taken) if task.last_finish != "length" else None
         if function is not None:
-            reply = f"```python\n{closed}\n\n\n{function}```\n"
+            reply = f"```python\n{closed}\n{function}```\n"
             blocks = blocks_of(reply)
     if cut and not any("def test" in b.code for b in blocks) and not task._out_of_time():
         # cut before one whole test function: asked once more, afresh, for a few plain asserts

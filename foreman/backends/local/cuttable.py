@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import io
+import json
 import re
 import textwrap
 import tokenize
@@ -32,20 +33,46 @@ _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 
 
 def _open_code(reply: str) -> str | None:
-    """The code of a reply cut inside its first fenced block (the text after the opening fence),
-    the reply itself when it has no fence; None when the block was closed (not cut in code)."""
+    """The code of a reply cut inside a fenced block (the text after the last fence line, when the
+    fences are odd in number: the last one opened a block), the reply itself when it has no fence;
+    None when every block was closed (not cut in code). A constrained (JSON) reply gives the code
+    string of its last edit (:func:`_json_code`)."""
+    if reply.lstrip().startswith("{"):
+        return _json_code(reply)
     fences = list(_FENCE_RE.finditer(reply))
     if not fences:
         return reply
-    return None if len(fences) > 1 else reply[fences[0].end():]
+    return reply[fences[-1].end():] if len(fences) % 2 else None
+
+
+def _json_code(reply: str) -> str | None:
+    """The ``code`` string of the last edit of a JSON reply (``{"edits": [{"file", "code"}]}``,
+    :data:`.guided_text.EDITS_FORMAT`) cut inside that string: the string closed where the cut went
+    (up to seven characters dropped first, for a cut inside an escape such as ``\\u00e9``); None
+    when no such closing parses."""
+    text = reply.strip()
+    for drop in range(8):
+        try:
+            data = json.loads(text[:len(text) - drop] + '"}]}')
+        except ValueError:
+            continue
+        edits = data.get("edits") if isinstance(data, dict) else None
+        last = edits[-1] if isinstance(edits, list) and edits else None
+        return last["code"] if isinstance(last, dict) and isinstance(last.get("code"), str) else None
+    return None
 
 
 def _open_brackets(code: str) -> list[str] | None:
     """The brackets left open at the end of ``code``, outermost first; None when a string or a
-    bracket does not tokenize (a cut inside a string, a closer with no opener)."""
+    bracket does not tokenize (a cut inside a string, a closer with no opener), or when the last
+    token is not a comma (a row that may go on past the line: ``'three words '`` then ``'and'``,
+    ``BASE`` then ``+ 3``)."""
     stack: list[str] = []
+    last = ""
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER):
+                last = token.string
             if token.type != tokenize.OP:
                 continue
             if token.string in _CLOSERS:
@@ -58,13 +85,13 @@ def _open_brackets(code: str) -> list[str] | None:
             return None
     except (SyntaxError, IndentationError):
         return None
-    return stack
+    return stack if last == "," else None
 
 
 def _names(call: ast.Call) -> tuple[str, ...] | None:
     first = call.args[0] if call.args else None
     if isinstance(first, ast.Constant) and isinstance(first.value, str):
-        names = tuple(part.strip() for part in first.value.split(","))
+        names = tuple(part.strip() for part in first.value.split(",") if part.strip())  # "a, b," as pytest
     elif isinstance(first, (ast.List, ast.Tuple)) and all(
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
         names = tuple(e.value.strip() for e in first.elts)  # type: ignore[union-attr]
@@ -82,10 +109,10 @@ def closed_table(reply: str) -> tuple[str, tuple[str, ...]] | None:
 
     Returns:
         ``(code, names)``: ``code`` is the reply's code (its ``# file:`` line kept) from its start to
-        the last line before the cut that leaves only the table's call and row list open, those two
-        brackets closed on a line of their own; ``names`` the table's argument names
-        (``"created, expected"`` -> ``("created", "expected")``). The line the cut went through is
-        never kept. None when: the reply's block was closed; no decorator starts the table, or a
+        the last line before the cut that ends a row (its last token a comma) and leaves only the
+        table's call and row list open, those two brackets closed on a line of their own; ``names``
+        the table's argument names (``"created, expected"`` -> ``("created", "expected")``). The
+        text after the reply's last newline (where the cut went) is never kept. None when: the reply's block was closed; no decorator starts the table, or a
         definition follows it; the code before the decorator does not compile; no line leaves
         exactly the call and its list (or tuple) open; the closed table holds fewer than two rows or
         more than the names and the rows (``ids=``: a cut list of ids would not match the rows).
@@ -126,29 +153,50 @@ def closed_table(reply: str) -> tuple[str, tuple[str, ...]] | None:
     return None
 
 
-def table_function(reply: str, names: tuple[str, ...]) -> str | None:
+def table_function(reply: str, names: tuple[str, ...], taken: set[str] | frozenset[str] = frozenset()) -> str | None:
     """The test function of ``reply`` that goes under a table of ``names``: the first top-level
-    ``test...`` function (sync or async) whose parameters hold every name, from its ``def`` line
-    (its own decorators dropped: the table is the harness's) to its end, dedented, ending in a
-    newline. None when the reply's code does not parse or holds no such function.
+    ``test...`` function (sync or async) that pytest can run under it and that uses every name,
+    from its ``def`` line (its own decorators dropped: the table is the harness's) to its end,
+    dedented, ending in a newline; renamed ``<name>_table`` (``_table_2``, ...) when ``taken``
+    holds its name, so it never replaces a test of the file. None when the reply's code does not
+    parse or holds no such function.
+
+    A function pytest can run under the table takes each name as a plain parameter without a
+    default (pytest refuses a default for a parametrized name) and takes no ``self`` (placed at
+    the module's top level, ``self`` would be asked of pytest as a fixture). One whose body does not
+    read each name ignores a column: ``assert format_age(delta).endswith('days ago')`` drops every
+    row's expected value, and a change one day off passed (a review's scripted run).
 
     Args:
-        reply: the model's answer to the ask for that function (fenced or not).
+        reply: the model's answer to the ask for that function (fenced or not); a reply cut at
+            ``max_tokens`` is the caller's to refuse.
         names: the table's argument names (:func:`closed_table`).
+        taken: the test names the file already has.
     """
     fenced = re.search(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", reply, re.S | re.M)
-    code = fenced.group(2) if fenced else reply
+    code = textwrap.dedent(fenced.group(2) if fenced else reply)
     try:
-        tree = ast.parse(textwrap.dedent(code))
+        tree = ast.parse(code)
     except SyntaxError:
         return None
-    lines = textwrap.dedent(code).split("\n")
+    lines = code.split("\n")
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.name.startswith("test"):
             continue
-        params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
-        if set(names) <= params:
-            return "\n".join(lines[node.lineno - 1:node.end_lineno]) + "\n"
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        defaulted = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
+            a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        params = {a.arg for a in (*positional, *args.kwonlyargs)}
+        read = {n.id for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        if not set(names) <= params or set(names) & defaulted or params & {"self", "cls"} or not set(names) <= read:
+            continue
+        text = "\n".join(lines[node.lineno - 1:node.end_lineno]) + "\n"
+        name, n = node.name, 1
+        while name in taken:
+            n += 1
+            name = f"{node.name}_table" if n == 2 else f"{node.name}_table_{n - 1}"
+        return text.replace(f"def {node.name}(", f"def {name}(", 1)
     return None
 
 
