@@ -115,9 +115,6 @@ def complete_part(reply: str) -> str:
     and so on; the last start is kept when none compiles (not Python). Unchanged when nothing
     complete comes before that definition, or when the reply holds no open block of code.
 
-    A cut through a test function that has complete checks (``assert``, ``self.assert...``,
-    ``pytest.raises``) keeps it up to its last complete statement (:func:`_partial_test`).
-
     Test replies are cut most: the 1.5B model's test for ``notes list --limit`` ran one complete
     ``run_cli`` test after another until the 512-token cap, and nothing was placed, in two
     attempts of three (bench s9-q15-r1, task 6). Guided mode keeps the complete part of a cut
@@ -141,9 +138,6 @@ def complete_part(reply: str) -> str:
     if last and any(word.startswith(last) for word in ("def", "class", "async def")):
         starts.append(len(lines) - 1)  # cut inside the keyword of a definition's first line
     starts = [i for i in starts if _outside_functions(lines, starts, i)]
-    partial = _partial_test(lines, starts[-1]) if starts else None
-    if partial is not None:
-        return f"{head}{partial}\n```\n" if head else f"{partial}\n"
     if len(starts) < 2:
         return reply
     cuts = []
@@ -154,32 +148,6 @@ def complete_part(reply: str) -> str:
     kept = next((text for cut in reversed(cuts) if _compiles(text := "\n".join(lines[:cut]).rstrip())),
                 "\n".join(lines[:cuts[-1]]).rstrip())
     return f"{head}{kept}\n```\n" if head else f"{kept}\n"
-
-
-_TEST_DEF_RE = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+test")
-_CHECK_RE = re.compile(r"[ \t]*(?:assert\b|self\.assert|pytest\.raises\b|with[ \t]+pytest\.raises\b)")
-
-
-def _partial_test(lines: list[str], start: int) -> str | None:
-    """The code up to the last complete statement of the test function the cut went through (it
-    starts at line ``start``), when that much compiles and holds one of its checks at least; else
-    None. The 0.5B model's format_age test was cut in its second function, after two complete
-    asserts of days (``'2 days ago'``, which fail on the old code); kept whole up to that function,
-    the reply's one complete test checked minutes and hours, which pass on the old code, and the
-    attempt was refused ("the new tests pass without the change", bench s15-g-q05-2, task 3). A
-    function that repeats a line (``assert run(['a'], 'a')`` until the cut) looped: None, as before."""
-    if not _TEST_DEF_RE.match(lines[start]):
-        return None
-    body = [line.strip() for line in lines[start + 1:-1] if line.strip()]
-    if len(set(body)) != len(body):  # a line repeated: the model looped until the cut, nothing to trust
-        return None
-    for end in range(len(lines) - 1, start + 1, -1):  # the last line is where the cut went: never kept
-        if not any(_CHECK_RE.match(line) for line in lines[start + 1:end]):
-            return None
-        text = "\n".join(lines[:end]).rstrip()
-        if _compiles(text):
-            return text
-    return None
 
 
 def _indent(line: str) -> int:
