@@ -28,42 +28,25 @@ def asks(server) -> list[str]:
 # 1. false successes
 
 
-async def test_an_asked_test_cut_after_a_precondition_assert_does_not_pass_a_wrong_change(tmp_path) -> None:
-    """A false success at e6e3ca6. The asked test's second function is cut in its real check; its kept
-    part is `lines = run(...)` and `assert len(lines) == 2`, which fails on the old code (one line)
-    and passes with any extra line. WRONG prints 'N matches: 1'; both targets are "checked" (each put
-    back fails the test), so the attempt passes and is committed. Before e6e3ca6 test_run was dropped
-    and the command file was unchecked (test_an_asked_test_cut_off_after_a_complete_test_keeps_that_test)."""
-    cut = FIRST + ("def test_run_ends_with_the_summary_line():\n    lines = run(['a b', 'c'], 'a').split('\\n')\n"
-                   "    assert len(lines) == 2\n    assert lines[-1] == '1 mat")
+@pytest.mark.parametrize("tail", [
+    # kept part `assert len(lines) == 2` fails on the old code (one line), passes with any extra line
+    "    assert len(lines) == 2\n    assert lines[-1] == '1 mat",
+    # kept part ends on an assignment after a weak assert ('N matches: 1' holds 'matches')
+    "    assert 'matches' in lines[-1]\n    last = lines[-1]\n    assert last == '1 matc",
+    # kept part asserts the first line only (passes on the old code): the command file is unchecked
+    "    assert lines[0] == 'a b'\n    assert lines[-1] == '1 mat",
+], ids=["precondition", "assignment-after-weak-assert", "old-passing-assert"])
+async def test_an_asked_test_cut_in_its_real_check_does_not_pass_a_wrong_change(tmp_path, tail: str) -> None:
+    """The asked test's second function is cut in its real check. At e6e3ca6 the kept part of it
+    was locked as the test and WRONG ('N matches: 1') passed and was committed in the first two
+    cases; the function the cut went through is dropped whole (as
+    test_an_asked_test_cut_off_after_a_complete_test_keeps_that_test asserts)."""
+    cut = FIRST + "def test_run_ends_with_the_summary_line():\n    lines = run(['a b', 'c'], 'a').split('\\n')\n" + tail
     replies = iter([text(cut, finish_reason="length"), text(WRONG), text(WRONG), text(WRONG)])
     result, tools, server, stats, repo = await guided_turn(
         tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, repairs=1, asked_test=True)
     placed = last_user(server.requests[1]).split("your change must make it pass:", 1)[-1]
-    assert "assert len(lines) == 2" not in placed  # the function the cut went through is dropped
-    assert not stats.passed, (stats.attempts, (repo / "notes/commands/search.py").read_text())
-
-
-async def test_an_asked_test_cut_after_a_weak_assert_and_an_assignment_does_not_pass_a_wrong_change(tmp_path) -> None:
-    """A false success at e6e3ca6. Same task; the kept part ends on an assignment after a weak assert
-    (`assert lines[0] == 'a b'` passes on the old code, `assert 'matches' in lines[-1]`, then the
-    exact check `assert last == '1 matches'` is cut). 'N matches: 1' holds 'matches': committed."""
-    cut = FIRST + ("def test_run_ends_with_the_summary_line():\n    lines = run(['a b', 'c'], 'a').split('\\n')\n"
-                   "    assert 'matches' in lines[-1]\n    last = lines[-1]\n    assert last == '1 matc")
-    replies = iter([text(cut, finish_reason="length"), text(WRONG), text(WRONG), text(WRONG)])
-    result, tools, server, stats, repo = await guided_turn(
-        tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, repairs=1, asked_test=True)
-    assert not stats.passed, stats.attempts
-
-
-async def test_an_asked_test_cut_leaving_an_old_passing_assert_leaves_the_command_unchecked(tmp_path) -> None:
-    """ The kept part of test_run asserts the first line only (passes on the old code): the
-    command file is unchecked and the wrong change is not passed (unchecked_targets holds)."""
-    cut = FIRST + ("def test_run_ends_with_the_summary_line():\n    lines = run(['a b', 'c'], 'a').split('\\n')\n"
-                   "    assert lines[0] == 'a b'\n    assert lines[-1] == '1 mat")
-    replies = iter([text(cut, finish_reason="length"), text(WRONG), text(WRONG), text(WRONG)])
-    result, tools, server, stats, repo = await guided_turn(
-        tmp_path, lambda req: next(replies), files=FILES, goal=GOAL, attempts=1, repairs=1, asked_test=True)
+    assert "def test_run_ends_with_the_summary_line" not in placed  # dropped whole
     assert not stats.passed, stats.attempts
 
 
