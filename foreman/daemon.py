@@ -24,6 +24,7 @@ from protocol import Decision, Hello, Repo
 from . import __version__, runtime
 from .config import Settings
 from .core.core import Core
+from .core.records import MergeRecord, Worktree
 from .core.world import RECENT_LOGS, Effect
 from .errors import ConfigError, ForemanError, NotFound, StateError
 from .memory import Memory
@@ -146,7 +147,7 @@ class Daemon:
         frames: list[tuple[int, str]] = []
         seq = self.seq
         for ch in changes:
-            if ch.op == "meta":
+            if ch.op in ("meta", "record"):  # (not on the wire)
                 rows.append((ch, None))
                 continue
             text = ch.value.model_dump_json(by_alias=True)
@@ -374,16 +375,17 @@ class Daemon:
             await asyncio.sleep(CHECKPOINT_INTERVAL)
             await asyncio.to_thread(self.store.checkpoint)
 
-    def worktree_info(self, worktree_id: str) -> dict[str, Any]:
-        """Return ``{repo, path, branch, agent, task, base}`` of a worktree id (``kit-t2``). Raises NotFound."""
-        info = self.core.world.meta.get("worktrees", {}).get(worktree_id)
+    def worktree_info(self, worktree_id: str) -> Worktree:
+        """Return the record of worktree ``worktree_id`` (``kit-t2``): repository, folder, branch,
+        agent, task, base. Raises NotFound."""
+        info = self.core.record(Worktree, worktree_id)
         if info is None:
             raise NotFound(f"no worktree {worktree_id!r}")
-        return dict(info)
+        return info
 
     async def diff_for(self, *, worktree: str | None = None, decision: str | None = None) -> protocol.Diff:
         """Return the structured diff of a worktree, or of a merge decision: the commit it recorded
-        against its recorded base (meta ``merge_commits``, so merged work stays viewable), else its
+        against its recorded base (its :class:`~foreman.core.records.MergeRecord`, so merged work stays viewable), else its
         worktree's diff.
 
         Raises NotFound (unknown worktree/decision, or a decision without a worktree).
@@ -394,36 +396,35 @@ class Daemon:
             d = self.core.decision(decision)
             if not d.worktree:
                 raise NotFound(f"decision {decision} has no diff")
-            shown = self.core.world.meta.get("merge_commits", {}).get(decision)
+            shown = self.core.record(MergeRecord, decision)
             if shown is not None:  # the exact commit the decision shows (and merges), against its base
                 from .repos.diffs import diff_range
 
-                repo = self.core.repo(self.worktree_info(d.worktree)["repo"])
-                return await diff_range(Path(repo.path), shown["base"], shown["commit"], repo_id=repo.id)
+                repo = self.core.repo(self.worktree_info(d.worktree).repo)
+                return await diff_range(Path(repo.path), shown.base, shown.commit, repo_id=repo.id)
             worktree = d.worktree
         assert worktree is not None
         info = self.worktree_info(worktree)
-        repo = self.core.repo(info["repo"])
+        repo = self.core.repo(info.repo)
         merged = self._merged_record(worktree)
         if merged is not None:  # its work is in the base now: show what was merged, not "no changes"
             from .repos.diffs import diff_range
 
-            return await diff_range(Path(repo.path), merged["base"], merged["commit"], repo_id=repo.id)
-        if not Path(info["path"]).is_dir():  # retired after a hand-off or merge: its branch is kept
+            return await diff_range(Path(repo.path), merged.base, merged.commit, repo_id=repo.id)
+        if not Path(info.path).is_dir():  # retired after a hand-off or merge: its branch is kept
             from .repos.diffs import diff_commits
 
-            base = info.get("base") or repo.base_branch
-            return await diff_commits(Path(repo.path), f"refs/heads/{base}", f"refs/heads/{info['branch']}",
+            base = info.base or repo.base_branch
+            return await diff_commits(Path(repo.path), f"refs/heads/{base}", f"refs/heads/{info.branch}",
                                       repo_id=repo.id)
-        return await diff_worktree(Path(repo.path), Path(info["path"]), info.get("base") or repo.base_branch,
-                                   repo_id=repo.id)
+        return await diff_worktree(Path(repo.path), Path(info.path), info.base or repo.base_branch, repo_id=repo.id)
 
-    def _merged_record(self, worktree: str) -> dict[str, Any] | None:
-        """The recorded ``{commit, base, branch}`` of the merge decision that merged ``worktree``'s
-        task (the task is done and its last answered merge decision chose Merge), else None."""
+    def _merged_record(self, worktree: str) -> MergeRecord | None:
+        """The record of the merge decision that merged ``worktree``'s task (the task is done and
+        its last answered merge decision chose Merge), else None."""
         from .core.rules import merge_choice
 
-        records = self.core.world.meta.get("merge_commits", {})
+        records = self.core.records(MergeRecord)
         merged = [d for d in self.core.world.decisions.values()
                   if d.worktree == worktree and d.kind == "merge" and d.id in records and d.status == "answered"
                   and d.answer is not None and merge_choice(d.answer.label) == "merge"

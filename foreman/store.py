@@ -3,7 +3,8 @@
 Layout under ``<home>/<profile>/``::
 
     state.db                 SQLite database (WAL); table ``meta`` holds ``schema_version`` and ``seq``,
-                             table ``unread`` one row per unread message per agent
+                             table ``unread`` one row per unread message per agent, table
+                             ``records`` the flow's records (:mod:`foreman.core.records`)
     logs/<agent>.jsonl       agent log lines, rotated at 8 MB into <agent>.1.jsonl (one old file)
 
 Every batch of changes is written in one transaction before the daemon acknowledges or
@@ -26,16 +27,19 @@ from typing import Any, Iterable
 
 from protocol import Agent, Decision, FeedItem, Goal, LogLine, Message, Repo, Task
 
+from .core.records import OLD_META_KEYS, RECORD_MODELS, from_meta
 from .core.world import RECENT_FEED, RECENT_LOGS, RECENT_MESSAGES, UNREAD_MAX, Change, World
 from .errors import ForemanError
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The on-disk format's version; :func:`Store.open` upgrades older databases step by step.
 
 Version 2 keeps unread messages as rows of table ``unread`` (version 1: one ``meta`` value
-``unread`` holding every agent's list, rewritten on every message)."""
+``unread`` holding every agent's list, rewritten on every message). Version 3 keeps the flow's
+records as typed rows of table ``records`` (version 2: untyped ``meta`` values such as
+``sessions``, ``worktrees``, ``merge_commits``; :func:`foreman.core.records.from_meta`)."""
 
 LOG_ROTATE_BYTES = 8 * 1024 * 1024
 """An agent log file is rotated when it passes this size (one old file is kept)."""
@@ -51,7 +55,11 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entities (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id));
 CREATE TABLE IF NOT EXISTS appends (kind TEXT NOT NULL, id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id));
 CREATE TABLE IF NOT EXISTS unread (agent TEXT NOT NULL, id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (agent, id));
+CREATE TABLE IF NOT EXISTS records (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id));
 """
+
+_PUT_RECORD = ("INSERT INTO records (kind, id, json) VALUES (?, ?, ?) "
+               "ON CONFLICT(kind, id) DO UPDATE SET json=excluded.json")
 
 _SET_META = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value"
 """An upsert that updates the row in place: ``INSERT OR REPLACE`` deletes and re-inserts it, which
@@ -128,9 +136,19 @@ class Store:
                     db.executemany("INSERT OR REPLACE INTO unread (agent, id, json) VALUES (?, ?, ?)",
                                    [(agent, m["id"], json.dumps(m)) for m in msgs[-UNREAD_MAX:]])
                 db.execute("DELETE FROM meta WHERE key='unread'")
+            if version < 3:  # the flow's meta values become typed records
+                meta = {key: json.loads(value) for key, value in db.execute(
+                    f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(OLD_META_KEYS))})", OLD_META_KEYS)}
+                records, turns = from_meta(meta)
+                db.executemany(_PUT_RECORD, [(r.kind, r.id, r.model_dump_json()) for r in records])
+                if turns:
+                    row = db.execute("SELECT value FROM meta WHERE key='counters'").fetchone()
+                    counters = {**(json.loads(row[0]) if row else {}), **{f"turn:{a}": n for a, n in turns.items()}}
+                    db.execute(_SET_META, ("counters", json.dumps(counters)))
+                db.executemany("DELETE FROM meta WHERE key=?", [(key,) for key in OLD_META_KEYS])
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (json.dumps(SCHEMA_VERSION),))
             db.execute("COMMIT")
-        except (sqlite3.Error, KeyError, TypeError, ValueError) as exc:
+        except (sqlite3.Error, KeyError, TypeError, ValueError) as exc:  # (ValidationError is a ValueError)
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise StoreError(f"cannot upgrade {self.dir / 'state.db'} from schema version {version}: {exc}") from None
@@ -153,6 +171,10 @@ class Store:
         for key, text in self._db.execute("SELECT key, value FROM meta"):
             if key not in ("schema_version", "seq"):
                 world.meta[key] = json.loads(text)
+        for kind, key, text in self._db.execute("SELECT kind, id, json FROM records ORDER BY rowid"):
+            record_model = RECORD_MODELS.get(kind)
+            if record_model is not None:  # (a kind a newer Foreman wrote is not this one's to read)
+                world.records.setdefault(kind, {})[key] = record_model.model_validate_json(text)
         unread: dict[str, list[Any]] = {}
         for agent, text in self._db.execute("SELECT agent, json FROM unread ORDER BY id"):
             unread.setdefault(agent, []).append(json.loads(text))
@@ -187,7 +209,7 @@ class Store:
         """Write a batch of changes and the new ``seq`` durably, in one transaction.
 
         Args:
-            changes: each change with its encoded entity JSON (None for meta changes).
+            changes: each change with its encoded entity JSON (None for meta and record changes).
             seq: the last ``seq`` handed out, stored with the batch.
 
         Raises:
@@ -215,6 +237,11 @@ class Store:
                     else:
                         text = text or change.value.model_dump_json(by_alias=True)
                         db.execute("INSERT OR REPLACE INTO appends (kind, id, json) VALUES (?, ?, ?)", (change.kind, change.value.id, text))
+                elif change.op == "record":
+                    if change.value is None:
+                        db.execute("DELETE FROM records WHERE kind=? AND id=?", (change.kind, change.key))
+                    else:
+                        db.execute(_PUT_RECORD, (change.kind, change.key, change.value.model_dump_json()))
                 elif change.kind == "unread":
                     self._write_unread(db, change.key, change.value, counts)
                 else:

@@ -84,6 +84,13 @@ async def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "
         await asyncio.sleep(0.02)
 
 
+def retiring(rig: DaemonRig) -> dict[str, float]:
+    """The rig's retired worktrees whose folders are still to be removed: id -> when retired."""
+    from foreman.core.records import Worktree
+
+    return {w.id: w.retired_at or 0.0 for w in rig.d.core.records(Worktree).values() if w.state == "retiring"}
+
+
 # ---------------------------------------------------------------------- the protocol client
 class Client:
     """A protocol client over a real WebSocket: a mirror of the world plus every frame received.
@@ -272,7 +279,7 @@ class DaemonRig:
 
     def worktree(self, agent: str, task: str) -> Path:
         """The path of ``agent``'s worktree for ``task``."""
-        return Path(self.world.meta["worktrees"][f"{agent}-{task}"]["path"])
+        return Path(self.d.worktree_info(f"{agent}-{task}").path)
 
     def status(self, task: str) -> str:
         """The task's status in the daemon's world."""

@@ -215,10 +215,10 @@ class Conductor:
         """Resume paused-then-resumed sessions whose task is still their agent's."""
         w = self.d.core.world
         for key, s in sorted(records.sessions(self).items()):
-            a = w.agents.get(s.get("agent", ""))
-            if s.get("state") != "interrupted" or not a or not a.active or a.paused or a.name in self.running:
+            a = w.agents.get(s.agent)
+            if s.state != "interrupted" or not a or not a.active or a.paused or a.name in self.running:
                 continue
-            task = w.tasks.get(s.get("task") or "")
+            task = w.tasks.get(s.task or "")
             if task is not None and task.status in ("done", "cancelled"):
                 records.set_session(self, key, state="done")
                 continue
@@ -227,8 +227,7 @@ class Conductor:
             if not records.session_holds(self, s):
                 records.set_session(self, key, state="aborted")  # the task moved on (reassigned, stopped)
                 continue
-            turn.launch(self, a.name, s["job"], key, prompt="Continue where you were.", task_id=s.get("task"),
-                        goal_id=s.get("goal"))
+            turn.launch(self, a.name, s.job, key, prompt="Continue where you were.", task_id=s.task, goal_id=s.goal)
 
     def _start_deferred(self) -> None:
         """Start the turns that waited for their agent's previous turn (a second review for the

@@ -48,6 +48,10 @@ class CoreBase:
         self._emit(Change("meta", "meta", counters, key="counters"))
         return counters[name]
 
+    def next_number(self, name: str) -> int:
+        """Hand out the next number of counter ``name`` (1, 2, ...; never reused, stored in meta ``counters``)."""
+        return self._next(name)
+
     def set_meta(self, key: str, value: Any) -> None:
         """Store a non-wire durable value (sessions, grants, sim progress ...)."""
         self._emit(Change("meta", "meta", value, key=key))

@@ -17,14 +17,16 @@ from ..errors import Conflict, StateError
 from . import usage as _usage
 from .agents import AgentRules
 from .decisions import DecisionRules
+from .flowrules import RecordRules
 from .tasks import TaskRules
 from .world import Change
 
 
-class Core(AgentRules, TaskRules, DecisionRules):
-    """Pure state rules over one :class:`~foreman.core.world.World`: the agent, task and decision
-    rules of its mixins (:mod:`.agents`, :mod:`.tasks`, :mod:`.decisions`, on the plumbing of
-    :mod:`.base`) and, here, messages, usage, budgets and repositories.
+class Core(AgentRules, TaskRules, DecisionRules, RecordRules):
+    """Pure state rules over one :class:`~foreman.core.world.World`: the agent, task, decision and
+    flow-record rules of its mixins (:mod:`.agents`, :mod:`.tasks`, :mod:`.decisions`,
+    :mod:`.flowrules`, on the plumbing of :mod:`.base`) and, here, messages, usage, budgets and
+    repositories.
 
     Args:
         world: the loaded state; the core mutates it in place.

@@ -37,6 +37,30 @@ GOAL_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
     "cancelled": frozenset({"active"}),
 }
 
+SESSION_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
+    # running: a turn runs the session (after a crash: resumed at the next start)
+    "running": frozenset({"running", "interrupted", "aborted", "done", "failed"}),
+    # interrupted: its agent was paused; /resume runs it again
+    "interrupted": frozenset({"running", "aborted", "done"}),
+    # a session whose last turn ended (or that was aborted) runs again with the agent's next turn on the job
+    "aborted": frozenset({"running", "aborted"}),
+    "done": frozenset({"running", "done"}),
+    "failed": frozenset({"running", "failed"}),
+}
+"""A session's state changes (:class:`foreman.core.records.Session`)."""
+
+WORKTREE_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
+    # active: a worker's (or kept for a retry of a cancelled task)
+    "active": frozenset({"retiring"}),
+    # retiring: its folder is removed in the background; a worker given the task back reuses it
+    "retiring": frozenset({"removed", "kept", "active"}),
+    # removed: the folder is gone, the branch stays; the task coming back recreates it
+    "removed": frozenset({"active"}),
+    # kept: left for the user to inspect; the task coming back to its worker reuses it
+    "kept": frozenset({"active", "retiring"}),
+}
+"""A worktree record's state changes (:class:`foreman.core.records.Worktree`)."""
+
 AGENT_STATIONS: Final[dict[str, frozenset[str]]] = {
     "reading": frozenset({"library"}),
     "editing": frozenset({"desk"}),

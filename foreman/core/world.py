@@ -30,13 +30,15 @@ class Change:
     """One durable change.
 
     ``op`` is ``upsert`` (an entity replaced by id), ``append`` (a feed item, message or log
-    line) or ``meta`` (non-wire state: counters, sessions, grants; ``key``/``value``). A ``meta``
+    line), ``record`` (a flow record of :mod:`foreman.core.records`: ``kind``, ``key`` its id,
+    ``value`` the record or None to delete it; never sent to clients) or ``meta`` (non-wire
+    state: counters, grants, usage totals; ``key``/``value``). A ``meta``
     change of kind ``unread`` touches one agent's unread list (``meta["unread"][key]``): ``value``
     is a message's wire dict to add (the list keeps the last :data:`UNREAD_MAX`), or None to
     clear it, so a message costs one entry, not a rewrite of every agent's list.
     """
 
-    op: Literal["upsert", "append", "meta"]
+    op: Literal["upsert", "append", "meta", "record"]
     kind: str
     value: Any
     key: str = ""
@@ -70,7 +72,9 @@ class World:
     messages: deque[Message] = field(default_factory=lambda: deque(maxlen=RECENT_MESSAGES))
     logs: dict[str, deque[LogLine]] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
-    """Non-wire durable state: ``counters``, ``unread``, ``sessions``, ``grants``, ``sim`` ..."""
+    """Non-wire durable state: ``counters``, ``unread``, ``grants``, usage totals, ``sim`` ..."""
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The flow's records (:mod:`foreman.core.records`) by kind, then id."""
 
     def counter(self, name: str) -> int:
         """Return the last number handed out for ``name`` (``goal``, ``task`` ...), 0 if none."""
@@ -100,6 +104,12 @@ class World:
             else:
                 line = change.value
                 self.logs.setdefault(line.agent, deque(maxlen=RECENT_LOGS)).append(line)
+        elif change.op == "record":
+            table = self.records.setdefault(change.kind, {})
+            if change.value is None:
+                table.pop(change.key, None)
+            else:
+                table[change.key] = change.value
         elif change.kind == "unread":
             # copy on write: a caller holding the old map (or list) never sees it change
             unread = dict(self.meta.get("unread", {}))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from foreman.core.records import Session
 from foreman.backends.claude.toolset import builtin_tools, foreman_tools
 
 from ..claude_e2e.harness import Rig, git, wait_for
@@ -134,8 +135,8 @@ async def test_goal_to_merge_on_the_real_cli(tmp_path: Path, claude_cli: RealCLI
         assert worktree_path(kit[0]) == str(rig.worktree("kit", t1))
         assert worktree_path(api.of("marlow", turn=0)[0]) == str(rig.repo)
         # the sessions the CLI reported were recorded; costs came from the CLI's results
-        sessions = rig.world.meta["sessions"]
-        assert sessions["marlow:g1"]["session"] == api.of("marlow", turn=0)[0].headers["x-claude-code-session-id"]
+        sessions = rig.d.core.records(Session)
+        assert sessions["marlow:g1"].session_id == api.of("marlow", turn=0)[0].headers["x-claude-code-session-id"]
         assert rig.world.meta["costs"]["goal"][goal] > 0
     finally:
         await rig.stop()

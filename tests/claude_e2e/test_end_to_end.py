@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from foreman.core.records import Session
+
 from ..claude.fake_claude import FakeClaude, opt
 from .harness import Rig, bash, cli_runs, commit, edit, git, mcp, prompts_of, read, run, wait_for, write
 
@@ -110,7 +112,7 @@ async def test_goal_to_two_merged_tasks_with_requested_changes(tmp_path: Path, f
         assert cli_runs(fake, "juniper")[0]["cwd"] == str(rig.worktree("juniper", greet_task))
         # cost per turn, per agent / task / goal (differences of the CLI's cumulative cost)
         # every session ended (none left 'running' for a restart to resume by mistake)
-        assert {k: v["state"] for k, v in rig.world.meta["sessions"].items()} == dict.fromkeys(
+        assert {k: v.state for k, v in rig.d.core.records(Session).items()} == dict.fromkeys(
             ("marlow:g1", "juniper:t1", "kit:t2", "marlow:t1", "marlow:t2"), "done")
         costs = rig.world.meta["costs"]
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from foreman.core.records import MergeRecord
+
 from ..claude.fake_claude import FakeClaude
 from .harness import Rig, bash, commit, git, mcp, run, wait_for, write
 
@@ -30,7 +32,7 @@ async def test_uncommitted_work_reaches_main_through_the_merge_decision(tmp_path
         await c.answer(dec, 0)
         await wait_for(lambda: rig.world.tasks[task].status == "done", 60, "the task merged")
         assert git(rig.repo, "show", "main:fresh.txt") == "fresh\n"
-        merged = rig.world.meta["merge_commits"][dec["id"]]["commit"]
+        merged = rig.d.core.record(MergeRecord, dec["id"]).commit
         assert git(rig.repo, "merge-base", "--is-ancestor", merged, "main") == ""
         after = await c.send({"type": "diff.request", "decision": dec["id"]})
         assert [f["path"] for f in after["diff"]["files"]] == ["fresh.txt"] and after["diff"]["head"] == merged

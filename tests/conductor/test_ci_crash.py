@@ -67,7 +67,7 @@ async def test_a_ci_run_that_survived_a_crash_is_killed_before_ci_runs_again(tmp
         assert not alive(first), "the surviving CI run was not killed"
         assert len(runs.read_text().split()) == 2, runs.read_text()
         assert not seen.exists(), f"a second CI ran beside a surviving one: {seen.read_text()}"
-        assert world.meta.get("procs", {}) == {}
+        assert world.records.get("process", {}) == {}
     finally:
         if child.poll() is None:
             child.kill()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from foreman.core.records import Worktree
 from foreman.config import resolve
 from foreman.daemon import Daemon
 
@@ -41,9 +42,8 @@ async def test_the_diff_of_a_retired_worktree_comes_from_its_kept_branch(tmp_pat
     await daemon.start()
     try:
         await daemon.add_repo(str(repo))
-        daemon.act(lambda c, now: c.set_meta("worktrees", {"kit-t1": {
-            "repo": "proj", "path": str(wt), "branch": "agentcraft/kit/t1-x", "agent": "kit", "task": "t1",
-            "base": "main"}}))
+        daemon.act(lambda c, now: c.put_record(Worktree(
+            id="kit-t1", repo="proj", path=str(wt), branch="agentcraft/kit/t1-x", agent="kit", task="t1", base="main")))
         live = await daemon.diff_for(worktree="kit-t1")
         subprocess.run(["git", "worktree", "remove", "--force", str(wt)], cwd=repo, check=True)
         assert not wt.exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from foreman.core.records import MergeRecord
 from foreman.backends.turns import TurnRequest, TurnResult
 from foreman.core.backoff import Backoff
 from foreman.repos.worktrees import branch_name, worktree_path
@@ -47,7 +48,7 @@ async def test_uncommitted_work_is_in_the_decision_and_merge_merges_exactly_that
         await rig.wait_status(t1, "done")
         assert "uncommitted.txt" in git(rig.repo, "ls-tree", "--name-only", "main"), "merged without the reviewed file"
         assert git(rig.repo, "show", "main:uncommitted.txt") == "written, not committed\n"
-        shown = rig.world.meta["merge_commits"][dec.id]  # the exact commit the decision showed, in main
+        shown = rig.d.core.record(MergeRecord, dec.id).model_dump()  # the exact commit the decision showed, in main
         assert git(rig.repo, "show", f"{shown['commit']}:uncommitted.txt") == "written, not committed\n"
         assert shown["commit"][:12] in (dec.detail or "") and contains(rig.repo, shown["commit"])
         branch = rig.world.tasks[t1].branch  # committed before the decision, on the kept branch
@@ -80,7 +81,7 @@ async def test_a_branch_that_moved_after_the_decision_reopens_it_with_the_new_di
         assert rig.status(t1) == "review", "merged a branch that moved after the decision opened"
         assert rig.world.decisions[dec.id].status == "open"
         assert "first.txt" not in git(rig.repo, "ls-tree", "--name-only", "main")
-        assert rig.world.meta["merge_commits"][dec.id]["commit"] == moved != first
+        assert rig.d.core.record(MergeRecord, dec.id).commit == moved != first
         assert sorted(files_of(await rig.c.send({"type": "diff.request", "decision": dec.id}))) == ["first.txt", "late.txt"]
 
         await rig.c.answer(dec.id, 0)
@@ -246,7 +247,7 @@ async def test_after_a_merge_the_worktrees_diff_shows_what_was_merged(tmp_path: 
         dec = await wait_for(lambda: rig.open_decision(t1), what="the merge decision")
         await rig.c.answer(dec.id, 0)
         await rig.wait_status(t1, "done")
-        shown = rig.world.meta["merge_commits"][dec.id]
+        shown = rig.d.core.record(MergeRecord, dec.id).model_dump()
         reply = await rig.c.send({"type": "diff.request", "worktree": f"kit-{t1}"})
         assert files_of(reply) == ["merged.txt"] and reply["diff"]["head"] == shown["commit"]
     finally:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from foreman.core.records import Worktree
 from foreman.backends.turns import TurnRequest
 
 from ..conductor.scripted import ScriptedRig, done, write_and_commit
@@ -106,7 +107,7 @@ async def test_a_node_killed_mid_turn_and_the_task_resumed_elsewhere_with_its_co
     await rig.start()
     try:
         rig.task("Two parts", assignee="kit")
-        await wait_for(lambda: "kit-t1" in rig.world.meta.get("worktrees", {}), 30, "kit's worktree")
+        await wait_for(lambda: rig.d.core.record(Worktree, "kit-t1") is not None, 30, "kit's worktree")
         await wait_for(lambda: "part 1" in git(rig.worktree("kit", "t1"), "log", "--format=%s"), 90,
                        "part 1 received by the daemon")
         ex = rig.backend.executor
@@ -219,7 +220,7 @@ async def test_a_node_that_stops_answering_is_lost_by_its_heartbeat(tmp_path: Pa
     pid = 0
     try:
         rig.task("Two parts", assignee="kit")
-        await wait_for(lambda: "kit-t1" in rig.world.meta.get("worktrees", {}), 30, "kit's worktree")
+        await wait_for(lambda: rig.d.core.record(Worktree, "kit-t1") is not None, 30, "kit's worktree")
         await wait_for(lambda: "part 1" in git(rig.worktree("kit", "t1"), "log", "--format=%s"), 90,
                        "part 1 received by the daemon")
         ex = rig.backend.executor
@@ -295,7 +296,7 @@ async def test_a_daemon_restart_reschedules_a_remote_turn_on_a_new_actor(tmp_pat
     await rig.start()
     try:
         rig.task("Two parts", assignee="kit")
-        await wait_for(lambda: "kit-t1" in rig.world.meta.get("worktrees", {}), 30, "kit's worktree")
+        await wait_for(lambda: rig.d.core.record(Worktree, "kit-t1") is not None, 30, "kit's worktree")
         await wait_for(lambda: "part 1" in git(rig.worktree("kit", "t1"), "log", "--format=%s"), 90,
                        "part 1 received by the daemon")
         first = rig.backend.executor.workers["kit"].node["pid"]

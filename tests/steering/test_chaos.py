@@ -22,6 +22,7 @@ import psutil
 import pytest
 from websockets.asyncio.client import connect
 
+from foreman.core.records import Session, TurnProcess, Worktree
 from foreman.tui.discovery import Locator
 
 from .chaos_child import chaos_flags
@@ -255,11 +256,11 @@ async def test_chaos_steering_and_crashes_lose_nothing(tmp_path: Path) -> None:
         for t in rig.world.tasks.values():
             if t.status == "done":
                 assert f"{t.id}.txt" in main_files, f"{t.id} is done but its work is not on main"
-        for wt_id, info in rig.world.meta.get("worktrees", {}).items():
-            path = Path(info["path"])
+        for wt_id, info in rig.d.core.records(Worktree).items():
+            path = Path(info.path)
             if path.exists():
-                assert git(path, "status", "--porcelain") == "", (f"{wt_id} holds uncommitted work; task: {rig.world.tasks[info['task']]!r}", rig.world.meta.get("sessions"))
-        assert not rig.world.meta.get("procs"), rig.world.meta.get("procs")
+                assert git(path, "status", "--porcelain") == "", (f"{wt_id} holds uncommitted work; task: {rig.world.tasks[info.task]!r}", rig.d.core.records(Session))
+        assert not rig.d.core.records(TurnProcess), rig.d.core.records(TurnProcess)
     finally:
         await rig.stop()
     left = procs_under(tmp_path)

@@ -11,6 +11,7 @@ import pytest
 
 from foreman.procs import ProcRef
 
+from ..rig import retiring
 from .harness import Rig, Turn, git, wait_for
 
 
@@ -70,11 +71,11 @@ async def test_handoff_keeps_uncommitted_work_and_leaves_no_process(tmp_path: Pa
         assert (new_wt / "notes.txt").read_text() == "first line\nkit's second line\n"
         assert (new_wt / "draft.md").read_text() == "# Draft by kit\n"
         assert git(new_wt, "status", "--porcelain") == ""
-        kit_branch = rig.world.meta["worktrees"][f"kit-{t1}"]["branch"]
+        kit_branch = rig.d.worktree_info(f"kit-{t1}").branch
         assert git(rig.repo, "log", "-1", "--format=%an|%s", kit_branch).strip() == \
             f"AgentCraft Kit|Hand-off of {t1}: work in progress by kit"
         # the old worktree is retired: its directory goes, its branch (with all its work) stays
-        await wait_for(lambda: not old_wt.exists() and not rig.world.meta.get("removals"), what="old worktree removed")
+        await wait_for(lambda: not old_wt.exists() and not retiring(rig), what="old worktree removed")
         assert processes_inside(old_wt) == []
         assert f"worktree {old_wt}" not in git(rig.repo, "worktree", "list", "--porcelain")
         head_new = git(new_wt, "rev-parse", "HEAD").strip()

@@ -12,6 +12,7 @@ import pytest
 
 from foreman.core.backoff import Backoff
 
+from ..rig import retiring
 from .harness import Rig, Turn, git, wait_for
 
 
@@ -40,14 +41,14 @@ async def test_busy_old_worktree_never_holds_the_handoff_and_is_removed_after_a_
         await rig.turn("kit")
         old_wt = rig.worktree("kit", t1)
         await wait_for(lambda: (old_wt / "kit.txt").exists(), what="kit's edit")
-        kit_branch = rig.world.meta["worktrees"][f"kit-{t1}"]["branch"]
+        kit_branch = rig.d.worktree_info(f"kit-{t1}").branch
         # a process the turn's clean-up does not know keeps the directory busy
         lingering = await asyncio.create_subprocess_exec("sleep", "60", cwd=old_wt)
 
         await client.ok({"type": "task.reassign", "task": t1, "agent": "wren"})
         await rig.turn("wren")  # the hand-off went through while the old directory is busy
         assert (rig.worktree("wren", t1) / "kit.txt").read_text() == "kit's edit\n"
-        assert rig.world.meta["removals"].keys() == {f"kit-{t1}"}
+        assert retiring(rig).keys() == {f"kit-{t1}"}
         await wait_for(lambda: rig.d.backend.removal_backoff.delay(f"kit-{t1}") >= 0.2, what="a few retries")
         assert old_wt.exists()
         (old_wt / "late.txt").write_text("written after the hand-off\n")
@@ -56,7 +57,7 @@ async def test_busy_old_worktree_never_holds_the_handoff_and_is_removed_after_a_
         lingering.kill()
         await lingering.wait()
         await rig.start()
-        await wait_for(lambda: not old_wt.exists() and not rig.world.meta.get("removals"), what="the removal")
+        await wait_for(lambda: not old_wt.exists() and not retiring(rig), what="the removal")
         assert branch_exists(rig, kit_branch)
         assert on_branch(rig, kit_branch, "kit.txt") == "kit's edit\n"
         assert on_branch(rig, kit_branch, "late.txt") == "written after the hand-off\n"  # nothing lost
@@ -91,7 +92,7 @@ async def test_task_back_to_an_earlier_owner_starts_from_the_latest_work(tmp_pat
         t1 = rig.task("Extend notes", assignee="kit")
         await rig.turn("kit")
         kit_wt = rig.worktree("kit", t1)
-        kit_branch = rig.world.meta["worktrees"][f"kit-{t1}"]["branch"]
+        kit_branch = rig.d.worktree_info(f"kit-{t1}").branch
         await wait_for(lambda: (kit_wt / "kit.txt").exists(), what="kit's edit")
         if old_dir == "busy":
             lingering = await asyncio.create_subprocess_exec("sleep", "60", cwd=kit_wt)
@@ -127,7 +128,7 @@ async def test_task_back_to_an_earlier_owner_starts_from_the_latest_work(tmp_pat
             assert any(kept[0] in f.text for f in rig.world.feed)
         else:
             assert kept == []
-        await wait_for(lambda: not wren_wt.exists() and not rig.world.meta.get("removals"), what="wren's worktree removed")
+        await wait_for(lambda: not wren_wt.exists() and not retiring(rig), what="wren's worktree removed")
         assert on_branch(rig, wren_branch, "wren.txt") == "wren\n"
     finally:
         if lingering is not None and lingering.returncode is None:

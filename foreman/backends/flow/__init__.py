@@ -1,8 +1,8 @@
 """The steps of a task's life under the conductor, one module per step.
 
 Each module is a small set of functions over the :class:`~foreman.backends.conductor.Conductor`
-(its ``d`` daemon, ``settings`` and in-memory state); durable records live in the world's meta
-(:mod:`.records`). The conductor schedules and dispatches; these modules move tasks:
+(its ``d`` daemon, ``settings`` and in-memory state); durable records are the core's typed flow
+records (:mod:`foreman.core.records`, read and written through :mod:`.records`). The conductor schedules and dispatches; these modules move tasks:
 
 * :mod:`.plan` - a goal becomes tasks (the lead's plan turn);
 * :mod:`.work` - a ready task gets a worktree and a worker's turn; its end sends it to review;

@@ -4,7 +4,8 @@ merge decision (:mod:`.merge`) without ``--lead-review``.
 
 A CI process is recorded like a turn's (:mod:`.processes`, key ``ci:<task>``), so a restart
 after a crash kills a surviving run before it runs CI again; a run killed by its timeout is
-reported as "timed out after N s", never as an exit code.
+reported as "timed out after N s", never as an exit code. The task's last run is its
+:class:`~foreman.core.records.CiRun` (``running`` until its verdict).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...core.records import CiRun
 from ...errors import ForemanError
 from ...executors import NodeLost, Place
 from ...executors import of as executor_of
@@ -63,17 +65,17 @@ async def _after_work(c: Conductor, task_id: str, agent: str, claims: str, note:
     cleanup = c.cleaning.get(agent)  # leftover processes of a previous daemon (a surviving CI) die first
     if cleanup is not None:
         await asyncio.gather(cleanup, return_exceptions=True)
-    repo = d.core.repo(info["repo"])
-    wt = Path(info["path"])
+    repo = d.core.repo(info.repo)
+    wt = Path(info.path)
     try:
-        diff = await diffs.diff_worktree(Path(repo.path), wt, info.get("base") or repo.base_branch)
+        diff = await diffs.diff_worktree(Path(repo.path), wt, info.base or repo.base_branch)
     except ForemanError as exc:
         turn.block(c, task_id, f"its worktree {wt} cannot be read: {exc.message}")
         return
     if diff.files_changed == 0:
         d.act(lambda core, now: core.complete_task(task_id, now, no_changes=True))
         return
-    place = Place(repo=Path(repo.path), worktree=wt, branch=info["branch"], base=info.get("base") or repo.base_branch,
+    place = Place(repo=Path(repo.path), worktree=wt, branch=info.branch, base=info.base or repo.base_branch,
                   agent=agent, task=task_id)
     ci_text = await _run(c, task_id, agent, place)
     if ci_text is None:
@@ -82,7 +84,7 @@ async def _after_work(c: Conductor, task_id: str, agent: str, claims: str, note:
         await merge.request(c, task_id, f"CI {ci_text.splitlines()[0]}")
         return
     task = d.core.task(task_id)
-    risks = await merge_risks(Path(repo.path), info.get("base") or repo.base_branch, info["branch"],
+    risks = await merge_risks(Path(repo.path), info.base or repo.base_branch, info.branch,
                               task_text=f"{task.title}\n{task.description}")
     review.start(c, task_id, diff, ci_text, claims, risks=risks, note=note)
 
@@ -101,6 +103,8 @@ async def _run(c: Conductor, task_id: str, agent: str, place: Place) -> str | No
     d.act(lambda core, now: core.set_activity(agent, "testing", now, activity=f"CI for {task_id}"))
     key = f"ci:{task_id}"
     timeout = c.settings.ci_timeout
+    started = d.now()
+    d.act(lambda core, now: core.put_record(CiRun(id=task_id, agent=agent, started_at=started)))
     env = {**safety_env(os.environ, agent=agent, worktree=wt), **processes.mark(c, agent, key)}
     try:
         try:
@@ -114,6 +118,9 @@ async def _run(c: Conductor, task_id: str, agent: str, place: Place) -> str | No
     finally:
         processes.untrack(c, key)
     said = verdict(res, timeout)
+    state = "passed" if res.ok else "timed_out" if res.timed_out else "failed"
+    d.act(lambda core, now: core.put_record(CiRun(id=task_id, agent=agent, started_at=started, state=state,
+                                                  verdict=said)))
     ci_text = said + "\n" + res.output[-2000:]
     line = f"CI {'passed' if res.ok else said if res.timed_out else 'failed'} on {task_id}"
     if res.sandbox_rule:  # the feed names the OS sandbox rule that made it fail

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ...core.records import HandOff, Worktree
 from ...errors import ForemanError, WorktreeUnsafe
 from .. import retiring
 from . import records
@@ -31,7 +32,8 @@ def begin(c: Conductor, task_id: str, old_agent: str) -> None:
     c.held.add(task_id)
     info = records.worktree_of(c, old_agent, task_id)
     if info is not None:
-        records.flag(c, "handoffs", task_id, {"from": old_agent, "branch": info["branch"], "pending": True})
+        rec = HandOff(id=task_id, from_agent=old_agent, branch=info.branch, pending=True)
+        c.d.act(lambda core, now: core.put_record(rec))
     c.d.spawn(run(c, task_id, old_agent), f"handoff {task_id}")
 
 
@@ -49,19 +51,18 @@ async def run(c: Conductor, task_id: str, old_agent: str) -> None:
             await asyncio.gather(cleanup, return_exceptions=True)
         info = records.worktree_of(c, old_agent, task_id)
         if info is not None:
-            repo = c.d.core.repo(info["repo"])
+            repo = c.d.core.repo(info.repo)
             async with records.wt_lock(c, wt_id):
                 try:
-                    if Path(info["path"]).exists():
-                        await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
+                    if Path(info.path).exists():
+                        await worktrees.commit_leftovers(Path(repo.path), Path(info.path), info.branch,
                                                          f"Hand-off of {task_id}: work in progress by {old_agent}",
                                                          author(old_agent))
                 except ForemanError as exc:
                     logger.warning("hand-off of %s: %s", task_id, exc)
-            handoffs = records.meta(c, "handoffs")
-            handoffs[task_id] = {"from": old_agent, "branch": info["branch"]}
-            removals = {**records.removals(c), wt_id: c.d.now()}
-            c.d.act(lambda core, now: (core.set_meta("handoffs", handoffs), core.set_meta("removals", removals)))
+            done = HandOff(id=task_id, from_agent=old_agent, branch=info.branch)
+            c.d.act(lambda core, now: core.put_record(done))
+            records.retire(c, [wt_id])
             retired = True
     finally:
         c.held.discard(task_id)
@@ -73,29 +74,29 @@ async def run(c: Conductor, task_id: str, old_agent: str) -> None:
 def commit_cancelled(c: Conductor, agent: str) -> None:
     """Commit the leftovers of ``agent``'s cancelled tasks once its turn is over (a retry
     continues from them; nothing stays only in a worktree)."""
-    for info in list(c.d.core.world.meta.get("worktrees", {}).values()):
-        task = c.d.core.world.tasks.get(info["task"])
-        if info["agent"] == agent and task is not None and task.status == "cancelled":
-            c.d.spawn(commit_after_turn(c, info), f"commit {info['task']}")
+    for info in list(records.worktrees(c).values()):
+        task = c.d.core.world.tasks.get(info.task)
+        if info.agent == agent and task is not None and task.status == "cancelled":
+            c.d.spawn(commit_after_turn(c, info), f"commit {info.task}")
 
 
-async def commit_after_turn(c: Conductor, info: dict[str, Any]) -> None:
+async def commit_after_turn(c: Conductor, info: Worktree) -> None:
     """Commit a finished task's leftovers on its branch (kept there, never merged)."""
     from ...repos import worktrees
 
-    cleanup = c.cleaning.get(info["agent"])
+    cleanup = c.cleaning.get(info.agent)
     if cleanup is not None:
         await asyncio.gather(cleanup, return_exceptions=True)
-    repo = c.d.core.repo(info["repo"])
-    async with records.wt_lock(c, f"{info['agent']}-{info['task']}"):
-        if not Path(info["path"]).exists():
+    repo = c.d.core.repo(info.repo)
+    async with records.wt_lock(c, f"{info.agent}-{info.task}"):
+        if not Path(info.path).exists():
             return  # retired and removed: its work is on its branch
         try:
-            await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
-                                             f"{info['task']} closed: work left by {info['agent']}",
-                                             author(info["agent"]))
+            await worktrees.commit_leftovers(Path(repo.path), Path(info.path), info.branch,
+                                             f"{info.task} closed: work left by {info.agent}",
+                                             author(info.agent))
         except ForemanError as exc:
-            logger.warning("committing the leftovers of closed %s: %s", info["task"], exc)
+            logger.warning("committing the leftovers of closed %s: %s", info.task, exc)
 
 
 def spawn_removal(c: Conductor, wt_id: str) -> None:
@@ -108,25 +109,25 @@ def spawn_removal(c: Conductor, wt_id: str) -> None:
 async def _remove_retired(c: Conductor, wt_id: str) -> None:
     """Remove a retired worktree's directory (its branch stays). While it is busy (a process
     works in it, git refuses) retry with ``c.removal_backoff``, in the background: nothing
-    waits for this. A restart continues it (meta ``removals``)."""
+    waits for this. A restart continues it (a worktree record still ``retiring``)."""
     d = c.d
     while wt_id in records.removals(c):
-        info = d.core.world.meta.get("worktrees", {}).get(wt_id)
+        info = d.core.record(Worktree, wt_id)
         try:
             async with records.wt_lock(c, wt_id):
                 if wt_id not in records.removals(c):
                     return
                 if info is None:
-                    records.forget_removal(c, wt_id)
+                    c.removal_backoff.succeeded(wt_id)
                     return
-                repo = d.core.repo(info["repo"])
+                repo = d.core.repo(info.repo)
                 late = await retiring.remove_retired(
-                    repo.path, info["path"], info["branch"], author=author(info["agent"]),
-                    message=f"{info['task']}: late work left in {info['agent']}'s worktree after the hand-off")
-                records.forget_removal(c, wt_id)
+                    repo.path, info.path, info.branch, author=author(info.agent),
+                    message=f"{info.task}: late work left in {info.agent}'s worktree after the hand-off")
+                records.settle_removal(c, wt_id, "removed")
         except WorktreeUnsafe as exc:
             logger.warning("retired worktree %s is left for inspection: %s", wt_id, exc)
-            text = (f"{info['task'] if info else wt_id}: the old worktree {info['path'] if info else wt_id} "
+            text = (f"{info.task if info else wt_id}: the old worktree {info.path if info else wt_id} "
                     f"is left for inspection ({exc.message})")
             d.act(lambda core, now, text=text: core.feed(text, now, kind="error"))
             records.forget_removal(c, wt_id)
@@ -137,7 +138,7 @@ async def _remove_retired(c: Conductor, wt_id: str) -> None:
             await c.sleep(max(0.0, at - d.now()))
             continue
         if late and info is not None:
-            text = f"{info['task']}: late work found in {info['agent']}'s old worktree was committed on {info['branch']}"
-            d.act(lambda core, now, text=text, task=info["task"]: core.feed(text, now, kind="task", task=task))
+            text = f"{info.task}: late work found in {info.agent}'s old worktree was committed on {info.branch}"
+            d.act(lambda core, now, text=text, task=info.task: core.feed(text, now, kind="task", task=task))
         logger.info("removed retired worktree %s", wt_id)
         return

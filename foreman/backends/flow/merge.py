@@ -2,8 +2,8 @@
 
 The decision is the merge: before it opens, whatever the worker left uncommitted is committed
 on its branch (the Foreman's snapshot commit), and the decision records the exact commit it
-shows and the base commit it was diffed against (meta ``merge_commits``: decision id ->
-``{commit, base, branch}``; the daemon's ``/diff <decision>`` shows that diff, also after the
+shows and the base commit it was diffed against (a :class:`~foreman.core.records.MergeRecord`
+keyed by the decision id; the daemon's ``/diff <decision>`` shows that diff, also after the
 merge). Merge (option 0) merges only that commit: a branch that moved since re-opens the
 decision with the new diff (checked first, and by ``merge_branch(commit=...)`` itself, which
 refuses with ``reason="moved"``), and the task is done only once the base branch contains the
@@ -13,7 +13,7 @@ cancels the task (its branch is kept).
 
 After a merge or reject the task's worktree is retired (:func:`close`, unless
 ``--keep-worktrees``): its leftovers are committed on its branch, then the folder is removed in
-the background the way a hand-off retires one (meta ``removals``, :func:`.handoff.spawn_removal`:
+the background the way a hand-off retires one (its record ``retiring``, :func:`.handoff.spawn_removal`:
 under the worktree's lock, retried while busy, continued after a restart). Its ``worktrees``
 record stays, so ``/diff <worktree>`` shows the kept branch.
 
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol import Decision
 
+from ...core.records import MergeRecord, Worktree
 from ...core.rules import merge_choice
 from ...errors import ForemanError, MergeRefused
 from ...risk.report import merge_scan
@@ -39,10 +40,7 @@ from .team import LEAD, author
 if TYPE_CHECKING:
     from ..conductor import Conductor
 
-RECORDS = "merge_commits"
-
-
-async def _snapshot_branch(c: Conductor, info: dict[str, Any], repo: Any) -> tuple[str | None, Any]:
+async def _snapshot_branch(c: Conductor, info: Worktree, repo: Any) -> tuple[str | None, Any]:
     """Commit the worktree's leftovers on its branch; return ``(tip, diff of tip against the base)``.
 
     Raises:
@@ -50,22 +48,22 @@ async def _snapshot_branch(c: Conductor, info: dict[str, Any], repo: Any) -> tup
     """
     from ...repos import diffs, refs, worktrees
 
-    wt_id = f"{info['agent']}-{info['task']}"
+    wt_id = f"{info.agent}-{info.task}"
     async with records.wt_lock(c, wt_id):
-        if Path(info["path"]).exists():
-            await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
-                                             f"{info['task']}: work {info['agent']} left uncommitted, as reviewed for the merge",
-                                             author(info["agent"]))
-        tip = await refs.branch_tip(repo.path, info["branch"])
+        if Path(info.path).exists():
+            await worktrees.commit_leftovers(Path(repo.path), Path(info.path), info.branch,
+                                             f"{info.task}: work {info.agent} left uncommitted, as reviewed for the merge",
+                                             author(info.agent))
+        tip = await refs.branch_tip(repo.path, info.branch)
     if tip is None:
         return None, None
-    base = info.get("base") or repo.base_branch
+    base = info.base or repo.base_branch
     return tip, await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id)
 
 
-async def _risks(repo: Any, info: dict[str, Any], task: Any, commit: str) -> list[Any]:
+async def _risks(repo: Any, info: Worktree, task: Any, commit: str) -> list[Any]:
     """The merge-risk scan of exactly ``commit`` against the task's base (never raises)."""
-    _, risks = await merge_scan(Path(repo.path), info.get("base") or repo.base_branch, info["branch"],
+    _, risks = await merge_scan(Path(repo.path), info.base or repo.base_branch, info.branch,
                                 task_text=f"{task.title}\n{task.description}", commit=commit)
     return risks
 
@@ -88,7 +86,7 @@ async def request(c: Conductor, task_id: str, summary: str) -> str:
     if info is None:
         d.act(lambda core, now: core.complete_task(task_id, now, no_changes=True))
         return f"{task_id} has no worktree; closed as done"
-    repo = d.core.repo(info["repo"])
+    repo = d.core.repo(info.repo)
     try:
         tip, diff = await _snapshot_branch(c, info, repo)
     except ForemanError as exc:
@@ -99,12 +97,11 @@ async def request(c: Conductor, task_id: str, summary: str) -> str:
         return f"{task_id} changed no files; closed as done without a merge"
     wt_id = f"{task.assignee}-{task_id}"
     detail = f"{describe_commit(diff, tip, diff.base)} {summary}"[:500]
-    record = {"commit": tip, "base": diff.base, "branch": info["branch"]}
     risks = await _risks(repo, info, task, tip)
 
     def open_(core: Any, now: float) -> Decision:
         dec = core.open_merge_decision(task_id, now, asked_by=LEAD, worktree=wt_id, detail=detail, risks=risks)
-        core.set_meta(RECORDS, {**core.world.meta.get(RECORDS, {}), dec.id: record})
+        core.put_record(MergeRecord(id=dec.id, task=task_id, commit=tip, base=diff.base, branch=info.branch))
         return dec
 
     dec = d.act(open_)
@@ -118,28 +115,28 @@ def watch(c: Conductor, decision_id: str) -> None:
         c.waiters[decision_id] = c.d.spawn(_settle(c, decision_id), f"merge {decision_id}")
 
 
-async def _moved(c: Conductor, decision_id: str, info: dict[str, Any], repo: Any, record: dict[str, Any]) -> bool:
+async def _moved(c: Conductor, decision_id: str, info: Worktree, repo: Any, record: MergeRecord) -> bool:
     """True (and the decision re-opened with the new diff) when the branch moved since the
     decision recorded its commit."""
     from ...repos import refs
 
-    tip = await refs.branch_tip(repo.path, info["branch"])
-    if tip == record["commit"]:
+    tip = await refs.branch_tip(repo.path, info.branch)
+    if tip == record.commit:
         return False
     _, diff = await _snapshot_branch(c, info, repo) if tip is not None else (None, None)
-    tip = await refs.branch_tip(repo.path, info["branch"])
+    tip = await refs.branch_tip(repo.path, info.branch)
     risks = None
     if tip is None or diff is None:
-        reason = f"merge refused: the branch {info['branch']} is gone"
+        reason = f"merge refused: the branch {info.branch} is gone"
         new = record
     else:
         reason = (f"the branch moved since this decision opened; it now shows {describe_commit(diff, tip, diff.base)} "
                   f"Review the new diff, then answer again.")
-        new = {**record, "commit": tip, "base": diff.base}
-        risks = await _risks(repo, info, c.d.core.task(info["task"]), tip)
+        new = record.model_copy(update={"commit": tip, "base": diff.base})
+        risks = await _risks(repo, info, c.d.core.task(info.task), tip)
 
     def reopen(core: Any, now: float) -> None:
-        core.set_meta(RECORDS, {**core.world.meta.get(RECORDS, {}), decision_id: new})
+        core.put_record(new)
         core.reopen_decision(decision_id, now, reason=reason, risks=risks)
 
     c.d.act(reopen)
@@ -173,16 +170,16 @@ async def _settle(c: Conductor, decision_id: str) -> None:
         choice = merge_choice(dec.answer.label)  # by label: a critical risk puts Request changes first
         if choice == "merge":
             info = d.worktree_info(dec.worktree or "")
-            repo = d.core.repo(info["repo"])
-            record = d.core.world.meta.get(RECORDS, {}).get(decision_id)
+            repo = d.core.repo(info.repo)
+            record = d.core.record(MergeRecord, decision_id)
             if record is not None and await _moved(c, decision_id, info, repo, record):
                 continue
             try:
-                result = await gitmerge.merge_branch(Path(repo.path), branch=info["branch"], base_branch=repo.base_branch,
-                                            style=c.settings.merge_style, message=f"Merge {info['branch']}: {task.title}",
+                result = await gitmerge.merge_branch(Path(repo.path), branch=info.branch, base_branch=repo.base_branch,
+                                            style=c.settings.merge_style, message=f"Merge {info.branch}: {task.title}",
                                             sign=c.settings.sign_merges,
                                             co_authors=[agent_identity(agent)[0]] if agent else [],
-                                            commit=record["commit"] if record is not None else None)
+                                            commit=record.commit if record is not None else None)
             except MergeRefused as exc:
                 await d.refresh_repo(repo.id)
                 if exc.reason == "moved" and record is not None and await _moved(c, decision_id, info, repo, record):
@@ -202,8 +199,8 @@ async def _settle(c: Conductor, decision_id: str) -> None:
                 d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
                 continue
             await d.refresh_repo(repo.id)
-            if record is not None and not await _landed(repo, record["commit"], result, c.settings.merge_style):
-                reason = f"merge refused: {repo.base_branch} does not contain {record['commit'][:12]} after the merge"
+            if record is not None and not await _landed(repo, record.commit, result, c.settings.merge_style):
+                reason = f"merge refused: {repo.base_branch} does not contain {record.commit[:12]} after the merge"
                 d.act(lambda core, now: core.reopen_decision(decision_id, now, reason=reason))
                 continue
             d.act(lambda core, now: core.complete_task(task_id, now, decision=decision_id))
@@ -224,22 +221,22 @@ async def _settle(c: Conductor, decision_id: str) -> None:
         return
 
 
-async def close(c: Conductor, info: dict[str, Any]) -> None:
+async def close(c: Conductor, info: Worktree) -> None:
     """Commit a closed task's leftovers on its branch; when it was merged or rejected, retire its
     worktree: the folder is removed in the background (the branch is kept) unless
     ``--keep-worktrees``.
 
     Args:
-        info: the worktree record (meta ``worktrees``).
+        info: the worktree's record.
     """
     await handoff.commit_after_turn(c, info)
     w = c.d.core.world
-    task = w.tasks.get(info["task"])
-    wt_id = f"{info['agent']}-{info['task']}"
+    task = w.tasks.get(info.task)
+    wt_id = f"{info.agent}-{info.task}"
     rejected = task is not None and task.status == "cancelled" and any(
         x.task == task.id and x.kind == "merge" and x.status == "answered" for x in w.decisions.values())
     if c.settings.keep_worktrees or task is None or not (task.status == "done" or rejected) \
-            or not Path(info["path"]).exists():
+            or not Path(info.path).exists():
         return  # kept: a task cancelled otherwise keeps its worktree for a retry
-    c.d.act(lambda core, now: core.set_meta("removals", {**core.world.meta.get("removals", {}), wt_id: now}))
+    records.retire(c, [wt_id])
     handoff.spawn_removal(c, wt_id)

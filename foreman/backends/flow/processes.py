@@ -1,9 +1,9 @@
 """Processes of turns, recorded durably (pid + creation time) so a restart kills survivors.
 
-Meta ``procs``: turn id -> ``[[agent, pid, create_time], ...]``; meta ``markers``: turn id ->
-``[agent, marker]``, the :data:`foreman.procs.MARKER_ENV` value every process of the turn gets in
-its environment (so a detached command re-parented to init after the daemon and the CLI died is
-found too, :func:`foreman.procs.kill_by_marker`). A record is dropped when its
+Records :class:`~foreman.core.records.TurnProcess` (a turn's process: pid + creation time) and
+:class:`~foreman.core.records.TurnMarker` (the :data:`foreman.procs.MARKER_ENV` value every
+process of the turn gets in its environment, so a detached command re-parented to init after the
+daemon and the CLI died is found too: :func:`foreman.procs.kill_by_marker`). A record is dropped when its
 turn ends (the runner killed what it started, by the TurnRunner contract); whatever is still
 recorded at the next start belonged to a daemon that died, and is killed before that agent's
 next turn or hand-off (never a reused pid: :mod:`foreman.procs` checks the creation time).
@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ... import procs
-from . import records
+from ...core.records import TurnMarker, TurnProcess
 from .team import CLEANUP_GRACE
 
 if TYPE_CHECKING:
@@ -31,9 +31,8 @@ def track(c: Conductor, agent: str, turn_id: str, pid: int) -> None:
     ref = procs.ProcRef.of(pid)
     if ref is None:
         return
-    data = {k: [list(r) for r in v] for k, v in c.d.core.world.meta.get("procs", {}).items()}
-    data.setdefault(turn_id, []).append([agent, ref.pid, ref.create_time])
-    records.set_meta(c, "procs", data)
+    rec = TurnProcess(id=f"{turn_id}:{ref.pid}", turn=turn_id, agent=agent, pid=ref.pid, create_time=ref.create_time)
+    c.d.act(lambda core, now: core.put_record(rec))
 
 
 def mark(c: Conductor, agent: str, turn_id: str) -> dict[str, str]:
@@ -42,18 +41,22 @@ def mark(c: Conductor, agent: str, turn_id: str) -> dict[str, str]:
     The marker's scope is a hash of the daemon's home and profile."""
     where = f"{getattr(c.settings, 'home', '')}\0{getattr(c.settings, 'profile', '')}"
     marker = procs.new_marker(hashlib.sha256(where.encode()).hexdigest()[:12], turn_id)
-    data = records.meta(c, "markers")
-    data[turn_id] = [agent, marker]
-    records.set_meta(c, "markers", data)
+    rec = TurnMarker(id=turn_id, agent=agent, marker=marker)
+    c.d.act(lambda core, now: core.put_record(rec))
     return {procs.MARKER_ENV: marker}
 
 
 def untrack(c: Conductor, turn_id: str) -> None:
     """Forget the processes (and the marker) of a turn that ended."""
-    for name in ("procs", "markers"):
-        data = records.meta(c, name)
-        if data.pop(turn_id, None) is not None:
-            records.set_meta(c, name, data)
+    core = c.d.core
+    gone = [p.id for p in core.records(TurnProcess).values() if p.turn == turn_id]
+    if gone or core.record(TurnMarker, turn_id) is not None:
+        def drop(core: Any, now: float) -> None:
+            for pid_id in gone:
+                core.drop_record(TurnProcess, pid_id)
+            core.drop_record(TurnMarker, turn_id)
+
+        c.d.act(drop)
 
 
 def reap_leftovers(c: Conductor) -> None:
@@ -62,15 +65,20 @@ def reap_leftovers(c: Conductor) -> None:
     hand-off wait for it (``c.cleaning``)."""
     by_agent: dict[str, list[procs.ProcRef]] = {}
     marks: dict[str, list[str]] = {}
-    for entries in c.d.core.world.meta.get("procs", {}).values():
-        for agent, pid, created in entries:
-            by_agent.setdefault(agent, []).append(procs.ProcRef(int(pid), float(created)))
-    for agent, marker in c.d.core.world.meta.get("markers", {}).values():
-        marks.setdefault(agent, []).append(marker)
+    core = c.d.core
+    for p in core.records(TurnProcess).values():
+        by_agent.setdefault(p.agent, []).append(procs.ProcRef(p.pid, p.create_time))
+    for m in core.records(TurnMarker).values():
+        marks.setdefault(m.agent, []).append(m.marker)
     if not by_agent and not marks:
         return
-    records.set_meta(c, "procs", {})
-    records.set_meta(c, "markers", {})
+
+    def forget(core: Any, now: float) -> None:
+        for kind in (TurnProcess, TurnMarker):
+            for rid in list(core.records(kind)):
+                core.drop_record(kind, rid)
+
+    c.d.act(forget)
 
     async def reap(agent: str, refs: list[procs.ProcRef], markers: list[str]) -> None:
         try:

@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...core.records import HandOff
 from ...errors import ForemanError
 from . import ci, handoff, merge, plan, processes, records, turn, work
 from .team import LEAD
@@ -39,14 +40,14 @@ def reconcile(c: Conductor) -> None:
         if dec.status == "open" and dec.kind in ("question", "permission") and dec.id not in asked.values():
             # its waiter was a turn of the previous daemon; the resumed turn asks again if it must
             d.act(lambda core, now, i=dec.id: core.cancel_decision(i, now, reason=RESTARTED))
-    for task_id, h in w.meta.get("handoffs", {}).items():
-        if h.get("pending") and task_id not in c.held:  # (held: a start-up hand-off runs it already)
+    for task_id, h in d.core.records(HandOff).items():
+        if h.pending and task_id not in c.held:  # (held: a start-up hand-off runs it already)
             c.held.add(task_id)
-            d.spawn(handoff.run(c, task_id, h["from"]), f"handoff {task_id}")
-    for info in list(w.meta.get("worktrees", {}).values()):
-        t = w.tasks.get(info["task"])
-        if t is not None and t.status in ("done", "cancelled") and Path(info["path"]).exists():
-            d.spawn(merge.close(c, info), f"commit {info['task']}")  # a crash skipped it (and the retiring)
+            d.spawn(handoff.run(c, task_id, h.from_agent), f"handoff {task_id}")
+    for info in list(records.worktrees(c).values()):
+        t = w.tasks.get(info.task)
+        if t is not None and t.status in ("done", "cancelled") and Path(info.path).exists():
+            d.spawn(merge.close(c, info), f"commit {info.task}")  # a crash skipped it (and the retiring)
     for wt_id in records.removals(c):
         handoff.spawn_removal(c, wt_id)
     for repo in w.repos.values():
@@ -88,13 +89,13 @@ def _resume_sessions(c: Conductor, asked: dict[str, str]) -> None:
     w = c.d.core.world
     resumed: set[str] = set()
     for key, s in sorted(records.sessions(c).items()):
-        if s.get("state") != "running":
+        if s.state != "running":
             continue
-        agent = s["agent"]
+        agent = s.agent
         a = w.agents.get(agent)
         if a is None or not a.active or agent in resumed:
             continue
-        if s.get("task") and w.tasks.get(s["task"]) is not None and w.tasks[s["task"]].status in ("done", "cancelled"):
+        if s.task and w.tasks.get(s.task) is not None and w.tasks[s.task].status in ("done", "cancelled"):
             records.set_session(c, key, state="done")
             continue
         if not records.session_holds(c, s):
@@ -104,8 +105,8 @@ def _resume_sessions(c: Conductor, asked: dict[str, str]) -> None:
         if a.paused:
             records.set_session(c, key, state="interrupted")
             continue
-        turn.launch(c, agent, s["job"], key, prompt="The Foreman restarted; continue where you were.",
-                    task_id=s.get("task"), goal_id=s.get("goal"), session_id=s.get("session"),
+        turn.launch(c, agent, s.job, key, prompt="The Foreman restarted; continue where you were.",
+                    task_id=s.task, goal_id=s.goal, session_id=s.session_id,
                     question=asked.pop(key, None))
     for question in asked.values():
         if w.decisions[question].status == "open":
@@ -121,15 +122,14 @@ def _open_questions_of_sessions(c: Conductor) -> dict[str, str]:
     w = c.d.core.world
     out: dict[str, str] = {}
     for key, s in records.sessions(c).items():
-        if s.get("state") != "running":
+        if s.state != "running":
             continue
-        if s.get("question") in w.decisions:
-            out[key] = s["question"]
+        if s.question in w.decisions:
+            out[key] = s.question
             continue
         for dec in w.decisions.values():
-            if dec.status == "open" and dec.kind == "question" and dec.asked_by == s.get("agent") and (
-                    (s.get("task") and dec.task == s["task"]) or (not s.get("task") and s.get("goal")
-                                                                  and dec.goal == s["goal"])):
+            if dec.status == "open" and dec.kind == "question" and dec.asked_by == s.agent and (
+                    (s.task and dec.task == s.task) or (not s.task and s.goal and dec.goal == s.goal)):
                 out[key] = dec.id
     return out
 

@@ -51,7 +51,7 @@ def launch(c: Conductor, agent: str, job: JobKind, key: str, *, prompt: str, tas
         return
     turn_id = _next_turn_id(c, agent)
     records.set_session(c, key, agent=agent, job=job, task=task_id, goal=goal_id, state="running", question=question,
-                        **({"session": session_id} if session_id else {}))
+                        **({"session_id": session_id} if session_id else {}))
     t = c.d.spawn(_run(c, agent, job, key, turn_id, prompt, task_id, goal_id, question), f"turn {turn_id} {job}")
     c.running[agent] = Running(turn_id, job, key, t, task_id, goal_id)
 
@@ -66,10 +66,8 @@ def _away(c: Conductor, agent: str) -> str | None:
 
 
 def _next_turn_id(c: Conductor, agent: str) -> str:
-    counters = records.meta(c, "turns")
-    counters[agent] = int(counters.get(agent, 0)) + 1
-    records.set_meta(c, "turns", counters)
-    return f"{agent}:{counters[agent]}"
+    """``agent:n``: the agent's next turn number (counter ``turn:<agent>``, never reused)."""
+    return f"{agent}:{c.d.act(lambda core, now: core.next_number(f'turn:{agent}'))}"
 
 
 def cwd_of(c: Conductor, agent: str, task_id: str | None, goal_id: str | None) -> Path:
@@ -77,7 +75,7 @@ def cwd_of(c: Conductor, agent: str, task_id: str | None, goal_id: str | None) -
     if task_id and agent != LEAD:
         info = records.worktree_of(c, agent, task_id)
         if info:
-            return Path(info["path"])
+            return Path(info.path)
     repo_id = None
     if task_id:
         repo_id = c.d.core.task(task_id).repo
@@ -102,7 +100,7 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         await asyncio.gather(cleanup, return_exceptions=True)
     tools: DaemonTools | None = None
     lost: NodeLost | None = None
-    session = records.sessions(c).get(key, {}).get("session")
+    session = s.session_id if (s := records.session(c, key)) is not None else None
     started = time.monotonic()
     try:
         if question is not None:
@@ -145,7 +143,7 @@ async def _run(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, p
         return
     try:
         if result.session_id:
-            records.set_session(c, key, session=result.session_id)
+            records.set_session(c, key, session_id=result.session_id)
         if result.cost_usd:
             _record_cost(c, agent, task_id, goal_id, result.cost_usd)
         records.set_session(c, key, state="done" if result.ok else "failed")
@@ -162,10 +160,10 @@ def place_of(c: Conductor, agent: str, task_id: str | None, cwd: Path) -> Place 
     if not task_id or agent == LEAD:
         return None
     info = records.worktree_of(c, agent, task_id)
-    if not info or Path(info["path"]) != cwd:
+    if not info or Path(info.path) != cwd:
         return None
-    repo = c.d.core.repo(info["repo"])
-    return Place(repo=Path(repo.path), worktree=cwd, branch=info["branch"], base=info.get("base") or repo.base_branch,
+    repo = c.d.core.repo(info.repo)
+    return Place(repo=Path(repo.path), worktree=cwd, branch=info.branch, base=info.base or repo.base_branch,
                  agent=agent, task=task_id)
 
 
@@ -179,23 +177,21 @@ def node_lost(c: Conductor, agent: str, job: str, key: str, task_id: str | None,
     from the last branch bundle the daemon received; the :data:`MAX_NODE_LOSSES`-th loss of one
     task blocks it instead."""
     d = c.d
-    data = records.sessions(c)
-    data.get(key, {}).pop("session", None)
-    records.set_meta(c, "sessions", data)
-    records.set_session(c, key, state="aborted")
+    if records.session(c, key) is not None:
+        records.set_session(c, key, state="aborted", session_id=None)
     text = f"{title(agent)}'s {job} turn was lost with {exc.node} ({exc.why})"
-    losses = records.meta(c, "node_losses")
+    losses = 0
     if task_id:
-        losses[task_id] = int(losses.get(task_id, 0)) + 1
-        records.set_meta(c, "node_losses", losses)
-    blocked = bool(task_id) and losses[task_id] >= MAX_NODE_LOSSES
+        losses = records.flagged(c, "node_losses", task_id) + 1
+        records.flag(c, "node_losses", task_id, losses)
+    blocked = bool(task_id) and losses >= MAX_NODE_LOSSES
     if not blocked and task_id and d.core.task(task_id).status in ("doing", "review"):
         text += f"; {task_id} goes back on the board and resumes from its last received commit"
         d.act(lambda core, now: core.set_task_status(task_id, "todo", now, who="foreman", reason=None))
     d.act(lambda core, now: core.feed(text, now, kind="error", agent=agent, task=task_id))
     d.act(lambda core, now: core.set_activity(agent, "idle", now, activity=f"lost {exc.node}"))
     if blocked:
-        block(c, task_id, f"its turns were lost with their nodes {losses[task_id]} times (last: {exc.node})")
+        block(c, task_id, f"its turns were lost with their nodes {losses} times (last: {exc.node})")
     else:
         c.kick()
 
@@ -221,7 +217,7 @@ def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, pro
     tools = DaemonTools(c.d, agent, turn_id, lead=lead, cwd=cwd, task=task_id, goal=goal_id,
                         is_current=lambda: is_current(c, agent, turn_id),
                         on_merge_request=lambda tid, summary: merge.request(c, tid, summary),
-                        on_session=lambda sid: records.set_session(c, key, session=sid),
+                        on_session=lambda sid: records.set_session(c, key, session_id=sid),
                         on_process=lambda pid: processes.track(c, agent, turn_id, pid),
                         on_question=lambda did: records.set_session(c, key, question=did))
     prompt += prompts.unread_block(tools.unread())
@@ -246,7 +242,7 @@ def _record_cost(c: Conductor, agent: str, task_id: str | None, goal_id: str | N
         if ref:
             bucket = costs.setdefault(kind, {})
             bucket[ref] = round(bucket.get(ref, 0.0) + cost, 6)
-    records.set_meta(c, "costs", costs)
+    c.d.act(lambda core, now: core.set_meta("costs", costs))
 
 
 async def _ended(c: Conductor, agent: str, job: JobKind, key: str, result: TurnResult, task_id: str | None,
@@ -306,9 +302,7 @@ async def _resume_failed(c: Conductor, agent: str, job: JobKind, key: str, task_
                       f"({error[:200]}). Start a fresh session?", ["Start a fresh session", "Leave it blocked"],
                       asked_by="foreman", task=task_id, goal=goal_id if not task_id else None)
     if dec.answer is not None and dec.answer.option == 0:
-        data = records.sessions(c)
-        data.get(key, {}).pop("session", None)
-        records.set_meta(c, "sessions", data)
+        records.forget_backend_session(c, key)
         if job == "review" and task_id and d.core.task(task_id).status == "review":
             from . import ci  # (ci starts reviews: it imports this module)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol import Task
 
+from ...core.records import Worktree
 from ...errors import ForemanError, WorktreeUnsafe
 from .. import prompts, retiring
 from . import ci, handoff, records, turn
@@ -43,54 +44,54 @@ async def start(c: Conductor, task: Task, agent: str) -> None:
     d = c.d
     repo = d.core.repo(task.repo) if task.repo else next(iter(d.core.world.repos.values()))
     await clean_stale(c, repo)
-    hand = dict(d.core.world.meta.get("handoffs", {}).get(task.id) or {})
+    h = d.core.handoff(task.id)
+    hand_from, hand_branch = (h.from_agent, h.branch) if h is not None else (None, None)
     path = worktrees.worktree_path(d.profile_dir, repo.id, agent, task.id)
     branch = worktrees.branch_name(agent, task.id, task.title)
     wt_id = f"{agent}-{task.id}"
-    latest = task.branch or hand.get("branch") or None
+    latest = task.branch or hand_branch or None
     superseded: list[str] = []
     pending = records.removals(c)
-    for other_id, info in list(d.core.world.meta.get("worktrees", {}).items()):
-        if info["task"] != task.id or info["agent"] == agent or other_id in pending:
+    for other in list(records.worktrees(c).values()):
+        if other.task != task.id or other.agent == agent or other.id in pending:
             continue
-        async with records.wt_lock(c, other_id):
-            if not Path(info["path"]).exists():
+        async with records.wt_lock(c, other.id):
+            if not Path(other.path).exists():
                 continue
             try:
-                await worktrees.commit_leftovers(Path(repo.path), Path(info["path"]), info["branch"],
-                                                 f"Hand-off of {task.id}: work in progress by {info['agent']}",
-                                                 author(info["agent"]))
+                await worktrees.commit_leftovers(Path(repo.path), Path(other.path), other.branch,
+                                                 f"Hand-off of {task.id}: work in progress by {other.agent}",
+                                                 author(other.agent))
             except WorktreeUnsafe as exc:  # left for the user; the task goes on from its branch
-                logger.warning("%s's worktree of %s is left as it is: %s", info["agent"], task.id, exc)
+                logger.warning("%s's worktree of %s is left as it is: %s", other.agent, task.id, exc)
                 continue
-        superseded.append(other_id)
-        latest = latest or info["branch"]
-        if info["branch"] == latest and not hand.get("from"):
-            hand = {"from": info["agent"], "branch": info["branch"]}
+        superseded.append(other.id)
+        latest = latest or other.branch
+        if other.branch == latest and not hand_from:
+            hand_from = other.agent
     start_point = latest if latest and latest != branch else None
     async with records.wt_lock(c, wt_id):
-        own = d.core.world.meta.get("worktrees", {}).get(wt_id)
+        own = records.worktree_of(c, agent, task.id)
         if start_point is not None:
             if own is not None:  # back to an earlier owner: its worktree is stale
-                await retiring.remove_retired(repo.path, own["path"], own["branch"], author=author(agent),
+                await retiring.remove_retired(repo.path, own.path, own.branch, author=author(agent),
                                               message=f"{task.id}: work left by {agent} before the task came back")
             kept = await retiring.catch_up(repo.path, branch, start_point)
             if kept:
                 text = f"{task.id}: {title(agent)}'s earlier commits that {start_point} lacks are kept on {kept}"
                 d.act(lambda core, now: core.feed(text, now, kind="task", task=task.id, agent=agent))
-        records.forget_removal(c, wt_id)  # (a worktree still waiting for removal is this worker's again)
+        records.settle_removal(c, wt_id, "active")  # (a worktree still waiting for removal is this worker's again)
         await worktrees.ensure_worktree(Path(repo.path), path, branch, repo.base_branch, start_point=start_point)
-    meta = records.meta(c, "worktrees")
-    meta[wt_id] = {"repo": repo.id, "path": str(path), "branch": branch, "agent": agent, "task": task.id,
-                   "base": repo.base_branch}
-    removals = {**records.removals(c), **{o: d.now() for o in superseded}}
-    d.act(lambda core, now: (core.set_meta("worktrees", meta), core.set_meta("removals", removals)))
+    record = Worktree(id=wt_id, repo=repo.id, path=str(path), branch=branch, agent=agent, task=task.id,
+                      base=repo.base_branch)
+    d.act(lambda core, now: core.put_record(record))
+    records.retire(c, superseded)
     for other_id in superseded:
         handoff.spawn_removal(c, other_id)
     d.act(lambda core, now: core.start_task(task.id, agent, now, branch=branch, worktree=wt_id))
     answered = [x for x in d.core.world.decisions.values() if x.task == task.id and x.kind == "question"
                 and x.status == "answered"]
-    takeover = hand.get("from") if hand.get("from") != agent else None
+    takeover = hand_from if hand_from != agent else None
     prompt = prompts.work_prompt(d.core.task(task.id), takeover_from=takeover, answered=answered, unread=[])
     turn.launch(c, agent, "work", f"{agent}:{task.id}", prompt=prompt, task_id=task.id)
 

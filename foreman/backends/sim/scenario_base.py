@@ -17,7 +17,7 @@ from protocol import Decision, Risk
 
 from ...core.rules import RISKY_MERGE_OPTIONS
 from ...risk import has_critical
-from ..flow.merge import RECORDS as MERGE_RECORDS
+from ...core.records import MergeRecord
 from . import work
 from .plan import ASSIGN
 from .team import WORKERS
@@ -144,8 +144,8 @@ class ScenarioBase:
         critical finding in ``risks`` gets the risky options (Request changes first).
 
         ``record`` (a merge decision: ``{commit, base, branch}``, the exact commit it shows and
-        its merge base) is stored under meta ``merge_commits`` in the same commit as the
-        decision, as the real-backend flow does (:mod:`foreman.backends.flow.merge`)."""
+        its merge base) is stored as its :class:`~foreman.core.records.MergeRecord` in the same
+        commit as the decision, as the real-backend flow does (:mod:`foreman.backends.flow.merge`)."""
         if asked_by != "foreman":
             await self.available(asked_by)
         if kind == "merge" and has_critical(list(risks)):
@@ -155,7 +155,7 @@ class ScenarioBase:
             dec = c.open_decision(kind, prompt, list(options), now, asked_by=asked_by, task=task, goal=self.goal,
                                   worktree=worktree, detail=detail, risks=risks)
             if record is not None:
-                c.set_meta(MERGE_RECORDS, {**c.world.meta.get(MERGE_RECORDS, {}), dec.id: record})
+                c.put_record(MergeRecord(id=dec.id, task=task, **record))
             return str(dec.id)
 
         did = self.sim.once(key, open_)

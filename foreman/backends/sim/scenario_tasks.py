@@ -7,7 +7,7 @@ merge decision; the user's answer merges, sends the task back for changes, or re
 the tasks that build on it).
 
 The decision is the merge (as in :mod:`foreman.backends.flow.merge`): it records the exact
-commit it shows and scanned (meta ``merge_commits``), Merge merges only that commit, and a
+commit it shows and scanned (its :class:`~foreman.core.records.MergeRecord`), Merge merges only that commit, and a
 branch that moved since re-opens the decision with the new commit's diff and risk scan.
 """
 
@@ -20,7 +20,8 @@ from ...errors import MergeRefused
 from ...repos import refs
 from ...risk import area_from_text
 from ...risk.report import risk_report
-from ..flow.merge import RECORDS, describe_commit
+from ...core.records import MergeRecord, Worktree
+from ..flow.merge import describe_commit
 from . import patches, work
 from .scenario_base import ScenarioBase
 from .team import LEAD
@@ -47,11 +48,10 @@ class TaskWork(ScenarioBase):
         t = self.d.core.task(self.tid(plan_id))
         repo = self.d.core.repo(self.sim.repo_id)
         wt = await work.open_worktree(self.sim.repo_path, self.d.profile_dir, repo.id, agent, t.id, t.title, repo.base_branch)
-        meta = dict(self.d.core.world.meta.get("worktrees", {}))
-        if wt.id not in meta:
-            meta[wt.id] = {"repo": repo.id, "path": str(wt.path), "branch": wt.branch, "agent": agent, "task": t.id,
-                           "base": repo.base_branch}
-            self.d.act(lambda c, now: c.set_meta("worktrees", meta))
+        if self.d.core.record(Worktree, wt.id) is None:
+            rec = Worktree(id=wt.id, repo=repo.id, path=str(wt.path), branch=wt.branch, agent=agent, task=t.id,
+                           base=repo.base_branch)
+            self.d.act(lambda c, now: c.put_record(rec))
         self.wts[plan_id] = wt
         return wt
 
@@ -133,11 +133,11 @@ class TaskWork(ScenarioBase):
         return await risk_report(self.sim.repo_path, self.d.core.repo(self.sim.repo_id).base_branch, head,
                                  area=area_from_text(task.title + " " + task.description))
 
-    async def _moved(self, tid: str, decision_id: str, wt: work.WorkTree, record: dict[str, str]) -> bool:
+    async def _moved(self, tid: str, decision_id: str, wt: work.WorkTree, record: MergeRecord) -> bool:
         """True (and the decision re-opened with the new commit's diff and risk scan) when the
         branch no longer points at the commit the decision recorded."""
         tip = await refs.branch_tip(self.sim.repo_path, wt.branch)
-        if tip == record["commit"]:
+        if tip == record.commit:
             return False
         risks: list[Any] | None = None
         if tip is None:
@@ -146,10 +146,10 @@ class TaskWork(ScenarioBase):
             diff, risks = await self._scan(tid, tip)
             reason = (f"the branch moved since this decision opened; it now shows {describe_commit(diff, diff.head, diff.base)} "
                       f"Review the new diff, then answer again.")
-            new = {**record, "commit": diff.head, "base": diff.base}
+            new = record.model_copy(update={"commit": diff.head, "base": diff.base})
 
         def reopen(c: Any, now: float) -> None:
-            c.set_meta(RECORDS, {**c.world.meta.get(RECORDS, {}), decision_id: new})
+            c.put_record(new)
             c.reopen_decision(decision_id, now, reason=reason, risks=risks)
 
         self.d.act(reopen)
@@ -170,10 +170,10 @@ class TaskWork(ScenarioBase):
                     return "merged"
                 wt = self.wts.get(plan_id) or await self.worktree(plan_id)
                 repo = self.d.core.repo(self.sim.repo_id)
-                record = self.d.core.world.meta.get(RECORDS, {}).get(decision_id)
+                record = self.d.core.record(MergeRecord, decision_id)
                 if record is not None and await self._moved(tid, decision_id, wt, record):
                     continue
-                commit = record["commit"] if record is not None else None
+                commit = record.commit if record is not None else None
                 try:
                     result = await work.merge_task(self.sim.repo_path, wt, repo.base_branch, self.d.core.task(tid).title,
                                                    agent, self.sim.settings.merge_style, commit=commit)
