@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from foreman.backends import make_backend  # noqa: E402
+from foreman.flow.assemble import make_backend  # noqa: E402
 from foreman.backends.local import llamaserver  # noqa: E402
 from foreman.backends.sim.demo_repo import create_demo_repo  # noqa: E402
 from foreman.config import resolve  # noqa: E402

@@ -521,7 +521,7 @@ class Daemon:
 
         await asyncio.to_thread(executor_preflight, self.settings)  # (--executor ray: the head answers)
         if self.backend is None:
-            from .backends import make_backend
+            from .flow.assemble import make_backend
 
             self.backend = make_backend(self.settings)
         check = getattr(self.backend, "preflight", None)

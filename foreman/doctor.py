@@ -65,7 +65,7 @@ def run_doctor(settings: Settings) -> int:
     except OSError as exc:
         check(False, f"home {home} is writable ({exc})", "choose another --home or fix its permissions")
     doctor_port(settings, check)
-    from .backends import backend_kinds
+    from .flow.assemble import backend_kinds
 
     kinds = set(backend_kinds(settings).values())  # a mixed team checks both backends
     if "claude" in kinds:

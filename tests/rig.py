@@ -194,7 +194,7 @@ class Client:
 def conductor_daemon(settings: Any, runner: Any, *, name: str, clock: Callable[[], float] | None = None,
                      sleep: Any = asyncio.sleep) -> Daemon:
     """A daemon whose backend is the conductor with ``runner`` for the whole team."""
-    from foreman.backends.conductor import ALL_WORKERS, LEAD, Conductor
+    from foreman.flow.conductor import ALL_WORKERS, LEAD, Conductor
 
     conductor = Conductor(settings, {n: runner for n in (LEAD, *ALL_WORKERS)}, backend_name=name, sleep=sleep)
     return Daemon(settings, backend=conductor, **({"clock": clock} if clock is not None else {}))

@@ -3,7 +3,7 @@
 A *turn* is one run of an agent on a job: ``plan`` (the lead turns a goal into tasks),
 ``work`` (a worker changes files in its worktree), ``review`` (the lead reviews a task's diff
 and CI result) or ``followup`` (an agent answers a message, a nudge, a CI failure or requested
-changes). The conductor (:mod:`foreman.backends.conductor`) decides which turns run; a
+changes). The conductor (:mod:`foreman.flow.conductor`) decides which turns run; a
 :class:`TurnRunner` runs one turn with a model and reports through :class:`AgentTools`.
 """
 

@@ -31,7 +31,7 @@ class AgentRules(CoreBase):
 
         ``active`` is the shift of a new agent only: an existing agent's shift changes through
         :meth:`stop_agent` and :meth:`spawn_agent` (the team of a start follows ``--workers``
-        that way, :func:`foreman.backends.flow.team.retire_off_roster`). A new worker created
+        that way, :func:`foreman.flow.team.retire_off_roster`). A new worker created
         off shift is listed in meta ``off_roster`` (off shift because the team left it out, not
         the user), so a later start whose team has it puts it on shift.
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from foreman import sandbox
-from foreman.backends import _runner
+from foreman.flow.assemble import _runner
 from foreman.config import resolve
 
 from .conftest import RecordingTools

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends import make_backend
+from foreman.flow.assemble import make_backend
 from foreman.config import resolve
 from foreman.errors import ConfigError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.flow.team import LEAD
+from foreman.flow.team import LEAD
 from foreman.backends.turns import TurnRequest, TurnResult
 
 from ..rig import wait_for

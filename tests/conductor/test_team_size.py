@@ -176,7 +176,7 @@ async def test_a_restart_keeps_every_name_and_seat(tmp_path: Path) -> None:
 
 
 def test_a_generated_worker_can_have_its_own_backend_and_model(tmp_path: Path) -> None:
-    from foreman.backends import make_backend
+    from foreman.flow.assemble import make_backend
 
     home = tmp_path / "home"
     (home / "claude").mkdir(parents=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.flow.team import LEAD
+from foreman.flow.team import LEAD
 from foreman.backends.turns import TurnRequest, TurnResult
 
 from ..rig import wait_for
@@ -74,7 +74,7 @@ async def test_a_follow_up_waits_for_a_paused_worker(tmp_path: Path) -> None:
         await rig.start()
         rig.d.act(lambda c, now: c.pause_agent("kit", now))
         rig.d.act(lambda c, now: c.send_message("user", "kit", "a word with you", now))
-        from foreman.backends.flow import turn
+        from foreman.flow import turn
         turn.launch(rig.d.backend, "kit", "followup", "kit:chat", prompt="You have new messages.")
         await wait_for(lambda: any("kit" in f.text and "waits" in f.text for f in rig.world.feed), 30,
                        "a feed line saying kit's turn waits")

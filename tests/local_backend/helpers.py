@@ -119,7 +119,7 @@ async def demo_daemon(tmp: Path, url: str, *, protocol: str = "text", profile: d
     repository under ``tmp`` registered and ``goal`` submitted; yield ``(daemon, repo)`` and stop
     the daemon after. The home is ``tmp/home``; ``config`` adds top-level keys to its
     ``config.json`` (``workerNames``), ``options`` overrides start options (``workers``, ``ci``)."""
-    from foreman.backends import make_backend
+    from foreman.flow.assemble import make_backend
     from foreman.backends.sim.demo_repo import create_demo_repo
     from foreman.daemon import Daemon
 

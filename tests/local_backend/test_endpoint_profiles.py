@@ -103,7 +103,7 @@ async def test_mixed_team_preflight_checks_only_the_local_roles(tmp_path: Path) 
 
 
 def test_make_backend_gives_every_agent_the_local_runner(tmp_path: Path) -> None:
-    from foreman.backends import make_backend
+    from foreman.flow.assemble import make_backend
 
     conductor = make_backend(settings_for(tmp_path, "http://127.0.0.1:9/v1"))
     runners = set(map(id, conductor.runners.values()))

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from foreman.backends import make_backend
+from foreman.flow.assemble import make_backend
 from foreman.backends.local.guided import GuidedStats
 from foreman.backends.sim.demo_repo import create_demo_repo
 from foreman.config import resolve

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends import make_backend
+from foreman.flow.assemble import make_backend
 from foreman.daemon import Daemon
 
 from .fakeserver import FakeOpenAI, system_of

@@ -31,7 +31,7 @@ class ClaudeKitRig(ScriptedRig):
         self.kit = runner
 
     def make_daemon(self, **kw: Any) -> Daemon:
-        from foreman.backends.conductor import ALL_WORKERS, LEAD, Conductor
+        from foreman.flow.conductor import ALL_WORKERS, LEAD, Conductor
 
         runners: dict[str, Any] = {n: self.runner for n in (LEAD, *ALL_WORKERS)}
         runners["kit"] = self.kit

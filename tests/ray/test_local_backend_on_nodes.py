@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 async def test_the_demo_task_on_a_node_with_the_local_backend(tmp_path: Path, ray_nodes: Nodes) -> None:
-    from foreman.backends import make_backend
+    from foreman.flow.assemble import make_backend
     from foreman.backends.sim.demo_repo import create_demo_repo
     from foreman.daemon import Daemon
 

@@ -40,7 +40,7 @@ class MixedRig(DaemonRig):
     from the settings and the profile's ``config.json`` (its ``agents`` section mixes the team)."""
 
     def make_daemon(self, **kw: Any) -> Daemon:
-        from foreman.backends import make_backend
+        from foreman.flow.assemble import make_backend
 
         return Daemon(self.settings, backend=make_backend(self.settings))
 

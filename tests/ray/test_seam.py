@@ -70,7 +70,7 @@ async def test_a_local_task_turn_says_it_runs_on_the_daemons_machine(tmp_path: P
 async def test_a_task_whose_turns_are_lost_with_their_nodes_three_times_is_blocked(tmp_path: Path) -> None:
     """The flow's answer to a lost node (no Ray needed: the executor's NodeLost is what it gets):
     the task goes back on the board twice, and the third loss blocks it, each loss named in the feed."""
-    from foreman.backends.flow import turn
+    from foreman.flow import turn
     from foreman.executors import NodeLost
 
     from ..conductor.scripted import ScriptedRig, done

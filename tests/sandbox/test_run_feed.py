@@ -72,7 +72,7 @@ def _repo(tmp: Path, probe: Path) -> Path:
 
 async def test_the_daemon_feed_names_the_rule_for_a_local_agents_command(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from foreman.backends import make_backend
+    from foreman.flow.assemble import make_backend
     from foreman.config import resolve
     from foreman.daemon import Daemon
 

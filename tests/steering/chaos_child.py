@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from foreman.backends.conductor import ALL_WORKERS, LEAD, Conductor
+from foreman.flow.conductor import ALL_WORKERS, LEAD, Conductor
 from foreman.config import resolve
 from foreman.daemon import Daemon
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends import retiring
+from foreman.repos import retiring
 from foreman.repos import worktrees
 
 from .harness import git, make_repo

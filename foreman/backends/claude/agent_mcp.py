@@ -4,7 +4,7 @@ The model sees them as ``mcp__agentcraft__<name>``. Each handler calls
 ``await tools.call(name, args)`` (:class:`~foreman.backends.turns.AgentTools`); a refused call
 (:class:`~foreman.errors.ForemanError`) becomes an ``is_error`` tool result the model can read,
 never a protocol error. The SDK validates arguments against :data:`TOOL_SCHEMAS` (jsonschema)
-before a handler runs. Argument names follow :mod:`foreman.backends.tools`.
+before a handler runs. Argument names follow :mod:`foreman.flow.tools`.
 """
 
 from __future__ import annotations

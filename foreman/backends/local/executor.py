@@ -50,7 +50,7 @@ class Outcome:
 
 
 def foreman_args(action: ActionBase) -> dict[str, Any]:
-    """Map a Foreman-tool action to the argument names :class:`~foreman.backends.tools.DaemonTools` takes."""
+    """Map a Foreman-tool action to the argument names :class:`~foreman.flow.tools.DaemonTools` takes."""
     data = action.model_dump(mode="json", exclude={"kind"}, exclude_none=True)
     if isinstance(action, (WriteMemory, ReadMemory)):
         if "name" in data:

@@ -88,7 +88,7 @@ class SimBackend:
         five. Extras of an earlier start that this start's team leaves out go off shift (a feed
         line says so) and come back when a later start has them again."""
         from ...core.roster import title
-        from ..flow.team import follow_team, team_of
+        from ...flow.team import follow_team, team_of
         from .plan import SECOND, idle_extras
         from .scenario_base import PLAN_MARK
 

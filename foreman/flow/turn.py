@@ -15,18 +15,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import ForemanError
-from ...executors import NodeLost, Place
-from ...executors import of as executor_of
-from ...usage import record_turn
-from .. import prompts
-from ..tools import DaemonTools
-from ..turns import JobKind, TurnRequest, TurnResult
+from ..errors import ForemanError
+from ..executors import NodeLost, Place
+from ..executors import of as executor_of
+from ..usage import record_turn
+from ..backends import prompts
+from .tools import DaemonTools
+from ..backends.turns import JobKind, TurnRequest, TurnResult
 from . import merge, plan, processes, records, review, restart, work
 from .team import LEAD, Running, team_line, title
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def _record_cancelled(c: Conductor, tools: DaemonTools, agent: str, task_id: str
 def _request(c: Conductor, agent: str, job: JobKind, key: str, turn_id: str, prompt: str, task_id: str | None,
              goal_id: str | None, session: str | None) -> tuple[TurnRequest, DaemonTools]:
     """The request and tools of one turn (its worktree, system prompt, unread messages, safety env)."""
-    from ...repos.gitsafety import safety_env
+    from ..repos.gitsafety import safety_env
 
     lead = agent == LEAD
     cwd = cwd_of(c, agent, task_id, goal_id)

@@ -13,14 +13,14 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...core.records import HandOff, Worktree
-from ...errors import ForemanError, WorktreeUnsafe
-from .. import retiring
+from ..core.records import HandOff, Worktree
+from ..errors import ForemanError, WorktreeUnsafe
+from ..repos import retiring
 from . import records
 from .team import author
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ async def run(c: Conductor, task_id: str, old_agent: str) -> None:
     """Hold a task until its old turn is over, commit the old worktree's work on its branch,
     record where the next worker starts from, and retire the old worktree: its directory is
     removed in the background (:func:`spawn_removal`), never holding the task."""
-    from ...repos import worktrees
+    from ..repos import worktrees
 
     wt_id = f"{old_agent}-{task_id}"
     retired = False
@@ -82,7 +82,7 @@ def commit_cancelled(c: Conductor, agent: str) -> None:
 
 async def commit_after_turn(c: Conductor, info: Worktree) -> None:
     """Commit a finished task's leftovers on its branch (kept there, never merged)."""
-    from ...repos import worktrees
+    from ..repos import worktrees
 
     cleanup = c.cleaning.get(info.agent)
     if cleanup is not None:

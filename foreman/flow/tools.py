@@ -68,7 +68,7 @@ class DaemonTools:
             raise PolicyError(f"{self.agent}'s turn {self.turn_id} is over; the call was refused")
 
     def _with_unread(self, text: str) -> str:
-        from .prompts import unread_block
+        from ..backends.prompts import unread_block
 
         return text + unread_block(self.unread())
 

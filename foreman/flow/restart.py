@@ -16,13 +16,13 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.records import HandOff
-from ...errors import ForemanError
+from ..core.records import HandOff
+from ..errors import ForemanError
 from . import ci, handoff, merge, plan, processes, records, turn, work
 from .team import LEAD
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 logger = logging.getLogger(__name__)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import prompts
+from ..backends import prompts
 from . import merge, turn
 from .team import LEAD
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
-    from ..tools import DaemonTools
+    from .conductor import Conductor
+    from .tools import DaemonTools
 
 
 def start(c: Conductor, task_id: str, diff: Any, ci_text: str, claims: str, risks: list[Any] | None = None,

@@ -1,6 +1,6 @@
 """The steps of a task's life under the conductor, one module per step.
 
-Each module is a small set of functions over the :class:`~foreman.backends.conductor.Conductor`
+Each module is a small set of functions over the :class:`~foreman.flow.conductor.Conductor`
 (its ``d`` daemon, ``settings`` and in-memory state); durable records are the core's typed flow
 records (:mod:`foreman.core.records`, read and written through :mod:`.records`). The conductor schedules and dispatches; these modules move tasks:
 

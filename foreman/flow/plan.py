@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import prompts
+from ..backends import prompts
 from . import turn
 from .team import LEAD, title
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 
 def lead_away(c: Conductor) -> str | None:

@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from protocol import Task
 
-from ...core.records import Worktree
-from ...errors import ForemanError, WorktreeUnsafe
-from .. import prompts, retiring
+from ..core.records import Worktree
+from ..errors import ForemanError, WorktreeUnsafe
+from ..backends import prompts
+from ..repos import retiring
 from . import ci, handoff, records, turn
 from .team import author, title
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ async def start(c: Conductor, task: Task, agent: str) -> None:
     Raises:
         ForemanError: git failed or a directory is busy (the scheduler retries with backoff).
     """
-    from ...repos import worktrees
+    from ..repos import worktrees
 
     d = c.d
     repo = d.core.repo(task.repo) if task.repo else next(iter(d.core.world.repos.values()))
@@ -105,7 +106,7 @@ async def clean_stale(c: Conductor, repo: Any) -> None:
         WorktreeBusy: a process runs inside a stale folder (the others were cleaned).
         RepoError: git failed.
     """
-    from ...repos.lifecycle import clean_stale_worktrees
+    from ..repos.lifecycle import clean_stale_worktrees
 
     d = c.d
     done = await clean_stale_worktrees(repo.path, d.profile_dir / "worktrees" / repo.id,

@@ -10,10 +10,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from ...core.roster import LEAD, NAMED_WORKERS, TITLES, Roster, roster
-from ...core.roster import title as title
-from ...errors import ConfigError
-from ..turns import JobKind
+from ..core.roster import LEAD, NAMED_WORKERS, TITLES, Roster, roster
+from ..core.roster import title as title
+from ..errors import ConfigError
+from ..backends.turns import JobKind
 
 ALL_WORKERS = NAMED_WORKERS
 """The five named workers (every team has them; ``--workers N`` beyond five adds more)."""
@@ -52,7 +52,7 @@ def team_from(workers: list[str], worker_names: list[str] | tuple[str, ...] | No
     Raises:
         ValueError: the worker names cannot fill the team (see :func:`foreman.core.roster.roster`).
     """
-    from ...core.roster import DEFAULT_WORKER_NAMES
+    from ..core.roster import DEFAULT_WORKER_NAMES
 
     return list(roster(workers, DEFAULT_WORKER_NAMES if worker_names is None else worker_names).on_shift)
 
@@ -60,7 +60,7 @@ def team_from(workers: list[str], worker_names: list[str] | tuple[str, ...] | No
 def where(settings: Any, key: str) -> str:
     """Where the value of setting ``key`` came from, as the user would look for it:
     ``--workers``, ``AGENTCRAFT_WORKERS``, ``<home>/<profile>/config.json: claude.workers`` ..."""
-    from ...config import BY_KEY
+    from ..config import BY_KEY
 
     opt = BY_KEY[key]
     source = settings.sources.get(key, "default")
@@ -99,7 +99,7 @@ def team_line(c: Any) -> str:
     ``12 workers on shift: juniper, kit, ... (off shift: ...); at most 3 work at once``.
 
     Workers are in seat order; ``c`` is the conductor (its daemon's world and settings)."""
-    from ...core.roster import describe
+    from ..core.roster import describe
 
     agents = sorted((a for a in c.d.core.world.agents.values() if a.role == "worker"),
                     key=lambda a: (a.seat is None, a.seat, a.name))

@@ -16,15 +16,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.records import CiRun
-from ...errors import ForemanError
-from ...executors import NodeLost, Place
-from ...executors import of as executor_of
-from ...risk.report import merge_risks
+from ..core.records import CiRun
+from ..errors import ForemanError
+from ..executors import NodeLost, Place
+from ..executors import of as executor_of
+from ..risk.report import merge_risks
 from . import merge, processes, records, review, turn
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ async def after_work(c: Conductor, task_id: str, agent: str, claims: str = "", n
 
 
 async def _after_work(c: Conductor, task_id: str, agent: str, claims: str, note: str = "") -> None:
-    from ...repos import diffs
+    from ..repos import diffs
 
     d = c.d
     info = records.worktree_of(c, agent, task_id)
@@ -92,8 +92,8 @@ async def _after_work(c: Conductor, task_id: str, agent: str, claims: str, note:
 async def _run(c: Conductor, task_id: str, agent: str, place: Place) -> str | None:
     """Run CI once (through the conductor's executor); return its text for the review, or None
     when the task went back to the worker."""
-    from ...repos import ci
-    from ...repos.gitsafety import safety_env
+    from ..repos import ci
+    from ..repos.gitsafety import safety_env
 
     d = c.d
     wt = place.worktree

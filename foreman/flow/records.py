@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ...core.records import QueuedTurn, Session, Worktree
+from ..core.records import QueuedTurn, Session, Worktree
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 QueuedEntry = tuple[Any, ...]
 """A queued turn as the conductor keeps it: ``(job, key, prompt, task, goal, session, question)``."""

@@ -22,9 +22,9 @@ from ..budget import BudgetGate
 from ..core.backoff import Backoff
 from ..core.world import Effect
 from ..errors import ForemanError
-from .flow import handoff, plan, records, restart, turn, work
-from .flow.team import ALL_WORKERS, LEAD, TITLES, Running, fill_runners, retire_off_roster, team_from, team_of, title
-from .turns import TurnRunner
+from . import handoff, plan, records, restart, turn, work
+from .team import ALL_WORKERS, LEAD, TITLES, Running, fill_runners, retire_off_roster, team_from, team_of, title
+from ..backends.turns import TurnRunner
 
 __all__ = ["ALL_WORKERS", "LEAD", "TITLES", "Conductor", "team_from"]
 

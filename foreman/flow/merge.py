@@ -30,15 +30,15 @@ from typing import TYPE_CHECKING, Any
 
 from protocol import Decision
 
-from ...core.records import MergeRecord, Worktree
-from ...core.rules import merge_choice
-from ...errors import ForemanError, MergeRefused
-from ...risk.report import merge_scan
+from ..core.records import MergeRecord, Worktree
+from ..core.rules import merge_choice
+from ..errors import ForemanError, MergeRefused
+from ..risk.report import merge_scan
 from . import handoff, records, turn
 from .team import LEAD, author
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 async def _snapshot_branch(c: Conductor, info: Worktree, repo: Any) -> tuple[str | None, Any]:
     """Commit the worktree's leftovers on its branch; return ``(tip, diff of tip against the base)``.
@@ -46,7 +46,7 @@ async def _snapshot_branch(c: Conductor, info: Worktree, repo: Any) -> tuple[str
     Raises:
         ForemanError: the worktree is unsafe (its ``.git`` link is gone) or git failed.
     """
-    from ...repos import diffs, refs, worktrees
+    from ..repos import diffs, refs, worktrees
 
     wt_id = f"{info.agent}-{info.task}"
     async with records.wt_lock(c, wt_id):
@@ -118,7 +118,7 @@ def watch(c: Conductor, decision_id: str) -> None:
 async def _moved(c: Conductor, decision_id: str, info: Worktree, repo: Any, record: MergeRecord) -> bool:
     """True (and the decision re-opened with the new diff) when the branch moved since the
     decision recorded its commit."""
-    from ...repos import refs
+    from ..repos import refs
 
     tip = await refs.branch_tip(repo.path, info.branch)
     if tip == record.commit:
@@ -147,7 +147,7 @@ async def _landed(repo: Any, commit: str, result: Any, style: str) -> bool:
     """True when the base branch now has ``commit``'s work: it contains the commit (``git
     merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is
     never an ancestor) it contains the squashed commit; or the merge brought no change."""
-    from ...repos import refs
+    from ..repos import refs
 
     base = f"refs/heads/{repo.base_branch}"
     if result.commit is None or await refs.is_ancestor(repo.path, commit, base):
@@ -156,8 +156,8 @@ async def _landed(repo: Any, commit: str, result: Any, style: str) -> bool:
 
 
 async def _settle(c: Conductor, decision_id: str) -> None:
-    from ...repos import merge as gitmerge
-    from ...repos.gitsafety import agent_identity
+    from ..repos import merge as gitmerge
+    from ..repos.gitsafety import agent_identity
 
     d = c.d
     while True:

@@ -24,7 +24,7 @@ import logging
 import os
 from pathlib import Path
 
-from ..repos import refs, worktrees
+from . import refs, worktrees
 
 logger = logging.getLogger(__name__)
 

@@ -16,12 +16,12 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ... import procs
-from ...core.records import TurnMarker, TurnProcess
+from .. import procs
+from ..core.records import TurnMarker, TurnProcess
 from .team import CLEANUP_GRACE
 
 if TYPE_CHECKING:
-    from ..conductor import Conductor
+    from .conductor import Conductor
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,99 @@
+"""Assembling the team's backend from the settings: which runner each agent's turns run on.
+
+``claude`` and ``local`` share the :class:`~foreman.flow.conductor.Conductor` (the team's flow)
+and differ in their :class:`~foreman.backends.turns.TurnRunner`; a mixed team picks the runner
+per role (``--lead-backend claude --worker-backend local``) or per agent (the ``agents`` section).
+"""
+
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..config import Settings, check_agents
+from ..errors import ConfigError
+
+DEFAULT_MODELS = {"claude": ("opus", "sonnet"), "local": (None, None)}
+
+
+def _runner(kind: str, settings: Settings) -> Any:
+    if kind == "claude":
+        try:
+            from ..backends.claude.runner import ClaudeRunner
+        except ImportError as exc:
+            raise ConfigError(f"the claude backend needs its extra: pip install '.[claude]' in the Foreman checkout ({exc})") from None
+        from ..sandbox import from_settings
+
+        box = from_settings(settings)
+        return ClaudeRunner(cli_path=settings.claude_cli, use_claude_login=settings.use_claude_login,
+                            effort=settings.effort or None, max_budget_usd=settings.max_budget, env=dict(os.environ),
+                            sandbox=box)
+    try:
+        from ..backends.local.runner import LocalRunner
+    except ImportError as exc:
+        raise ConfigError(f"the local backend needs its extra: pip install '.[local]' in the Foreman checkout ({exc})") from None
+    return LocalRunner(settings)
+
+
+def make_backend(settings: Settings) -> Any:
+    """Return the backend named by ``settings.backend``.
+
+    Raises:
+        ConfigError: the backend cannot run here (missing extra), saying what to do.
+    """
+    if settings.backend == "sim":
+        from ..backends.sim.backend import SimBackend
+
+        return SimBackend(settings)
+    from .conductor import LEAD, Conductor
+
+    per_agent = _agent_overrides(settings)
+    kinds = backend_kinds(settings)
+    runners_by_kind = {k: _runner(k, settings) for k in set(kinds.values())}
+    runners = {agent: runners_by_kind[kind] for agent, kind in kinds.items()}
+    models: dict[str, str | None] = {}
+    for agent, kind in kinds.items():
+        default = DEFAULT_MODELS[kind][0 if agent == LEAD else 1]
+        role_model = settings.lead_model if agent == LEAD else settings.worker_model
+        models[agent] = per_agent.get(agent, {}).get("model") or settings.model or role_model or default
+    name = settings.backend if len(set(kinds.values())) == 1 else "mixed"
+    return Conductor(settings, runners, backend_name=name, models=models)
+
+
+def backend_kinds(settings: Settings) -> dict[str, str]:
+    """Which backend runs each agent of a ``claude``/``local`` team: ``{"marlow": "claude",
+    "kit": "local", ...}`` from ``backend``, ``lead_backend``/``worker_backend`` (a mixed team) and
+    the config file's ``agents`` section, in that order of precedence (lowest first). A ``sim``
+    team has no per-agent backend: ``{}``.
+
+    Raises:
+        ConfigError: a bad ``agents`` section (:func:`_agent_overrides`).
+    """
+    if settings.backend == "sim":
+        return {}
+    from .conductor import LEAD
+    from .team import team_of
+
+    kinds = {LEAD: settings.lead_backend or settings.backend,
+             **{w: settings.worker_backend or settings.backend for w in team_of(settings).workers}}
+    for agent, over in _agent_overrides(settings).items():
+        kinds[agent] = over.get("backend", kinds[agent])
+    return kinds
+
+
+def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:
+    """Read the config file's ``agents`` section: ``{"kit": {"backend": "local", "model": "..."}}``.
+
+    Raises:
+        ConfigError: an unknown agent, key or backend, naming it and the fix (:func:`foreman.config.check_agents`).
+    """
+    from .team import team_of
+
+    where = f"{settings.profile_dir / 'config.json'}: agents"
+    overrides = check_agents(where, settings.sections.get("agents") or {})
+    team = team_of(settings).agents
+    for agent in overrides:
+        if agent not in team:
+            raise ConfigError(f"{where}: unknown agent {agent!r}; use one of {', '.join(team)}")
+    return overrides
