@@ -50,7 +50,8 @@ class DecisionRules(CoreBase):
         return d
 
     def answer_decision(self, decision_id: str, option: int, now: float, *, text: str | None = None, by: str = "user") -> Decision:
-        """Answer an open decision and wake exactly its waiter.
+        """Answer an open decision and wake exactly its waiter (a merge decision's answer is also a
+        ``merge`` effect: the flow carries it out).
 
         Args:
             option: 0-based index into the options.
@@ -68,6 +69,8 @@ class DecisionRules(CoreBase):
         self._upsert("decision", new)
         self.feed(f"{decision_id} answered: {answer.label}" + (f" ({text})" if text else ""), now, kind="decision", task=d.task)
         self._effect("wake", decision_id)
+        if d.kind == "merge":
+            self._effect("merge", decision_id)  # the flow carries the answer out (foreman.flow.mergerules)
         return new
 
     def cancel_decision(self, decision_id: str, now: float, *, reason: str = "withdrawn") -> Decision:

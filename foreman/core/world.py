@@ -51,7 +51,9 @@ class Effect:
     Kinds: ``wake`` (a decision was answered or withdrawn: resume its waiter; ``ref`` is the
     decision id), ``abort`` (abort ``ref`` agent's turn), ``schedule`` (look for work to start),
     ``notify`` (the user is needed: ``ref`` is the decision id), ``handoff`` (``ref`` task changed
-    hands: hold it until the old turn is over), ``deliver`` (``ref`` agent has a new message).
+    hands: hold it until the old turn is over), ``deliver`` (``ref`` agent has a new message),
+    ``merge`` (merge decision ``ref`` was answered: the flow carries the answer out), ``goal``
+    (goal ``ref`` was submitted: the lead plans it).
     """
 
     kind: Literal["wake", "abort", "schedule", "notify", "handoff", "deliver", "merge", "goal"]

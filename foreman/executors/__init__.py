@@ -1,6 +1,6 @@
 """Executors: where a turn or a CI run happens.
 
-The conductor's flow (:mod:`foreman.flow.turn` and :mod:`foreman.flow.ci`) never starts a
+The conductor's flow (:mod:`foreman.flow.turnwork` and :mod:`foreman.flow.checks`) never starts a
 turn or a test command itself: it asks the conductor's :class:`Executor` to run one for a
 (task, agent) in a worktree described by a :class:`Place`. Nothing else in the daemon knows
 where a turn runs.

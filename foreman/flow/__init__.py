@@ -1,17 +1,13 @@
-"""The steps of a task's life under the conductor, one module per step.
+"""The flow: a task's life from the lead's plan to the merge, for every backend's turns.
 
-Each module is a small set of functions over the :class:`~foreman.flow.conductor.Conductor`
-(its ``d`` daemon, ``settings`` and in-memory state); durable records are the core's typed flow
-records (:mod:`foreman.core.records`, read and written through :mod:`.records`). The conductor schedules and dispatches; these modules move tasks:
+One pure function, :func:`.step.step`, applies one input (:mod:`.model`) to the world through the
+core and returns effects; one runner (:mod:`.runner`) carries the effects out with executors
+(:mod:`.turnwork`, :mod:`.gitwork`, :mod:`.checks`, :mod:`.merging`) and feeds what came of them
+back as inputs. The rules: :mod:`.turnrules` (starting and queueing turns), :mod:`.taskrules`
+(plan, schedule, work, CI, review), :mod:`.mergerules` (the merge decision, hand-offs,
+retirement), :mod:`.endrules` (a turn's end), :mod:`.restartrules` (a restart: the same step on
+the stored state). :mod:`.conductor` is the backend that wires them to the daemon
+(:class:`.host.FlowHost`); :mod:`.assemble` builds it from the settings.
 
-* :mod:`.plan` - a goal becomes tasks (the lead's plan turn);
-* :mod:`.work` - a ready task gets a worktree and a worker's turn; its end sends it to review;
-* :mod:`.ci` - the task's test command; a failure goes back to the worker once;
-* :mod:`.review` - the lead's review; it requests the merge or changes;
-* :mod:`.merge` - the user's merge decision and what each answer does;
-* :mod:`.handoff` - a task changing hands, leftovers of closed tasks, retired worktrees;
-* :mod:`.restart` - reconciliation after a restart (resume turns, repair open states);
-* :mod:`.turn` - running one turn and routing its end; :mod:`.processes` - processes of turns.
-
-See ``docs/architecture.md`` ("The flow") for the states and which module moves a task.
+See ``docs/architecture.md`` ("The flow") for the states, inputs and effects.
 """

@@ -1,30 +1,34 @@
-"""The conductor: the team's flow for the real backends (claude, local, mixed).
+"""The conductor: the team's backend for every runner (claude, local, mixed, the tests' scripted one).
 
-Plan -> work -> CI -> review -> merge decision, scheduled under deps, priorities,
-``--max-concurrent`` and the active team; steering (pause, stop, reassign, cancel) aborts turns
-and hands tasks over without losing work; sessions are persisted per (agent, task) and per
-(lead, goal) with their job kind, so interrupted turns resume after a restart.
-
-This module is the scheduler and dispatcher: it holds the in-memory state, reacts to the core's
-effects and starts ready tasks. Each step of a task's life is a module of :mod:`.flow` (plan,
-work, ci, review, merge, handoff, restart); durable records are described in
-:mod:`.flow.records`. The conductor never runs a model itself: a
-:class:`~foreman.backends.turns.TurnRunner` per agent does (:mod:`.flow.turn`).
+It creates the team, turns the core's effects into the flow's inputs and hands them to the one
+:class:`~.runner.FlowRunner`, which applies :func:`~.step.step` and carries out its effects with
+the executors registered here. The conductor never runs a model itself: a
+:class:`~foreman.backends.turns.TurnRunner` per agent does (:mod:`.turnwork`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from typing import Any, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from ..budget import BudgetGate
-from ..core.backoff import Backoff
-from ..core.world import Effect
-from ..errors import ForemanError
-from . import handoff, plan, records, restart, turn, work
-from .team import ALL_WORKERS, LEAD, TITLES, Running, fill_runners, retire_off_roster, team_from, team_of, title
 from ..backends.turns import TurnRunner
+from ..budget import BudgetGate
+from ..config import Settings
+from ..core.backoff import Backoff
+from ..core.world import Effect as CoreEffect
+from . import checks, gitwork, merging, turnwork
+from .edge import Edge
+from .host import FlowHost
+from .model import (
+    AbortTurn, AgentAborted, AskUser, CheckWork, CleanStale, CommitLeftovers, GoalSubmitted, HandOff, Input, LandMerge,
+    MergeAnswered, MessageDelivered, PrepareMerge, PrepareReview, PrepareTask, ReapLeftovers, RemoveWorktree,
+    Restarted, RunCi, RunTurn, Running, TaskHandedOff,
+)
+from .runner import FlowRunner
+from .team import ALL_WORKERS, LEAD, TITLES, fill_runners, retire_off_roster, team_from, team_of, title
 
 __all__ = ["ALL_WORKERS", "LEAD", "TITLES", "Conductor", "team_from"]
 
@@ -42,17 +46,14 @@ class Conductor:
         sleep: injectable sleep (tests use a fake for the backoff).
 
     Attributes:
-        team: this start's roster (:func:`.flow.team.team_of`); workers: those on shift at start.
-        running: agent -> its turn in flight. cleaning: agent -> the clean-up of its last turn.
-        deferred: agent -> turns waiting for its current one. held: tasks in a hand-off.
-        pending_goals: goals waiting for the lead's current turn. waiters: merge decision id ->
-        the task waiting for its answer. backoff / removal_backoff: retries of task starts and
-        of busy retired worktrees (2 s doubling up to 60 s; tests shorten them). start_failures:
-        task -> failed starts in a row (:func:`.flow.work.start_failed` blocks it at the bound).
+        team: this start's roster (:func:`.team.team_of`); workers: those on shift at start.
+        backoff: retries of task starts (2 s doubling up to 60 s; tests shorten it), shared by
+            the scheduling pass; removal_backoff (on :attr:`edge`): retries of busy removals.
     """
 
-    def __init__(self, settings: Any, runners: dict[str, TurnRunner], *, backend_name: str,
-                 models: dict[str, str | None] | None = None, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
+    def __init__(self, settings: Settings, runners: dict[str, TurnRunner], *, backend_name: str,
+                 models: dict[str, str | None] | None = None,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
         self.settings = settings
         self.name = backend_name
         self.sleep = sleep
@@ -62,24 +63,58 @@ class Conductor:
         self.runners = dict(runners)
         self.models = dict(models or {})
         fill_runners(self, self.team.workers)
-        self.running: dict[str, Running] = {}
-        self.cleaning: dict[str, asyncio.Task[Any]] = {}
-        self.deferred: dict[str, list[tuple[Any, ...]]] = {}
-        self.held: set[str] = set()
-        self.pending_goals: list[str] = []
-        self.waiters: dict[str, asyncio.Task[Any]] = {}
-        self.wt_locks: dict[str, asyncio.Lock] = {}
-        self.removing: dict[str, asyncio.Task[Any]] = {}
-        self.backoff = Backoff()
-        self.start_failures: dict[str, int] = {}
-        self.removal_backoff = Backoff()
-        self._kick = asyncio.Event()
+        self._backoff = Backoff()
+        self.runner: FlowRunner | None = None
+        self.edge: Edge | None = None
         self._loop_task: asyncio.Task[Any] | None = None
         self._preflighted = False
+        self._removal_backoff: Backoff | None = None
         from ..sandbox import from_settings
 
         self.sandbox = from_settings(settings)
         """The OS sandbox agents' commands and CI run in (None: off or unavailable)."""
+
+    # ------------------------------------------------------------------ views tests and tools read
+    @property
+    def running(self) -> dict[str, Running]:
+        """Agent -> its turn in flight."""
+        return self.runner.live.running if self.runner is not None else {}
+
+    @property
+    def cleaning(self) -> dict[str, Any]:
+        """Agent -> the clean-up of its last turn in flight."""
+        return self.edge.cleaning if self.edge is not None else {}
+
+    @property
+    def backoff(self) -> Backoff:
+        """Retries of failed task starts (the scheduling pass reads it)."""
+        return self._backoff
+
+    @backoff.setter
+    def backoff(self, value: Backoff) -> None:
+        self._backoff = value
+        if self.runner is not None:
+            self.runner.backoff = value
+
+    @property
+    def removal_backoff(self) -> Backoff:
+        """Retries of retired worktrees whose folders are busy."""
+        if self.edge is not None:
+            return self.edge.removal_backoff
+        if self._removal_backoff is None:
+            self._removal_backoff = Backoff()
+        return self._removal_backoff
+
+    @removal_backoff.setter
+    def removal_backoff(self, value: Backoff) -> None:
+        self._removal_backoff = value
+        if self.edge is not None:
+            self.edge.removal_backoff = value
+
+    @property
+    def executor(self) -> Any:
+        """Where worker turns and CI run (made on first use)."""
+        return self.edge.executor if self.edge is not None else None
 
     # ------------------------------------------------------------------ the Backend contract
     def status(self) -> tuple[str, str]:
@@ -87,21 +122,26 @@ class Conductor:
         runner = self.runners.get(LEAD) or next(iter(self.runners.values()))
         return runner.status()
 
-    async def start(self, daemon: Any) -> None:
-        """Create the team, check the model services, reconcile open state and start scheduling."""
+    async def start(self, daemon: FlowHost) -> None:
+        """Create the team, check the model services, reconcile the stored state and start scheduling."""
         self.d = daemon
-        self.budget = BudgetGate(daemon, self.settings)
+        budget = BudgetGate(daemon, self.settings)
+        self.budget = budget
+        self.runner = FlowRunner(daemon, self.settings, {}, backoff=self._backoff, sleep=self.sleep)
+        self.edge = Edge(daemon, self.settings, self.runners, self.models, self.runner, budget, self.sandbox,
+                         sleep=self.sleep, removal_backoff=self._removal_backoff or Backoff())
+        self.runner.executors.update(executors(self.edge))
         for name in (LEAD, *self.team.workers):
             daemon.act(lambda c, now, name=name: c.add_agent(name, now, **self._agent_fields(name)))
         retire_off_roster(self)
         daemon.spawn(self._announce_cli_versions(), "cli-versions")
         await self.preflight()
-        restart.reconcile(self)
-        self._loop_task = daemon.spawn(self._schedule_loop(), "scheduler")
+        self.runner.submit(Restarted())
+        self._loop_task = daemon.spawn(self.runner.schedule_loop(), "scheduler")
 
     def _agent_fields(self, name: str, cli_version: str | None = None) -> dict[str, Any]:
-        """What the agent entity says of ``name``: title, backend, model, role or shift, whether
-        its commands are sandboxed, its CLI's version."""
+        """What the agent entity says of ``name``: title, backend, model, role or shift, whether its
+        commands are sandboxed, its CLI's version."""
         runner = self.runners.get(name)
         return {"title": title(name), "backend": getattr(runner, "name", self.name) if runner else self.name,
                 "model": self.models.get(name), "sandboxed": self.sandbox is not None, "cli_version": cli_version,
@@ -131,145 +171,55 @@ class Conductor:
             await runner.preflight()
         self._preflighted = True
 
-    def on_effect(self, effect: Effect) -> None:
-        """React to the core's effects (goal, abort, handoff, deliver); every effect kicks the scheduler."""
-        if effect.kind == "goal":
-            plan.start(self, effect.ref)
-        elif effect.kind == "abort":
-            self.abort(effect.ref, str(effect.data or "abort"))
-            if effect.data == "cancel":
-                handoff.commit_cancelled(self, effect.ref)
-        elif effect.kind == "handoff":
-            handoff.begin(self, effect.ref, str(effect.data))
-        elif effect.kind == "deliver":
-            turn.maybe_followup(self, effect.ref)
-        self.kick()
-
-    async def stop(self) -> None:
-        """Abort every turn and wait for their clean-up (sessions stay 'running' so they resume)."""
-        for agent in list(self.running):
-            self.abort(agent, "shutdown", keep_running=True)
-        await asyncio.gather(*self.cleaning.values(), return_exceptions=True)
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-        for t in self.waiters.values():
-            t.cancel()
-        for runner in {id(r): r for r in self.runners.values()}.values():
-            await runner.close()
-        if getattr(self, "executor", None) is not None:
-            await self.executor.close()  # (made on first use by flow.turn / flow.ci)
-
-    # ------------------------------------------------------------------ steering
-    def abort(self, agent: str, reason: str, *, keep_running: bool = False) -> None:
-        """Abort ``agent``'s turn; its clean-up runs in the background and the next turn waits for it."""
-        run = self.running.pop(agent, None)
-        if run is None:
+    def on_effect(self, effect: CoreEffect) -> None:
+        """Turn a core effect into the flow's input (goal, abort, handoff, deliver, merge); every
+        effect asks for a scheduling pass."""
+        if self.runner is None:
             return
-        if not keep_running:
-            records.set_session(self, run.key, state="interrupted" if reason == "pause" else "aborted")
-        run.task.cancel()
-        self.cleaning[agent] = asyncio.ensure_future(self._cleanup(agent, run))
+        inp: Input | None = None
+        if effect.kind == "goal":
+            inp = GoalSubmitted(effect.ref)
+        elif effect.kind == "abort":
+            inp = AgentAborted(effect.ref, str(effect.data or "abort"))
+        elif effect.kind == "handoff":
+            inp = TaskHandedOff(effect.ref, str(effect.data))
+        elif effect.kind == "deliver":
+            inp = MessageDelivered(effect.ref)
+        elif effect.kind == "merge":
+            inp = MergeAnswered(effect.ref)
+        if inp is not None:
+            self.runner.submit(inp)
+        self.runner.kick()
 
-    async def _cleanup(self, agent: str, run: Running) -> None:
-        try:
-            await asyncio.gather(run.task, return_exceptions=True)
-        finally:
-            self.cleaning.pop(agent, None)
-            self.kick()
-
-    # ------------------------------------------------------------------ scheduling
     def kick(self) -> None:
         """Ask for another scheduling pass."""
-        self._kick.set()
+        if self.runner is not None:
+            self.runner.kick()
 
-    async def _schedule_loop(self) -> None:
-        while True:
-            self._kick.clear()  # before the pass: a kick during it (a new task ...) means another pass
-            try:
-                await self._schedule_once()
-            except ForemanError as exc:
-                logger.warning("scheduler: %s", exc)
-            due = self.backoff.next_due()
-            await self._wait_kick(None if due is None else max(0.05, due - self.d.now()))
+    async def stop(self) -> None:
+        """Abort every turn and wait for their clean-up (sessions stay ``running`` so they resume)."""
+        edge = self.edge
+        if edge is not None:
+            for agent in list(edge.turns):
+                turnwork.abort_turn(edge, AbortTurn(agent))
+            await asyncio.gather(*edge.cleaning.values(), return_exceptions=True)
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+        for runner in {id(r): r for r in self.runners.values()}.values():
+            await runner.close()
+        if edge is not None and edge.executor is not None:
+            await edge.executor.close()
 
-    async def _wait_kick(self, timeout: float | None) -> None:
-        """Wait for a kick, or ``timeout`` seconds on the injected sleep (a fake clock in tests)."""
-        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._kick.wait())]
-        if timeout is not None:
-            waits.append(asyncio.ensure_future(self.sleep(timeout)))
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for w in waits:
-                w.cancel()
 
-    def _free_workers(self) -> list[str]:
-        w = self.d.core.world
-        busy = {t.assignee for t in w.tasks.values() if t.status == "doing"}
-        rest = sorted((a for a in w.agents.values() if a.name not in self.workers), key=lambda a: (a.seat is None, a.seat))
-        return [n for n in self.workers + [a.name for a in rest]
-                if (a := w.agents.get(n)) is not None and a.active and not a.paused and n not in self.running
-                and n not in busy and n not in self.cleaning and a.role == "worker"]
-
-    def _resume_interrupted(self) -> None:
-        """Resume paused-then-resumed sessions whose task is still their agent's."""
-        w = self.d.core.world
-        for key, s in sorted(records.sessions(self).items()):
-            a = w.agents.get(s.agent)
-            if s.state != "interrupted" or not a or not a.active or a.paused or a.name in self.running:
-                continue
-            task = w.tasks.get(s.task or "")
-            if task is not None and task.status in ("done", "cancelled"):
-                records.set_session(self, key, state="done")
-                continue
-            if task is not None and task.status == "todo" and task.assignee == a.name:
-                continue  # picked up by the scheduler as a fresh start of the same session
-            if not records.session_holds(self, s):
-                records.set_session(self, key, state="aborted")  # the task moved on (reassigned, stopped)
-                continue
-            turn.launch(self, a.name, s.job, key, prompt="Continue where you were.", task_id=s.task, goal_id=s.goal)
-
-    def _start_deferred(self) -> None:
-        """Start the turns that waited for their agent's previous turn (a second review for the
-        lead, a follow-up for a worker busy elsewhere); drop those whose task closed meanwhile."""
-        w = self.d.core.world
-        for agent, queue in list(self.deferred.items()):
-            a = w.agents.get(agent)
-            while queue and agent not in self.running and agent not in self.cleaning and a is not None \
-                    and a.active and not a.paused:
-                job, key, prompt, task_id, goal_id, session_id, question = queue.pop(0)
-                records.save_queue(self, agent)
-                task = w.tasks.get(task_id or "")
-                if task is not None and task.status in ("done", "cancelled"):
-                    continue
-                if task is not None and job in ("work", "followup") and task.assignee != agent:
-                    continue  # the task changed hands meanwhile (its old worktree is retired)
-                turn.launch(self, agent, job, key, prompt=prompt, task_id=task_id, goal_id=goal_id,
-                            session_id=session_id, question=question)
-
-    async def _schedule_once(self) -> None:
-        """Start ready tasks while workers and concurrency allow (resuming interrupted sessions first)."""
-        d = self.d
-        self._resume_interrupted()
-        self._start_deferred()
-        while LEAD not in self.running and self.pending_goals and plan.lead_away(self) is None:
-            goal = self.pending_goals.pop(0)
-            if self.d.core.world.goals[goal].status == "planning":  # (not cancelled while it waited)
-                plan.start(self, goal)
-        working = sum(1 for n, r in self.running.items() if n != LEAD and r.job in ("work", "followup"))
-        for task in d.core.ready_tasks():
-            if working >= self.settings.max_concurrent:
-                return
-            if task.id in self.held or not self.backoff.ready(task.id, d.now()):
-                continue
-            free = self._free_workers()
-            agent = task.assignee if task.assignee in free else (None if task.assignee else (free[0] if free else None))
-            if agent is None:
-                continue
-            try:
-                await work.start(self, task, agent)
-                self.backoff.succeeded(task.id)
-                self.start_failures.pop(task.id, None)
-                working += 1
-            except ForemanError as exc:
-                work.start_failed(self, task.id, exc)
+def executors(edge: Edge) -> dict[type, Any]:
+    """Effect class -> its executor, bound to ``edge``."""
+    bind = functools.partial
+    return {
+        RunTurn: bind(turnwork.start_turn, edge), AbortTurn: bind(turnwork.abort_turn, edge),
+        ReapLeftovers: bind(turnwork.reap, edge), AskUser: bind(turnwork.ask_user, edge),
+        PrepareTask: bind(gitwork.prepare_task, edge), CommitLeftovers: bind(gitwork.commit_leftovers, edge),
+        HandOff: bind(gitwork.hand_off, edge), RemoveWorktree: bind(gitwork.remove_worktree, edge),
+        CleanStale: bind(gitwork.clean_stale_quietly, edge), CheckWork: bind(checks.check_work, edge),
+        RunCi: bind(checks.run_ci, edge), PrepareReview: bind(checks.prepare_review, edge),
+        PrepareMerge: bind(merging.prepare_merge, edge), LandMerge: bind(merging.land_merge, edge),
+    }

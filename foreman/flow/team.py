@@ -1,4 +1,4 @@
-"""The team and the conductor's small shared types: agent names, titles, the roster, a turn in flight.
+"""The team: agent names, titles, the roster of a start, the shifts that follow it.
 
 The naming rules are pure (:mod:`foreman.core.roster`); :func:`team_of` applies them to the
 resolved settings and says which key to fix when they do not fit together.
@@ -6,44 +6,14 @@ resolved settings and says which key to fix when they do not fit together.
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.roster import LEAD, NAMED_WORKERS, TITLES, Roster, roster
 from ..core.roster import title as title
 from ..errors import ConfigError
-from ..backends.turns import JobKind
 
 ALL_WORKERS = NAMED_WORKERS
 """The five named workers (every team has them; ``--workers N`` beyond five adds more)."""
-CLEANUP_GRACE = 3.0
-"""Seconds a leftover process of a previous daemon gets between SIGTERM and SIGKILL."""
-
-
-@dataclass
-class Running:
-    """A turn in flight.
-
-    Attributes:
-        turn_id: ``agent:n``.
-        job: its job kind.
-        key: its session key (``agent:task``, ``agent:goal`` or ``agent:chat``).
-        task: the asyncio task running it.
-        task_id / goal_id: what it works on.
-    """
-
-    turn_id: str
-    job: JobKind
-    key: str
-    task: "asyncio.Task[Any]"
-    task_id: str | None = None
-    goal_id: str | None = None
-
-
-def author(agent: str) -> str:
-    """The git identity of ``agent``'s leftover commits (``"AgentCraft Kit <kit@agentcraft.invalid>"``)."""
-    return f"AgentCraft {title(agent)} <{agent}@agentcraft.invalid>"
 
 
 def team_from(workers: list[str], worker_names: list[str] | tuple[str, ...] | None = None) -> list[str]:
@@ -94,18 +64,18 @@ def team_of(settings: Any) -> Roster:
     return team
 
 
-def team_line(c: Any) -> str:
+def team_line(d: Any, settings: Any) -> str:
     """The team as the lead's system prompt names it, from the world at the turn's start:
     ``12 workers on shift: juniper, kit, ... (off shift: ...); at most 3 work at once``.
 
-    Workers are in seat order; ``c`` is the conductor (its daemon's world and settings)."""
+    Workers are in seat order; ``d`` is the daemon (its world), ``settings`` the resolved settings."""
     from ..core.roster import describe
 
-    agents = sorted((a for a in c.d.core.world.agents.values() if a.role == "worker"),
+    agents = sorted((a for a in d.core.world.agents.values() if a.role == "worker"),
                     key=lambda a: (a.seat is None, a.seat, a.name))
     on = [a.name for a in agents if a.active]
     off = [a.name for a in agents if not a.active]
-    return f"{describe(on, off)}; at most {c.settings.max_concurrent} work at once (--max-concurrent)"
+    return f"{describe(on, off)}; at most {settings.max_concurrent} work at once (--max-concurrent)"
 
 
 def fill_runners(c: Any, names: Any) -> None:
@@ -172,5 +142,5 @@ def follow_team(d: Any, on_team: Any, governed: Any, *, hint: str = "", name_of:
     return leaving
 
 
-__all__ = ["ALL_WORKERS", "CLEANUP_GRACE", "LEAD", "TITLES", "Running", "author", "fill_runners", "follow_team",
+__all__ = ["ALL_WORKERS", "LEAD", "TITLES", "fill_runners", "follow_team",
            "retire_off_roster", "team_from", "team_line", "team_of", "title", "where"]

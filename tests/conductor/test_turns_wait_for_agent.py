@@ -74,8 +74,14 @@ async def test_a_follow_up_waits_for_a_paused_worker(tmp_path: Path) -> None:
         await rig.start()
         rig.d.act(lambda c, now: c.pause_agent("kit", now))
         rig.d.act(lambda c, now: c.send_message("user", "kit", "a word with you", now))
-        from foreman.flow import turn
-        turn.launch(rig.d.backend, "kit", "followup", "kit:chat", prompt="You have new messages.")
+        from foreman.flow import turnrules
+        from foreman.flow.context import Ctx
+
+        runner = rig.d.backend.runner  # (the rule that starts, or queues, every turn)
+        effects = rig.d.act(lambda core, now: turnrules.launch(Ctx(core, runner.live, rig.settings, now, runner.backoff),
+                                                               "kit", "followup", "kit:chat", prompt="You have new messages."))
+        for effect in effects:
+            runner.start(effect)
         await wait_for(lambda: any("kit" in f.text and "waits" in f.text for f in rig.world.feed), 30,
                        "a feed line saying kit's turn waits")
         await asyncio.sleep(0.5)

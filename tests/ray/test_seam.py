@@ -70,8 +70,9 @@ async def test_a_local_task_turn_says_it_runs_on_the_daemons_machine(tmp_path: P
 async def test_a_task_whose_turns_are_lost_with_their_nodes_three_times_is_blocked(tmp_path: Path) -> None:
     """The flow's answer to a lost node (no Ray needed: the executor's NodeLost is what it gets):
     the task goes back on the board twice, and the third loss blocks it, each loss named in the feed."""
-    from foreman.flow import turn
-    from foreman.executors import NodeLost
+    from foreman.flow import endrules
+    from foreman.flow.context import Ctx
+    from foreman.flow.model import TurnEnded
 
     from ..conductor.scripted import ScriptedRig, done
     from ..rig import wait_for
@@ -88,7 +89,10 @@ async def test_a_task_whose_turns_are_lost_with_their_nodes_three_times_is_block
         for n in range(1, 4):
             if rig.world.tasks[tid].status == "todo":  # (no await in this loop: the scheduler does not run)
                 rig.d.act(lambda core, now: core.start_task(tid, "kit", now))
-            turn.node_lost(c, "kit", "work", f"kit:{tid}", tid, NodeLost(f"node {n}", "gone"))
+            lost = TurnEnded("kit", f"kit:{n}", "work", f"kit:{tid}", tid, None, ok=False, lost=f"node {n} (gone)",
+                             node=f"node {n}")
+            rig.d.act(lambda core, now, lost=lost: endrules.node_lost(Ctx(core, c.runner.live, rig.settings, now,
+                                                                          c.backoff), lost))
             statuses.append(rig.world.tasks[tid].status)
         assert statuses == ["todo", "todo", "blocked"]
         await wait_for(lambda: "3 times" in "\n".join(rig.c.feed()), 10, "the blocking line in the feed")

@@ -145,7 +145,7 @@ class ScenarioBase:
 
         ``record`` (a merge decision: ``{commit, base, branch}``, the exact commit it shows and
         its merge base) is stored as its :class:`~foreman.core.records.MergeRecord` in the same
-        commit as the decision, as the real-backend flow does (:mod:`foreman.flow.merge`)."""
+        commit as the decision, as the real-backend flow does (:mod:`foreman.flow.mergerules`)."""
         if asked_by != "foreman":
             await self.available(asked_by)
         if kind == "merge" and has_critical(list(risks)):

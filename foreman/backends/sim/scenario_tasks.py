@@ -6,7 +6,7 @@ step and runs the repository's tests; the lead reviews the diff, scans it for ri
 merge decision; the user's answer merges, sends the task back for changes, or rejects it (and
 the tasks that build on it).
 
-The decision is the merge (as in :mod:`foreman.flow.merge`): it records the exact
+The decision is the merge (as in :mod:`foreman.flow.mergerules`): it records the exact
 commit it shows and scanned (its :class:`~foreman.core.records.MergeRecord`), Merge merges only that commit, and a
 branch that moved since re-opens the decision with the new commit's diff and risk scan.
 """
@@ -21,7 +21,7 @@ from ...repos import refs
 from ...risk import area_from_text
 from ...risk.report import risk_report
 from ...core.records import MergeRecord, Worktree
-from ...flow.merge import describe_commit
+from ...flow.merging import describe_commit
 from . import patches, work
 from .scenario_base import ScenarioBase
 from .team import LEAD

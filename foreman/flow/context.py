@@ -1,0 +1,59 @@
+"""What every rule of the flow reads: :class:`Ctx` (the world through the core, the runner's live
+state, the settings, the time) and a few questions about it asked everywhere."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..core.backoff import Backoff
+from ..core.core import Core
+from ..core.records import QueuedTurn, Worktree
+from .model import Live
+
+
+@dataclass
+class Ctx:
+    """One step's view: ``core`` (its changes are the step's changes), ``live`` (the runner's
+    in-memory state, which a rule may update), ``settings``, ``now`` (Unix seconds) and the
+    backoff of task starts (in memory, like ``live``)."""
+
+    core: Core
+    live: Live
+    settings: Settings
+    now: float
+    backoff: Backoff
+
+
+def away(ctx: Ctx, agent: str) -> str | None:
+    """``off shift`` or ``paused`` when ``agent`` may run no turn now, else None (also for a name
+    the world does not hold)."""
+    a = ctx.core.world.agents.get(agent)
+    if a is None:
+        return None
+    return "off shift" if not a.active else "paused" if a.paused else None
+
+
+def queued(ctx: Ctx, agent: str | None = None) -> list[QueuedTurn]:
+    """The turns waiting for their agent's current one (of ``agent``, or all), oldest first."""
+    rows = ctx.core.records(QueuedTurn).values()
+    return sorted((q for q in rows if agent is None or q.agent == agent), key=lambda q: (q.agent, q.order))
+
+
+def busy_on(ctx: Ctx, agent: str | None, task_id: str) -> bool:
+    """True while ``agent`` runs a turn on ``task_id`` or has one queued."""
+    if agent is None:
+        return False
+    run = ctx.live.running.get(agent)
+    return (run is not None and run.task_id == task_id) or any(q.task == task_id for q in queued(ctx, agent))
+
+
+def worktree_of(ctx: Ctx, agent: str | None, task_id: str) -> Worktree | None:
+    """``agent``'s worktree record for ``task_id``, or None."""
+    return ctx.core.worktree_of(agent, task_id) if agent else None
+
+
+def is_open(ctx: Ctx, task_id: str | None) -> bool:
+    """True for a task that is still to be finished (``todo``, ``doing`` or ``review``)."""
+    t = ctx.core.world.tasks.get(task_id or "")
+    return t is not None and t.status in ("todo", "doing", "review")

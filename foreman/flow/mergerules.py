@@ -1,0 +1,182 @@
+"""Rules from the merge decision on: opening it, what each answer does, what a merge came to;
+and what happens to worktrees afterwards (closed, handed off, retired, removed).
+
+The decision is the merge: it records the exact commit it shows and the base it was diffed
+against (a :class:`~foreman.core.records.MergeRecord`); Merge merges only that commit, a branch
+that moved since re-opens the decision with the new commit's diff and risk scan, and the task
+is done only once the base branch contains the commit. Answers are read by label
+(:func:`~foreman.core.rules.merge_choice`), never by index: a critical risk finding puts
+"Request changes" first.
+"""
+
+from __future__ import annotations
+
+from ..core.records import HandOff, Worktree
+from ..core.roster import LEAD
+from ..core.rules import merge_choice
+from .context import Ctx, worktree_of
+from .model import (
+    AbortTurn, CommitLeftovers, Effect, HandOff as HandOffEffect, HandOffCommitted, LandMerge, MergePrepared,
+    MergeTried, RemoveWorktree, WorktreeSettled,
+)
+from .turnrules import block, launch
+
+
+def merge_prepared(ctx: Ctx, e: MergePrepared) -> list[Effect]:
+    """Open the merge decision of a reviewed task with its record (or close it when it changed
+    nothing, or block it when its work could not be prepared)."""
+    core, now = ctx.core, ctx.now
+    task = core.world.tasks.get(e.task)
+    if task is None or task.status != "review":
+        return []  # it moved on while its work was prepared
+    if e.outcome == "nothing":
+        core.complete_task(e.task, now, no_changes=True)
+    elif e.outcome == "failed":
+        block(ctx, e.task, f"its work could not be prepared for the merge: {e.reason}")
+    elif e.record is not None:
+        dec = core.open_merge_decision(e.task, now, asked_by=LEAD, worktree=e.worktree, detail=e.detail,
+                                       risks=e.risks)
+        core.put_record(e.record.model_copy(update={"id": dec.id, "task": e.task}))
+    return []
+
+
+def merge_answered(ctx: Ctx, decision_id: str) -> list[Effect]:
+    """The user answered a merge decision: Merge lands exactly its commit (:class:`LandMerge`),
+    Request changes sends the task back to its worker with the note, Reject cancels it (its branch
+    is kept; its worktree is retired once no turn runs in it)."""
+    core, now = ctx.core, ctx.now
+    dec = core.world.decisions.get(decision_id)
+    if dec is None or dec.status != "answered" or dec.answer is None or not dec.task:
+        return []
+    task = core.world.tasks.get(dec.task)
+    if task is None or task.status != "review":
+        return []
+    agent = task.assignee or ""
+    choice = merge_choice(dec.answer.label)
+    if choice == "merge":
+        return [LandMerge(decision_id)]
+    if choice == "changes":
+        core.set_task_status(task.id, "doing", now, who="user", reason=None)
+        if not agent:
+            return []
+        note = dec.answer.text or "make it better"
+        return launch(ctx, agent, "followup", f"{agent}:{task.id}", task=task.id,
+                      prompt=f"The user requested changes on {task.id}: {note}\nRevise, test, commit, then update_task review.")
+    core.cancel_task(task.id, now, who="user", reason="rejected at merge")
+    info = worktree_of(ctx, agent, task.id)
+    if info is not None and agent not in ctx.live.running:  # a running turn retires it when it ends
+        return [CommitLeftovers(info.id, then_close=True)]
+    return []
+
+
+def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
+    """What a merge came to: landed -> the task is done (its worktree closed once no turn runs in
+    it); moved -> the decision re-opens with the new commit; a conflict -> back to the worker;
+    refused or failed -> the decision re-opens with the reason."""
+    core, now = ctx.core, ctx.now
+    dec = core.world.decisions.get(e.decision)
+    if dec is None or not dec.task or e.outcome == "skipped":
+        return []
+    task = core.task(dec.task)
+    agent = task.assignee or ""
+    if e.outcome == "landed":
+        if task.status == "review":
+            core.complete_task(task.id, now, decision=e.decision)
+        info = core.record(Worktree, dec.worktree or "")
+        if info is not None and agent not in ctx.live.running:  # a running turn commits its leftovers when it ends
+            return [CommitLeftovers(info.id, then_close=True)]
+        return []
+    if e.outcome == "conflict" and agent:
+        core.set_task_status(task.id, "doing", now, who="foreman", reason=None)
+        repo = core.world.repos.get(task.repo or "") or next(iter(core.world.repos.values()), None)
+        base = repo.base_branch if repo is not None else "the base branch"
+        return launch(ctx, agent, "followup", f"{agent}:{task.id}", task=task.id,
+                      prompt=f"The base branch moved and {task.id} conflicts in: {', '.join(e.files)}. "
+                             f"Merge {base} into your branch, resolve, test, commit, then update_task review.")
+    if e.record is not None:
+        core.put_record(e.record)
+    if dec.status == "answered":
+        core.reopen_decision(e.decision, now, reason=e.reason or e.outcome, risks=e.risks)
+    return []
+
+
+def leftovers_committed(ctx: Ctx, wt_id: str, exists: bool) -> list[Effect]:
+    """A closed task's leftovers are on its branch: when it was merged or rejected, retire its
+    worktree (the folder is removed in the background; the branch stays) unless
+    ``--keep-worktrees``; a task cancelled otherwise keeps its worktree for a retry."""
+    core = ctx.core
+    info = core.record(Worktree, wt_id)
+    if info is None or not exists or ctx.settings.keep_worktrees:
+        return []
+    task = core.world.tasks.get(info.task)
+    rejected = task is not None and task.status == "cancelled" and any(
+        x.task == task.id and x.kind == "merge" and x.status == "answered" for x in core.world.decisions.values())
+    if task is None or not (task.status == "done" or rejected):
+        return []
+    return retire(ctx, [wt_id])
+
+
+def retire(ctx: Ctx, wt_ids: list[str]) -> list[Effect]:
+    """Retire worktrees: their records ``retiring`` and their folders removed in the background."""
+    effects: list[Effect] = []
+    for wt_id in wt_ids:
+        w = ctx.core.record(Worktree, wt_id)
+        if w is not None and w.state in ("active", "kept"):
+            ctx.core.update_worktree(wt_id, state="retiring", retired_at=ctx.now)
+        if w is not None and w.state != "removed":
+            effects.append(RemoveWorktree(wt_id))
+    return effects
+
+
+def handed_off(ctx: Ctx, task_id: str, old_agent: str) -> list[Effect]:
+    """``task_id`` changed hands: hold it, and record at once where its next worker starts (the old
+    branch), with the leftovers still to be committed (:class:`HandOff`, finished also after a
+    crash by :mod:`.restartrules`)."""
+    ctx.live.held.add(task_id)
+    info = worktree_of(ctx, old_agent, task_id)
+    if info is not None:
+        ctx.core.put_record(HandOff(id=task_id, from_agent=old_agent, branch=info.branch, pending=True))
+    return [HandOffEffect(task_id, old_agent)]
+
+
+def handoff_committed(ctx: Ctx, e: HandOffCommitted) -> list[Effect]:
+    """The old worker's work is on its branch: the next worker starts from it, the old worktree
+    retires, and the task is free to be scheduled."""
+    ctx.live.held.discard(e.task)
+    if e.branch is None:
+        return []
+    ctx.core.put_record(HandOff(id=e.task, from_agent=e.old_agent, branch=e.branch))
+    return retire(ctx, [f"{e.old_agent}-{e.task}"])
+
+
+def worktree_settled(ctx: Ctx, e: WorktreeSettled) -> list[Effect]:
+    """A retired worktree's removal ended: gone (late work found in it is on its branch), or kept
+    for the user to inspect (the feed says why)."""
+    core, now = ctx.core, ctx.now
+    info = core.record(Worktree, e.worktree)
+    if info is None or info.state != "retiring":
+        return []
+    core.update_worktree(e.worktree, state=e.state, retired_at=None)
+    if e.state == "kept":
+        core.feed(f"{info.task}: the old worktree {info.path} is left for inspection ({e.reason})", now, kind="error")
+    elif e.late:
+        core.feed(f"{info.task}: late work found in {info.agent}'s old worktree was committed on {info.branch}", now,
+                  kind="task", task=info.task)
+    return []
+
+
+def aborted(ctx: Ctx, agent: str, reason: str) -> list[Effect]:
+    """Steering stopped ``agent``'s turn: its session is ``interrupted`` (pause: ``/resume`` goes on)
+    or ``aborted``; a cancel also commits the leftovers of the agent's cancelled tasks once the
+    turn is over (a retry continues from them)."""
+    run = ctx.live.running.pop(agent, None)
+    effects: list[Effect] = []
+    if run is not None:
+        ctx.core.update_session(run.key, state="interrupted" if reason == "pause" else "aborted")
+        effects.append(AbortTurn(agent))
+    if reason == "cancel":
+        for info in ctx.core.records(Worktree).values():
+            task = ctx.core.world.tasks.get(info.task)
+            if info.agent == agent and task is not None and task.status == "cancelled":
+                effects.append(CommitLeftovers(info.id))
+    return effects

@@ -1,0 +1,152 @@
+"""Executors of the merge: preparing a reviewed task's exact commit for its decision, and landing
+exactly that commit when the user says Merge.
+
+Before the decision opens, whatever the worker left uncommitted is committed on its branch (the
+Foreman's snapshot commit) and the decision records that commit and the base it was diffed
+against. Merge merges only that commit: a branch that moved since re-opens the decision with the
+new diff (checked first, and by ``merge_branch(commit=...)`` itself, which refuses with
+``reason="moved"``); the task is done only once the base branch contains the commit (``git
+merge-base --is-ancestor``; with ``--merge-style squash`` the squashed commit).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from protocol import Diff, Repo, Risk
+
+from ..core.records import MergeRecord, Worktree
+from ..errors import ForemanError, MergeRefused
+from ..risk.report import merge_scan
+from .edge import Edge
+from .gitwork import author
+from .model import LandMerge, MergePrepared, MergeTried, PrepareMerge
+
+
+def describe_commit(diff: Diff, tip: str, base: str) -> str:
+    """One line for a merge decision: ``+A -D in N files, commit <tip> against <base>.``
+    (``diff``: the :class:`~protocol.diff.Diff` of ``tip`` against ``base``)."""
+    return f"+{diff.additions} -{diff.deletions} in {diff.files_changed} files, commit {tip[:12]} against {base[:12]}."
+
+
+async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> tuple[str | None, Diff | None]:
+    """Commit the worktree's leftovers on its branch; return ``(tip, diff of tip against the base)``.
+
+    Raises:
+        ForemanError: the worktree is unsafe (its ``.git`` link is gone) or git failed.
+    """
+    from ..repos import diffs, refs, worktrees
+
+    async with edge.wt_lock(info.id):
+        if Path(info.path).exists():
+            await worktrees.commit_leftovers(Path(repo.path), Path(info.path), info.branch,
+                                             f"{info.task}: work {info.agent} left uncommitted, as reviewed for the merge",
+                                             author(info.agent))
+        tip = await refs.branch_tip(repo.path, info.branch)
+    if tip is None:
+        return None, None
+    base = info.base or repo.base_branch
+    return tip, await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id)
+
+
+async def risks_of(repo: Repo, info: Worktree, task: Any, commit: str) -> list[Risk]:
+    """The merge-risk scan of exactly ``commit`` against the task's base (never raises)."""
+    _, risks = await merge_scan(Path(repo.path), info.base or repo.base_branch, info.branch,
+                                task_text=f"{task.title}\n{task.description}", commit=commit)
+    return risks
+
+
+async def prepare_merge(edge: Edge, e: PrepareMerge) -> MergePrepared:
+    """The merge decision's content: the exact commit (leftovers committed), its diff line and risk
+    scan; ``nothing`` when the task has no worktree or changed no files."""
+    core = edge.host.core
+    task = core.task(e.task)
+    info = core.worktree_of(task.assignee or "", e.task)
+    if info is None:
+        return MergePrepared(e.task, "nothing", reason="no worktree")
+    repo = core.repo(info.repo)
+    try:
+        tip, diff = await snapshot_branch(edge, info, repo)
+    except ForemanError as exc:
+        return MergePrepared(e.task, "failed", reason=exc.message)
+    if tip is None or diff is None or diff.files_changed == 0:
+        return MergePrepared(e.task, "nothing", reason="no changes")
+    detail = f"{describe_commit(diff, tip, diff.base)} {e.summary}"[:500]
+    risks = await risks_of(repo, info, task, tip)
+    record = MergeRecord(id=f"pending:{e.task}", task=e.task, commit=tip, base=diff.base, branch=info.branch)
+    return MergePrepared(e.task, "ready", worktree=info.id, record=record, detail=detail, risks=tuple(risks))
+
+
+async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record: MergeRecord) -> MergeTried | None:
+    """The decision's re-opening when the branch moved since it recorded its commit (the new
+    commit's record, diff line and risk scan), else None."""
+    from ..repos import refs
+
+    tip = await refs.branch_tip(repo.path, info.branch)
+    if tip == record.commit:
+        return None
+    _, diff = await snapshot_branch(edge, info, repo) if tip is not None else (None, None)
+    tip = await refs.branch_tip(repo.path, info.branch)
+    if tip is None or diff is None:
+        return MergeTried(decision_id, "moved", reason=f"merge refused: the branch {info.branch} is gone")
+    reason = (f"the branch moved since this decision opened; it now shows {describe_commit(diff, tip, diff.base)} "
+              f"Review the new diff, then answer again.")
+    new = record.model_copy(update={"commit": tip, "base": diff.base})
+    risks = await risks_of(repo, info, edge.host.core.task(info.task), tip)
+    return MergeTried(decision_id, "moved", reason=reason, record=new, risks=tuple(risks))
+
+
+async def landed(repo: Repo, commit: str, result: Any, style: str) -> bool:
+    """True when the base branch now has ``commit``'s work: it contains the commit (``git
+    merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is never
+    an ancestor) it contains the squashed commit; or the merge brought no change."""
+    from ..repos import refs
+
+    base = f"refs/heads/{repo.base_branch}"
+    if result.commit is None or await refs.is_ancestor(repo.path, commit, base):
+        return True
+    return style == "squash" and await refs.is_ancestor(repo.path, result.commit, base)
+
+
+async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
+    """Merge exactly the commit the decision recorded into the base, off-tree (signed as the
+    settings say, the worker as co-author)."""
+    from ..repos import merge as gitmerge
+    from ..repos.gitsafety import agent_identity
+
+    host, settings = edge.host, edge.settings
+    core = host.core
+    dec = core.decision(e.decision)
+    task = core.task(dec.task or "")
+    if task.status != "review":
+        return MergeTried(e.decision, "skipped")
+    agent = task.assignee or ""
+    info = core.record(Worktree, dec.worktree or "")
+    if info is None:
+        return MergeTried(e.decision, "failed", reason=f"merge failed: no worktree {dec.worktree!r}")
+    repo = core.repo(info.repo)
+    record = core.record(MergeRecord, e.decision)
+    if record is not None and (again := await moved(edge, e.decision, info, repo, record)) is not None:
+        return again
+    try:
+        result = await gitmerge.merge_branch(Path(repo.path), branch=info.branch, base_branch=repo.base_branch,
+                                             style=settings.merge_style, message=f"Merge {info.branch}: {task.title}",
+                                             sign=settings.sign_merges,
+                                             co_authors=[agent_identity(agent)[0]] if agent else [],
+                                             commit=record.commit if record is not None else None)
+    except MergeRefused as exc:
+        await host.refresh_repo(repo.id)
+        if exc.reason == "moved" and record is not None and (again := await moved(edge, e.decision, info, repo, record)):
+            return again  # the branch moved between the check and the merge: re-opened with the new diff
+        if exc.reason == "conflict" and agent:
+            return MergeTried(e.decision, "conflict", files=tuple(exc.files))
+        return MergeTried(e.decision, "refused", reason=f"merge refused: {exc.message}")
+    except ForemanError as exc:  # git failed, or the base lacks the commit after the merge
+        await host.refresh_repo(repo.id)
+        return MergeTried(e.decision, "failed", reason=f"merge failed: {exc.message}")
+    await host.refresh_repo(repo.id)
+    if record is not None and not await landed(repo, record.commit, result, settings.merge_style):
+        return MergeTried(e.decision, "refused",
+                          reason=f"merge refused: {repo.base_branch} does not contain {record.commit[:12]} after the merge")
+    return MergeTried(e.decision, "landed")

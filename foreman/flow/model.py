@@ -1,0 +1,442 @@
+"""The flow's vocabulary: its inputs, its effects and the runner's in-memory state.
+
+The flow is one pure function, :func:`foreman.flow.step.step`: given the world (through the
+core), the runner's :class:`Live` state and one **input**, it changes the world through the core
+(the changes the daemon stores before anything else happens) and returns the **effects** to
+carry out. The runner (:mod:`foreman.flow.runner`) carries each effect out (a turn, git work, a
+CI run, a merge) and feeds what came of it back as the next input. Both lists are closed: every
+input and every effect is one of the classes below (``docs/architecture.md``, "The flow").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+from protocol import Risk
+
+from ..core.records import JobKind, MergeRecord
+
+# ---------------------------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class GoalSubmitted:
+    """A goal was submitted (the core's ``goal`` effect): the lead plans it."""
+
+    goal: str
+
+
+@dataclass(frozen=True)
+class AgentAborted:
+    """Steering stopped ``agent``'s turn (the core's ``abort`` effect): ``pause``, ``stop``, ``cancel``
+    (its task was cancelled) or another reason."""
+
+    agent: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class TaskHandedOff:
+    """``task`` changed hands (the core's ``handoff`` effect): ``old_agent``'s work moves on."""
+
+    task: str
+    old_agent: str
+
+
+@dataclass(frozen=True)
+class MessageDelivered:
+    """``agent`` has a new message (the core's ``deliver`` effect)."""
+
+    agent: str
+
+
+@dataclass(frozen=True)
+class MergeAnswered:
+    """The user answered merge decision ``decision`` (the core's ``merge`` effect)."""
+
+    decision: str
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A scheduling pass: start what is ready (turns queued, goals waiting, tasks)."""
+
+
+@dataclass(frozen=True)
+class Restarted:
+    """The daemon started on a stored state: reconcile it (the same step as every other input)."""
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """A turn ended (or failed, or its node was lost); ``current`` is False for an aborted turn.
+
+    Attributes:
+        ok / error / text: how it ended. lost: the node it ran on went away (``node (why)``);
+            node: that node.
+        resume_failed: its backend session could not be resumed.
+        budget_stopped: it never started: the user stopped the work at a spending cap.
+        merge_requested / changes_requested: the lead's review verdict (its tools).
+        session_id / cost_usd: the backend session to resume next time, the turn's cost.
+        prompt: what the turn was told (a fresh session after a failed resume is told it again).
+    """
+
+    agent: str
+    turn_id: str
+    job: JobKind
+    key: str
+    task: str | None
+    goal: str | None
+    ok: bool
+    current: bool = True
+    error: str | None = None
+    text: str = ""
+    lost: str | None = None
+    node: str | None = None
+    resume_failed: bool = False
+    budget_stopped: bool = False
+    merge_requested: bool = False
+    changes_requested: bool = False
+    session_id: str | None = None
+    cost_usd: float | None = None
+    prompt: str = ""
+
+
+@dataclass(frozen=True)
+class TaskPrepared:
+    """``agent``'s worktree for ``task`` is ready (``worktree`` its id); ``superseded``: earlier
+    workers' worktrees of the task to retire; ``takeover``: whose work it goes on from."""
+
+    task: str
+    agent: str
+    worktree: str
+    branch: str
+    superseded: tuple[str, ...] = ()
+    takeover: str | None = None
+    feed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskStartFailed:
+    """A task could not start (git refused, a folder is busy ...): ``error`` says why."""
+
+    task: str
+    agent: str
+    error: str
+
+
+@dataclass(frozen=True)
+class WorkChecked:
+    """A task in review had its worktree read: ``files_changed`` against its base, or ``error``;
+    ``command``: the test command CI runs there (``--ci``, or found in the worktree; None: none)."""
+
+    task: str
+    agent: str
+    files_changed: int = 0
+    error: str | None = None
+    command: tuple[str, ...] | str | None = None
+    claims: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CiFinished:
+    """The task's test command ran (``command`` None: no test command found).
+
+    Attributes:
+        ok / timed_out / exit_code / output / sandbox_rule: the run (``foreman.repos.ci.CIResult``).
+        verdict: ``passed``, ``timed out after N s`` or ``FAILED (exit N)``.
+        error: the step failed in another way (the task is blocked with it).
+    """
+
+    task: str
+    agent: str
+    command: tuple[str, ...] | str | None
+    ok: bool = True
+    timed_out: bool = False
+    verdict: str = "passed"
+    output: str = ""
+    sandbox_rule: str | None = None
+    started_at: float = 0.0
+    error: str | None = None
+    claims: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewReady:
+    """The lead's review of ``task`` has its prompt (the diff summary, CI and risk scan)."""
+
+    task: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class MergePrepared:
+    """A reviewed task's work was committed for its merge decision.
+
+    ``outcome``: ``ready`` (``record`` is the exact commit and base the decision shows, ``detail``
+    its line, ``risks`` the scan), ``nothing`` (no worktree or no change: the task is done) or
+    ``failed`` (``reason``: the task is blocked)."""
+
+    task: str
+    outcome: Literal["ready", "nothing", "failed"]
+    worktree: str = ""
+    record: MergeRecord | None = None
+    detail: str = ""
+    risks: tuple[Risk, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class MergeTried:
+    """What the merge of decision ``decision`` came to.
+
+    ``outcome``: ``landed`` (the base contains the commit), ``moved`` (the branch moved since
+    the decision opened: ``record`` and ``risks`` are the new commit's, ``reason`` says so),
+    ``conflict`` (``files``), ``refused`` / ``failed`` (``reason``), ``skipped`` (the task is no
+    longer in review)."""
+
+    decision: str
+    outcome: Literal["landed", "moved", "conflict", "refused", "failed", "skipped"]
+    reason: str = ""
+    files: tuple[str, ...] = ()
+    record: MergeRecord | None = None
+    risks: tuple[Risk, ...] | None = None
+
+
+@dataclass(frozen=True)
+class HandOffCommitted:
+    """The old worker's leftovers of ``task`` are committed on ``branch`` (None: it had no
+    worktree): the next worker starts from there."""
+
+    task: str
+    old_agent: str
+    branch: str | None
+
+
+@dataclass(frozen=True)
+class WorktreeSettled:
+    """A retired worktree's folder is ``removed``, or ``kept`` for inspection (``reason``);
+    ``late``: work found in it was committed on its branch first."""
+
+    worktree: str
+    state: Literal["removed", "kept"]
+    late: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class LeftoversCommitted:
+    """Worktree ``worktree``'s leftovers are on its branch (``exists``: its folder was there);
+    ``then_close``: retire it now if its task was merged or rejected."""
+
+    worktree: str
+    exists: bool
+    then_close: bool
+
+
+@dataclass(frozen=True)
+class StepFailed:
+    """An effect ``what`` (``CI``, ``merge`` ...) failed in a way nothing expected: ``error``; its
+    ``task`` is blocked with it."""
+
+    what: str
+    task: str | None
+    error: str
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The user answered a question the flow itself asked (``about``: ``replan`` a goal whose plan
+    failed, ``fresh`` session for a lost one); ``option`` None: it was withdrawn."""
+
+    about: Literal["replan", "fresh"]
+    ref: str
+    option: int | None
+    data: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reported:
+    """Lines for the feed from an effect (``kind``: ``info`` or ``error``; ``task`` it is about)."""
+
+    lines: tuple[tuple[str, str], ...]
+    task: str | None = None
+
+
+Input = Union[GoalSubmitted, AgentAborted, TaskHandedOff, MessageDelivered, MergeAnswered, Tick, Restarted, TurnEnded,
+              TaskPrepared, TaskStartFailed, WorkChecked, CiFinished, ReviewReady, MergePrepared, MergeTried,
+              LeftoversCommitted, HandOffCommitted, WorktreeSettled, Answered, Reported, StepFailed]
+"""Every input of the flow."""
+
+# ---------------------------------------------------------------------------------------------- effects
+
+
+@dataclass(frozen=True)
+class RunTurn:
+    """Run turn ``turn_id`` of ``agent`` (its session record says ``running``); ``question``: wait
+    for that decision first and put its answer in the prompt (a turn resumed after a restart)."""
+
+    agent: str
+    turn_id: str
+    job: JobKind
+    key: str
+    prompt: str
+    task: str | None = None
+    goal: str | None = None
+    question: str | None = None
+
+
+@dataclass(frozen=True)
+class AbortTurn:
+    """Cancel ``agent``'s running turn; its clean-up runs in the background (the next turn waits)."""
+
+    agent: str
+
+
+@dataclass(frozen=True)
+class PrepareTask:
+    """Make ``agent``'s worktree for ``task`` from the task's latest work -> :class:`TaskPrepared`."""
+
+    task: str
+    agent: str
+
+
+@dataclass(frozen=True)
+class CheckWork:
+    """Read ``task``'s worktree against its base -> :class:`WorkChecked`."""
+
+    task: str
+    agent: str
+    claims: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RunCi:
+    """Run ``command`` (the repository's tests) in ``task``'s worktree -> :class:`CiFinished`."""
+
+    task: str
+    agent: str
+    command: tuple[str, ...] | str
+    started_at: float = 0.0
+    claims: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PrepareReview:
+    """Build the lead's review prompt of ``task`` (diff, CI text, risk scan) -> :class:`ReviewReady`."""
+
+    task: str
+    agent: str
+    ci_text: str
+    claims: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PrepareMerge:
+    """Commit ``task``'s leftovers and scan its exact commit for its merge decision -> :class:`MergePrepared`."""
+
+    task: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class LandMerge:
+    """Merge exactly the commit merge decision ``decision`` recorded -> :class:`MergeTried`."""
+
+    decision: str
+
+
+@dataclass(frozen=True)
+class CommitLeftovers:
+    """Commit what worktree ``worktree`` holds uncommitted on its branch (a task closed while its
+    turn ran, or at a restart); ``then_close``: retire it after (merged or rejected)."""
+
+    worktree: str
+    then_close: bool = False
+
+
+@dataclass(frozen=True)
+class HandOff:
+    """Once ``old_agent``'s turn is over, commit its worktree of ``task`` -> :class:`HandOffCommitted`."""
+
+    task: str
+    old_agent: str
+
+
+@dataclass(frozen=True)
+class RemoveWorktree:
+    """Remove retired worktree ``worktree``'s folder in the background (retried while busy) ->
+    :class:`WorktreeSettled`."""
+
+    worktree: str
+
+
+@dataclass(frozen=True)
+class CleanStale:
+    """Clean the stale worktrees of repository ``repo`` (a start) -> :class:`Reported`."""
+
+    repo: str
+
+
+@dataclass(frozen=True)
+class ReapLeftovers:
+    """Kill the processes turns of a previous daemon left (their records), before each agent's next turn."""
+
+
+@dataclass(frozen=True)
+class AskUser:
+    """Ask the user a question of the flow's own and wait -> :class:`Answered`."""
+
+    about: Literal["replan", "fresh"]
+    ref: str
+    prompt: str
+    options: tuple[str, ...]
+    task: str | None = None
+    goal: str | None = None
+    data: tuple[str, ...] = ()
+
+
+Effect = Union[RunTurn, AbortTurn, PrepareTask, CheckWork, RunCi, PrepareReview, PrepareMerge, LandMerge,
+               CommitLeftovers, HandOff, RemoveWorktree, CleanStale, ReapLeftovers, AskUser]
+"""Every effect of the flow."""
+
+# ---------------------------------------------------------------------------------------------- live state
+
+
+@dataclass
+class Running:
+    """A turn in flight: ``turn_id`` (``agent:n``), its job, session key and what it works on."""
+
+    turn_id: str
+    job: JobKind
+    key: str
+    task_id: str | None = None
+    goal_id: str | None = None
+
+
+@dataclass
+class Live:
+    """The runner's in-memory state the rules read and keep (none of it outlives the process:
+    what must survive a restart is in the world's records).
+
+    Attributes:
+        running: agent -> its turn in flight. cleaning: agents whose last turn is still being
+            cleaned up (their next turn waits). starting: task -> the agent its start is being
+            prepared for. held: tasks in a hand-off. pending_goals: goals waiting for the lead.
+        start_failures: task -> failed starts in a row. retry_at: task -> when a failed start
+            may be tried again (Unix seconds).
+    """
+
+    running: dict[str, Running] = field(default_factory=dict)
+    cleaning: set[str] = field(default_factory=set)
+    starting: dict[str, str] = field(default_factory=dict)
+    held: set[str] = field(default_factory=set)
+    pending_goals: list[str] = field(default_factory=list)
+    start_failures: dict[str, int] = field(default_factory=dict)
+    retry_at: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,174 @@
+"""The one effect runner: inputs in, :func:`~foreman.flow.step.step` once per input, effects out.
+
+:meth:`FlowRunner.submit` queues an input and, unless it is already doing so, applies the queue
+one input at a time: the step runs inside the daemon's ``act`` (its changes are committed before
+anything else happens), then each effect is started in order by its executor. An executor is a
+plain function of the effect: it may do its work at once (and return the next input, or nothing)
+or return an awaitable, which the runner runs in the background and whose result (the next input)
+it submits when it is done. An executor that raises feeds :class:`~.model.StepFailed` back: the
+task of the effect is blocked with the step named, and the flow goes on.
+
+Every applied input asks for a scheduling pass (:meth:`kick`); the pass itself is an input
+(:class:`~.model.Tick`) submitted by :meth:`schedule_loop`, also when a failed start's backoff is due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..config import Settings
+from ..core.backoff import Backoff
+from .context import Ctx
+from .host import FlowHost
+from .model import Effect, Input, Live, StepFailed, Tick
+from .step import step
+
+logger = logging.getLogger(__name__)
+
+Executor = Callable[[Any], "Awaitable[Input | None] | Input | None"]
+"""Carries out one effect (see the module doc)."""
+
+_JOB = {"PrepareTask": "start", "CheckWork": "check", "RunCi": "ci", "PrepareReview": "review", "PrepareMerge": "request",
+        "LandMerge": "merge", "CommitLeftovers": "commit", "HandOff": "handoff", "RemoveWorktree": "retire",
+        "CleanStale": "clean", "AskUser": "ask"}
+"""The names of background jobs by effect (``merge d3``, ``retire kit-t1``: logs and task names)."""
+
+_WHAT = {"RunTurn": "the turn", "PrepareTask": "starting the task", "CheckWork": "reading its worktree",
+         "RunCi": "CI", "PrepareReview": "preparing the review", "PrepareMerge": "preparing the merge",
+         "LandMerge": "the merge", "CommitLeftovers": "committing its leftovers", "HandOff": "the hand-off",
+         "RemoveWorktree": "removing a worktree", "CleanStale": "cleaning stale worktrees",
+         "ReapLeftovers": "killing leftover processes", "AskUser": "asking the user"}
+"""How the feed names each effect's step when it fails."""
+
+
+class FlowRunner:
+    """Applies inputs and carries out effects for one daemon.
+
+    Args:
+        host: the daemon. settings: the resolved settings. executors: effect class -> executor.
+        backoff: the retry times of failed task starts (shared with the scheduling loop).
+        sleep: injectable sleep for the scheduling loop (tests pass a fake).
+    """
+
+    def __init__(self, host: FlowHost, settings: Settings, executors: dict[type, Executor], *, backoff: Backoff,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
+        self.host = host
+        self.settings = settings
+        self.executors = executors
+        self.backoff = backoff
+        self.sleep = sleep
+        self.live = Live()
+        self.jobs: set[asyncio.Task[Any]] = set()
+        """The effects running in the background."""
+        self._queue: deque[Input] = deque()
+        self._applying = False
+        self._kick = asyncio.Event()
+
+    # ------------------------------------------------------------------ inputs
+    def submit(self, inp: Input) -> None:
+        """Queue ``inp`` and apply the queue (one input at a time, each committed before its
+        effects start). A rule that raises is logged with its input and skipped: its changes so far
+        are committed with the next input (the core validates before it mutates)."""
+        self._queue.append(inp)
+        if self._applying:
+            return
+        self._applying = True
+        try:
+            while self._queue:
+                self._apply(self._queue.popleft())
+        finally:
+            self._applying = False
+        self.kick()
+
+    def _apply(self, inp: Input) -> None:
+        try:
+            effects = self.host.act(lambda core, now: step(Ctx(core, self.live, self.settings, now, self.backoff), inp))
+        except Exception:  # noqa: BLE001 - one input's bug must not stop the flow for everything else
+            logger.exception("the flow's step failed on %r", inp)
+            return
+        for effect in effects:
+            self.start(effect)
+
+    # ------------------------------------------------------------------ effects
+    def start(self, effect: Effect) -> None:
+        """Carry out ``effect`` with its executor (at once, or in the background)."""
+        try:
+            result = self.executors[type(effect)](effect)
+        except Exception as exc:  # noqa: BLE001 - see StepFailed
+            self._failed(effect, exc)
+            return
+        if inspect.isawaitable(result):
+            name = type(effect).__name__
+            job = self.host.spawn(self._finish(effect, result), f"{_JOB.get(name, name)} {_ref(effect)}")
+            self.jobs.add(job)
+            job.add_done_callback(self.jobs.discard)
+            if inspect.iscoroutine(result):  # a job cancelled before it ran (a shutdown) never started its work
+                job.add_done_callback(lambda _, work=result: work.close())
+        elif result is not None:
+            self.submit(result)
+
+    async def _finish(self, effect: Effect, work: Awaitable[Input | None]) -> None:
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - see StepFailed
+            self._failed(effect, exc)
+            return
+        if result is not None:
+            self.submit(result)
+
+    async def perform(self, effect: Effect) -> Input | None:
+        """Carry out ``effect`` now and wait for it (a tool call that waits for its outcome, such as
+        the lead's ``request_merge``); its input is applied before this returns it."""
+        result = self.executors[type(effect)](effect)
+        if inspect.isawaitable(result):
+            result = await result
+        if result is not None:
+            self.submit(result)
+        return result
+
+    def _failed(self, effect: Effect, exc: BaseException) -> None:
+        name = type(effect).__name__
+        logger.error("%s failed", name, exc_info=exc)
+        message = getattr(exc, "message", None) or f"internal error: {type(exc).__name__}: {exc}"
+        self.submit(StepFailed(_WHAT.get(name, name), getattr(effect, "task", None), message))
+
+    # ------------------------------------------------------------------ scheduling
+    def kick(self) -> None:
+        """Ask for a scheduling pass."""
+        self._kick.set()
+
+    async def schedule_loop(self) -> None:
+        """Submit a :class:`~.model.Tick` whenever kicked, and when a failed start's backoff is due."""
+        while True:
+            self._kick.clear()  # before the pass: a kick during it (a new task ...) means another pass
+            self.submit(Tick())
+            self._kick.clear()  # (the pass's own kick)
+            due = self.backoff.next_due()
+            await self._wait_kick(None if due is None else max(0.05, due - self.host.now()))
+
+    async def _wait_kick(self, timeout: float | None) -> None:
+        """Wait for a kick, or ``timeout`` seconds on the injected sleep (a fake clock in tests)."""
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._kick.wait())]
+        if timeout is not None:
+            waits.append(asyncio.ensure_future(self.sleep(timeout)))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+
+
+def _ref(effect: Effect) -> str:
+    """A short name of what ``effect`` is about, for task names and logs."""
+    for name in ("task", "agent", "decision", "worktree", "repo", "ref"):
+        value = getattr(effect, name, None)
+        if value:
+            return str(value)
+    return ""

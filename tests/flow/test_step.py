@@ -1,0 +1,392 @@
+"""The flow's step alone: tables of (state, input) -> (changes, effects), no I/O, no clock.
+
+Each case builds a small world in a core, applies one input with :func:`foreman.flow.step.step`
+and checks the effects it returns and what it changed (task statuses, records, feed). The rules
+are the ones real agents and the tests' scripted team go through (``docs/architecture.md``,
+"The flow").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+
+from foreman.config import resolve
+from foreman.core.backoff import Backoff
+from foreman.core.core import Core
+from foreman.core.records import CiRun, HandOff, MergeRecord, QueuedTurn, Session, Worktree
+from foreman.flow.context import Ctx
+from foreman.flow.model import (
+    AbortTurn, AgentAborted, CheckWork, CiFinished, CommitLeftovers, GoalSubmitted, HandOff as HandOffEffect,
+    HandOffCommitted, LandMerge, Live, MergeAnswered, MergePrepared, MergeTried, PrepareMerge, PrepareReview,
+    PrepareTask, RemoveWorktree, Restarted, RunCi, RunTurn, Running, StepFailed, TaskHandedOff, TaskPrepared,
+    TaskStartFailed, Tick, TurnEnded, WorkChecked,
+)
+from foreman.flow.step import step
+from foreman.flow.taskrules import MAX_START_ATTEMPTS
+
+T0 = 1_700_000_000.0
+
+
+def world(**flags: Any) -> Ctx:
+    """A team (marlow, juniper, kit, wren), repository ``proj`` and goal g1 in a fresh core."""
+    from protocol import Repo
+
+    core = Core()
+    core.add_agent("marlow", T0, role="lead")
+    for name in ("juniper", "kit", "wren"):
+        core.add_agent(name, T0)
+    core.upsert_repo(Repo(id="proj", path="/r/proj", base_branch="main"))
+    core.submit_goal("ship it", T0, repo="proj")
+    core.take()
+    settings = resolve({"home": "/h", "port": 0, "workers": ["3"], "lead_review": False, **flags}, env={})
+    return Ctx(core, Live(), settings, T0, Backoff())
+
+
+def apply(ctx: Ctx, inp: Any) -> list[Any]:
+    effects = step(ctx, inp)
+    ctx.core.take()
+    return effects
+
+
+def task(ctx: Ctx, title: str = "Add greet", *, agent: str | None = "kit", status: str = "todo") -> str:
+    """A task of g1 assigned to ``agent``, moved to ``status`` (with its worktree record once started)."""
+    core = ctx.core
+    t = core.create_task(title, T0, goal="g1", repo="proj", assignee=agent)
+    if status != "todo":
+        assert agent is not None
+        core.put_record(Worktree(id=f"{agent}-{t.id}", repo="proj", path=f"/w/{agent}-{t.id}",
+                                 branch=f"agentcraft/{agent}/{t.id}", agent=agent, task=t.id, base="main"))
+        core.start_task(t.id, agent, T0, branch=f"agentcraft/{agent}/{t.id}", worktree=f"{agent}-{t.id}")
+        if status != "doing":
+            core.set_task_status(t.id, status, T0)
+    core.take()
+    return t.id
+
+
+def running(ctx: Ctx, agent: str, job: str, task_id: str | None, n: int = 1) -> TurnEnded:
+    """Register ``agent``'s running turn on ``task_id`` and return a well-ended TurnEnded of it."""
+    key = f"{agent}:{task_id or 'chat'}"
+    ctx.core.update_session(key, agent=agent, job=job, task=task_id)
+    ctx.core.take()
+    ctx.live.running[agent] = Running(f"{agent}:{n}", job, key, task_id)  # type: ignore[arg-type]
+    return TurnEnded(agent, f"{agent}:{n}", job, key, task_id, None, ok=True, text="done")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------- scheduling
+def test_a_tick_starts_ready_tasks_up_to_the_cap_with_free_workers_in_seat_order() -> None:
+    ctx = world(max_concurrent=2)
+    ids = [task(ctx, f"task {n}", agent=None) for n in range(3)]
+    effects = apply(ctx, Tick())
+    assert effects == [PrepareTask(ids[0], "juniper"), PrepareTask(ids[1], "kit")]
+    assert ctx.live.starting == {ids[0]: "juniper", ids[1]: "kit"}
+    assert apply(ctx, Tick()) == []  # starting ones count against the cap, and are not started twice
+
+
+def test_a_task_for_a_busy_assignee_waits_and_does_not_go_to_someone_else() -> None:
+    ctx = world()
+    running(ctx, "kit", "followup", None)
+    t = task(ctx, agent="kit")
+    assert apply(ctx, Tick()) == []
+    del ctx.live.running["kit"]
+    assert apply(ctx, Tick()) == [PrepareTask(t, "kit")]
+
+
+def test_a_prepared_task_starts_with_its_workers_turn_and_retires_superseded_worktrees() -> None:
+    ctx = world()
+    t = task(ctx, agent="kit")
+    ctx.core.put_record(Worktree(id=f"wren-{t}", repo="proj", path="/w/x", branch="b", agent="wren", task=t, base="main"))
+    ctx.live.starting[t] = "kit"
+    effects = apply(ctx, TaskPrepared(t, "kit", f"kit-{t}", "agentcraft/kit/t1", superseded=(f"wren-{t}",),
+                                      takeover="wren"))
+    assert effects[0] == RemoveWorktree(f"wren-{t}")
+    (turn,) = effects[1:]
+    assert isinstance(turn, RunTurn) and (turn.agent, turn.job, turn.task) == ("kit", "work", t)
+    assert "You take over t1 from wren" in turn.prompt
+    assert ctx.core.task(t).status == "doing" and ctx.live.starting == {}
+    assert ctx.core.record(Worktree, f"wren-{t}").state == "retiring"  # type: ignore[union-attr]
+    assert ctx.core.record(Session, f"kit:{t}").state == "running"  # type: ignore[union-attr]
+
+
+def test_failed_starts_back_off_then_block_the_task_at_the_bound() -> None:
+    ctx = world()
+    t = task(ctx, agent="kit")
+    for n in range(1, MAX_START_ATTEMPTS):
+        ctx.live.starting[t] = "kit"
+        assert apply(ctx, TaskStartFailed(t, "kit", "a folder is in the way")) == []
+        assert ctx.core.task(t).status == "todo" and not ctx.backoff.ready(t, ctx.now)
+    apply(ctx, TaskStartFailed(t, "kit", "a folder is in the way"))
+    assert ctx.core.task(t).status == "blocked"
+    assert ctx.core.task(t).blocked_reason == f"could not start after {MAX_START_ATTEMPTS} attempts: a folder is in the way"
+    assert ctx.backoff.ready(t, ctx.now)  # a retry by the user starts at once
+
+
+# ---------------------------------------------------------------------------------------------- turns
+def test_a_turn_for_a_busy_agent_is_queued_and_started_when_it_is_free() -> None:
+    ctx = world()
+    running(ctx, "kit", "work", None)
+    ctx.core.send_message("user", "kit", "hello", T0)
+    ctx.core.take()
+    assert apply(ctx, GoalSubmitted("g1")) and ctx.live.running["marlow"].job == "plan"
+    assert apply(ctx, GoalSubmitted("g1")) == []  # (the lead is busy: the goal waits)
+    assert ctx.live.pending_goals == ["g1"]
+    ended = TurnEnded("kit", "kit:1", "work", "kit:chat", None, None, ok=True)
+    effects = apply(ctx, ended)
+    (followup,) = effects
+    assert isinstance(followup, RunTurn) and followup.job == "followup" and followup.key == "kit:chat"
+
+
+def test_a_work_turn_ending_unfinished_is_nudged_once_then_reviewed() -> None:
+    ctx = world()
+    t = task(ctx, status="doing")
+    (nudge,) = apply(ctx, running(ctx, "kit", "work", t))
+    assert isinstance(nudge, RunTurn) and "You ended without finishing" in nudge.prompt
+    assert ctx.core.taskflow(t).nudged and ctx.core.task(t).status == "doing"
+    effects = apply(ctx, TurnEnded("kit", nudge.turn_id, "followup", f"kit:{t}", t, None, ok=True, text="all done"))
+    assert effects == [CheckWork(t, "kit", claims="all done")]
+    assert ctx.core.task(t).status == "review"
+    assert ctx.core.world.agents["kit"].state == "idle"
+
+
+def test_a_failed_turn_blocks_its_task_and_a_stale_end_changes_nothing() -> None:
+    ctx = world()
+    t = task(ctx, status="doing")
+    ended = running(ctx, "kit", "work", t, n=2)
+    assert apply(ctx, TurnEnded("kit", "kit:1", "work", f"kit:{t}", t, None, ok=False, error="old")) == []
+    assert ctx.core.task(t).status == "doing"  # a superseded turn's end is steering's business
+    apply(ctx, TurnEnded(ended.agent, ended.turn_id, "work", ended.key, t, None, ok=False, error="API down"))
+    assert ctx.core.task(t).status == "blocked" and ctx.core.task(t).blocked_reason == "API down"
+    assert ctx.core.world.agents["kit"].state == "error"
+    assert ctx.core.record(Session, f"kit:{t}").state == "failed"  # type: ignore[union-attr]
+
+
+def test_a_session_that_cannot_be_resumed_asks_the_user() -> None:
+    from foreman.flow.model import AskUser
+
+    ctx = world()
+    t = task(ctx, status="doing")
+    ended = running(ctx, "kit", "work", t)
+    (ask,) = apply(ctx, TurnEnded("kit", ended.turn_id, "work", ended.key, t, None, ok=False, resume_failed=True,
+                                  error="could not resume session s1"))
+    assert isinstance(ask, AskUser) and ask.about == "fresh" and ask.options == ("Start a fresh session", "Leave it blocked")
+
+
+# ---------------------------------------------------------------------------------------------- CI and review
+@pytest.mark.parametrize(("files", "error", "command", "expect"), [
+    (0, None, None, "done"),
+    (2, "its worktree /w cannot be read: gone", None, "blocked"),
+    (2, None, ("python", "-m", "unittest"), "ci"),
+    (2, None, None, "merge"),
+])
+def test_checked_work_goes_to_done_blocked_ci_or_straight_to_merge(files: int, error: str | None,
+                                                                    command: tuple[str, ...] | None, expect: str) -> None:
+    ctx = world()
+    t = task(ctx, status="review")
+    effects = apply(ctx, WorkChecked(t, "kit", files, error=error, command=command))
+    status = ctx.core.task(t).status
+    if expect == "done":
+        assert (status, effects) == ("done", [])
+    elif expect == "blocked":
+        assert status == "blocked" and effects == []
+    elif expect == "ci":
+        assert effects == [RunCi(t, "kit", command or (), started_at=T0)]  # type: ignore[arg-type]
+        assert ctx.core.record(CiRun, t).state == "running"  # type: ignore[union-attr]
+        assert ctx.core.world.agents["kit"].state == "testing"
+    else:
+        assert effects == [PrepareMerge(t, "CI no test command found")]
+
+
+def test_a_ci_failure_goes_back_to_the_worker_once_then_on_to_the_merge() -> None:
+    ctx = world()
+    t = task(ctx, status="review")
+    fail = CiFinished(t, "kit", "make test", ok=False, verdict="FAILED (exit 1)", output="test_x ... FAIL")
+    (turn,) = apply(ctx, fail)
+    assert isinstance(turn, RunTurn) and turn.job == "followup" and "test_x ... FAIL" in turn.prompt
+    assert ctx.core.task(t).status == "doing" and ctx.core.taskflow(t).ci_retried
+    assert ctx.core.record(CiRun, t).state == "failed"  # type: ignore[union-attr]
+    ctx.core.set_task_status(t, "review", T0)
+    del ctx.live.running["kit"]
+    assert apply(ctx, fail) == [PrepareMerge(t, "CI FAILED (exit 1)")]  # the second failure goes on to the user
+    feed = [f.text for f in ctx.core.world.feed]
+    assert feed.count(f"CI failed on {t}") == 2
+
+
+def test_a_timed_out_ci_says_so_and_with_lead_review_the_lead_reviews() -> None:
+    ctx = world(lead_review=True)
+    t = task(ctx, status="review")
+    ctx.core.update_taskflow(t, ci_retried=True)
+    effects = apply(ctx, CiFinished(t, "kit", "make test", ok=False, timed_out=True, verdict="timed out after 5 s"))
+    assert [type(e) for e in effects] == [PrepareReview]
+    assert f"CI timed out after 5 s on {t}" in [f.text for f in ctx.core.world.feed]
+
+
+# ---------------------------------------------------------------------------------------------- merge
+def merge_decision(ctx: Ctx, t: str) -> str:
+    record = MergeRecord(id="pending", task=t, commit="c" * 40, base="b" * 40, branch=f"agentcraft/kit/{t}")
+    apply(ctx, MergePrepared(t, "ready", worktree=f"kit-{t}", record=record, detail="+1 -0 in 1 files"))
+    (dec,) = [d for d in ctx.core.world.decisions.values() if d.kind == "merge"]
+    assert ctx.core.record(MergeRecord, dec.id).commit == "c" * 40  # type: ignore[union-attr]
+    return dec.id
+
+
+@pytest.mark.parametrize(("option", "status", "effect"), [(0, "review", LandMerge), (1, "doing", RunTurn),
+                                                          (2, "cancelled", CommitLeftovers)])
+def test_each_merge_answer_has_its_effect(option: int, status: str, effect: type) -> None:
+    ctx = world()
+    t = task(ctx, status="review")
+    did = merge_decision(ctx, t)
+    ctx.core.answer_decision(did, option, T0, text="more tests")
+    _, core_effects = ctx.core.take()
+    assert [e.kind for e in core_effects if e.kind == "merge"] == ["merge"]  # the core says: carry it out
+    effects = apply(ctx, MergeAnswered(did))
+    assert ctx.core.task(t).status == status and [type(e) for e in effects] == [effect]
+    if effect is RunTurn:
+        assert "The user requested changes on t1: more tests" in effects[0].prompt
+
+
+@pytest.mark.parametrize(("outcome", "status", "decision"), [
+    ("landed", "done", "answered"), ("conflict", "doing", "answered"), ("refused", "review", "open"),
+    ("moved", "review", "open"), ("failed", "review", "open")])
+def test_what_a_merge_came_to(outcome: str, status: str, decision: str) -> None:
+    ctx = world()
+    t = task(ctx, status="review")
+    did = merge_decision(ctx, t)
+    ctx.core.answer_decision(did, 0, T0)
+    ctx.core.take()
+    new = MergeRecord(id=did, task=t, commit="d" * 40, base="b" * 40, branch="x") if outcome == "moved" else None
+    effects = apply(ctx, MergeTried(did, outcome, reason=f"merge {outcome}", files=("a.py",), record=new))  # type: ignore[arg-type]
+    assert ctx.core.task(t).status == status and ctx.core.decision(did).status == decision
+    if outcome == "landed":
+        assert effects == [CommitLeftovers(f"kit-{t}", then_close=True)]
+    if outcome == "moved":
+        assert ctx.core.record(MergeRecord, did).commit == "d" * 40  # type: ignore[union-attr]
+    if outcome == "conflict":
+        assert "conflicts in: a.py" in effects[0].prompt
+
+
+# ---------------------------------------------------------------------------------------------- hand-off, steering
+def test_a_hand_off_holds_the_task_until_the_old_work_is_committed() -> None:
+    ctx = world()
+    t = task(ctx, status="doing")
+    assert apply(ctx, TaskHandedOff(t, "kit")) == [HandOffEffect(t, "kit")]
+    assert t in ctx.live.held and ctx.core.record(HandOff, t).pending  # type: ignore[union-attr]
+    ctx.core.set_task_status(t, "todo", T0)
+    assert apply(ctx, Tick()) == []  # held
+    assert apply(ctx, HandOffCommitted(t, "kit", f"agentcraft/kit/{t}")) == [RemoveWorktree(f"kit-{t}")]
+    assert not ctx.live.held and not ctx.core.record(HandOff, t).pending  # type: ignore[union-attr]
+    assert ctx.core.record(Worktree, f"kit-{t}").state == "retiring"  # type: ignore[union-attr]
+
+
+def test_pause_interrupts_the_session_and_cancel_commits_the_leftovers() -> None:
+    ctx = world()
+    t = task(ctx, status="doing")
+    running(ctx, "kit", "work", t)
+    assert apply(ctx, AgentAborted("kit", "pause")) == [AbortTurn("kit")]
+    assert ctx.core.record(Session, f"kit:{t}").state == "interrupted"  # type: ignore[union-attr]
+    ctx.core.cancel_task(t, T0)
+    ctx.core.take()
+    assert apply(ctx, AgentAborted("kit", "cancel")) == [CommitLeftovers(f"kit-{t}")]
+
+
+def test_an_unexpected_failure_of_a_step_blocks_only_its_task() -> None:
+    ctx = world()
+    t, other = task(ctx, status="review"), task(ctx, "other", agent="wren", status="doing")
+    apply(ctx, StepFailed("CI", t, "internal error: KeyError: 'x'"))
+    assert ctx.core.task(t).status == "blocked" and ctx.core.task(t).blocked_reason == "CI failed: internal error: KeyError: 'x'"
+    assert ctx.core.task(other).status == "doing"
+
+
+# ---------------------------------------------------------------------------------------------- restart
+def test_a_restart_resumes_sessions_and_repairs_open_states() -> None:
+    ctx = world()
+    doing, review, orphan = task(ctx, "a", status="doing"), task(ctx, "b", agent="wren", status="review"), \
+        task(ctx, "c", agent="juniper", status="doing")
+    ctx.core.update_session(f"kit:{doing}", agent="kit", job="work", task=doing, session_id="s1")
+    q = ctx.core.open_decision("question", "tabs?", ["tabs", "spaces"], T0, asked_by="kit", task=doing)
+    stray = ctx.core.open_decision("permission", "rm?", ["Allow", "Deny"], T0, asked_by="wren", task=review)
+    ctx.core.put_record(Worktree(id="kit-old", repo="proj", path="/w/old", branch="b", agent="kit", task=doing,
+                                 base="main", state="retiring", retired_at=T0))
+    ctx.core.take()
+    effects = apply(ctx, Restarted())
+    turn = next(e for e in effects if isinstance(e, RunTurn))
+    assert (turn.agent, turn.task, turn.question) == ("kit", doing, q.id)  # resumed, its question restated
+    assert ctx.core.decision(stray.id).status == "cancelled"  # nobody waits for it any more
+    assert ctx.core.task(orphan).status == "todo"  # doing without a turn goes back on the board
+    assert CheckWork(review, "wren") in effects  # review without a decision: its work is checked again
+    assert RemoveWorktree("kit-old") in effects
+
+
+def test_a_restart_carries_out_a_merge_answered_before_the_crash() -> None:
+    ctx = world()
+    t = task(ctx, status="review")
+    did = merge_decision(ctx, t)
+    ctx.core.answer_decision(did, 0, T0)
+    ctx.core.take()
+    assert LandMerge(did) in apply(ctx, Restarted())
+
+
+def test_a_restart_starts_queued_turns_and_finishes_pending_hand_offs() -> None:
+    ctx = world()
+    t = task(ctx, status="doing")
+    ctx.core.put_record(HandOff(id=t, from_agent="wren", branch="b", pending=True))
+    ctx.core.put_record(QueuedTurn(id="wren:1", agent="wren", order=1, job="followup", key="wren:chat", prompt="hi"))
+    ctx.core.take()
+    effects = apply(ctx, Restarted())
+    assert HandOffEffect(t, "wren") in effects and t in ctx.live.held
+    (turn,) = apply(ctx, Tick())
+    assert isinstance(turn, RunTurn) and (turn.agent, turn.prompt) == ("wren", "hi")
+    assert not ctx.core.records(QueuedTurn)
+
+
+# ---------------------------------------------------------------------------------------------- properties
+INPUTS = st.sampled_from(["tick", "end-ok", "end-fail", "ci-pass", "ci-fail", "checked", "merge", "land", "abort"])
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(st.lists(INPUTS, min_size=1, max_size=25))
+def test_any_order_of_inputs_keeps_the_invariants(names: list[str]) -> None:
+    """Whatever comes in, in whatever order: every running turn has a running session, no task is
+    ``doing`` without its assignee, a task is done only through a landed merge, and nothing the
+    core refuses escapes the step (the step raises on any refused change)."""
+    ctx = world()
+    t = task(ctx, status="doing")
+    for name in names:
+        run = ctx.live.running.get("kit")
+        if name == "tick":
+            inp: Any = Tick()
+        elif name in ("end-ok", "end-fail") and run is not None:
+            inp = TurnEnded("kit", run.turn_id, run.job, run.key, run.task_id, None, ok=name == "end-ok")
+        elif name in ("ci-pass", "ci-fail"):
+            inp = CiFinished(t, "kit", "make test", ok=name == "ci-pass", verdict="passed" if name == "ci-pass" else "x")
+        elif name == "checked":
+            inp = WorkChecked(t, "kit", 1, command="make test")
+        elif name == "merge":
+            opened = [d for d in ctx.core.world.decisions.values() if d.kind == "merge" and d.status == "open"]
+            if not opened:
+                continue
+            ctx.core.answer_decision(opened[0].id, 0, T0)
+            ctx.core.take()
+            inp = MergeAnswered(opened[0].id)
+        elif name == "land":
+            answered = [d for d in ctx.core.world.decisions.values() if d.kind == "merge" and d.status == "answered"]
+            if not answered:
+                continue
+            inp = MergeTried(answered[-1].id, "landed")
+        elif name == "abort":
+            inp = AgentAborted("kit", "stop")
+        else:
+            continue
+        for effect in apply(ctx, inp):
+            if isinstance(effect, PrepareTask):
+                apply(ctx, TaskPrepared(effect.task, effect.agent, f"kit-{t}", f"agentcraft/kit/{t}"))
+            if isinstance(effect, PrepareMerge) and ctx.core.task(t).status == "review":
+                record = MergeRecord(id="p", task=t, commit="c" * 40, base="b" * 40, branch="x")
+                apply(ctx, MergePrepared(t, "ready", worktree=f"kit-{t}", record=record))
+        for agent, r in ctx.live.running.items():
+            assert ctx.core.record(Session, r.key).state == "running", (agent, r)  # type: ignore[union-attr]
+        task_ = ctx.core.task(t)
+        assert task_.status != "doing" or task_.assignee is not None
+        if task_.status == "done":
+            assert "land" in names
