@@ -161,14 +161,15 @@ def steering_event(rnd: random.Random, view: View) -> dict[str, Any] | None:
 
 
 def check_decisions(rig: Rig) -> None:
-    """Every open decision belongs to an existing waiter."""
+    """Every open decision belongs to someone who carries its answer out: a merge decision to its
+    task in review (the flow carries the answer out as an input), a question or permission to a
+    live turn waiting for it."""
     conductor = rig.d.backend
     for d in rig.world.decisions.values():
         if d.status != "open":
             continue
         if d.kind == "merge":
-            waiter = conductor.waiters.get(d.id)
-            assert waiter is not None and not waiter.done(), f"merge {d.id} has no waiter"
+            assert d.task is not None and rig.world.tasks[d.task].status == "review", f"merge {d.id}: its task moved on"
             continue
         asker = rig.world.agents[d.asked_by]
         assert asker.active and not asker.paused, f"{d.id} asked by {d.asked_by}, who is not working"
