@@ -26,6 +26,7 @@ from protocol.server import SERVER_ADAPTER
 
 from . import errors
 
+
 def _default_docs_dir() -> Path:
     source = Path(__file__).resolve().parent.parent
     if (source / "pyproject.toml").exists():

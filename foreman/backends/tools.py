@@ -10,8 +10,8 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import Conflict, ForemanError, PolicyError, StateError
 from ..core.rules import PERMISSION_OPTIONS
+from ..errors import Conflict, ForemanError, PolicyError, StateError
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,18 @@ grammar nests).
 from __future__ import annotations
 
 from .context import MAX_DEPTH, Ctx, Cwds, Result
-from .words import FD, LIT, UNKNOWN, WTLIST, Arg, decode_ansi_c, decode_dq, drop_line_continuations, quote_escape, words_from_escaped
+from .words import (
+    FD,
+    LIT,
+    UNKNOWN,
+    WTLIST,
+    Arg,
+    decode_ansi_c,
+    decode_dq,
+    drop_line_continuations,
+    quote_escape,
+    words_from_escaped,
+)
 
 REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 """The tree-sitter-bash node types of a redirection."""

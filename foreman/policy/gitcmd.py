@@ -10,13 +10,12 @@ table (what is shared with the user's checkout, what is refused).
 
 from __future__ import annotations
 
-
 from .context import Result
+from .gitconfig import check_config, classify_alias
+from .gitsubs import SUBS
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
 from .words import LIT, Arg
-from .gitconfig import classify_alias, check_config
-from .gitsubs import SUBS
 
 READ_SUBS = frozenset({
     "status", "log", "show", "diff", "blame", "annotate", "rev-parse", "ls-files", "ls-tree", "cat-file",

@@ -7,14 +7,12 @@ permissions table (what is shared with the user's checkout, what is refused).
 
 from __future__ import annotations
 
-
 from .context import Result
+from .gitconfig import check_config, host_of, is_url
 from .opts import lit_text, parse_opts
 from .registry import Call
 from .walker import probe_text, run_text
 from .words import LIT, Arg
-from .gitconfig import host_of, is_url, check_config
-
 
 #: Pathspecs that name the whole worktree (discarding them discards all uncommitted work).
 _ALL_PATHS = frozenset({".", "./", ":/", ":/*", "*", ":(top)", ":(glob)**"})

@@ -41,8 +41,8 @@ from typing import Literal
 from foreman.errors import MergeRefused, RepoError
 
 from ._checkout import fast_forward_checkout, gather_all, name_files, tracked_changes, value
-from .refs import is_ancestor
 from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
+from .refs import is_ancestor
 
 logger = logging.getLogger(__name__)
 

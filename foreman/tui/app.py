@@ -76,7 +76,7 @@ def sync_table(table: DataTable, rows: Sequence[tuple[str, Sequence[str]]]) -> N
     if keys == current:
         for key, cells in rows:
             old = table.get_row(key)
-            for column, value, before in zip(columns, cells, old):
+            for column, value, before in zip(columns, cells, old, strict=False):
                 if str(before) != value:
                     table.update_cell(key, column, Text(value))
         return

@@ -22,7 +22,7 @@ from ...usage import record_turn
 from .. import prompts
 from ..tools import DaemonTools
 from ..turns import JobKind, TurnRequest, TurnResult
-from . import merge, plan, processes, records, review, restart, work
+from . import merge, plan, processes, records, restart, review, work
 from .team import LEAD, Running, team_line, title
 
 if TYPE_CHECKING:

@@ -54,9 +54,18 @@ from . import named as named_files
 from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json, complete_part
 from .cuttable import closed_table, table_function
-from .guided_text import (CUT_OFF_TEST, CUT_TABLE, SYSTEM, TABLE_FUNCTION, TEST_ASK, TEST_ASK_CLASS, TEST_HOW,
-                          TEST_HOW_EXAMPLE, adds_sentence,
-                          asked_functions)
+from .guided_text import (
+    CUT_OFF_TEST,
+    CUT_TABLE,
+    SYSTEM,
+    TABLE_FUNCTION,
+    TEST_ASK,
+    TEST_ASK_CLASS,
+    TEST_HOW,
+    TEST_HOW_EXAMPLE,
+    adds_sentence,
+    asked_functions,
+)
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
 from .symbols import defined_names, module_bindings, test_labels, used_words

@@ -186,7 +186,7 @@ def table_function(reply: str, names: tuple[str, ...], taken: set[str] | frozens
         args = node.args
         positional = [*args.posonlyargs, *args.args]
         defaulted = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
-            a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+            a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
         params = {a.arg for a in (*positional, *args.kwonlyargs)}
         read = {n.id for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
         if not set(names) <= params or set(names) & defaulted or params & {"self", "cls"} or not set(names) <= read:

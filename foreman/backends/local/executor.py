@@ -18,8 +18,23 @@ from ...errors import ForemanError
 from ..turns import log_command
 from . import commands
 from .registry import (
-    ActionBase, AskUser, CreateTask, Final, Glob, Grep, List, ListTasks, Read, ReadMemory, ReportStatus,
-    RequestMerge, Run, Search, SendMessage, UpdateTask, WriteMemory,
+    ActionBase,
+    AskUser,
+    CreateTask,
+    Final,
+    Glob,
+    Grep,
+    List,
+    ListTasks,
+    Read,
+    ReadMemory,
+    ReportStatus,
+    RequestMerge,
+    Run,
+    Search,
+    SendMessage,
+    UpdateTask,
+    WriteMemory,
 )
 from .workspace import Refused, Workspace
 

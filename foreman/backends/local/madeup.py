@@ -119,7 +119,7 @@ def _strings(node: ast.AST) -> tuple[str, ...]:
 def _row_function(func: ast.FunctionDef, deco: ast.Call, names: list[str], row: ast.expr, name: str) -> ast.FunctionDef:
     out = copy.deepcopy(func)
     out.name = name
-    out.decorator_list = [d for d, orig in zip(out.decorator_list, func.decorator_list) if orig is not deco]
+    out.decorator_list = [d for d, orig in zip(out.decorator_list, func.decorator_list, strict=True) if orig is not deco]
     out.args.args = [a for a in out.args.args if a.arg not in names]
     target: ast.expr = (ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store()) if len(names) > 1
                         else ast.Name(names[0], ast.Store()))

@@ -24,12 +24,13 @@ Pure: strings in, strings out.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import textwrap
 from dataclasses import dataclass, field
 
-from .scopes import unbound_names
 from .indentation import indent_unit, newline_of, reindent, with_newline
+from .scopes import unbound_names
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -289,7 +290,7 @@ def _insert_future(future: list[str], tree: ast.Module, docstring_end: int, line
 def _top_gap(lines: list[str], tree: ast.Module) -> int:
     """Blank lines the file puts between top-level definitions (2 unless it shows otherwise)."""
     defs = [n for n in tree.body if isinstance(n, _DEF)]
-    for prev, node in zip(defs, defs[1:]):
+    for prev, node in itertools.pairwise(defs):
         blanks = 0
         line = _start(node) - 2
         while line >= 0 and not lines[line].strip():
@@ -305,7 +306,7 @@ def _merge_import(node: ast.stmt, have: set, imports: list[ast.stmt], lines: lis
     """Record a snippet import: extend a one-line ``from`` import or return new import lines."""
     if isinstance(node, ast.ImportFrom) and module and node.level == 0 and node.module == module:
         return []  # the file importing from itself
-    missing = [a for a, key in zip(node.names, _import_keys(node)) if key not in have]
+    missing = [a for a, key in zip(node.names, _import_keys(node), strict=True) if key not in have]
     if not missing:
         return []
     have.update(_import_keys(node))
