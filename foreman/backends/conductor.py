@@ -156,8 +156,8 @@ class Conductor:
             t.cancel()
         for runner in {id(r): r for r in self.runners.values()}.values():
             await runner.close()
-        if getattr(self, "executor", None) is not None:
-            await self.executor.close()  # (made on first use by flow.turn / flow.ci)
+        if (executor := getattr(self, "executor", None)) is not None:
+            await executor.close()  # (made on first use by flow.turn / flow.ci)
 
     # ------------------------------------------------------------------ steering
     def abort(self, agent: str, reason: str, *, keep_running: bool = False) -> None:

@@ -188,13 +188,13 @@ def node_lost(c: Conductor, agent: str, job: str, key: str, task_id: str | None,
     if task_id:
         losses[task_id] = int(losses.get(task_id, 0)) + 1
         records.set_meta(c, "node_losses", losses)
-    blocked = bool(task_id) and losses[task_id] >= MAX_NODE_LOSSES
+    blocked = bool(task_id and losses[task_id] >= MAX_NODE_LOSSES)
     if not blocked and task_id and d.core.task(task_id).status in ("doing", "review"):
         text += f"; {task_id} goes back on the board and resumes from its last received commit"
         d.act(lambda core, now: core.set_task_status(task_id, "todo", now, who="foreman", reason=None))
     d.act(lambda core, now: core.feed(text, now, kind="error", agent=agent, task=task_id))
     d.act(lambda core, now: core.set_activity(agent, "idle", now, activity=f"lost {exc.node}"))
-    if blocked:
+    if blocked and task_id:
         block(c, task_id, f"its turns were lost with their nodes {losses[task_id]} times (last: {exc.node})")
     else:
         c.kick()
