@@ -94,7 +94,7 @@ def _names(call: ast.Call) -> tuple[str, ...] | None:
         names = tuple(part.strip() for part in first.value.split(",") if part.strip())  # "a, b," as pytest
     elif isinstance(first, (ast.List, ast.Tuple)) and all(
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
-        names = tuple(e.value.strip() for e in first.elts)  # type: ignore[union-attr]
+        names = tuple(e.value.strip() for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
     else:
         return None
     return names if names and all(name.isidentifier() for name in names) else None

@@ -489,14 +489,15 @@ class GuidedTask:
                     self._passing = named_files.snapshot(self.root, self.original)
                     self._kept = len(attempt.actions)
                     self._why = "not changed after one ask"
-                    target, focus = next(((rel, names) for rel in left if rel in where.targets
-                                          and (names := named_files.target_definitions(rel, where.symbols))),
-                                         (None, []))
-                    if target:  # its definitions alone, afresh (see named.target_ask)
+                    named_target, focus = next(((rel, names) for rel in left if rel in where.targets
+                                                and (names := named_files.target_definitions(rel, where.symbols))),
+                                               (None, []))
+                    if named_target:  # its definitions alone, afresh (see named.target_ask)
+                        target = named_target
                         messages[:] = [{"role": "system", "content": SYSTEM}]
                     self._repair(attempt, messages, "named file unchanged", ", ".join(left),
-                                 named_files.target_ask(self.goal, target, self._read(target) or "", focus) if target
-                                 else named_files.named_ask(left, where.targets))
+                                 named_files.target_ask(self.goal, named_target, self._read(named_target) or "", focus)
+                                 if named_target else named_files.named_ask(left, where.targets))
                     step = "named"
                     continue
                 return

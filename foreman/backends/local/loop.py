@@ -311,14 +311,14 @@ class AgentLoop:
             outcome = await self.executor.execute(action)
             if action.kind == "run":
                 self.stats.checks_s += self.clock() - began
-            if outcome.read_key is not None:
-                if outcome.read_key in self.reads:
-                    outcome = Outcome("refused", f"refused: you already read {outcome.read_key[0]} and it has not "
+            if (read_key := outcome.read_key) is not None:
+                if read_key in self.reads:
+                    outcome = Outcome("refused", f"refused: you already read {read_key[0]} and it has not "
                                                  "changed since; its content is above. Use it: edit the file, or "
                                                  "read another one.")
                     self.stats.refused += 1
                 else:
-                    self.reads.add(outcome.read_key)
+                    self.reads.add(read_key)
             if outcome.status == "committed":
                 self.stats.commits += 1
                 self.repeats.clear()

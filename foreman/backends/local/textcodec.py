@@ -313,10 +313,10 @@ class TextDecoder:
             self._state = _OUTSIDE
             self._close_block()
         else:
-            next_path = split_replace_tail(self._block) or (self._block.path, [])
+            path, path_lines = split_replace_tail(self._block) or (self._block.path, [])
             self._block.repairs.append("missing_replace_marker")
             self._close_block()
-            self._path = next_path if next_path[0] is not None else None
+            self._path = (path, path_lines) if path is not None else None
             self._open_block(list(found.repairs))
 
     def _close_block(self) -> None:
