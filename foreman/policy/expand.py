@@ -74,7 +74,7 @@ def apply_redirects(ctx: Ctx, redirects, cwds: Cwds, stdin, outputs: list | None
             for c in r.named_children:
                 words.extend(eval_word(ctx, c, cwds))
             known = all(w.kind == LIT for w in words)
-            stdin = ("text", " ".join(w.text for w in words)) if known else None
+            stdin = ("text", " ".join(w.value for w in words)) if known else None
         elif t == "heredoc_redirect":
             stdin = _heredoc(ctx, r, cwds)
     return stdin
