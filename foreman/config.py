@@ -25,12 +25,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .config_values import auto_answer as _auto_answer
+from .config_values import boolean as _bool
+from .config_values import choice as _choice
+from .config_values import comma_list as _list
+from .config_values import number as _number
+from .config_values import opt_budget as _opt_budget
+from .config_values import port as _port
+from .config_values import positive as _positive
+from .config_values import resources as _resources
+from .config_values import url as _url
+from .config_values import whole as _whole
+from .config_values import worker_names as _worker_names
+from .config_values import workers as _workers
 from .core.roster import DEFAULT_WORKER_NAMES
 from .errors import ConfigError
-from .config_values import auto_answer as _auto_answer, boolean as _bool, choice as _choice, comma_list as _list
-from .config_values import number as _number, opt_budget as _opt_budget, port as _port, positive as _positive
-from .config_values import resources as _resources, url as _url, whole as _whole, worker_names as _worker_names
-from .config_values import workers as _workers
 
 logger = logging.getLogger(__name__)
 

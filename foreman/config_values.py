@@ -147,6 +147,7 @@ def opt_budget(value: Any) -> float | None:
 
 def resources(value: Any) -> dict[str, float]:
     """Ray resources as ``name=amount`` pairs, comma-separated (``gpu_box=1,CPU=0.5``), or an object."""
+    items: list[tuple[Any, ...]]
     if isinstance(value, dict):
         items = list(value.items())
     else:

@@ -22,17 +22,17 @@ import protocol
 from protocol import Decision, Hello, Repo
 
 from . import __version__, runtime
+from .budget import is_budget_decision
 from .config import Settings
 from .core.core import Core
 from .core.records import MergeRecord, Worktree
 from .core.world import RECENT_LOGS, Effect
 from .errors import ConfigError, ForemanError, NotFound, StateError
+from .instructions import root_files as instruction_files
 from .memory import Memory
 from .notifier import Notifier
 from .server import WebSocketServer
 from .store import Store
-from .budget import is_budget_decision
-from .instructions import root_files as instruction_files
 from .usage import usage_status
 
 logger = logging.getLogger(__name__)

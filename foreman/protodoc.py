@@ -26,6 +26,7 @@ from protocol.server import SERVER_ADAPTER
 
 from . import errors
 
+
 def _default_docs_dir() -> Path:
     source = Path(__file__).resolve().parent.parent
     if (source / "pyproject.toml").exists():
@@ -262,7 +263,7 @@ def _union_models(annotated: Any) -> list[type[BaseModel]]:
 
 def _error_codes() -> list[tuple[str, str]]:
     codes: dict[str, str] = {}
-    stack: list[type] = [errors.ForemanError]
+    stack: list[type[errors.ForemanError]] = [errors.ForemanError]
     while stack:
         cls = stack.pop(0)
         if cls.__module__ == errors.__name__:
@@ -288,7 +289,7 @@ def build_markdown(schema: dict[str, Any]) -> str:
     defs = schema["$defs"]
     client = _union_models(protocol.ClientMessage)
     server = _union_models(protocol.ServerMessage)
-    entities = [protocol.Agent, protocol.Goal, protocol.Task, protocol.TaskEvent, protocol.Decision, protocol.DecisionAnswer,
+    entities: list[type[BaseModel]] = [protocol.Agent, protocol.Goal, protocol.Task, protocol.TaskEvent, protocol.Decision, protocol.DecisionAnswer,
                 protocol.Repo, protocol.Message, protocol.FeedItem, protocol.LogLine, protocol.Status, protocol.Diff,
                 protocol.DiffFile, protocol.DiffHunk, protocol.DiffLine, protocol.MemoryNote, protocol.Risk, protocol.Usage]
     out = [

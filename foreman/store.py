@@ -25,6 +25,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
+from pydantic import BaseModel
+
 from protocol import Agent, Decision, FeedItem, Goal, LogLine, Message, Repo, Task
 
 from .core.records import OLD_META_KEYS, RECORD_MODELS, from_meta
@@ -47,8 +49,8 @@ LOG_ROTATE_BYTES = 8 * 1024 * 1024
 KEEP_APPENDS = 5_000
 """Feed items and messages kept on disk per kind (older ones are pruned at start-up)."""
 
-ENTITY_MODELS: dict[str, type] = {"agent": Agent, "goal": Goal, "task": Task, "decision": Decision, "repo": Repo}
-APPEND_MODELS: dict[str, type] = {"feed": FeedItem, "message": Message}
+ENTITY_MODELS: dict[str, type[BaseModel]] = {"agent": Agent, "goal": Goal, "task": Task, "decision": Decision, "repo": Repo}
+APPEND_MODELS: dict[str, type[BaseModel]] = {"feed": FeedItem, "message": Message}
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -162,7 +164,9 @@ class Store:
                 continue
             world.entities(kind)[key] = model.model_validate_json(text)
             self.encoded[(kind, key)] = text
-        for kind, limit, target in (("feed", RECENT_FEED, world.feed), ("message", RECENT_MESSAGES, world.messages)):
+        appends: tuple[tuple[str, int, deque[Any]], ...] = (
+            ("feed", RECENT_FEED, world.feed), ("message", RECENT_MESSAGES, world.messages))
+        for kind, limit, target in appends:
             rows = self._db.execute(
                 "SELECT json FROM appends WHERE kind=? ORDER BY id DESC LIMIT ?", (kind, limit)
             ).fetchall()

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from pydantic import BaseModel
+
 from protocol import Agent, Goal, Task, Usage
 
 from .core.usage import day_usage, minus
@@ -69,7 +71,7 @@ def read_report(profile_dir: Path) -> UsageReport:
     except sqlite3.Error as exc:
         raise ForemanError(f"cannot read {db_path}: {exc}") from None
     report = UsageReport()
-    models = {"agent": (Agent, report.agents), "task": (Task, report.tasks), "goal": (Goal, report.goals)}
+    models: dict[str, tuple[type[BaseModel], list[Any]]] = {"agent": (Agent, report.agents), "task": (Task, report.tasks), "goal": (Goal, report.goals)}
     for kind, text in rows:
         model, into = models[kind]
         into.append(model.model_validate_json(text))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
@@ -24,6 +26,6 @@ class WireModel(BaseModel):
         validate_assignment=False,
     )
 
-    def wire(self) -> dict:
+    def wire(self) -> dict[str, Any]:
         """Return the JSON-ready dict of this model (camelCase keys, no ``None`` pruning)."""
         return self.model_dump(mode="json", by_alias=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .client import CLIENT_ADAPTER, ClientMessage
 from .server import SERVER_ADAPTER, ServerMessage
@@ -96,6 +96,6 @@ def decode_server(frame: str | bytes) -> ServerMessage:
     return SERVER_ADAPTER.validate_json(frame)
 
 
-def encode(message: Any) -> str:
+def encode(message: BaseModel) -> str:
     """Encode a wire model as compact camelCase JSON text."""
     return message.model_dump_json(by_alias=True)

@@ -53,7 +53,7 @@ class AgentRules(CoreBase):
                 return old
             agent = old.model_copy(update=update)
         else:
-            agent = Agent(name=name, title=title or name.capitalize(), active=active, **update)  # type: ignore[arg-type]
+            agent = Agent(name=name, title=title or name.capitalize(), active=active, **update)
         self._upsert("agent", agent)
         if old is None and not active and role == "worker":
             off = list(self.world.meta.get("off_roster", []))

@@ -5,7 +5,7 @@ feed and agent logs. The rules themselves live in the mixins :mod:`.agents`, :mo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol import Agent, Decision, FeedItem, Goal, LogLine, Repo, Task
 
@@ -24,6 +24,11 @@ class CoreBase:
         self.world = world if world is not None else World()
         self._changes: list[Change] = []
         self._effects: list[Effect] = []
+
+    if TYPE_CHECKING:  # the rules one mixin calls on another (defined in agents.py, tasks.py, decisions.py)
+        def set_agent_work(self, name: str, *, task: str | None, worktree: str | None) -> Agent: ...
+        def _put_task(self, task: Task, now: float, who: str, what: str, **update: Any) -> Task: ...
+        def _close_decision(self, d: Decision, now: float, reason: str) -> Decision: ...
 
     # ----------------------------------------------------------------- plumbing
     def take(self) -> tuple[list[Change], list[Effect]]:
@@ -44,9 +49,10 @@ class CoreBase:
 
     def _next(self, name: str) -> int:
         counters = dict(self.world.meta.get("counters", {}))
-        counters[name] = int(counters.get(name, 0)) + 1
+        number = int(counters.get(name, 0)) + 1
+        counters[name] = number
         self._emit(Change("meta", "meta", counters, key="counters"))
-        return counters[name]
+        return number
 
     def next_number(self, name: str) -> int:
         """Hand out the next number of counter ``name`` (1, 2, ...; never reused, stored in meta ``counters``)."""

@@ -40,7 +40,7 @@ class DecisionRules(CoreBase):
         if goal is not None:
             self.goal(goal)
         d = Decision(
-            id=f"d{self._next('decision')}", kind=kind, prompt=prompt, options=options, asked_by=asked_by,  # type: ignore[arg-type]
+            id=f"d{self._next('decision')}", kind=kind, prompt=prompt, options=options, asked_by=asked_by,
             task=task, goal=goal or (self.world.tasks[task].goal if task else None), worktree=worktree, detail=detail,
             created_at=now, risks=list(risks),
         )

@@ -193,8 +193,8 @@ def roster(workers: list[str], worker_names: list[str] | tuple[str, ...]) -> Ros
         raise ValueError(f"unknown worker {unknown[0]!r}: give a team size (a number, 1 to {MAX_WORKERS}), or "
                          f"names: a named worker or one from the worker names list ({known}), or add it to "
                          "workerNames (--worker-names)")
-    extra = tuple(n for n in pool if n in workers)
-    return Roster(NAMED_WORKERS + extra, tuple(workers))
+    picked = tuple(n for n in pool if n in workers)
+    return Roster(NAMED_WORKERS + picked, tuple(workers))
 
 
 def describe(on_shift: list[str] | tuple[str, ...], off_shift: list[str] | tuple[str, ...] = ()) -> str:

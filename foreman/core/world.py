@@ -84,13 +84,14 @@ class World:
 
     def entities(self, kind: str) -> dict[str, Any]:
         """Return the dict of entities of ``kind`` (``agent``, ``goal``, ``task``, ``decision``, ``repo``)."""
-        return {
+        kinds: dict[str, dict[str, Any]] = {
             "agent": self.agents,
             "goal": self.goals,
             "task": self.tasks,
             "decision": self.decisions,
             "repo": self.repos,
-        }[kind]
+        }
+        return kinds[kind]
 
     def apply(self, change: Change) -> None:
         """Apply one change (used when loading from the store and by the core itself)."""

@@ -67,12 +67,26 @@ class NodeLost(BackendError):
         self.why = why
 
 
+class ExecutorTools(AgentTools, Protocol):
+    """The tools the flow hands an executor with a turn (:class:`~foreman.backends.tools.DaemonTools`):
+    the runner's :class:`~foreman.backends.turns.AgentTools`, and the agent's messages left unread
+    until a remote turn's node confirms its runner took them."""
+
+    def pending(self) -> list[tuple[int, str]]:
+        """The agent's unread messages as ``(message id, "from: text")``, left unread."""
+        ...
+
+    def mark_read(self, ids: list[int]) -> None:
+        """Mark the messages ``ids`` read."""
+        ...
+
+
 class Executor(Protocol):
     """Runs turns and CI runs for the conductor (the seam between the flow and where work happens)."""
 
     name: str
 
-    async def run_turn(self, runner: Any, request: TurnRequest, tools: AgentTools, place: Place | None) -> TurnResult:
+    async def run_turn(self, runner: Any, request: TurnRequest, tools: ExecutorTools, place: Place | None) -> TurnResult:
         """Run one turn with ``runner`` (the agent's :class:`~foreman.backends.turns.TurnRunner`).
 
         ``place`` is the task's worktree for a worker's task turn, None otherwise. Same contract
@@ -109,7 +123,7 @@ class LocalExecutor:
 
     name = "local"
 
-    async def run_turn(self, runner: Any, request: TurnRequest, tools: AgentTools, place: Place | None) -> TurnResult:
+    async def run_turn(self, runner: Any, request: TurnRequest, tools: ExecutorTools, place: Place | None) -> TurnResult:
         """Run the turn with the agent's runner here (``place`` is not needed: ``request.cwd`` is the
         worktree); a task turn says on the agent entity that it runs on the daemon's machine."""
         if place is not None and callable(placed := getattr(tools, "placed", None)):

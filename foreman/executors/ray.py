@@ -31,7 +31,7 @@ from .. import procs
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ForemanError
 from ..repos import rev_parse
-from . import RAY_TOKEN_HINT, LocalExecutor, NodeLost, Place, bundles, ray_head_unreachable
+from . import RAY_TOKEN_HINT, ExecutorTools, LocalExecutor, NodeLost, Place, bundles, ray_head_unreachable
 from .node import NodeWorker, portable
 
 logger = logging.getLogger(__name__)
@@ -217,7 +217,7 @@ class RayExecutor:
             raise NodeLost(w.label, _why(exc)) from exc
 
     # ------------------------------------------------------------------ the Executor contract
-    async def run_turn(self, runner: Any, request: TurnRequest, tools: AgentTools, place: Place | None) -> TurnResult:
+    async def run_turn(self, runner: Any, request: TurnRequest, tools: ExecutorTools, place: Place | None) -> TurnResult:
         """Run a worker's task turn on its actor (any other turn locally). Raises NodeLost."""
         if place is None:
             return await self.local.run_turn(runner, request, tools, place)
@@ -229,7 +229,7 @@ class RayExecutor:
                 "system": request.system, "session_id": request.session_id, "task": place.task, "goal": request.goal,
                 "model": request.model, "max_turns": request.max_turns, "branch": place.branch,
                 "env": {k: v for k, v in request.env.items() if k == procs.MARKER_ENV}}
-        record = {"what": "turn", "agent": agent, "task": place.task, "turn": request.turn_id,
+        record: dict[str, Any] = {"what": "turn", "agent": agent, "task": place.task, "turn": request.turn_id,
                   "node_id": w.node.get("node_id"), "bytes_out": len(ship["bundle"] or b"") + len(ship["wip"]),
                   "bytes_in": 0, "started": time.monotonic()}
         self.placements.append(record)
@@ -312,7 +312,8 @@ class RayExecutor:
 
     async def _answer(self, w: _Worker, tools: AgentTools, ev: dict[str, Any], node_wt: str, here: str) -> None:
         """Decide an ``ask`` in the daemon (policy, user, core) and send the answer to the waiting node."""
-        ok, value = True, None
+        ok = True
+        value: Any = None
         try:
             if ev["what"] == "call":
                 # (the node adds the messages it holds and confirms them: none taken here)
@@ -341,7 +342,7 @@ class RayExecutor:
         ship = await self._outgoing(w, place)
         spec = {"task": place.task, "agent": agent, "branch": place.branch, "command": command, "timeout": timeout,
                 "sandbox": sandbox, "env": {k: v for k, v in env.items() if k == procs.MARKER_ENV}}
-        record = {"what": "ci", "agent": agent, "task": place.task, "node_id": w.node.get("node_id"),
+        record: dict[str, Any] = {"what": "ci", "agent": agent, "task": place.task, "node_id": w.node.get("node_id"),
                   "bytes_out": len(ship["bundle"] or b"") + len(ship["wip"]), "bytes_in": 0, "started": time.monotonic()}
         self.placements.append(record)
         run = asyncio.ensure_future(_wait(w.handle.run_ci.remote(spec, ship)))

@@ -10,8 +10,8 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import Conflict, ForemanError, PolicyError, StateError
 from ..core.rules import PERMISSION_OPTIONS
+from ..errors import Conflict, ForemanError, PolicyError, StateError
 
 logger = logging.getLogger(__name__)
 
@@ -206,7 +206,8 @@ class DaemonTools:
         options = [str(o) for o in a.get("options") or []] or ["Yes", "No"]
         prev = self.d.core.agent(self.agent)
         self.activity("waiting_user", "waiting for your answer")
-        opened = (lambda dec: self.on_question(dec.id)) if self.on_question is not None else None
+        on_question = self.on_question
+        opened = (lambda dec: on_question(dec.id)) if on_question is not None else None
         d = await self.d.ask("question", str(a.get("question", "")), options, asked_by=self.agent, task=self.task,
                              goal=self.goal if not self.task else None, on_open=opened)
         self.activity(prev.state if prev.state != "waiting_user" else "thinking", prev.activity)

@@ -9,7 +9,6 @@ import sys
 
 from .api import classify_command
 
-
 #: Exit status of ``foreman policy`` per outcome (2 is a usage error, as argparse gives).
 EXIT_CODES = {"allow": 0, "deny": 1, "ask": 3}
 

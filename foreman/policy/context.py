@@ -135,9 +135,9 @@ class Ctx:
         """Remember the static text (``out`` is a :class:`Result` ``out``) written to ``arg``."""
         if arg.kind != LIT or arg.glob or out is None or out[0] not in ("text", "dyntext"):
             return
-        keys = [self.resolve(cwd, arg.text) for cwd in cwds or ("/",)] if arg.text.startswith("/") or cwds else []
-        if not arg.text.startswith("/"):
-            keys.append("\0" + posixpath.normpath(arg.text))  # also by name: the directory may be unknown later
+        keys = [self.resolve(cwd, arg.value) for cwd in cwds or ("/",)] if arg.value.startswith("/") or cwds else []
+        if not arg.value.startswith("/"):
+            keys.append("\0" + posixpath.normpath(arg.value))  # also by name: the directory may be unknown later
         for key in keys:
             texts = self.written.setdefault(key, [])
             if len(texts) < 8:
@@ -148,11 +148,11 @@ class Ctx:
         if not self.written or arg.kind != LIT or arg.glob:
             return []
         out: list[str] = []
-        if arg.text.startswith("/") or cwds:
+        if arg.value.startswith("/") or cwds:
             for cwd in cwds or ("/",):
-                out.extend(self.written.get(self.resolve(cwd, arg.text), ()))
-        if not arg.text.startswith("/"):
-            out.extend(t for t in self.written.get("\0" + posixpath.normpath(arg.text), ()) if t not in out)
+                out.extend(self.written.get(self.resolve(cwd, arg.value), ()))
+        if not arg.value.startswith("/"):
+            out.extend(t for t in self.written.get("\0" + posixpath.normpath(arg.value), ()) if t not in out)
         return out
 
     # ---- paths ----------------------------------------------------------------------------

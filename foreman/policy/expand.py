@@ -10,7 +10,18 @@ grammar nests).
 from __future__ import annotations
 
 from .context import MAX_DEPTH, Ctx, Cwds, Result
-from .words import FD, LIT, UNKNOWN, WTLIST, Arg, decode_ansi_c, decode_dq, drop_line_continuations, quote_escape, words_from_escaped
+from .words import (
+    FD,
+    LIT,
+    UNKNOWN,
+    WTLIST,
+    Arg,
+    decode_ansi_c,
+    decode_dq,
+    drop_line_continuations,
+    quote_escape,
+    words_from_escaped,
+)
 
 REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 """The tree-sitter-bash node types of a redirection."""
@@ -63,7 +74,7 @@ def apply_redirects(ctx: Ctx, redirects, cwds: Cwds, stdin, outputs: list | None
             for c in r.named_children:
                 words.extend(eval_word(ctx, c, cwds))
             known = all(w.kind == LIT for w in words)
-            stdin = ("text", " ".join(w.text for w in words)) if known else None
+            stdin = ("text", " ".join(w.value for w in words)) if known else None
         elif t == "heredoc_redirect":
             stdin = _heredoc(ctx, r, cwds)
     return stdin

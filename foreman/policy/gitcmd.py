@@ -10,13 +10,12 @@ table (what is shared with the user's checkout, what is refused).
 
 from __future__ import annotations
 
-
 from .context import Result
+from .gitconfig import check_config, classify_alias
+from .gitsubs import SUBS
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
 from .words import LIT, Arg
-from .gitconfig import classify_alias, check_config
-from .gitsubs import SUBS
 
 READ_SUBS = frozenset({
     "status", "log", "show", "diff", "blame", "annotate", "rev-parse", "ls-files", "ls-tree", "cat-file",
@@ -61,8 +60,8 @@ def _git(c: Call):
             if d is None or d.kind != LIT:
                 c.exact("git -C goes to a directory that cannot be checked")
                 cwds = None
-            elif cwds is not None or d.text.startswith("/"):
-                cwds = tuple(c.ctx.resolve(x, d.text) for x in (cwds or ("/",)))
+            elif cwds is not None or d.value.startswith("/"):
+                cwds = tuple(c.ctx.resolve(x, d.value) for x in (cwds or ("/",)))
             continue
         if t == "-c" or (t.startswith("-c") and len(t) > 2):
             v = Arg(LIT, t[2:], False, t) if len(t) > 2 else (args[i + 1] if i + 1 < len(args) else None)
@@ -75,12 +74,12 @@ def _git(c: Call):
             check_config(c, key, value if eq2 else "true", "git -c", aliases)
             continue
         if name == "--config-env":
-            v = val if eq else (lit_text(args[i + 1]) if i + 1 < len(args) else None)
+            setting = val if eq else (lit_text(args[i + 1]) if i + 1 < len(args) else None)
             i += 1 if eq else 2
-            if v is None:
+            if setting is None:
                 c.deny("git --config-env gets its setting from a variable")
                 continue
-            check_config(c, v.split("=", 1)[0], None, "git --config-env", aliases)
+            check_config(c, setting.split("=", 1)[0], None, "git --config-env", aliases)
             continue
         if name in ("--git-dir", "--work-tree", "--namespace", "--super-prefix", "--attr-source"):
             other_repo = True
@@ -99,7 +98,7 @@ def _git(c: Call):
         return None
     if not other_repo and not c.ctx.cwds_inside(cwds):
         c.exact("git runs outside the worktree, on another repository")
-    sub = args[i].text
+    sub = args[i].value
     rest = args[i + 1:]
     gc = Call(c.ctx, "git " + sub, rest, cwds, c.stdin)
     if sub in aliases:

@@ -7,14 +7,12 @@ permissions table (what is shared with the user's checkout, what is refused).
 
 from __future__ import annotations
 
-
 from .context import Result
+from .gitconfig import check_config, host_of, is_url
 from .opts import lit_text, parse_opts
 from .registry import Call
 from .walker import probe_text, run_text
 from .words import LIT, Arg
-from .gitconfig import host_of, is_url, check_config
-
 
 #: Pathspecs that name the whole worktree (discarding them discards all uncommitted work).
 _ALL_PATHS = frozenset({".", "./", ":/", ":/*", "*", ":(top)", ":(glob)**"})
@@ -126,7 +124,7 @@ def _rebase(c: Call):
         if v.kind != LIT:
             c.exact("git rebase -x runs a command from a variable")
         else:
-            run_text(c.ctx, v.text, c.cwds, None, "git rebase -x")
+            run_text(c.ctx, v.value, c.cwds, None, "git rebase -x")
     if p.has("--update-refs"):
         c.action("git rebase --update-refs", "git rebase --update-refs moves other branches")
     if not p.has("--continue", "--abort", "--skip", "--quit", "--show-current-patch"):
@@ -246,7 +244,7 @@ def _submodule(c: Call):
         if any(w.kind != LIT for w in words):
             c.exact("git submodule foreach runs a command from a variable")
             return None
-        return Result(c.cwds, run_text(c.ctx, " ".join(w.text for w in words), c.cwds, None, "git submodule foreach").out)
+        return Result(c.cwds, run_text(c.ctx, " ".join(w.value for w in words), c.cwds, None, "git submodule foreach").out)
     c.action(f"git submodule {first}", f"git submodule {first} changes submodules shared with your checkout")
     c.mutate("git submodule")
     return None
@@ -261,7 +259,7 @@ def _filter_branch(c: Call):
             if v is None or v.kind != LIT:
                 c.exact(f"git filter-branch {f} runs a command from a variable")
             else:
-                run_text(c.ctx, v.text, c.cwds, None, f"git filter-branch {f}")
+                run_text(c.ctx, v.value, c.cwds, None, f"git filter-branch {f}")
     for v in p.values("-d"):
         c.write(v, tree=True)
     c.action("git filter-branch", "git filter-branch rewrites history shared with your checkout")
@@ -276,8 +274,8 @@ def _difftool(c: Call):
         if v.kind != LIT:
             c.exact("git difftool -x runs a command from a variable")
         else:
-            run_text(c.ctx, v.text + " a b", c.cwds, None, "git difftool -x")
-            probe_text(c.ctx, v.text, c.cwds, "git difftool -x")
+            run_text(c.ctx, v.value + " a b", c.cwds, None, "git difftool -x")
+            probe_text(c.ctx, v.value, c.cwds, "git difftool -x")
     if not cmds or p.has("-g", "--gui", "-t", "--tool"):
         c.exact("git difftool starts a configured diff program")
     return None
@@ -406,8 +404,8 @@ def _ref_key(c: Call, action: str, refs: list[Arg], what: str) -> None:
     A key never covers another ref or another action; a ref that is a protected branch (the
     base branch the Foreman merges into) or a name from a variable asks for the exact command.
     """
-    names = [lit_text(r) for r in refs]
-    if not names or None in names:
+    names = [n for r in refs if (n := lit_text(r)) is not None]
+    if not names or len(names) < len(refs):
         c.exact(f"{what} a ref named by a variable or from its input")
     elif any(c.ctx.protected_ref(n) for n in names):
         c.exact(f"{what} the base branch, which only an approved merge may move")

@@ -58,7 +58,7 @@ def _script(c: Call):
         if v.kind != LIT:
             c.exact("script -c runs a command from a variable")
         else:
-            run_text(c.ctx, v.text, c.cwds, c.stdin, "script -c")
+            run_text(c.ctx, v.value, c.cwds, c.stdin, "script -c")
     return None
 
 
@@ -94,7 +94,7 @@ def _su(c: Call):
     login = p.has("-l", "--login") or any(lit_text(a) == "-" for a in c.args)
     for v in p.values("-c", "--command", "--session-command"):
         if v.kind == LIT:
-            run_text(c.ctx, v.text, None if login else c.cwds, c.stdin, "su -c")
+            run_text(c.ctx, v.value, None if login else c.cwds, c.stdin, "su -c")
     return None
 
 
@@ -115,7 +115,7 @@ def _parallel(c: Call):
         values = words[seps[0] + 1:end][:8]
     if not template:
         template = [Arg(UNKNOWN, None, False, "parallel input")]
-    base = " ".join(w.text if w.kind == LIT else '"$PARALLEL_INPUT"' for w in template)
+    base = " ".join(w.value if w.kind == LIT else '"$PARALLEL_INPUT"' for w in template)
     probe_text(c.ctx, base.replace("{}", '"$PARALLEL_INPUT"'), c.cwds, c.name)
     for v in values or [Arg(UNKNOWN, None, False, "parallel input")]:
         item = _quote(v) if v.kind == LIT else '"$PARALLEL_INPUT"'
@@ -186,7 +186,7 @@ def _coproc(c: Call):
     words = list(c.args)
     for i, w in enumerate(words[:2]):
         if lit_text(w) in ("{", "("):
-            inner = [x.text if x.kind == LIT else x.src for x in words[i + 1:]]
+            inner = [x.value if x.kind == LIT else x.src for x in words[i + 1:]]
             c.exact("coproc runs a compound command")
             run_text(c.ctx, " ".join(inner).rstrip("})"), c.cwds, None, "coproc")
             return None

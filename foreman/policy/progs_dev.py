@@ -22,7 +22,7 @@ def _operand_paths(c: Call, args: list[Arg]) -> None:
         if a.kind != LIT:
             c.read(a)
             continue
-        t = a.text
+        t = a.value
         if t.startswith("-"):
             if "=" in t:
                 val = t.split("=", 1)[1]
@@ -171,7 +171,7 @@ def _make(c: Call):
         if lit_text(v) is None or cwds is None:
             cwds = None
         else:
-            cwds = tuple(c.ctx.resolve(x, v.text) for x in cwds)
+            cwds = tuple(c.ctx.resolve(x, v.value) for x in cwds)
     if p.has("--eval"):
         c.exact("make --eval runs make code given on the command line")
     for v in p.values("-f", "--file", "--makefile"):
@@ -254,7 +254,7 @@ def inline_code(c: Call, code: Arg | None, lang: str) -> None:
             break
     if code is None or code.kind != LIT:
         return
-    probe_strings(c, code.text, f"{c.name} code")
+    probe_strings(c, code.value, f"{c.name} code")
 
 
 def probe_strings(c: Call, code: str, what: str) -> None:

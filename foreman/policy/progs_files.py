@@ -66,11 +66,11 @@ def _echo(c: Call):
     interpret = False
     args = list(c.args)
     while args and lit_text(args[0]) in ("-n", "-e", "-E", "-ne", "-en"):
-        interpret = "e" in args.pop(0).text or interpret
+        interpret = "e" in args.pop(0).value or interpret
     for a in args:
         if a.kind != LIT:
             return Result(c.cwds, None)
-        words.append(a.text)
+        words.append(a.value)
     text = " ".join(words)
     if interpret:
         from .words import decode_ansi_c
@@ -84,13 +84,13 @@ def _printf(c: Call):
     if args and lit_text(args[0]) == "-v":
         from . import envvars
         if len(args) > 1 and lit_text(args[1]):
-            envvars.check_name(c.ctx, args[1].text.split("[")[0], "statement", "printf -v sets")
+            envvars.check_name(c.ctx, args[1].value.split("[")[0], "statement", "printf -v sets")
         args = args[2:]
     if not args or any(a.kind != LIT for a in args):
         return Result(c.cwds, None)
     from .words import decode_ansi_c
-    fmt = decode_ansi_c(args[0].text)
-    rest = [a.text for a in args[1:]]
+    fmt = decode_ansi_c(args[0].value)
+    rest = [a.value for a in args[1:]]
     if "%" not in fmt:
         return Result(c.cwds, ("text", fmt))
     text = fmt
@@ -130,7 +130,7 @@ def _read(c: Call):
         if a.kind != LIT:
             c.exact(f"{c.name} sets a variable named by a variable")
         else:
-            envvars.check_name(c.ctx, a.text, "statement", f"{c.name} sets")
+            envvars.check_name(c.ctx, a.value, "statement", f"{c.name} sets")
     return None
 
 
@@ -374,7 +374,7 @@ def _copy(c: Call):
         if c.name == "mv":
             c.write(src, tree=True, delete=True)
         elif c.name == "ln":
-            if p.has("-s", "--symbolic") and src.kind == LIT and not src.text.startswith("/"):
+            if p.has("-s", "--symbolic") and src.kind == LIT and not src.value.startswith("/"):
                 # A relative link target is resolved from the link's directory.
                 base = lit_text(targets[0]) if targets else "."
                 if base and not base.endswith("/") and len(targets) == 1 and len(ops) == 1:
@@ -446,7 +446,7 @@ def _mktemp(c: Call):
     if p.has("-t") or p.has("--tmpdir") and not p.values("--tmpdir"):
         return None
     for a in p.operands:
-        if lit_text(a) and "/" in a.text:
+        if lit_text(a) and "/" in a.value:
             c.write(a)
     return None
 
@@ -459,8 +459,8 @@ _TAR_EXACT = ("--to-command", "--use-compress-program", "-I", "--checkpoint-acti
 @handles("tar")
 def _tar(c: Call):
     args = list(c.args)
-    if args and lit_text(args[0]) and not args[0].text.startswith("-"):
-        args[0] = Arg(LIT, "-" + args[0].text, False, args[0].src)
+    if args and lit_text(args[0]) and not args[0].value.startswith("-"):
+        args[0] = Arg(LIT, "-" + args[0].value, False, args[0].src)
     p = parse_opts(args, "fCIFTXbHKNgV", {"--file", "--directory", "--use-compress-program", "--to-command",
                                           "--checkpoint-action", "--info-script", "--new-volume-script",
                                           "--rsh-command", "--rmt-command", "--files-from", "--exclude-from",

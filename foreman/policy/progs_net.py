@@ -56,7 +56,7 @@ def _curl(c: Call):
         c.write(Arg.lit("."))
     if c.name == "wget" and not p.values("-O", "--output-document") and not p.has("--spider"):
         c.write(Arg.lit("."))
-    hosts = []
+    hosts: list[str] = []
     for a in p.operands:
         t = lit_text(a)
         if t is None:
@@ -94,7 +94,7 @@ def _ssh(c: Call):
     c.ctx.ask(f"Bash:net:{c.name}:{host}", f"{c.name} connects to {host}", network=True)
     remote = p.rest[1:]
     if remote and all(a.kind == LIT for a in remote):
-        probe_text(c.ctx, " ".join(a.text for a in remote), None, f"a command run on {host}")
+        probe_text(c.ctx, " ".join(a.value for a in remote), None, f"a command run on {host}")
     elif remote:
         c.exact(f"{c.name} runs a remote command built from variables")
     return None
@@ -134,8 +134,9 @@ def _scp(c: Call):
 def _net_tool(c: Call):
     if c.name in ("gh", "glab", "hub", "docker", "podman", "kubectl", "aws", "gcloud", "az", "helm", "terraform",
                   "heroku", "vercel", "netlify", "fly", "flyctl"):
-        words = [lit_text(a) for a in c.args if not (lit_text(a) or "-").startswith("-")][:2]
-        if None in words or not words:
+        picked = [lit_text(a) for a in c.args if not (lit_text(a) or "-").startswith("-")][:2]
+        words = [w for w in picked if w is not None]
+        if len(words) < len(picked) or not words:
             c.exact(f"{c.name} runs a subcommand that cannot be checked")
             return None
         if c.name in ("gh", "glab", "hub") and words[:1] == ["api"]:

@@ -133,7 +133,7 @@ def _npx(c: Call):
         if v.kind != LIT:
             c.exact("npx -c runs a command from a variable")
         else:
-            run_text(c.ctx, v.text, c.cwds, c.stdin, "npx -c")
+            run_text(c.ctx, v.value, c.cwds, c.stdin, "npx -c")
     words = p.rest or p.operands
     if p.has("-p", "--package"):
         c.exact("npx --package installs a package to run")

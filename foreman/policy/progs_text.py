@@ -7,6 +7,7 @@ from .progs_dev import inline_code
 from .registry import Call, handles
 from .walker import probe_text
 
+
 @handles("awk", "gawk", "mawk", "nawk")
 def _awk(c: Call):
     p = parse_opts(c.args, "fFvW", {"--file", "--field-separator", "--assign", "--include", "--load", "--source"})

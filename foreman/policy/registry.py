@@ -141,7 +141,7 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
         _disguised(ctx, argv, cwds)
         ctx.exact("the program name comes from a variable or substitution")
         return Result(cwds)
-    name = prog.text
+    name = prog.value
     if "/" in name:
         directory, base = posixpath.split(name)
         if directory in SYSTEM_BIN and base:
@@ -162,7 +162,7 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
                 # A copy of a known program (./git, /tmp/x/git): what that program would refuse
                 # (a push) is refused here too.
                 from .walker import probe_text
-                words = [base] + ["'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"'
+                words = [base] + ["'" + a.value.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"'
                                   for a in argv[1:]]
                 probe_text(ctx, " ".join(words), cwds, f"the program {name}")
             return Result(cwds)
@@ -170,7 +170,7 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
         # An alias defined earlier on the line (bash expands them only when expand_aliases is
         # on): what the expansion would refuse is refused.
         from .walker import probe_text
-        rest = " ".join("'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"' for a in argv[1:])
+        rest = " ".join("'" + a.value.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"' for a in argv[1:])
         probe_text(ctx, ctx.aliases[name] + " " + rest, cwds, f"the alias {name}")
     if name in ctx.functions:
         from .walker import call_function
@@ -229,10 +229,11 @@ def _disguised(ctx: Ctx, argv: list[Arg], cwds: Cwds) -> None:
         ctx.deny("a program named by a variable or substitution is given 'push'")
         return
     prog = argv[0]
-    if prog.data is not None:
-        rest = " ".join("'" + a.text.replace("'", "'\\''") + "'" if a.kind == LIT else static_text(a) or '"$x"'
+    prog_text = static_text(prog)  # (not None when it has data: the known output of a substitution)
+    if prog.data is not None and prog_text is not None:
+        rest = " ".join("'" + a.value.replace("'", "'\\''") + "'" if a.kind == LIT else static_text(a) or '"$x"'
                         for a in argv[1:])
-        probe_text(ctx, static_text(prog) + " " + rest, cwds, "a program name built by a substitution")
+        probe_text(ctx, prog_text + " " + rest, cwds, "a program name built by a substitution")
     text = " ".join(a.src for a in argv)
     for ifs in _IFS:
         text = text.replace(ifs, " ")

@@ -350,7 +350,7 @@ def assignment(ctx: Ctx, node, cwds: Cwds, prefix: bool) -> None:
     if "[" in name:
         name = name.split("[", 1)[0]
     words = eval_word(ctx, value, cwds) if value is not None else []
-    static = " ".join(w.text for w in words) if words and all(w.kind == LIT for w in words) else None
+    static = " ".join(w.value for w in words) if words and all(w.kind == LIT for w in words) else None
     envvars.check_name(ctx, name, "prefix" if prefix else "statement", "the command sets", static, cwds)
 
 
@@ -366,12 +366,12 @@ def _declaration(ctx: Ctx, node, cwds: Cwds) -> None:
             for a in eval_word(ctx, c, cwds):
                 if a.kind != LIT:
                     ctx.exact(f"{keyword} gets a name from a variable")
-                elif a.text.startswith(("-", "+")):
-                    flags += a.text
-                    if keyword == "export" and "n" in a.text:
+                elif a.value.startswith(("-", "+")):
+                    flags += a.value
+                    if keyword == "export" and "n" in a.value:
                         flags += "N"
                 else:
-                    envvars.check_name(ctx, a.text.split("=", 1)[0], "export", f"{keyword} changes")
+                    envvars.check_name(ctx, a.value.split("=", 1)[0], "export", f"{keyword} changes")
     if "N" in flags or ("+x" in flags):
         # export -n / declare +x remove a variable from the environment.
         for c in node.named_children:
@@ -387,8 +387,8 @@ def _unset(ctx: Ctx, node, cwds: Cwds) -> None:
         for a in eval_word(ctx, c, cwds):
             if a.kind != LIT:
                 ctx.exact("unset gets a name from a variable")
-            elif not a.text.startswith("-"):
-                envvars.check_name(ctx, a.text, "unset", "unset clears")
+            elif not a.value.startswith("-"):
+                envvars.check_name(ctx, a.value, "unset", "unset clears")
 
 
 # ---- simple commands ----------------------------------------------------------------------

@@ -43,6 +43,14 @@ class Arg:
         self.src = src
         self.data = data
 
+    @property
+    def value(self) -> str:
+        """The text of a ``LIT`` or ``FD`` word, for a caller that checked the kind (``text`` is
+        None only for the other kinds)."""
+        if self.text is None:
+            raise ValueError(f"the {self.kind} word {self.src!r} has no text")
+        return self.text
+
     @classmethod
     def lit(cls, text: str) -> "Arg":
         """A literal word with no glob characters."""

@@ -33,13 +33,13 @@ def _cd(c: Call):
     if arg.kind != LIT or arg.glob:
         c.ctx.access(arg, "r", c.cwds, f"{c.name} goes to", directory=True)
         return Result(None)
-    if c.cwds is None and not arg.text.startswith("/"):
+    if c.cwds is None and not arg.value.startswith("/"):
         c.exact(f"{c.name} from an unknown directory")
         return Result(None)
     c.ctx.access(arg, "r", c.cwds, f"{c.name} goes", directory=True)
     new = []
     for cwd in c.cwds or ("/",):
-        new.append(c.ctx.resolve(cwd, arg.text))
+        new.append(c.ctx.resolve(cwd, arg.value))
     return Result(tuple(dict.fromkeys(new)))
 
 
@@ -111,9 +111,9 @@ def _env(c: Call):
             else:
                 c.ctx.access(d, "r", cwds, "env -C goes", directory=True)
                 if cwds is not None:
-                    cwds = tuple(c.ctx.resolve(x, d.text) for x in cwds)
-                elif d.text.startswith("/"):
-                    cwds = (c.ctx.realpath(d.text),)
+                    cwds = tuple(c.ctx.resolve(x, d.value) for x in cwds)
+                elif d.value.startswith("/"):
+                    cwds = (c.ctx.realpath(d.value),)
         elif t in ("-S", "--split-string") or t.startswith("-S") and len(t) > 2:
             s = t[2:] if len(t) > 2 and not t.startswith("--") else (lit_text(args[i + 1]) if i + 1 < len(args) else None)
             rest_words = args[i + 2:] if len(t) == 2 or t.startswith("--") else args[i + 1:]
@@ -191,7 +191,7 @@ def _flock(c: Call):
         if v.kind != LIT:
             c.exact("flock -c runs a command from a variable")
         else:
-            run_text(c.ctx, v.text, c.cwds, c.stdin, "flock -c")
+            run_text(c.ctx, v.value, c.cwds, c.stdin, "flock -c")
     return _wrapped(c, rest)
 
 
@@ -202,15 +202,15 @@ def _watch(c: Call):
     if any(w.kind != LIT for w in words):
         # watch joins its words and runs them with sh -c: read unknown words as written.
         c.exact("watch runs a command from a variable")
-        run_text(c.ctx, " ".join(w.text if w.kind == LIT else _unquote_src(w.src) for w in words), c.cwds,
+        run_text(c.ctx, " ".join(w.value if w.kind == LIT else _unquote_src(w.src) for w in words), c.cwds,
                  None, "watch")
         # as watch -x would run them (each word one argument, ``~`` expanded): refused is refused
         probe_text(c.ctx, " ".join(_quote(w) if w.kind == LIT else w.src for w in words), c.cwds, "watch")
         return None
-    if any(" " in w.text or "'" in w.text for w in words):
+    if any(" " in w.value or "'" in w.value for w in words):
         # watch -x runs the words as they are: what that would refuse is refused too.
         probe_text(c.ctx, " ".join(_quote(w) for w in words), c.cwds, "watch")
-    return run_text(c.ctx, " ".join(w.text for w in words), c.cwds, None, "watch")
+    return run_text(c.ctx, " ".join(w.value for w in words), c.cwds, None, "watch")
 
 
 # ---- shells and eval ----------------------------------------------------------------------
@@ -252,7 +252,7 @@ def _shell(c: Call):
                 # find -exec sh -c 'git push {}': the text as written, with the file names unknown.
                 probe_text(c.ctx, src.src[1:-1], c.cwds, f"{c.name} -c")
             return None
-        return run_text(c.ctx, src.text, c.cwds, c.stdin, f"{c.name} -c")
+        return run_text(c.ctx, src.value, c.cwds, c.stdin, f"{c.name} -c")
     if i < len(args):
         return _script_file(c, args[i], c.name)
     # The shell reads its script from stdin.
@@ -298,17 +298,17 @@ def _stdin_script(c: Call, what: str):
 
 @handles("eval")
 def _eval(c: Call):
-    texts = [static_text(a) for a in c.args]
-    if None not in texts:
+    texts = [t for a in c.args if (t := static_text(a)) is not None]
+    if len(texts) == len(c.args):
         # eval "$(echo git push)": the text is known before run time.
         return run_text(c.ctx, " ".join(texts), c.cwds, c.stdin, "eval")
     if any(a.kind != LIT for a in c.args):
         c.exact("eval runs text built from variables or substitutions")
         # Classify the text as written: its variables stay unknown words (git $x is refused).
-        text = " ".join(a.text if a.kind == LIT else _unquote_src(a.src) for a in c.args)
+        text = " ".join(a.value if a.kind == LIT else _unquote_src(a.src) for a in c.args)
         run_text(c.ctx, text, c.cwds, c.stdin, "eval")
         return Result(None)
-    return run_text(c.ctx, " ".join(a.text for a in c.args), c.cwds, c.stdin, "eval")
+    return run_text(c.ctx, " ".join(a.value for a in c.args), c.cwds, c.stdin, "eval")
 
 
 def _unquote_src(src: str) -> str:
@@ -338,8 +338,8 @@ def _source(c: Call):
 
 @handles("trap")
 def _trap(c: Call):
-    if c.args and c.args[0].kind == LIT and not c.args[0].text.startswith("-"):
-        return Result(c.cwds, run_text(c.ctx, c.args[0].text, c.cwds, None, "trap").out)
+    if c.args and c.args[0].kind == LIT and not c.args[0].value.startswith("-"):
+        return Result(c.cwds, run_text(c.ctx, c.args[0].value, c.cwds, None, "trap").out)
     if c.args and c.args[0].kind != LIT:
         c.exact("trap runs a command from a variable")
     return None
@@ -350,8 +350,8 @@ def _alias(c: Call):
     for a in c.args:
         if a.kind != LIT:
             c.exact("alias gets its value from a variable")
-        elif "=" in a.text:
-            name, _, value = a.text.partition("=")
+        elif "=" in a.value:
+            name, _, value = a.value.partition("=")
             c.ctx.aliases[name] = value
             run_text(c.ctx, value, c.cwds, None, "an alias")
     return None
@@ -364,8 +364,8 @@ def _xargs(c: Call):
                                              "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
                    stop_at_operand=True)
     files = p.values("-a", "--arg-file")
-    for f in files:
-        c.read(f)
+    for file in files:
+        c.read(file)
     src = c.stdin
     if files:
         item = Arg(UNKNOWN, None, False, "xargs input")
@@ -383,7 +383,7 @@ def _xargs(c: Call):
         elif f == "-i":
             replace = "{}"
     if replace:
-        argv = [cmd[0]] + [item if (a.kind == LIT and replace in a.text) else a for a in cmd[1:]]
+        argv = [cmd[0]] + [item if (a.kind == LIT and replace in a.value) else a for a in cmd[1:]]
     else:
         argv = list(cmd) + [item]
     before = c.ctx.writes
@@ -437,7 +437,7 @@ def _find(c: Call):
                 a = expr[k]
                 if a.kind == LIT and a.text == "{}":
                     cmd.append(found)
-                elif a.kind == LIT and "{}" in a.text:
+                elif a.kind == LIT and "{}" in a.value:
                     cmd.append(Arg(found.kind, None, False, a.src))  # a file name inside a word
                 else:
                     cmd.append(a)

@@ -228,7 +228,7 @@ def build_diff(*, repo: str, base: str, head: str, entries: list[RawEntry], sect
         if queue:
             per_file[queue.popleft()].append(section)
     files = []
-    for entry, parts in zip(entries, per_file):
+    for entry, parts in zip(entries, per_file, strict=True):
         binary = entry.binary or any(s.binary for s in parts)
         truncated = any(s.truncated for s in parts)
         hunks = [] if binary or truncated else [h for s in parts for h in s.hunks]

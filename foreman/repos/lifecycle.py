@@ -127,7 +127,8 @@ async def _uncommitted(wt: Path, admin: Path) -> tuple[list[str], list[str]]:
     """Return (present, deleted) repository paths the worktree holds uncommitted (ignored excluded)."""
     res = await git("-c", "core.quotePath=off", "status", "--porcelain", "-z", "--untracked-files=all",
                     "--no-renames", "--ignore-submodules=none", cwd=wt, env=worktree_env(admin, wt))
-    present, deleted = [], []
+    present: list[str] = []
+    deleted: list[str] = []
     for token in res.stdout.split(b"\0"):
         if len(token) < 4:
             continue

@@ -41,8 +41,8 @@ from typing import Literal
 from foreman.errors import MergeRefused, RepoError
 
 from ._checkout import fast_forward_checkout, gather_all, name_files, tracked_changes, value
-from .refs import is_ancestor
 from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
+from .refs import is_ancestor
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ async def _merge(
     dirty, tree = await gather_all(tracked_changes(checkout.path) if checkout is not None else _nothing(),
                                    _merged_tree(root, base_before, tip, branch, base_branch))
     dirty = value(dirty)
-    if dirty:
+    if dirty and checkout is not None:  # no checkout: nothing was read (_nothing)
         raise MergeRefused(
             f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
             f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",

@@ -30,6 +30,7 @@ import psutil
 
 from foreman.errors import RepoError, WorktreeUnsafe
 
+from ._checkout import lfs_missing
 from ._git import (
     HOOK_TIMEOUT,
     ZERO_OID,
@@ -40,7 +41,6 @@ from ._git import (
     repo_lock,
     rev_parse,
 )
-from ._checkout import lfs_missing
 from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
 
 logger = logging.getLogger(__name__)

@@ -32,9 +32,10 @@ Values that are placeholders (``example``, ``placeholder``, ``changeme``, ``<you
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import ModuleType
 
 from protocol.risk import RiskSeverity
 
@@ -83,9 +84,11 @@ class SecretHit:
 def _plugins() -> tuple[list, list, list]:
     """(keyword plugins, entropy plugins, shape plugins), built once."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import BasePlugin
 
+    mapping: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
     keyword, entropy, shapes = [], [], []
-    for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
+    for secret_type, cls in sorted(mapping.items()):
         if cls.__name__ == "IPPublicDetector":
             continue
         plugin = cls()
@@ -99,7 +102,7 @@ def _plugins() -> tuple[list, list, list]:
 
 
 @lru_cache(maxsize=1)
-def _filters() -> tuple:
+def _filters() -> ModuleType:
     from detect_secrets.filters import heuristic as h
 
     return h

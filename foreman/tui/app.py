@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -76,7 +76,7 @@ def sync_table(table: DataTable, rows: Sequence[tuple[str, Sequence[str]]]) -> N
     if keys == current:
         for key, cells in rows:
             old = table.get_row(key)
-            for column, value, before in zip(columns, cells, old):
+            for column, value, before in zip(columns, cells, old, strict=False):
                 if str(before) != value:
                     table.update_cell(key, column, Text(value))
         return
@@ -114,7 +114,7 @@ class ForemanApp(App[int]):
     #messages { height: 2fr; }
     #console { height: 7; }
     """
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f2", "answer", "Answer decision", priority=True),
         Binding("f3", "diff", "Diff of decision", priority=True),
         Binding("f4", "focus_command", "Command line", priority=True),
@@ -167,7 +167,7 @@ class ForemanApp(App[int]):
         self._main.query_one("#messages", RichLog).border_title = "Messages"
         self._main.query_one("#console", RichLog).border_title = "Console"
         self._main.query_one("#command", Input).focus()
-        self._refresh_timer = self.set_interval(REFRESH_INTERVAL, self._flush)
+        self._refresh_timer = self.set_interval(REFRESH_INTERVAL, self._refresh_panes)
         self.run_worker(self.conn.run(), name="connection", exit_on_error=False)
 
     async def on_unmount(self) -> None:
@@ -219,7 +219,7 @@ class ForemanApp(App[int]):
         style = {"error": "red", "decision": "yellow", "merge": "green", "ci": "cyan"}.get(kind, "")
         self._main.query_one(selector, RichLog).write(Text(line, style=style))
 
-    def _flush(self) -> None:
+    def _refresh_panes(self) -> None:
         if not self._dirty:
             return
         try:
@@ -332,7 +332,7 @@ class ForemanApp(App[int]):
         table = self._main.query_one("#decisions", DataTable)
         if table.has_focus and table.row_count and 0 <= table.cursor_row < table.row_count:
             key = table.ordered_rows[table.cursor_row].key.value
-            d = self.mirror.decisions.get(key)
+            d = self.mirror.decisions.get(key) if key is not None else None
             if d is not None and d.status == "open":
                 return d
         return self.mirror.oldest_open_decision()

@@ -194,16 +194,17 @@ class Connection:
             # else the token on disk changed (a restarted daemon wrote a new one): retry with it
             return False
         outcome = self.mirror.apply(msg)
+        seq = msg.seq if isinstance(msg, p.StateMessage) else None  # (a gap or a stale seq: a state message)
         if outcome is Outcome.REPLY:
             self._complete(msg)
         elif outcome is Outcome.GAP:
-            self.last_error = f"missed state messages (at seq {self.mirror.seq}, got {msg.seq}); resuming"
+            self.last_error = f"missed state messages (at seq {self.mirror.seq}, got {seq}); resuming"
             logger.warning(self.last_error)
             return False
         elif outcome is Outcome.STALE:
             # v1 never repeats a seq after ``since``: the daemon's counter went back (a fresh
             # state), so only a full snapshot is right.
-            self.last_error = f"the Foreman's seq went back ({msg.seq} <= {self.mirror.seq}); reloading"
+            self.last_error = f"the Foreman's seq went back ({seq} <= {self.mirror.seq}); reloading"
             logger.warning(self.last_error)
             self._resync_full = True
             return False
@@ -229,7 +230,7 @@ class Connection:
             return
         if isinstance(msg, p.Error):
             future.set_exception(RequestError(msg.code, msg.message))
-        else:
+        elif isinstance(msg, (p.Ack, p.DiffResult, p.MemoryResult)):  # the other replies with an id
             future.set_result(msg)
 
     def _fail_pending(self, exc: Exception) -> None:

@@ -98,7 +98,12 @@ async def run_line_mode(args: argparse.Namespace, locator: Locator, kinds: set[s
         conn = Connection(locator, mirror, client_name=CLIENT_NAME)
         runner = LineRunner(conn, transcript, auto_answer=kinds, wait_timeout=args.timeout, cwd=os.getcwd())
         conn.listener = runner.on_message
-        conn.on_state = lambda state: state.startswith("disconnected") and transcript.write(state)
+
+        def on_state(state: str) -> None:
+            if state.startswith("disconnected"):
+                transcript.write(state)
+
+        conn.on_state = on_state
         loop_task = asyncio.create_task(conn.run())
         try:
             return await _drive(args, conn, runner, transcript, lines)

@@ -24,14 +24,6 @@ MESSAGE_LIMIT = 500
 LOG_LIMIT = 60
 """How many log lines the mirror keeps per agent (the snapshot carries the same number)."""
 
-STATE_TYPES = frozenset(
-    {
-        "snapshot", "agent.upsert", "goal.upsert", "task.upsert", "decision.upsert", "repo.upsert",
-        "feed.append", "message.append", "log.append", "foreman.status",
-    }
-)
-"""The ``type`` of every state message (the ones with a ``seq``)."""
-
 
 class Outcome(enum.Enum):
     """What :meth:`Mirror.apply` did with a message."""
@@ -85,10 +77,9 @@ class Mirror:
         Returns:
             What happened (see :class:`Outcome`). Replies leave the mirror unchanged.
         """
-        kind = msg.type
-        if kind not in STATE_TYPES:
+        if not isinstance(msg, p.StateMessage):  # a reply: ack, error, diff, memory
             return Outcome.REPLY
-        if kind == "snapshot":
+        if isinstance(msg, p.Snapshot):
             self._load(msg)
             return Outcome.APPLIED
         if self.seq is None or msg.seq > self.seq + 1:

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Label, OptionList, RichLog, Static
@@ -25,8 +25,8 @@ class AnswerScreen(ModalScreen[tuple[int, str | None] | None]):
     Dismisses with ``(0-based option, text or None)``, or None when cancelled (Escape).
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")] + [
-        Binding(str(n), f"pick({n - 1})", show=False) for n in range(1, 10)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"), *(Binding(str(n), f"pick({n - 1})", show=False) for n in range(1, 10))
     ]
     DEFAULT_CSS = """
     AnswerScreen { align: center middle; }
@@ -84,7 +84,7 @@ class TextScreen(Screen[None]):
         diff: colour lines as a diff.
     """
 
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "close", "Back"), Binding("q", "close", "Back", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Back"), Binding("q", "close", "Back", show=False)]
     DEFAULT_CSS = """
     TextScreen #title { background: $primary; color: $text; padding: 0 1; text-style: bold; }
     TextScreen RichLog { height: 1fr; }

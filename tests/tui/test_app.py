@@ -153,3 +153,18 @@ async def test_f2_answers_the_decision_selected_in_the_focused_pane(daemon):
         await pilot.press(*"short", "enter")
         await until(pilot, lambda: daemon.mirror.decisions["d2"].status == "answered")
         assert daemon.mirror.decisions["d2"].answer == p.DecisionAnswer(option=0, label="Yes", text="short")
+
+
+async def test_output_flushed_while_the_app_runs_reaches_textual(daemon):
+    """Textual captures stdout and stderr while the app runs and calls ``App._flush(stderr=...)``
+    when they are flushed; the app's pane refresh once had that name and raised TypeError there."""
+    import sys
+
+    app = ForemanApp(lambda: daemon.url, reconnect_interval=0.05)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: "kit" in cells(app, "agents"))
+        print("flushed while the app runs", flush=True)
+        sys.stderr.flush()
+        kit = daemon.mirror.agents["kit"].model_copy(update={"activity": "after the flush"})
+        await daemon.push(p.AgentUpsert(seq=0, agent=kit))
+        await until(pilot, lambda: cells(app, "agents")["kit"][3] == "after the flush")

@@ -9,7 +9,7 @@ of it, :func:`describe_failure` words an ``is_error`` result, :func:`result_erro
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from ..turns import TurnResult
 
@@ -35,7 +35,16 @@ def usage_fields(res: Any) -> dict[str, Any]:
             "model": models[0] if len(models) == 1 else (",".join(models) or None)}
 
 
-def streamed_usage(usages: Iterable[Mapping[str, Any]]) -> dict[str, int | None]:
+class StreamedUsage(TypedDict):
+    """The token fields of a :class:`~..turns.TurnResult` that :func:`streamed_usage` sums."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+
+
+def streamed_usage(usages: Iterable[Mapping[str, Any]]) -> StreamedUsage:
     """The TurnResult token fields summed over the API usage of the model responses a turn
     received (assistant messages' ``usage``): what a turn cut off before its ``ResultMessage``
     used. Each field is None when no response reported it."""
@@ -47,7 +56,8 @@ def streamed_usage(usages: Iterable[Mapping[str, Any]]) -> dict[str, int | None]
             value = usage.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 out[name] = (out[name] or 0) + int(value)
-    return out
+    return StreamedUsage(input_tokens=out["input_tokens"], output_tokens=out["output_tokens"],
+                         cache_read_tokens=out["cache_read_tokens"], cache_write_tokens=out["cache_write_tokens"])
 
 
 def describe_failure(res: Any, max_turns: int, api_error: str | None) -> str:

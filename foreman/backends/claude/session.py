@@ -121,12 +121,13 @@ class ClaudeTurn:
                     self.ref.pid if self.ref else "?", announced, self.request.turn_id)
 
     def _spawned(self) -> None:
-        if self.ref is None:
+        ref, on_spawn = self.ref, self.runner.on_spawn
+        if ref is None:
             return
         track = getattr(self.tools, "track_process", None)  # optional AgentTools hook (DaemonTools has it)
-        callbacks = [lambda: self.runner.on_spawn(self.request.agent, self.ref)] if self.runner.on_spawn else []
+        callbacks = [lambda: on_spawn(self.request.agent, ref)] if on_spawn else []
         if track is not None:
-            callbacks.append(lambda: track(self.ref.pid))
+            callbacks.append(lambda: track(ref.pid))
         for callback in callbacks:
             try:
                 callback()

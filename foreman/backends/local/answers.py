@@ -445,7 +445,7 @@ def _only_tests(code: str) -> bool:
         return bool(flat) and all(n.startswith(("test", "Test")) or n.endswith(("Test", "Tests")) for n in flat)
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
-    def test_like(node: ast.stmt) -> bool:
+    def test_like(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
         if isinstance(node, ast.ClassDef):
             bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
             return node.name.startswith("Test") or node.name.endswith(("Test", "Tests")) or "TestCase" in bases

@@ -54,9 +54,18 @@ from . import named as named_files
 from . import probe as probes
 from .answers import Block, blocks_of, blocks_of_json, complete_part
 from .cuttable import closed_table, table_function
-from .guided_text import (CUT_OFF_TEST, CUT_TABLE, SYSTEM, TABLE_FUNCTION, TEST_ASK, TEST_ASK_CLASS, TEST_HOW,
-                          TEST_HOW_EXAMPLE, adds_sentence,
-                          asked_functions)
+from .guided_text import (
+    CUT_OFF_TEST,
+    CUT_TABLE,
+    SYSTEM,
+    TABLE_FUNCTION,
+    TEST_ASK,
+    TEST_ASK_CLASS,
+    TEST_HOW,
+    TEST_HOW_EXAMPLE,
+    adds_sentence,
+    asked_functions,
+)
 from .localize import Localized, is_test_file, module_name, numbered
 from .signatures import api_text, imported_files
 from .symbols import defined_names, module_bindings, test_labels, used_words
@@ -190,6 +199,10 @@ def code_words(text: str) -> set[str]:
     return used_words(tree, _one_word, definitions=True)
 
 
+_Test = ast.FunctionDef | ast.AsyncFunctionDef
+"""A test function or method."""
+
+
 def example_excerpt(text: str, goal: str) -> str:
     """A short excerpt of an example test file: its imports and the one test function (a method
     with its class line, its class's ``setUp``) whose code uses most of the task's words, else its
@@ -215,7 +228,7 @@ def example_excerpt(text: str, goal: str) -> str:
     return head + "\n\n\n" + shown + "\n"
 
 
-def _chosen(text: str, goal: str) -> tuple[ast.Module, ast.AST, ast.FunctionDef] | None:
+def _chosen(text: str, goal: str) -> tuple[ast.Module, ast.ClassDef | _Test, _Test] | None:
     """``(tree, node, test)`` of the test :func:`example_excerpt` shows (``node`` is its class, or
     the test itself at the top level); None when the text does not parse or holds no test."""
     try:
@@ -223,13 +236,13 @@ def _chosen(text: str, goal: str) -> tuple[ast.Module, ast.AST, ast.FunctionDef]
     except (SyntaxError, ValueError):
         return None
     words = {w.lower() for w in re.findall(r"[A-Za-z_]\w{2,}", goal)}
-    found: list[tuple[int, int, ast.AST, ast.FunctionDef]] = []  # (-hits, order, node, test)
+    found: list[tuple[int, int, ast.ClassDef | _Test, _Test]] = []  # (-hits, order, node, test)
     for node in tree.body:
         inside = node.body if isinstance(node, ast.ClassDef) else [node]
         for func in inside:
             if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.name.startswith("test"):
                 hits = len({w.lower() for w in used_words(func, _one_word, definitions=False)} & words)
-                found.append((-hits, len(found), node, func))
+                found.append((-hits, len(found), node if isinstance(node, ast.ClassDef) else func, func))  # (func is node)
     if not found:
         return None
     _, _, node, func = min(found, key=lambda row: row[:2])
@@ -621,8 +634,9 @@ def _stubbed(old: str, new: str, others: set[str]) -> str | None:
             if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
                 imports.append(ast.get_source_segment(text, node) or "")
         elif isinstance(node, _DEFS) and node.name in before:
-            if isinstance(node, ast.ClassDef) and isinstance(before[node.name], ast.ClassDef):
-                stubs.extend(_new_methods(node, before[node.name]))
+            earlier = before[node.name]
+            if isinstance(node, ast.ClassDef) and isinstance(earlier, ast.ClassDef):
+                stubs.extend(_new_methods(node, earlier))
         elif isinstance(node, _DEFS) and node.name not in had:
             stubs.append(ast.get_source_segment(text, node, padded=True) or "" if node.name in others
                          else _STUB_DEF.format(name=node.name) if not isinstance(node, ast.ClassDef)

@@ -8,7 +8,6 @@ two spellings decode to the same action.
 from __future__ import annotations
 
 import re
-
 import typing
 from dataclasses import dataclass, field
 from typing import Any

@@ -14,8 +14,8 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from ...repos import ci
 

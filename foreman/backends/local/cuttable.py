@@ -94,7 +94,7 @@ def _names(call: ast.Call) -> tuple[str, ...] | None:
         names = tuple(part.strip() for part in first.value.split(",") if part.strip())  # "a, b," as pytest
     elif isinstance(first, (ast.List, ast.Tuple)) and all(
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
-        names = tuple(e.value.strip() for e in first.elts)  # type: ignore[union-attr]
+        names = tuple(e.value.strip() for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
     else:
         return None
     return names if names and all(name.isidentifier() for name in names) else None
@@ -186,7 +186,7 @@ def table_function(reply: str, names: tuple[str, ...], taken: set[str] | frozens
         args = node.args
         positional = [*args.posonlyargs, *args.args]
         defaulted = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
-            a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+            a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
         params = {a.arg for a in (*positional, *args.kwonlyargs)}
         read = {n.id for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
         if not set(names) <= params or set(names) & defaulted or params & {"self", "cls"} or not set(names) <= read:

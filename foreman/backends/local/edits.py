@@ -92,17 +92,17 @@ def _indent_matches(content: str, search: str) -> list[tuple[int, int, str, str]
     spans = []
     for first in range(len(have) - len(want) + 1):
         window = [h.rstrip() for h in have[first:first + len(want)]]
-        first_have = next((w for w, x in zip(window, want) if x.strip()), "")
+        first_have = next((w for w, x in zip(window, want, strict=True) if x.strip()), "")
         have_lead = first_have[:len(first_have) - len(first_have.lstrip())]
         if have_lead == want_lead:
             continue
         if have_lead.endswith(want_lead):
             add, remove = have_lead[:len(have_lead) - len(want_lead)], ""
-            ok = all((not x.strip() and not h.strip()) or h == add + x for h, x in zip(window, want))
+            ok = all((not x.strip() and not h.strip()) or h == add + x for h, x in zip(window, want, strict=True))
         elif want_lead.endswith(have_lead):
             add, remove = "", want_lead[:len(want_lead) - len(have_lead)]
             ok = all((not x.strip() and not h.strip()) or (x.startswith(remove) and h == x[len(remove):])
-                     for h, x in zip(window, want))
+                     for h, x in zip(window, want, strict=True))
         else:
             ok = False
         if ok:

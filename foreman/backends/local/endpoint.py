@@ -84,7 +84,8 @@ def _connection_reason(exc: BaseException) -> str:
     """Why a connection failed, from the innermost OS error of ``exc``'s chain (``Connection
     refused``: the HTTP stack's own words, ``All connection attempts failed``, hide it), else
     the text of its cause."""
-    reason, seen, link = "", set(), exc
+    reason, seen = "", set()
+    link: BaseException | None = exc
     while link is not None and id(link) not in seen:
         seen.add(id(link))
         if isinstance(link, OSError) and link.errno:

@@ -18,8 +18,23 @@ from ...errors import ForemanError
 from ..turns import log_command
 from . import commands
 from .registry import (
-    ActionBase, AskUser, CreateTask, Final, Glob, Grep, List, ListTasks, Read, ReadMemory, ReportStatus,
-    RequestMerge, Run, Search, SendMessage, UpdateTask, WriteMemory,
+    ActionBase,
+    AskUser,
+    CreateTask,
+    Final,
+    Glob,
+    Grep,
+    List,
+    ListTasks,
+    Read,
+    ReadMemory,
+    ReportStatus,
+    RequestMerge,
+    Run,
+    Search,
+    SendMessage,
+    UpdateTask,
+    WriteMemory,
 )
 from .workspace import Refused, Workspace
 
@@ -103,7 +118,8 @@ class Executor:
             elif isinstance(action, Glob):
                 tool, args = "Glob", {"pattern": action.pattern, "path": str(self.ws.root)}
             else:
-                pattern = action.pattern if isinstance(action, Grep) else action.text  # type: ignore[union-attr]
+                assert isinstance(action, (Grep, Search))
+                pattern = action.pattern if isinstance(action, Grep) else action.text
                 tool, args = "Grep", {"pattern": pattern, "path": str(self.ws.root)}
             denied = await self._permit(tool, args)
             if denied:

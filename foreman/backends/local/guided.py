@@ -49,22 +49,40 @@ from typing import Any, Callable
 
 from ...errors import ForemanError
 from ..turns import AgentTools, TurnRequest, TurnResult
-from . import commands
-from . import named as named_files
 from . import asked as asked_tests
+from . import commands
 from . import madeup as made_up_cases
+from . import named as named_files
 from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, only_definitions, plan_answer
+from .context import LineLog
 from .endpoint import BadTurnError, Endpoint
-from .guided_text import (CUT_OFF, EDIT_ASK, JSON_ASK, NO_TEST, NOT_DEFINED, REPAIR_ASK, SEND_ONLY, SYSTEM, TEST_ONLY,
-                          absent_definitions, asked_def_ask, asked_functions, failing_files, failing_tests, goal_text,
-                          missing_asked_names, no_change_ask, summarize_failure, task_words)
+from .guided_stats import Attempt, GuidedStats
+from .guided_text import (
+    CUT_OFF,
+    EDIT_ASK,
+    JSON_ASK,
+    NO_TEST,
+    NOT_DEFINED,
+    REPAIR_ASK,
+    SEND_ONLY,
+    SYSTEM,
+    TEST_ONLY,
+    absent_definitions,
+    asked_def_ask,
+    asked_functions,
+    failing_files,
+    failing_tests,
+    goal_text,
+    missing_asked_names,
+    no_change_ask,
+    summarize_failure,
+    task_words,
+)
 from .lineask import NamedLine, line_ask, named_line, placed_line
 from .localize import Localized, is_test_file, list_files, localize, numbered, read
-from .context import LineLog
-from .guided_stats import Attempt, GuidedStats
+from .profiles import LocalProfile
 from .signatures import api_text
 from .symbols import test_names, top_level_symbols
-from .profiles import LocalProfile
 
 logger = logging.getLogger(__name__)
 
@@ -471,14 +489,15 @@ class GuidedTask:
                     self._passing = named_files.snapshot(self.root, self.original)
                     self._kept = len(attempt.actions)
                     self._why = "not changed after one ask"
-                    target, focus = next(((rel, names) for rel in left if rel in where.targets
-                                          and (names := named_files.target_definitions(rel, where.symbols))),
-                                         (None, []))
-                    if target:  # its definitions alone, afresh (see named.target_ask)
+                    named_target, focus = next(((rel, names) for rel in left if rel in where.targets
+                                                and (names := named_files.target_definitions(rel, where.symbols))),
+                                               (None, []))
+                    if named_target:  # its definitions alone, afresh (see named.target_ask)
+                        target = named_target
                         messages[:] = [{"role": "system", "content": SYSTEM}]
                     self._repair(attempt, messages, "named file unchanged", ", ".join(left),
-                                 named_files.target_ask(self.goal, target, self._read(target) or "", focus) if target
-                                 else named_files.named_ask(left, where.targets))
+                                 named_files.target_ask(self.goal, named_target, self._read(named_target) or "", focus)
+                                 if named_target else named_files.named_ask(left, where.targets))
                     step = "named"
                     continue
                 return

@@ -172,11 +172,11 @@ def stated_def_lines(goal: str, names: list[str]) -> list[str]:
     lines = []
     for name in names:
         found = [(m.start(), m.end(), _closing(goal, m.end() - 1)) for m in re.finditer(rf"\b{re.escape(name)}\s*\(", goal)]
-        found = [(start, end, close) for start, end, close in found if close is not None]
-        if not found:
+        closed = [(start, end, close) for start, end, close in found if close is not None]
+        if not closed:
             continue
         named = {m.start(1) for m in _ASKED_DEF_RE.finditer(goal)}  # "function NAME(" as asked_functions reads it
-        start, end, close = min(found, key=lambda f: (f[0] not in named, not goal[f[2]:].lstrip().startswith("->"), f[0]))
+        start, end, close = min(closed, key=lambda f: (f[0] not in named, not goal[f[2]:].lstrip().startswith("->"), f[0]))
         head = "async def" if re.search(r"\basync\s+def\s+`?$", goal[:start]) else "def"
         call = f"{name}{goal[end - 1:close]}"
         arrow = re.match(r"\s*->\s*", goal[close:])
@@ -187,6 +187,7 @@ def stated_def_lines(goal: str, names: list[str]) -> list[str]:
                 func = ast.parse(f"{line}\n    pass\n").body[0]
             except SyntaxError:
                 continue
+            assert isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))  # a def line and pass
             if func.returns is None or all(isinstance(n, _ANNOTATION_NODES) for n in ast.walk(func.returns)):
                 lines.append(line)
                 break

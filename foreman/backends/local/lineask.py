@@ -58,7 +58,7 @@ def goal_code(goal: str) -> list[str]:
                               and not re.fullmatch(r"[A-Za-z_]\w*", c)))
 
 
-def _definitions(tree: ast.AST, name: str) -> list[ast.AST]:
+def _definitions(tree: ast.AST, name: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
     return [n for n in ast.walk(tree)
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name]
 

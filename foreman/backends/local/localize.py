@@ -46,7 +46,7 @@ def list_files(root: Path) -> list[str]:
             return sorted(n for n in names if (root / n).is_file())
     except (OSError, subprocess.SubprocessError):
         pass
-    found = []
+    found: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         found.extend(Path(folder, f).relative_to(root).as_posix() for f in files)

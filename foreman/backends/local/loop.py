@@ -31,6 +31,7 @@ from typing import Any
 
 from ...errors import BackendError
 from ..turns import TurnRequest, TurnResult
+from .context import LineLog, trim
 from .endpoint import BadTurnError, Endpoint
 from .executor import CHANGES, INSPECT, Executor, Outcome
 from .nativecodec import NativeDecoder
@@ -38,7 +39,6 @@ from .profiles import LocalProfile
 from .registry import ActionBase, Final
 from .result import REASONS, DecodeResult
 from .textcodec import TextDecoder, render_action, render_reply
-from .context import LineLog, trim
 from .trace import TraceRecorder
 
 logger = logging.getLogger(__name__)
@@ -207,14 +207,14 @@ class AgentLoop:
         unread = self.tools.unread()
         tail = list(extra) + (["Unread messages:\n" + "\n".join(unread)] if unread else [])
         if self.native:
-            for i, (action, outcome) in enumerate(zip(actions, outcomes)):
+            for i, outcome in enumerate(outcomes):  # one outcome per action
                 self.messages.append({"role": "tool", "tool_call_id": ids[i], "content": outcome.text})
             if tail:
                 self.messages.append({"role": "user", "content": "\n\n".join(tail)})
             return
         blocks = []
         room = max(2000, (self.profile.context_window - self.profile.max_tokens) * 2)  # chars, about half the budget
-        for action, outcome in zip(actions, outcomes):
+        for action, outcome in zip(actions, outcomes, strict=True):
             title = render_action(action, last=True).split("\n", 1)[0]
             body = outcome.text if len(outcome.text) <= room else outcome.text[:room] + "\n[... cut to fit the context]"
             room = max(200, room - len(body))
@@ -311,14 +311,14 @@ class AgentLoop:
             outcome = await self.executor.execute(action)
             if action.kind == "run":
                 self.stats.checks_s += self.clock() - began
-            if outcome.read_key is not None:
-                if outcome.read_key in self.reads:
-                    outcome = Outcome("refused", f"refused: you already read {outcome.read_key[0]} and it has not "
+            if (read_key := outcome.read_key) is not None:
+                if read_key in self.reads:
+                    outcome = Outcome("refused", f"refused: you already read {read_key[0]} and it has not "
                                                  "changed since; its content is above. Use it: edit the file, or "
                                                  "read another one.")
                     self.stats.refused += 1
                 else:
-                    self.reads.add(outcome.read_key)
+                    self.reads.add(read_key)
             if outcome.status == "committed":
                 self.stats.commits += 1
                 self.repeats.clear()
@@ -337,7 +337,7 @@ class AgentLoop:
                 self._results(actions, [o if o.status != "final" else Outcome("final", "accepted")
                                         for o in outcomes], ids, [])
             elif others:
-                kept = [(a, o) for a, o in zip(actions, outcomes) if o.status != "final"]
+                kept = [(a, o) for a, o in zip(actions, outcomes, strict=True) if o.status != "final"]
                 self._results(tuple(a for a, _ in kept), [o for _, o in kept], ids, [])
             return TurnResult(ok=True, session_id=self.req.session_id, text=final.summary)
         self.stats.rejected_finals += 1

@@ -98,7 +98,7 @@ def _parametrize(func: ast.FunctionDef) -> tuple[ast.Call, list[str], list[ast.e
         names = [n.strip() for n in names_node.value.split(",") if n.strip()]
     elif isinstance(names_node, (ast.List, ast.Tuple)) and all(
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in names_node.elts):
-        names = [e.value for e in names_node.elts]
+        names = [e.value for e in names_node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     else:
         return None
     if not names:
@@ -119,7 +119,7 @@ def _strings(node: ast.AST) -> tuple[str, ...]:
 def _row_function(func: ast.FunctionDef, deco: ast.Call, names: list[str], row: ast.expr, name: str) -> ast.FunctionDef:
     out = copy.deepcopy(func)
     out.name = name
-    out.decorator_list = [d for d, orig in zip(out.decorator_list, func.decorator_list) if orig is not deco]
+    out.decorator_list = [d for d, orig in zip(out.decorator_list, func.decorator_list, strict=True) if orig is not deco]
     out.args.args = [a for a in out.args.args if a.arg not in names]
     target: ast.expr = (ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store()) if len(names) > 1
                         else ast.Name(names[0], ast.Store()))
@@ -265,7 +265,7 @@ def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | Non
             deco, names, rows = table
             body = tuple(value for stmt in node.body for value in _strings(stmt))
             for index, row in enumerate(rows):
-                expected = tuple(c.value for c in _row_expected(node, names, row))
+                expected = tuple(c.value for c in _row_expected(node, names, row) if isinstance(c.value, str))
                 case = Case(len(cases), label, "row", index, ast.unparse(row), _strings(row) + body, "", expected)
                 cases.append(case)
                 made.append(_row_function(node, deco, names, row, case.name))
@@ -276,7 +276,7 @@ def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | Non
             number = len(cases)
             probe = f"TestForemanCase{number}.{node.name}" if cls is not None else ""
             case = Case(number, label, "assert", index, _check_source(stmt), _strings(stmt), probe,
-                        tuple(c.value for c in _expected_nodes(stmt)))
+                        tuple(c.value for c in _expected_nodes(stmt) if isinstance(c.value, str)))
             cases.append(case)
             if cls is None:
                 made.append(_check_function(node, index, case.name))
@@ -284,8 +284,8 @@ def split_cases(text: str, functions: list[str]) -> tuple[str, list[Case]] | Non
                 made.append(_case_class(cls, _check_function(node, index, node.name), f"TestForemanCase{number}"))
     bases = {base.id for node in tree.body if isinstance(node, ast.ClassDef) for base in node.bases
              if isinstance(base, ast.Name)}
-    body = [node for node in tree.body if not _is_test(node) or (isinstance(node, ast.ClassDef) and node.name in bases)]
-    module = ast.Module(body=[*body, *made], type_ignores=[])
+    kept = [node for node in tree.body if not _is_test(node) or (isinstance(node, ast.ClassDef) and node.name in bases)]
+    module = ast.Module(body=[*kept, *made], type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(module)) + "\n", cases
 
 
@@ -447,10 +447,12 @@ def without(text: str, drop: list[Case]) -> str:
                 emptied.add(label)
                 continue
             holder = deco.args[1]
+            assert holder.end_lineno is not None and holder.end_col_offset is not None  # (ast.parse sets them)
             first = starts[holder.lineno - 1] + holder.col_offset
             end = starts[holder.end_lineno - 1] + holder.end_col_offset
             line_start = starts[holder.lineno - 1]
-            indent = re.match(rb"\s*", data[line_start:first]).group(0).decode()
+            before = data[line_start:first]
+            indent = before[:len(before) - len(before.lstrip())].decode()  # its leading whitespace
             pieces = [ast.get_source_segment(text, row) or ast.unparse(row) for row in kept]
             nl = "\r\n" if "\r\n" in text else "\n"
             inner = "".join(f"{indent}    {piece},{nl}" for piece in pieces)
@@ -463,6 +465,7 @@ def without(text: str, drop: list[Case]) -> str:
             continue
         for i in gone:
             stmt = asserts[i]
+            assert stmt.end_lineno is not None and stmt.end_col_offset is not None  # (ast.parse sets them)
             first, end = starts[stmt.lineno - 1], starts[stmt.end_lineno - 1] + stmt.end_col_offset
             rest = data[end:data.find(b"\n", end) if b"\n" in data[end:] else len(data)]
             if (rest.strip() and not rest.strip().startswith(b"#")) or data[first:starts[stmt.lineno - 1] + stmt.col_offset].strip():
@@ -476,8 +479,8 @@ def without(text: str, drop: list[Case]) -> str:
         out = keep_only(out, names)
     after = ast.parse(out)
     left = {node.name for node in after.body if isinstance(node, ast.ClassDef)}
-    gone = {node.name for node in tree.body if isinstance(node, ast.ClassDef)} - left
-    if any(isinstance(base, ast.Name) and base.id in gone for node in after.body if isinstance(node, ast.ClassDef)
+    gone_classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)} - left
+    if any(isinstance(base, ast.Name) and base.id in gone_classes for node in after.body if isinstance(node, ast.ClassDef)
            for base in node.bases):
         raise SyntaxError("a class left with no test is the base of another")
     return out

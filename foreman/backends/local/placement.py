@@ -24,12 +24,12 @@ Pure: strings in, strings out.
 from __future__ import annotations
 
 import ast
-import re
+import itertools
 import textwrap
 from dataclasses import dataclass, field
 
-from .scopes import unbound_names
 from .indentation import indent_unit, newline_of, reindent, with_newline
+from .scopes import unbound_names
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -57,6 +57,16 @@ class Placement:
 def _start(node: ast.stmt) -> int:
     decorators = getattr(node, "decorator_list", None) or []
     return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _end(node: ast.stmt) -> int:
+    """The last line of a parsed statement (``ast.parse`` sets ``end_lineno`` on every one)."""
+    return node.end_lineno or node.lineno
+
+
+def _lead(line: str) -> str:
+    """The whitespace ``line`` starts with."""
+    return line[:len(line) - len(line.lstrip())]
 
 
 def _block(lines: list[str], node: ast.stmt) -> list[str]:
@@ -172,10 +182,10 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
     assigns = {name: n for n in file_tree.body if (name := _assigned_name(n))}
     imports = [n for n in file_tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     have = {k for n in imports for k in _import_keys(n)}
-    docstring_end = (file_tree.body[0].end_lineno if file_tree.body and isinstance(file_tree.body[0], ast.Expr)
+    docstring_end = (_end(file_tree.body[0]) if file_tree.body and isinstance(file_tree.body[0], ast.Expr)
                      and isinstance(file_tree.body[0].value, ast.Constant)
                      and isinstance(file_tree.body[0].value.value, str) else 0)
-    after_imports = max([docstring_end, *(n.end_lineno for n in imports)])
+    after_imports = max([docstring_end, *(_end(n) for n in imports)])
     first_def = min([n.lineno for n in file_tree.body if isinstance(n, _DEF)] or [len(lines) + 1])
     appended: list[list[str]] = []
     gap = _top_gap(lines, file_tree)
@@ -192,7 +202,7 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
         elif (name := _assigned_name(node)) is not None:
             block = reindent(_block(snippet_lines, node), src_unit, unit, "")
             if name in assigns:
-                editor.replace(assigns[name].lineno, assigns[name].end_lineno, block)
+                editor.replace(assigns[name].lineno, _end(assigns[name]), block)
                 result.actions.append(f"replaced {name} =")
             else:
                 editor.insert(min(after_imports + 1, first_def), [*block, ""] if after_imports else block)
@@ -205,10 +215,11 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
     for name, node in snippet_defs.items():
         kind = "class" if isinstance(node, ast.ClassDef) else "def"
         block = reindent(_block(snippet_lines, node), src_unit, unit, "")
-        if name in top and isinstance(node, ast.ClassDef) and isinstance(top[name], ast.ClassDef):
-            _merge_class(top[name], node, snippet_lines, lines, src_unit, unit, editor, result)
-        elif name in top:
-            editor.replace(_start(top[name]), top[name].end_lineno, block)
+        same_name = top.get(name)
+        if isinstance(node, ast.ClassDef) and isinstance(same_name, ast.ClassDef):
+            _merge_class(same_name, node, snippet_lines, lines, src_unit, unit, editor, result)
+        elif same_name is not None:
+            editor.replace(_start(same_name), _end(same_name), block)
             result.actions.append(f"replaced {kind} {name}")
         elif _first_arg(node) in ("self", "cls"):
             owners = [c for c in classes.values() if any(isinstance(m, _FUNC) and m.name == name for m in c.body)]
@@ -289,7 +300,7 @@ def _insert_future(future: list[str], tree: ast.Module, docstring_end: int, line
 def _top_gap(lines: list[str], tree: ast.Module) -> int:
     """Blank lines the file puts between top-level definitions (2 unless it shows otherwise)."""
     defs = [n for n in tree.body if isinstance(n, _DEF)]
-    for prev, node in zip(defs, defs[1:]):
+    for prev, node in itertools.pairwise(defs):
         blanks = 0
         line = _start(node) - 2
         while line >= 0 and not lines[line].strip():
@@ -300,12 +311,13 @@ def _top_gap(lines: list[str], tree: ast.Module) -> int:
     return 2
 
 
-def _merge_import(node: ast.stmt, have: set, imports: list[ast.stmt], lines: list[str], editor: _Editor,
+def _merge_import(node: ast.Import | ast.ImportFrom, have: set, imports: list[ast.Import | ast.ImportFrom],
+                  lines: list[str], editor: _Editor,
                   module: str | None, result: Placement) -> list[str]:
     """Record a snippet import: extend a one-line ``from`` import or return new import lines."""
     if isinstance(node, ast.ImportFrom) and module and node.level == 0 and node.module == module:
         return []  # the file importing from itself
-    missing = [a for a, key in zip(node.names, _import_keys(node)) if key not in have]
+    missing = [a for a, key in zip(node.names, _import_keys(node), strict=True) if key not in have]
     if not missing:
         return []
     have.update(_import_keys(node))
@@ -332,10 +344,10 @@ def _merge_import(node: ast.stmt, have: set, imports: list[ast.stmt], lines: lis
 def _merge_class(old: ast.ClassDef, new: ast.ClassDef, snippet_lines: list[str], lines: list[str], src_unit: str,
                  unit: str, editor: _Editor, result: Placement, *, header: bool = True) -> None:
     """Merge a snippet class into the file's class of the same name, member by member."""
-    body_prefix = re.match(r"\s*", lines[old.body[0].lineno - 1]).group(0) if old.body else unit
+    body_prefix = _lead(lines[old.body[0].lineno - 1]) if old.body else unit
     members = {m.name: m for m in old.body if isinstance(m, _FUNC)}
     attrs = {name: m for m in old.body if (name := _assigned_name(m))}
-    first_method = min([_start(m) for m in old.body if isinstance(m, _FUNC)] or [old.end_lineno + 1])
+    first_method = min([_start(m) for m in old.body if isinstance(m, _FUNC)] or [_end(old) + 1])
     tail: list[list[str]] = []
     if header and old.body and old.body[0].lineno > old.lineno and new.body and new.body[0].lineno > new.lineno:
         same = (ast.dump(ast.Module(body=[ast.ClassDef(name=old.name, bases=old.bases, keywords=old.keywords, body=[],
@@ -346,34 +358,34 @@ def _merge_class(old: ast.ClassDef, new: ast.ClassDef, snippet_lines: list[str],
         if not same:
             head_new = snippet_lines[_start(new) - 1:new.lineno]
             editor.replace(_start(old), old.lineno, reindent(head_new, src_unit, unit,
-                                                              re.match(r"\s*", lines[old.lineno - 1]).group(0)))
+                                                              _lead(lines[old.lineno - 1])))
             result.actions.append(f"replaced the header of class {old.name}")
     for member in new.body:
         block = _block(snippet_lines, member)
-        snippet_prefix = re.match(r"\s*", block[0]).group(0) if block else ""
+        snippet_prefix = _lead(block[0]) if block else ""
         block = reindent([b[len(snippet_prefix):] if b.startswith(snippet_prefix) else b.lstrip() for b in block],
                           src_unit, unit, body_prefix)
         if isinstance(member, _FUNC):
             if member.name in members:
                 target = members[member.name]
-                editor.replace(_start(target), target.end_lineno, block)
+                editor.replace(_start(target), _end(target), block)
                 result.actions.append(f"replaced method {old.name}.{member.name}")
             else:
                 tail.append(block)
                 result.actions.append(f"appended method {old.name}.{member.name}")
         elif (name := _assigned_name(member)) is not None:
             if name in attrs:
-                editor.replace(attrs[name].lineno, attrs[name].end_lineno, block)
+                editor.replace(attrs[name].lineno, _end(attrs[name]), block)
                 result.actions.append(f"replaced {old.name}.{name} =")
             else:
-                editor.insert(first_method, block if first_method > old.end_lineno else [*block, ""])
+                editor.insert(first_method, block if first_method > _end(old) else [*block, ""])
                 result.actions.append(f"added {old.name}.{name} =")
         elif isinstance(member, (ast.Pass, ast.Expr)):
             continue  # docstrings, pass, "..."
         else:
             result.dropped.append(f"{old.name}: {snippet_lines[member.lineno - 1].strip()[:70]}")
     if tail:
-        editor.insert(old.end_lineno + 1, [line for block in tail for line in ["", *block]])
+        editor.insert(_end(old) + 1, [line for block in tail for line in ["", *block]])
 
 
 __all__ = ["Placement", "PlacementRefused", "newline_of", "place_python", "with_newline"]

@@ -26,6 +26,7 @@ import ast
 import re
 import shlex
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -169,7 +170,7 @@ def _new_module(kind: str, line: str, goal: str) -> bool:
     if kind != "ModuleNotFoundError":
         return False
     module = re.search(r"No module named '([\w.]+)'", line)
-    return bool(module) and module.group(1).replace(".", "/") in goal
+    return module is not None and module.group(1).replace(".", "/") in goal
 
 
 def kept(outcomes: list[ProbeOutcome]) -> set[str]:
@@ -230,7 +231,7 @@ def test_words(text: str) -> dict[str, set[str]]:
     return out
 
 
-def reached(tree: ast.Module, roots: list[ast.AST]) -> set[str]:
+def reached(tree: ast.Module, roots: Sequence[ast.AST]) -> set[str]:
     """The names and attributes ``roots`` use, with those of the module-level functions, classes
     and assignments of ``tree`` they use, followed to the end (strings not read)."""
     bound: dict[str, ast.stmt] = {}
@@ -287,7 +288,7 @@ def keep_only(text: str, names: set[str]) -> str:
     tree = ast.parse(text)
     drop: list[tuple[int, int]] = []
 
-    def span(node: ast.AST) -> tuple[int, int]:
+    def span(node: ast.stmt) -> tuple[int, int]:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         return first, node.end_lineno or node.lineno
 

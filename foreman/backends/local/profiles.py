@@ -121,10 +121,10 @@ def _convert(key: str, value: Any, where: str) -> Any:
                 raise ValueError(f"must be at least 1, got {value!r}")
             return number
         if isinstance(default, float) or key == "wall_timeout":
-            number = float(value)
-            if number < 0:
+            amount = float(value)
+            if amount < 0:
                 raise ValueError(f"must not be negative, got {value!r}")
-            return number
+            return amount
         text = str(value)
         if not text:
             raise ValueError("must not be empty")

@@ -201,14 +201,14 @@ def test_names(text: str) -> list[str]:
     return [label.rsplit(".", 1)[-1] for label in test_labels(text)]
 
 
-def test_labels(text: str) -> dict[str, ast.AST]:
+def test_labels(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     """The test functions of a test file by label (``test_x`` at the top level, ``Class.test_x`` in
     a class), as :func:`.probe.keep_only` names them ({} when it does not parse)."""
     try:
         tree = ast.parse(text.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
         return {}
-    out: dict[str, ast.AST] = {}
+    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             out[node.name] = node

@@ -38,6 +38,7 @@ from .repairs import is_degenerate_line, loads_lenient, object_end
 from .result import DecodeResult
 from .textblocks import EditBlock, block_call, block_path, split_replace_tail
 from .textcalls import JsonArguments, json_fallback, parse_tool_call
+from .textrender import render_action, render_reply
 from .textreply import ReplyLog
 
 _OUTSIDE, _SEARCH, _REPLACE, _JSON, _TOOL_CALL, _FUNCTION, _FINAL, _THINK = range(8)
@@ -312,10 +313,10 @@ class TextDecoder:
             self._state = _OUTSIDE
             self._close_block()
         else:
-            next_path = split_replace_tail(self._block) or (self._block.path, [])
+            path, path_lines = split_replace_tail(self._block) or (self._block.path, [])
             self._block.repairs.append("missing_replace_marker")
             self._close_block()
-            self._path = next_path if next_path[0] is not None else None
+            self._path = (path, path_lines) if path is not None else None
             self._open_block(list(found.repairs))
 
     def _close_block(self) -> None:
@@ -369,7 +370,5 @@ def decode(text: str, finish_reason: str | None = "stop", *, role: str | None = 
     decoder.feed(text)
     return decoder.finish(finish_reason)
 
-
-from .textrender import render_action, render_reply
 
 __all__ = ["TextDecoder", "decode", "render_action", "render_reply"]

@@ -43,6 +43,7 @@ from foreman.backends.sim.demo_files_model import INIT, NOTES, STORE, TEST_NOTES
 from foreman.backends.sim.demo_files_project import AGENTS_MD, GITIGNORE, PYPROJECT, README_1, README_2, README_3
 from foreman.backends.sim.demo_files_search import COMMANDS_SEARCH, SEARCH, TEST_SEARCH
 
+
 @dataclass(frozen=True)
 class DemoCommit:
     """One commit of the demo history.

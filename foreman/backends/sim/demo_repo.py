@@ -46,8 +46,10 @@ _GIT_OPTIONS = (
 class StepLike(Protocol):
     """What :func:`apply_step` reads from a step (see :class:`foreman.backends.sim.patches.Step`)."""
 
-    writes: Mapping[str, str]
-    deletes: tuple[str, ...] | list[str]
+    @property
+    def writes(self) -> Mapping[str, str]: ...
+    @property
+    def deletes(self) -> tuple[str, ...] | list[str]: ...
 
 
 def demo_test_command(python: str | None = None) -> list[str]:

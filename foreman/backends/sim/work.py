@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...repos import ci, diffs, git, gitsafety, merge, worktrees
-from .demo_repo import apply_step, demo_test_command
+from .demo_repo import StepLike, apply_step, demo_test_command
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ async def open_worktree(repo_root: Path, profile_dir: Path, repo_id: str, agent:
     return WorkTree(id=f"{agent}-{task}", path=Path(path), branch=branch)
 
 
-async def commit_step(wt: WorkTree, agent: str, step: object, message: str) -> bool:
+async def commit_step(wt: WorkTree, agent: str, step: StepLike, message: str) -> bool:
     """Write a step's files and commit them as the agent (safety env); False when nothing changed."""
     await asyncio.to_thread(apply_step, wt.path, step)
     env = gitsafety.safety_env(os.environ, agent=agent, worktree=wt.path)
