@@ -255,7 +255,7 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
     settings = Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
     for line in unknown_env(env):
         logger.warning("%s", line)
-    from .flow.team import team_of
+    from .config_team import team_of  # (it reads this module's option table: imported here, not at the top)
 
     team_of(settings)  # --workers and --worker-names must fit together (the error names both)
     return settings

@@ -18,19 +18,17 @@ from .world import Change
 
 R = TypeVar("R", bound=Record)
 
-_STATE_TABLES = {Session: SESSION_TRANSITIONS, Worktree: WORKTREE_TRANSITIONS}
-
 
 class RecordRules(CoreBase):
     """Flow record changes (a mixin of :class:`~foreman.core.core.Core`)."""
 
     def records(self, model: type[R]) -> dict[str, R]:
         """All records of ``model``'s kind by id (the world's own dict: do not mutate it)."""
-        return self.world.records.get(model.kind, {})  # type: ignore[return-value]
+        return self.world.records.get(model.kind, {})
 
     def record(self, model: type[R], rid: str) -> R | None:
         """The record ``rid`` of ``model``'s kind, or None."""
-        return self.world.records.get(model.kind, {}).get(rid)  # type: ignore[return-value]
+        return self.world.records.get(model.kind, {}).get(rid)
 
     def put_record(self, rec: R) -> R:
         """Insert or replace ``rec`` (an upsert by kind and id); no change, no write.
@@ -41,11 +39,10 @@ class RecordRules(CoreBase):
         old = self.world.records.get(rec.kind, {}).get(rec.id)
         if old == rec:
             return rec
-        table = _STATE_TABLES.get(type(rec))
-        if table is not None and old is not None:
-            was, now = getattr(old, "state"), getattr(rec, "state")
-            if was != now and now not in table[was]:
-                raise Conflict(f"{rec.kind} {rec.id} cannot go from {was} to {now}")
+        if isinstance(old, (Session, Worktree)) and isinstance(rec, (Session, Worktree)) and old.state != rec.state:
+            table = SESSION_TRANSITIONS if isinstance(rec, Session) else WORKTREE_TRANSITIONS
+            if rec.state not in table[old.state]:
+                raise Conflict(f"{rec.kind} {rec.id} cannot go from {old.state} to {rec.state}")
         self._emit(Change("record", rec.kind, rec, key=rec.id))
         return rec
 

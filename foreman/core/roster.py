@@ -2,7 +2,7 @@
 
 Pure rules (no settings, no I/O): :mod:`foreman.config` parses ``--workers`` and
 ``--worker-names`` with :func:`parse_workers` and :func:`parse_worker_names`, and
-:func:`foreman.flow.team.team_of` builds the :class:`Roster` of a start from them.
+:func:`foreman.config_team.team_of` builds the :class:`Roster` of a start from them.
 
 The team always has the lead (``marlow``) and the five named workers (``juniper``, ``kit``,
 ``wren``, ``rowan``, ``tove``). ``--workers N`` puts the first ``N`` named workers on shift; beyond

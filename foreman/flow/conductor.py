@@ -14,18 +14,40 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from protocol import Agent
+
 from ..backends.turns import TurnRunner
 from ..budget import BudgetGate
 from ..config import Settings
 from ..core.backoff import Backoff
+from ..core.core import Core
 from ..core.world import Effect as CoreEffect
 from . import checks, gitwork, merging, turnwork
 from .edge import Edge
 from .host import FlowHost
 from .model import (
-    AbortTurn, AgentAborted, AskUser, CheckWork, CleanStale, CommitLeftovers, GoalSubmitted, HandOff, Input, LandMerge,
-    MergeAnswered, MessageDelivered, PrepareMerge, PrepareReview, PrepareTask, ReapLeftovers, RemoveWorktree,
-    Restarted, RunCi, RunTurn, Running, TaskHandedOff,
+    AbortTurn,
+    AgentAborted,
+    AskUser,
+    CheckWork,
+    CleanStale,
+    CommitLeftovers,
+    GoalSubmitted,
+    HandOff,
+    Input,
+    LandMerge,
+    MergeAnswered,
+    MessageDelivered,
+    PrepareMerge,
+    PrepareReview,
+    PrepareTask,
+    ReapLeftovers,
+    RemoveWorktree,
+    Restarted,
+    RunCi,
+    Running,
+    RunTurn,
+    TaskHandedOff,
 )
 from .runner import FlowRunner
 from .team import ALL_WORKERS, LEAD, TITLES, fill_runners, retire_off_roster, team_from, team_of, title
@@ -132,7 +154,7 @@ class Conductor:
                          sleep=self.sleep, removal_backoff=self._removal_backoff or Backoff())
         self.runner.executors.update(executors(self.edge))
         for name in (LEAD, *self.team.workers):
-            daemon.act(lambda c, now, name=name: c.add_agent(name, now, **self._agent_fields(name)))
+            daemon.act(functools.partial(_add_agent, name, self._agent_fields(name)))
         retire_off_roster(self)
         daemon.spawn(self._announce_cli_versions(), "cli-versions")
         await self.preflight()
@@ -209,6 +231,11 @@ class Conductor:
             await runner.close()
         if edge is not None and edge.executor is not None:
             await edge.executor.close()
+
+
+def _add_agent(name: str, fields: dict[str, Any], core: Core, now: float) -> Agent:
+    """Add (or update) agent ``name`` with ``fields`` (:meth:`Conductor._agent_fields`)."""
+    return core.add_agent(name, now, **fields)
 
 
 def executors(edge: Edge) -> dict[type, Any]:

@@ -17,8 +17,17 @@ from ..errors import ForemanError, WorktreeUnsafe
 from ..repos import retiring, worktrees
 from .edge import Edge
 from .model import (
-    CleanStale, CommitLeftovers, HandOff, HandOffCommitted, LeftoversCommitted, PrepareTask, RemoveWorktree, Reported,
-    TaskPrepared, TaskStartFailed, WorktreeSettled,
+    CleanStale,
+    CommitLeftovers,
+    HandOff,
+    HandOffCommitted,
+    LeftoversCommitted,
+    PrepareTask,
+    RemoveWorktree,
+    Reported,
+    TaskPrepared,
+    TaskStartFailed,
+    WorktreeSettled,
 )
 
 logger = logging.getLogger(__name__)
@@ -188,7 +197,7 @@ async def remove_worktree(edge: Edge, e: RemoveWorktree) -> WorktreeSettled | No
                         message=f"{info.task}: late work left in {info.agent}'s worktree after the hand-off")
                     edge.removal_backoff.succeeded(wt_id)
                     logger.info("removed retired worktree %s", wt_id)
-                    return WorktreeSettled(wt_id, "removed", late=late)
+                    return WorktreeSettled(wt_id, "removed", late=bool(late))
             except WorktreeUnsafe as exc:
                 logger.warning("retired worktree %s is left for inspection: %s", wt_id, exc)
                 edge.removal_backoff.succeeded(wt_id)

@@ -16,8 +16,18 @@ from ..core.roster import LEAD
 from ..core.rules import merge_choice
 from .context import Ctx, worktree_of
 from .model import (
-    AbortTurn, CommitLeftovers, Effect, HandOff as HandOffEffect, HandOffCommitted, LandMerge, MergePrepared,
-    MergeTried, RemoveWorktree, WorktreeSettled,
+    AbortTurn,
+    CommitLeftovers,
+    Effect,
+    HandOffCommitted,
+    LandMerge,
+    MergePrepared,
+    MergeTried,
+    RemoveWorktree,
+    WorktreeSettled,
+)
+from .model import (
+    HandOff as HandOffEffect,
 )
 from .turnrules import block, launch
 

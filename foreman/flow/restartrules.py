@@ -13,8 +13,9 @@ from __future__ import annotations
 from ..core.records import HandOff, Session, TurnMarker, TurnProcess, Worktree
 from ..core.roster import LEAD
 from .context import Ctx, busy_on
-from .model import CheckWork, CleanStale, CommitLeftovers, Effect, HandOff as HandOffEffect, ReapLeftovers, RemoveWorktree
 from .mergerules import merge_answered
+from .model import CheckWork, CleanStale, CommitLeftovers, Effect, ReapLeftovers, RemoveWorktree
+from .model import HandOff as HandOffEffect
 from .taskrules import plan, session_holds
 from .turnrules import launch
 
@@ -25,7 +26,7 @@ def restarted(ctx: Ctx) -> list[Effect]:
     """Reconcile the stored state after a restart (clean or a crash); see the module doc."""
     core, now, w = ctx.core, ctx.now, ctx.core.world
     effects: list[Effect] = []
-    if core.records(TurnProcess) or core.records(TurnMarker):
+    if bool(core.records(TurnProcess)) or bool(core.records(TurnMarker)):
         effects.append(ReapLeftovers())
     asked = questions_of_sessions(ctx)
     for dec in list(w.decisions.values()):

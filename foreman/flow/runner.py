@@ -108,7 +108,8 @@ class FlowRunner:
             self.jobs.add(job)
             job.add_done_callback(self.jobs.discard)
             if inspect.iscoroutine(result):  # a job cancelled before it ran (a shutdown) never started its work
-                job.add_done_callback(lambda _, work=result: work.close())
+                work = result
+                job.add_done_callback(lambda _: work.close())
         elif result is not None:
             self.submit(result)
 

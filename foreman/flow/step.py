@@ -26,9 +26,29 @@ from __future__ import annotations
 from . import endrules, mergerules, restartrules, taskrules, turnrules
 from .context import Ctx, is_open
 from .model import (
-    AgentAborted, Answered, CiFinished, Effect, GoalSubmitted, HandOffCommitted, Input, LeftoversCommitted,
-    MergeAnswered, MergePrepared, MergeTried, MessageDelivered, Reported, Restarted, ReviewReady, StepFailed,
-    TaskHandedOff, TaskPrepared, TaskStartFailed, Tick, TurnEnded, WorkChecked, WorktreeSettled,
+    AgentAborted,
+    Answered,
+    CiFinished,
+    Effect,
+    GoalSubmitted,
+    HandOffCommitted,
+    Input,
+    LeftoversCommitted,
+    MergeAnswered,
+    MergePrepared,
+    MergeTried,
+    MessageDelivered,
+    Reported,
+    Restarted,
+    ReviewReady,
+    StepFailed,
+    TaskHandedOff,
+    TaskPrepared,
+    TaskStartFailed,
+    Tick,
+    TurnEnded,
+    WorkChecked,
+    WorktreeSettled,
 )
 
 

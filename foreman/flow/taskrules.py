@@ -9,8 +9,19 @@ from ..core.records import CiRun, Session, Worktree
 from ..core.roster import LEAD, title
 from .context import Ctx, away, busy_on, is_open, worktree_of
 from .model import (
-    AskUser, CheckWork, CiFinished, Effect, PrepareMerge, PrepareReview, PrepareTask, RemoveWorktree, ReviewReady,
-    RunCi, TaskPrepared, TaskStartFailed, WorkChecked,
+    AskUser,
+    CheckWork,
+    CiFinished,
+    Effect,
+    PrepareMerge,
+    PrepareReview,
+    PrepareTask,
+    RemoveWorktree,
+    ReviewReady,
+    RunCi,
+    TaskPrepared,
+    TaskStartFailed,
+    WorkChecked,
 )
 from .turnrules import block, launch, maybe_followup, start_queued
 

@@ -87,8 +87,9 @@ class SimBackend:
         answer messages). ``--workers`` up to 5 changes nothing here: the script always uses all
         five. Extras of an earlier start that this start's team leaves out go off shift (a feed
         line says so) and come back when a later start has them again."""
+        from ...config_team import team_of
         from ...core.roster import title
-        from ...flow.team import follow_team, team_of
+        from ...flow.team import follow_team
         from .plan import SECOND, idle_extras
         from .scenario_base import PLAN_MARK
 

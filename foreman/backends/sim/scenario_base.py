@@ -15,9 +15,9 @@ from typing import Any
 
 from protocol import Decision, Risk
 
+from ...core.records import MergeRecord
 from ...core.rules import RISKY_MERGE_OPTIONS
 from ...risk import has_critical
-from ...core.records import MergeRecord
 from . import work
 from .plan import ASSIGN
 from .team import WORKERS

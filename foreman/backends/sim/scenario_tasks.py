@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.records import MergeRecord, Worktree
 from ...core.rules import MERGE_OPTIONS, merge_choice
 from ...errors import MergeRefused
+from ...flow.merging import describe_commit
 from ...repos import refs
 from ...risk import area_from_text
 from ...risk.report import risk_report
-from ...core.records import MergeRecord, Worktree
-from ...flow.merging import describe_commit
 from . import patches, work
 from .scenario_base import ScenarioBase
 from .team import LEAD
