@@ -114,6 +114,8 @@ def _heredoc(ctx: Ctx, node, cwds: Cwds):
 
 def _backticks(ctx: Ctx, text: str, cwds: Cwds) -> None:
     """Classify backtick substitutions in unquoted here-document text."""
+    from . import walker  # (here, not at the top: walker imports this module, the shell's grammar nests)
+
     i = 0
     while True:
         i = text.find("`", i)
@@ -230,6 +232,8 @@ def substitution(ctx: Ctx, node, cwds: Cwds):
         ``$(pwd)``-like output, ``("wtlist",)`` for lists of worktree paths, ``("text", s)``
         for static text (``$(echo git push)``), else None (unknown output).
     """
+    from . import walker  # (here, not at the top: walker imports this module, the shell's grammar nests)
+
     res = Result(cwds)
     ctx.depth += 1
     try:
@@ -253,6 +257,3 @@ def scan_substitutions(ctx: Ctx, node, cwds: Cwds) -> None:
         else:
             stack.extend(c.children)
 
-
-# Imported last: walker imports this module's names at its top, and either module may be imported first.
-from . import walker  # noqa: E402
