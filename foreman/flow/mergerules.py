@@ -73,10 +73,29 @@ def merge_answered(ctx: Ctx, decision_id: str) -> list[Effect]:
         return launch(ctx, agent, "followup", f"{agent}:{task.id}", task=task.id,
                       prompt=f"The user requested changes on {task.id}: {note}\nRevise, test, commit, then update_task review.")
     core.cancel_task(task.id, now, who="user", reason="rejected at merge")
+    effects = lead_decides_dependents(ctx, task.id, dec.answer.text)
     info = worktree_of(ctx, agent, task.id)
     if info is not None and agent not in ctx.live.running:  # a running turn retires it when it ends
-        return [CommitLeftovers(info.id, then_close=True)]
-    return []
+        effects.append(CommitLeftovers(info.id, then_close=True))
+    return effects
+
+
+def lead_decides_dependents(ctx: Ctx, task_id: str, note: str | None) -> list[Effect]:
+    """A task rejected at its merge leaves the tasks that build on it without the work they
+    assume: those still on the board are blocked ("builds on ..."), so none starts on work that
+    will not land, and the lead gets a turn to cancel or re-plan them (``update_task``)."""
+    core, now = ctx.core, ctx.now
+    waiting = [t for t in core.world.tasks.values() if task_id in t.deps and t.status == "todo"]
+    if not waiting:
+        return []
+    for t in waiting:
+        core.set_task_status(t.id, "blocked", now, who="foreman", reason=f"builds on {task_id}, rejected at its merge")
+    names = ", ".join(t.id for t in waiting)
+    return launch(ctx, LEAD, "followup", f"{LEAD}:chat",
+                  prompt=f"The user rejected {task_id} at its merge" + (f" ({note})" if note else "") +
+                         f". These tasks build on it and are blocked: {names}. Cancel the ones that no longer make "
+                         'sense (update_task with status "cancelled" and a note) and put the others back on the board '
+                         '(status "todo").')
 
 
 def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:

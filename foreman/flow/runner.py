@@ -38,6 +38,9 @@ _JOB = {"PrepareTask": "start", "CheckWork": "check", "RunCi": "ci", "PrepareRev
         "CleanStale": "clean", "AskUser": "ask"}
 """The names of background jobs by effect (``merge d3``, ``retire kit-t1``: logs and task names)."""
 
+WAITING = frozenset({"AskUser", "RemoveWorktree"})
+"""Effects that wait (for the user; for a busy folder to free) and do not keep the flow busy."""
+
 _WHAT = {"RunTurn": "the turn", "PrepareTask": "starting the task", "CheckWork": "reading its worktree",
          "RunCi": "CI", "PrepareReview": "preparing the review", "PrepareMerge": "preparing the merge",
          "LandMerge": "the merge", "CommitLeftovers": "committing its leftovers", "HandOff": "the hand-off",
@@ -65,9 +68,12 @@ class FlowRunner:
         self.live = Live()
         self.jobs: set[asyncio.Task[Any]] = set()
         """The effects running in the background."""
+        self._busy: set[asyncio.Task[Any]] = set()
         self._queue: deque[Input] = deque()
         self._applying = False
         self._kick = asyncio.Event()
+        self._quiet = asyncio.Event()
+        self._quiet.set()
 
     # ------------------------------------------------------------------ inputs
     def submit(self, inp: Input) -> None:
@@ -78,6 +84,7 @@ class FlowRunner:
         if self._applying:
             return
         self._applying = True
+        self._quiet.clear()
         try:
             while self._queue:
                 self._apply(self._queue.popleft())
@@ -106,12 +113,36 @@ class FlowRunner:
             name = type(effect).__name__
             job = self.host.spawn(self._finish(effect, result), f"{_JOB.get(name, name)} {_ref(effect)}")
             self.jobs.add(job)
-            job.add_done_callback(self.jobs.discard)
+            if name not in WAITING:
+                self._busy.add(job)
+                self._quiet.clear()
+            job.add_done_callback(self._job_done)
             if inspect.iscoroutine(result):  # a job cancelled before it ran (a shutdown) never started its work
                 work = result
                 job.add_done_callback(lambda _: work.close())
         elif result is not None:
             self.submit(result)
+
+    def _job_done(self, job: asyncio.Task[Any]) -> None:
+        self.jobs.discard(job)
+        self._busy.discard(job)
+        self._settle()
+
+    def _settle(self) -> None:
+        """Mark the runner quiet when nothing is left to apply or to carry out (but turns and
+        waits for the user)."""
+        if not self._busy and not self._queue and not self._applying and not self._kick.is_set():
+            self._quiet.set()
+
+    async def quiet(self) -> None:
+        """Wait until the flow is quiet: no input to apply, no scheduling pass asked for, and no
+        effect in flight but turns, questions to the user and worktree removals waiting to retry.
+        (A scripted team acts only then, so its run is the same every time.)"""
+        while True:
+            await self._quiet.wait()
+            await asyncio.sleep(0)  # (a job's done-callback and a kick run on the loop's next turn)
+            if self._quiet.is_set():
+                return
 
     async def _finish(self, effect: Effect, work: Awaitable[Input | None]) -> None:
         try:
@@ -144,6 +175,7 @@ class FlowRunner:
     def kick(self) -> None:
         """Ask for a scheduling pass."""
         self._kick.set()
+        self._quiet.clear()
 
     async def schedule_loop(self) -> None:
         """Submit a :class:`~.model.Tick` whenever kicked, and when a failed start's backoff is due."""
@@ -151,6 +183,7 @@ class FlowRunner:
             self._kick.clear()  # before the pass: a kick during it (a new task ...) means another pass
             self.submit(Tick())
             self._kick.clear()  # (the pass's own kick)
+            self._settle()
             due = self.backoff.next_due()
             await self._wait_kick(None if due is None else max(0.05, due - self.host.now()))
 

@@ -233,7 +233,7 @@ def work_checked(ctx: Ctx, e: WorkChecked) -> list[Effect]:
         return []
     if e.command is None:
         return ci_finished(ctx, CiFinished(e.task, e.agent, None, claims=e.claims, note=e.note))
-    ctx.core.set_activity(e.agent, "testing", ctx.now, activity=f"CI for {e.task}")
+    ctx.core.set_activity(e.agent, "testing", ctx.now, activity=f"running the tests for {e.task}")
     ctx.core.put_record(CiRun(id=e.task, agent=e.agent, started_at=ctx.now))
     return [RunCi(e.task, e.agent, e.command, started_at=ctx.now, claims=e.claims, note=e.note)]
 

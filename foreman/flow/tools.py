@@ -243,8 +243,12 @@ class DaemonTools:
             if note and task.assignee:
                 self.d.act(lambda c, now: c.send_message(self.agent, task.assignee, f"Changes requested on {tid}: {note}", now))
             return f"{tid} goes back to {task.assignee} for changes"
+        if self.lead and status == "cancelled":  # the lead drops a task of its plan (a stretch goal, rejected work)
+            self.d.act(lambda c, now: c.cancel_task(tid, now, who=self.agent, reason=str(note) if note else ""))
+            return f"{tid} is now cancelled"
         if status not in ("review", "blocked", "todo", "doing"):
-            raise StateError(f"status must be review, blocked, todo or doing (got {status!r})")
+            allowed = "review, blocked, todo, doing or cancelled" if self.lead else "review, blocked, todo or doing"
+            raise StateError(f"status must be {allowed} (got {status!r})")
         if status == task.status:
             return f"{tid} is already {status}"
         self.d.act(lambda c, now: c.set_task_status(tid, status, now, who=self.agent, reason=str(note) if note else None))

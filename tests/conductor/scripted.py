@@ -1,64 +1,23 @@
-"""A scripted TurnRunner: the test double at the model edge for the conductor's contract tests.
+"""The flow's test rig on the package's scripted runner (:mod:`foreman.backends.scripted`).
 
-Each turn runs a script function ``(request, tools, cwd) -> TurnResult`` chosen by the test from
-the request (agent, job, task). Scripts use the real tools (the Foreman's tool surface) and
-real git in the worktree, exactly as a model's tool calls would.
+Each turn runs a script function ``(request, tools) -> TurnResult`` chosen by the test from the
+request (agent, job, task). Scripts use the real tools (the Foreman's tool surface) and real git
+in the worktree, exactly as a model's tool calls would.
 """
 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
+from foreman.backends.scripted import Pick, Script, ScriptedRunner, done, sh, write_and_commit
 from foreman.backends.turns import AgentTools, TurnRequest, TurnResult
 
 from ..rig import PYPROJECT, DaemonRig, conductor_daemon
 
-Script = Callable[[TurnRequest, AgentTools], Awaitable[TurnResult]]
-
-
-class ScriptedRunner:
-    """Runs turns by calling ``pick(request)`` to get the script for each."""
-
-    name = "scripted"
-
-    def __init__(self, pick: Callable[[TurnRequest], Script]) -> None:
-        self.pick = pick
-        self.requests: list[TurnRequest] = []
-
-    def status(self) -> tuple[str, str]:
-        return ("test", "")
-
-    async def preflight(self) -> None:
-        return None
-
-    async def run_turn(self, request: TurnRequest, tools: AgentTools) -> TurnResult:
-        self.requests.append(request)
-        return await self.pick(request)(request, tools)
-
-    async def close(self) -> None:
-        return None
-
-
-def sh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    """Run a command in ``cwd`` (the agent's worktree) and return stdout."""
-    return subprocess.run(args, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
-
-
-async def write_and_commit(req: TurnRequest, rel: str, text: str, message: str) -> None:
-    """Edit a file in the worktree and commit it with the agent's safety environment."""
-    path = req.cwd / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    await asyncio.to_thread(sh, req.cwd, "git", "add", "-A", env=req.env)
-    await asyncio.to_thread(sh, req.cwd, "git", "commit", "-q", "-m", message, env=req.env)
-
-
-def done(session: str = "s") -> TurnResult:
-    """A turn that ended well with session ``session``."""
-    return TurnResult(ok=True, session_id=session, text="done")
+__all__ = ["Pick", "Script", "ScriptedRig", "ScriptedRunner", "commits_then_review", "done", "serve_until_killed", "sh",
+           "start_scripted", "write_and_commit"]
 
 
 def commits_then_review(rel: str = "{agent}-{task}.txt", text: str = "work\n") -> Script:
@@ -69,9 +28,6 @@ def commits_then_review(rel: str = "{agent}-{task}.txt", text: str = "work\n") -
         await tools.call("update_task", {"status": "review"})
         return done()
     return script
-
-
-Pick = Callable[[TurnRequest], Script]
 
 
 class ScriptedRig(DaemonRig):

@@ -390,3 +390,23 @@ def test_any_order_of_inputs_keeps_the_invariants(names: list[str]) -> None:
         assert task_.status != "doing" or task_.assignee is not None
         if task_.status == "done":
             assert "land" in names
+
+
+def test_a_rejected_task_blocks_what_builds_on_it_and_the_lead_decides() -> None:
+    ctx = world()
+    t = task(ctx, status="review")
+    after = ctx.core.create_task("uses greet", T0, goal="g1", repo="proj", deps=[t], assignee="wren").id
+    other = ctx.core.create_task("unrelated", T0, goal="g1", repo="proj").id
+    ctx.core.take()
+    did = merge_decision(ctx, t)
+    ctx.core.answer_decision(did, 2, T0, text="wrong approach")
+    ctx.core.take()
+    effects = apply(ctx, MergeAnswered(did))
+    assert ctx.core.task(t).status == "cancelled"
+    assert ctx.core.task(after).status == "blocked"  # it would otherwise start on work that will not land
+    assert ctx.core.task(after).blocked_reason == f"builds on {t}, rejected at its merge"
+    assert ctx.core.task(other).status == "todo"
+    lead = next(e for e in effects if isinstance(e, RunTurn))
+    assert (lead.agent, lead.job) == ("marlow", "followup")
+    assert f"The user rejected {t} at its merge (wrong approach). These tasks build on it and are blocked: {after}." \
+        in lead.prompt

@@ -43,9 +43,9 @@ TOOL_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
     "read_memory": ("Read a memory note; without a note name, list the notes.",
                     _obj({"note": {"type": "string", "description": "note name; omit to list"}}, [])),
     "update_task": (("Change a task's status: review when the work is done, tested and committed; blocked "
-                     "with a note when you cannot go on."),
+                     "with a note when you cannot go on; cancelled (the lead only) drops a task of the plan."),
                     _obj({"task": {"type": "string", "description": "task id; omit for your current task"},
-                          "status": {"type": "string", "enum": ["review", "blocked", "todo", "doing"]},
+                          "status": {"type": "string", "enum": ["review", "blocked", "todo", "doing", "cancelled"]},
                           "note": {"type": "string", "description": "why, in one sentence"}}, ["status"])),
     "report_status": ("Tell the team what you are doing now.",
                       _obj({"activity": {"type": "string", "description": "one short sentence"},
