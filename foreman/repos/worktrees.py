@@ -18,6 +18,7 @@ Rules (and the failures they prevent):
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -81,6 +82,10 @@ class Worktree:
     created: bool
 
 
+_HELD = re.compile(r"is already (?:checked out|used by worktree) at '(?P<where>[^']+)'")
+"""git-worktree's refusal of a branch that another worktree has checked out (git 2.x wordings)."""
+
+
 def _check_name(kind: str, value: str) -> str:
     if not _NAME.match(value) or value.endswith((".lock", ".")) or ".." in value:
         raise ValueError(f"bad {kind} name for a worktree: {value!r}")
@@ -98,15 +103,27 @@ def slugify(title: str, *, max_len: int = 40) -> str:
     return slug[:max_len].rstrip("-")
 
 
+def repo_folder(repo_id: str) -> str:
+    """The folder of a repository's worktrees under ``<home>/<profile>/worktrees/``: its id when
+    that is a plain name (``[A-Za-z0-9._-]``), else a slug of it and a hash of the whole id
+    (``café notes`` -> ``cafe-notes-6f1e2a9b``): a repository's folder may hold any character
+    git accepts (spaces, accents, quotes), the Foreman's own folders never do."""
+    try:
+        return _check_name("repo", repo_id)
+    except ValueError:
+        digest = hashlib.sha256(repo_id.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        return f"{slugify(repo_id, max_len=30) or 'repo'}-{digest}"
+
+
 def worktree_path(home_profile_dir: StrPath, repo_id: str, agent: str, task: str) -> Path:
-    """Return ``<home>/<profile>/worktrees/<repo>/<agent>-<task>``.
+    """Return ``<home>/<profile>/worktrees/<repo folder>/<agent>-<task>`` (:func:`repo_folder`).
 
     Raises:
-        ValueError: a name is empty, has a path separator, ``..`` or other characters outside
-            ``[A-Za-z0-9._-]``.
+        ValueError: the agent or task name is empty, has a path separator, ``..`` or other
+            characters outside ``[A-Za-z0-9._-]``.
     """
-    _check_name("repo", repo_id)
-    return Path(home_profile_dir) / "worktrees" / repo_id / f"{_check_name('agent', agent)}-{_check_name('task', task)}"
+    return (Path(home_profile_dir) / "worktrees" / repo_folder(repo_id)
+            / f"{_check_name('agent', agent)}-{_check_name('task', task)}")
 
 
 def branch_name(agent: str, task: str, title: str) -> str:
@@ -179,7 +196,7 @@ async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str
     _clear_leftover_dir(wt, root)
     start = await rev_parse(root, start_point or base)
     if start is None:
-        raise RepoError(f"cannot start a worktree: {start_point or base!r} names no commit in {root}")
+        raise RepoError(f"cannot start a worktree: {start_point or base!r} names no commit in {root}", permanent=True)
     wt.parent.mkdir(parents=True, exist_ok=True)
     if await rev_parse(root, f"refs/heads/{branch}"):
         args: tuple[str | Path, ...] = ("worktree", "add", wt, branch)
@@ -195,7 +212,12 @@ async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str
             raise RepoError(
                 f"{root} stores files with git-lfs (a filter=lfs attribute), and git-lfs is not installed on this "
                 "machine, so no worktree can be checked out. Install git-lfs (https://git-lfs.com) and run "
-                f"`git lfs install`, then retry. (git said: {str(exc)})") from exc
+                f"`git lfs install`, then retry. (git said: {str(exc)})", permanent=True) from exc
+        if (held := _HELD.search(exc.stderr or "")) is not None:
+            raise RepoError(
+                f"the branch {branch} is checked out in another worktree, {held['where']}: remove that worktree "
+                f"(git worktree remove) or check out another branch there, then retry the task",
+                permanent=True) from exc
         raise
     head = await rev_parse(wt, "HEAD")
     if head is None:
@@ -230,7 +252,8 @@ def _clear_leftover_dir(wt: Path, root: Path) -> None:
         if not Path(os.fsdecode(target)).exists():
             shutil.rmtree(wt)
             return
-    raise RepoError(f"{wt} exists and is not a worktree of {root}; it is left in place")
+    raise RepoError(f"{wt} exists and is not a worktree of {root}: it is left in place; move or delete it, then "
+                    "retry the task", permanent=True)
 
 
 def _parse_author(author: str) -> tuple[str, str]:
