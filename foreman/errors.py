@@ -75,9 +75,21 @@ class Conflict(StateError):
 
 
 class RepoError(ForemanError):
-    """A git operation failed or was refused."""
+    """A git operation failed or was refused.
+
+    Args:
+        message: what happened and what to do.
+        permanent: retrying cannot help until someone acts (a folder or branch held elsewhere, a
+            missing commit or tool): the caller stops retrying and says so at once. False: it may
+            pass (a lock, a busy folder, a timeout).
+    """
 
     code = "repo"
+    permanent = False
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent or type(self).permanent
 
 
 class NotARepoRoot(RepoError):
@@ -92,15 +104,17 @@ class MergeRefused(RepoError):
     code = "merge_refused"
 
     def __init__(self, message: str, *, reason: str = "refused", files: list[str] | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message, permanent=False)
         self.reason = reason
         self.files = list(files or [])
 
 
 class WorktreeUnsafe(RepoError):
-    """A worktree's ``.git`` link no longer leads to this repository's entry for it."""
+    """A worktree's ``.git`` link no longer leads to this repository's entry for it (left for the
+    user to inspect: permanent)."""
 
     code = "worktree_unsafe"
+    permanent = True
 
 
 class BackendError(ForemanError):

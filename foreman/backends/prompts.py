@@ -26,9 +26,13 @@ def plan_prompt(goal_text: str, goal_id: str, unread: list[str]) -> str:
             + unread_block(unread))
 
 
-def work_prompt(task: Task, *, takeover_from: str | None, answered: list[Decision], unread: list[str]) -> str:
-    """A worker's prompt for a task (with hand-off context and questions already answered)."""
+def work_prompt(task: Task, *, takeover_from: str | None, answered: list[Decision], unread: list[str],
+                base: str = "") -> str:
+    """A worker's prompt for a task (with hand-off context, the base it starts from and questions
+    already answered)."""
     parts = [f"Your task {task.id}: {task.title}\n\n{task.description}".rstrip()]
+    if base:
+        parts.append(base)
     if takeover_from:
         parts.append(f"You take over {task.id} from {takeover_from}: their work so far is committed on your branch.")
     if answered:

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..core.records import Worktree
 from ..core.roster import title
 from ..errors import ForemanError, WorktreeUnsafe
-from ..repos import retiring, worktrees
+from ..repos import refs, retiring, worktrees
 from .edge import Edge
 from .model import (
     CleanStale,
@@ -101,8 +101,9 @@ async def prepare_task(edge: Edge, e: PrepareTask) -> TaskPrepared | TaskStartFa
             host.act(lambda c, now: c.put_record(record))  # (under its lock: a removal in flight sees it active)
     except ForemanError as exc:
         logger.warning("starting %s failed (%s)", e.task, exc)
-        return TaskStartFailed(e.task, agent, exc.message)
-    return TaskPrepared(e.task, agent, wt_id, branch, tuple(superseded), takeover, tuple(lines))
+        return TaskStartFailed(e.task, agent, exc.message, permanent=getattr(exc, "permanent", False))
+    note = await refs.base_note(repo.path, branch, repo.base_branch)
+    return TaskPrepared(e.task, agent, wt_id, branch, tuple(superseded), takeover, tuple(lines), base_note=note)
 
 
 async def clean_stale(edge: Edge, e: CleanStale) -> Reported | None:
@@ -119,7 +120,8 @@ async def clean_stale(edge: Edge, e: CleanStale) -> Reported | None:
 
     repo = edge.host.core.repo(e.repo)
     profile = edge.host.profile_dir
-    done = await clean_stale_worktrees(repo.path, profile / "worktrees" / repo.id, trash_dir=profile / "trash")
+    done = await clean_stale_worktrees(repo.path, profile / "worktrees" / worktrees.repo_folder(repo.id),
+                                       trash_dir=profile / "trash")
     if not done:
         return None
     return Reported(tuple(("error" if item.action == "trashed" else "info", item.reason) for item in done))

@@ -115,15 +115,20 @@ class TaskPrepared:
     superseded: tuple[str, ...] = ()
     takeover: str | None = None
     feed: tuple[str, ...] = ()
+    base_note: str = ""
+    """Which commit of the base the worktree starts from, and how far the base moved on since."""
 
 
 @dataclass(frozen=True)
 class TaskStartFailed:
-    """A task could not start (git refused, a folder is busy ...): ``error`` says why."""
+    """A task could not start: ``error`` says why. ``permanent``: retrying cannot help until
+    someone acts (a folder or branch held elsewhere, a missing commit or tool); else it may pass
+    (a lock, a busy folder)."""
 
     task: str
     agent: str
     error: str
+    permanent: bool = False
 
 
 @dataclass(frozen=True)

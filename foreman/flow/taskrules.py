@@ -169,15 +169,23 @@ def task_prepared(ctx: Ctx, e: TaskPrepared) -> list[Effect]:
     answered = [x for x in core.world.decisions.values() if x.task == e.task and x.kind == "question"
                 and x.status == "answered"]
     takeover = e.takeover if e.takeover != e.agent else None
-    prompt = prompts.work_prompt(core.task(e.task), takeover_from=takeover, answered=answered, unread=[])
+    prompt = prompts.work_prompt(core.task(e.task), takeover_from=takeover, answered=answered, unread=[],
+                                 base=e.base_note)
     return effects + launch(ctx, e.agent, "work", f"{e.agent}:{e.task}", prompt=prompt, task=e.task)
 
 
 def start_failed(ctx: Ctx, e: TaskStartFailed) -> list[Effect]:
-    """A task could not start (its branch is checked out elsewhere, a folder blocks its worktree,
-    the repository has no commits ...): retry with backoff, and after :data:`MAX_START_ATTEMPTS`
-    failures in a row block it with the reason (the user retries it after fixing the cause)."""
+    """A task could not start. A permanent cause (its branch is checked out in another worktree, a
+    folder that is not its worktree holds its path, its start commit or a tool is missing: the
+    edge that met it says so) blocks it at once with what to do; any other (a lock, a busy folder)
+    is retried with backoff, and after :data:`MAX_START_ATTEMPTS` failures in a row it is blocked
+    with the reason too. The user retries it after fixing the cause."""
     ctx.live.starting.pop(e.task, None)
+    if e.permanent:
+        ctx.live.start_failures.pop(e.task, None)
+        ctx.backoff.succeeded(e.task)
+        block(ctx, e.task, f"could not start: {e.error}")
+        return []
     attempts = ctx.live.start_failures.get(e.task, 0) + 1
     ctx.live.start_failures[e.task] = attempts
     if attempts >= MAX_START_ATTEMPTS:

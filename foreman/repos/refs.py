@@ -64,3 +64,28 @@ async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str
     snap = await snapshot(repo_root, wt_path)
     res = await git("diff-tree", "-r", "--name-only", "--diff-filter=D", tip, snap.tree, cwd=Path(repo_root))
     return bool(res.text)
+
+
+async def base_note(repo_root: StrPath, branch: str, base: str) -> str:
+    """A sentence for a worker's prompt: which commit of ``base`` its branch starts from, and when
+    ``base`` moved on since, by how many commits and which (their subjects, at most five):
+    ``Your worktree starts from main at 1a2b3c4 (Add tags).`` Empty when git cannot tell (the
+    sentence helps; its absence must not stop a start)."""
+    root = Path(repo_root)
+    tip = await git("log", "-1", "--format=%h %s", f"refs/heads/{base}", cwd=root, check=False)
+    if not tip.ok or not tip.text:
+        return ""
+    short, _, subject = tip.text.partition(" ")
+    if await rev_parse(root, f"refs/heads/{branch}") is None:
+        return f"Your worktree starts from {base} at {short} ({subject})."
+    fork = await git("merge-base", f"refs/heads/{branch}", f"refs/heads/{base}", cwd=root, check=False)
+    behind = await git("log", "--format=%s", f"refs/heads/{branch}..refs/heads/{base}", cwd=root, check=False)
+    if not fork.ok or not behind.ok:
+        return ""
+    subjects = [line for line in behind.text.splitlines() if line]
+    if not subjects:
+        return f"Your worktree starts from {base} at {short} ({subject})."
+    shown = "; ".join(subjects[:5]) + (f"; and {len(subjects) - 5} more" if len(subjects) > 5 else "")
+    return (f"Your branch {branch} left {base} at {fork.text[:7]}; {base} has moved on by {len(subjects)} "
+            f"commit{'s' if len(subjects) != 1 else ''} since (now {short} ({subject})): {shown}. Merge {base} into "
+            "your branch when your work depends on them.")

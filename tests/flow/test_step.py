@@ -410,3 +410,21 @@ def test_a_rejected_task_blocks_what_builds_on_it_and_the_lead_decides() -> None
     assert (lead.agent, lead.job) == ("marlow", "followup")
     assert f"The user rejected {t} at its merge (wrong approach). These tasks build on it and are blocked: {after}." \
         in lead.prompt
+
+
+def test_a_permanent_start_failure_blocks_at_once() -> None:
+    ctx = world()
+    t = task(ctx, agent="kit")
+    ctx.live.starting[t] = "kit"
+    apply(ctx, TaskStartFailed(t, "kit", "a folder holds its path: move it", permanent=True))
+    assert ctx.core.task(t).status == "blocked" and ctx.core.task(t).blocked_reason == \
+        "could not start: a folder holds its path: move it"
+    assert ctx.backoff.ready(t, ctx.now) and not ctx.live.start_failures
+
+
+def test_the_work_prompt_says_which_base_the_worktree_starts_from() -> None:
+    ctx = world()
+    t = task(ctx, agent="kit")
+    note = "Your branch x left main at 1234567; main has moved on by 2 commits since (now abcdef0 (Add tags)): a; b."
+    (turn,) = apply(ctx, TaskPrepared(t, "kit", f"kit-{t}", "x", base_note=note))
+    assert isinstance(turn, RunTurn) and note in turn.prompt

@@ -89,6 +89,25 @@ async def test_foreign_folder_is_left_in_place(repo: Path, home_profile: Path) -
     assert (path / "notes.txt").read_text() == "someone's files"
 
 
+async def test_causes_retrying_cannot_fix_are_permanent(repo: Path, home_profile: Path) -> None:
+    """A folder that is not the worktree, a branch checked out in another worktree, a start that
+    names no commit: the errors say so (``permanent``), naming the holder and the fix; the flow
+    blocks the task at once instead of retrying for minutes (issue 37 item 7)."""
+    foreign = worktree_path(home_profile, "repo", "kit", "t1")
+    foreign.mkdir(parents=True)
+    (foreign / "notes.txt").write_text("mine\n")
+    with pytest.raises(RepoError) as info:
+        await ensure_worktree(repo, foreign, "agentcraft/kit/t1", "main")
+    assert info.value.permanent and "move or delete it" in info.value.message
+    first = await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t2"), "agentcraft/kit/t2", "main")
+    with pytest.raises(RepoError) as info:
+        await ensure_worktree(repo, worktree_path(home_profile, "repo", "wren", "t2"), "agentcraft/kit/t2", "main")
+    assert info.value.permanent and str(first.path) in info.value.message and "git worktree remove" in info.value.message
+    with pytest.raises(RepoError) as info:
+        await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t3"), "agentcraft/kit/t3", "nope")
+    assert info.value.permanent
+
+
 async def test_check_link_detects_rewritten_and_deleted_links(repo: Path, home_profile: Path, tmp_path: Path) -> None:
     wt = await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t1"), "agentcraft/kit/t1", "main")
     other = tmp_path / "other"
@@ -203,3 +222,22 @@ async def test_retry_on_a_deleted_link_leaves_the_work(repo: Path, home_profile:
     with pytest.raises(WorktreeUnsafe):
         await ensure_worktree(repo, path, "agentcraft/kit/t1", "main")
     assert (path / "work.txt").read_text() == "precious\n"
+
+
+async def test_the_base_note_names_the_start_and_how_far_the_base_moved_on(repo: Path, home_profile: Path) -> None:
+    """Issue 37 item 6: the worker is told which commit its worktree starts from and, when the base
+    moved on since its branch left it, how far and with what."""
+    from foreman.repos.refs import base_note
+
+    wt = await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t1"), "agentcraft/kit/t1", "main")
+    tip = out(repo, "rev-parse", "--short=7", "main")
+    subject = out(repo, "log", "-1", "--format=%s", "main")
+    assert await base_note(repo, "agentcraft/kit/t1", "main") == f"Your worktree starts from main at {tip} ({subject})."
+    for n in range(7):
+        write(repo / f"n{n}.txt", f"{n}\n")
+        commit_all(repo, f"user commit {n}")
+    note = await base_note(repo, "agentcraft/kit/t1", "main")
+    assert f"left main at {tip}" in note and "moved on by 7 commits" in note
+    assert "user commit 6; user commit 5" in note and "and 2 more" in note and "user commit 0" not in note
+    assert wt.path.exists()
+    assert await base_note(repo, "agentcraft/kit/t1", "no-such-base") == ""

@@ -88,10 +88,12 @@ async def test_a_task_whose_start_fails_is_retried_with_backoff_on_its_own(tmp_p
     try:
         await rig.start(clock=clock, sleep=clock.sleep)
         t0 = clock()
-        blocker = worktree_path(rig.settings.profile_dir, "proj", "kit", "t1")
+        # a lock on the task's branch ref, as another git process holds it while it writes: git refuses
+        # to make the branch until the lock goes (a cause that passes: retried, not blocked)
+        blocker = rig.repo / ".git" / "refs" / "heads" / "agentcraft" / "kit" / "t1-blocked-by-a-lock.lock"
         blocker.parent.mkdir(parents=True, exist_ok=True)
-        blocker.write_text("a file where the worktree should go\n")  # ensure_worktree refuses it
-        t1 = rig.task("Blocked by a file", assignee="kit")
+        blocker.write_text("")
+        t1 = rig.task("Blocked by a lock", assignee="kit")
 
         def failures() -> list[float]:
             return [f.at - t0 for f in rig.world.feed if f.task == t1 and "could not start" in f.text]
@@ -110,7 +112,7 @@ async def test_a_task_whose_start_fails_is_retried_with_backoff_on_its_own(tmp_p
             await wait_for(lambda: len(failures()) == len(expected), what=f"the retry after {delay} s")
         assert failures() == expected
         assert rig.world.tasks[t1].status == "todo" and rig.world.tasks[t1].assignee == "kit"
-        assert "not a worktree" in next(f.text for f in rig.world.feed if f.task == t1 and "could not start" in f.text)
+        assert "git worktree add" in next(f.text for f in rig.world.feed if f.task == t1 and "could not start" in f.text)
         assert 60 in clock.requested and max(clock.requested) <= 60
 
         blocker.unlink()
@@ -119,5 +121,30 @@ async def test_a_task_whose_start_fails_is_retried_with_backoff_on_its_own(tmp_p
         turn = await rig.turn("kit")
         assert turn.req.task == t1 and rig.world.tasks[t1].status == "doing"
         assert rig.d.backend.backoff.next_due() is None
+    finally:
+        await rig.stop()
+
+
+async def test_a_start_that_can_never_succeed_is_blocked_at_once_naming_the_holder_and_the_fix(tmp_path: Path) -> None:
+    """Issue 37 item 7: a folder that is not the task's worktree holds its path (or its branch is
+    checked out elsewhere): retrying cannot help, so the task is blocked on the first try (it used
+    to be retried with backoff for about three minutes), and /task retry starts it once fixed."""
+    clock = FakeClock()
+    rig = Rig(tmp_path, workers=["kit"])
+    try:
+        await rig.start(clock=clock, sleep=clock.sleep)
+        blocker = worktree_path(rig.settings.profile_dir, "proj", "kit", "t1")
+        blocker.parent.mkdir(parents=True, exist_ok=True)
+        blocker.write_text("a file where the worktree should go\n")
+        t1 = rig.task("Blocked by a file", assignee="kit")
+        await rig.wait_status(t1, "blocked")
+        reason = rig.world.tasks[t1].blocked_reason or ""
+        assert str(blocker) in reason and "move or delete it" in reason and reason.startswith("could not start:")
+        assert not [f for f in rig.world.feed if f.task == t1 and "retrying" in f.text]
+        assert clock.requested == [] or max(clock.requested) < 2  # no backoff was waited out
+        blocker.unlink()
+        await rig.c.ok({"type": "task.retry", "task": t1})
+        turn = await rig.turn("kit")
+        assert turn.req.task == t1 and rig.world.tasks[t1].status == "doing"
     finally:
         await rig.stop()
