@@ -120,14 +120,16 @@ class Daemon:
         """Run one core input and commit it: ``fn(core, now)``; returns its result.
 
         Raises:
-            ForemanError: whatever the core raised; nothing changed.
+            ForemanError: whatever the core raised; nothing changed (the core validates before it
+                mutates). Any other exception (a bug in ``fn``) is raised too, after the changes
+                it made are committed, so the store never lags the world in memory.
         """
         try:
             result = fn(self.core, self.now())
-        except ForemanError:
+        except Exception:
             changes, _ = self.core.take()
-            if changes:  # the core validates before it mutates; this is a bug worth a loud log
-                logger.error("core raised after %d changes; committing them anyway", len(changes))
+            if changes:  # the world in memory has them: the store must too (a bug worth a loud log)
+                logger.error("an input raised after %d changes; committing them anyway", len(changes))
                 self.core._changes = changes
                 self.commit()
             raise

@@ -95,8 +95,12 @@ class FlowRunner:
     def _apply(self, inp: Input) -> None:
         try:
             effects = self.host.act(lambda core, now: step(Ctx(core, self.live, self.settings, now, self.backoff), inp))
-        except Exception:  # noqa: BLE001 - one input's bug must not stop the flow for everything else
+        except Exception as exc:  # noqa: BLE001 - one input's bug must not stop the flow for everything else
             logger.exception("the flow's step failed on %r", inp)
+            task = getattr(inp, "task", None)
+            if task and not isinstance(inp, StepFailed):  # its task is blocked, naming the step
+                message = getattr(exc, "message", None) or f"internal error: {type(exc).__name__}: {exc}"
+                self._queue.append(StepFailed(f"the flow's {type(inp).__name__}", task, message))
             return
         for effect in effects:
             self.start(effect)
@@ -169,7 +173,17 @@ class FlowRunner:
         name = type(effect).__name__
         logger.error("%s failed", name, exc_info=exc)
         message = getattr(exc, "message", None) or f"internal error: {type(exc).__name__}: {exc}"
-        self.submit(StepFailed(_WHAT.get(name, name), getattr(effect, "task", None), message))
+        self.submit(StepFailed(_WHAT.get(name, name), self._task_of(effect), message))
+
+    def _task_of(self, effect: Effect) -> str | None:
+        """The task an effect is about: its own, its decision's, or its worktree's."""
+        if (task := getattr(effect, "task", None)) is not None:
+            return str(task)
+        world = self.host.core.world
+        if (decision := world.decisions.get(getattr(effect, "decision", None) or "")) is not None:
+            return decision.task
+        record = world.records.get("worktree", {}).get(getattr(effect, "worktree", None) or "")
+        return getattr(record, "task", None)
 
     # ------------------------------------------------------------------ scheduling
     def kick(self) -> None:

@@ -115,6 +115,9 @@ def failed_step(ctx: Ctx, e: StepFailed) -> list[Effect]:
     task is blocked with the step named (the user retries it), the feed says so, and the flow goes
     on with everything else."""
     text = f"{e.what} failed: {e.error}"
+    if e.task:  # (nothing of its start or hand-off is in flight any more)
+        ctx.live.starting.pop(e.task, None)
+        ctx.live.held.discard(e.task)
     if e.task and is_open(ctx, e.task):
         turnrules.block(ctx, e.task, text)
     else:
