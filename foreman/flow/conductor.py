@@ -29,6 +29,7 @@ from .model import (
     AbortTurn,
     AgentAborted,
     AskUser,
+    AwaitCheckout,
     CheckWork,
     CleanStale,
     CommitLeftovers,
@@ -249,4 +250,5 @@ def executors(edge: Edge) -> dict[type, Any]:
         CleanStale: bind(gitwork.clean_stale_quietly, edge), CheckWork: bind(checks.check_work, edge),
         RunCi: bind(checks.run_ci, edge), PrepareReview: bind(checks.prepare_review, edge),
         PrepareMerge: bind(merging.prepare_merge, edge), LandMerge: bind(merging.land_merge, edge),
+        AwaitCheckout: bind(merging.await_checkout, edge),
     }

@@ -17,6 +17,7 @@ from ..core.rules import merge_choice
 from .context import Ctx, worktree_of
 from .model import (
     AbortTurn,
+    AwaitCheckout,
     CommitLeftovers,
     Effect,
     HandOffCommitted,
@@ -100,8 +101,10 @@ def lead_decides_dependents(ctx: Ctx, task_id: str, note: str | None) -> list[Ef
 
 def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
     """What a merge came to: landed -> the task is done (its worktree closed once no turn runs in
-    it); moved -> the decision re-opens with the new commit; a conflict -> back to the worker;
-    refused or failed -> the decision re-opens with the reason."""
+    it); held -> it waits for the user's git operation in the checkout to end, then lands (the
+    feed says why; the decision stays answered); moved -> the decision re-opens with the new
+    commit; a conflict -> back to the worker; refused or failed -> the decision re-opens with the
+    reason."""
     core, now = ctx.core, ctx.now
     dec = core.world.decisions.get(e.decision)
     if dec is None or not dec.task or e.outcome == "skipped":
@@ -115,6 +118,9 @@ def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
         if info is not None and agent not in ctx.live.running:  # a running turn commits its leftovers when it ends
             return [CommitLeftovers(info.id, then_close=True)]
         return []
+    if e.outcome == "held":
+        core.feed(f"{e.decision}: {task.id}'s merge waits: {e.reason}", now, kind="decision", task=task.id)
+        return [AwaitCheckout(e.decision, task.repo or next(iter(core.world.repos), ""))]
     if e.outcome == "conflict" and agent:
         core.set_task_status(task.id, "doing", now, who="foreman", reason=None)
         repo = core.world.repos.get(task.repo or "") or next(iter(core.world.repos.values()), None)

@@ -21,7 +21,7 @@ from ..errors import ForemanError, MergeRefused
 from ..risk.report import merge_scan
 from .edge import Edge
 from .gitwork import author
-from .model import LandMerge, MergePrepared, MergeTried, PrepareMerge
+from .model import AwaitCheckout, LandMerge, MergeAnswered, MergePrepared, MergeTried, PrepareMerge
 
 
 def describe_commit(diff: Diff, tip: str, base: str) -> str:
@@ -137,6 +137,8 @@ async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
                                              commit=record.commit if record is not None else None)
     except MergeRefused as exc:
         await host.refresh_repo(repo.id)
+        if exc.reason in ("busy", "locked"):  # the user's git work comes first: wait for it, then land
+            return MergeTried(e.decision, "held", reason=exc.message)
         if exc.reason == "moved" and record is not None and (again := await moved(edge, e.decision, info, repo, record)):
             return again  # the branch moved between the check and the merge: re-opened with the new diff
         if exc.reason == "conflict" and agent:
@@ -150,3 +152,25 @@ async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
         return MergeTried(e.decision, "refused",
                           reason=f"merge refused: {repo.base_branch} does not contain {record.commit[:12]} after the merge")
     return MergeTried(e.decision, "landed")
+
+
+CHECKOUT_POLL = 1.0
+"""Seconds between two looks at a checkout a held merge waits for."""
+
+
+async def await_checkout(edge: Edge, e: AwaitCheckout) -> MergeAnswered | None:
+    """Look at the user's checkout every :data:`CHECKOUT_POLL` seconds until no operation of theirs
+    is under way and no git lock is held, then carry the merge answer out again (None when the
+    decision or its task moved on meanwhile)."""
+    from ..repos.merge import landing_blocked
+
+    host = edge.host
+    while True:
+        dec = host.core.world.decisions.get(e.decision)
+        repo = host.core.world.repos.get(e.repo)
+        if dec is None or repo is None or dec.status != "answered" or not dec.task \
+                or host.core.world.tasks[dec.task].status != "review":
+            return None
+        if await landing_blocked(repo.path, repo.base_branch) is None:
+            return MergeAnswered(e.decision)
+        await edge.sleep(CHECKOUT_POLL)

@@ -200,11 +200,12 @@ class MergeTried:
 
     ``outcome``: ``landed`` (the base contains the commit), ``moved`` (the branch moved since
     the decision opened: ``record`` and ``risks`` are the new commit's, ``reason`` says so),
-    ``conflict`` (``files``), ``refused`` / ``failed`` (``reason``), ``skipped`` (the task is no
-    longer in review)."""
+    ``conflict`` (``files``), ``held`` (the user is in the middle of a git operation in the
+    checkout, or a git lock is held: it lands once they are done; ``reason``), ``refused`` /
+    ``failed`` (``reason``), ``skipped`` (the task is no longer in review)."""
 
     decision: str
-    outcome: Literal["landed", "moved", "conflict", "refused", "failed", "skipped"]
+    outcome: Literal["landed", "moved", "conflict", "held", "refused", "failed", "skipped"]
     reason: str = ""
     files: tuple[str, ...] = ()
     record: MergeRecord | None = None
@@ -358,6 +359,15 @@ class LandMerge:
 
 
 @dataclass(frozen=True)
+class AwaitCheckout:
+    """Wait until the user's checkout of ``repo`` is free again (no operation in progress, no git
+    lock), then carry merge decision ``decision``'s answer out again -> :class:`MergeAnswered`."""
+
+    decision: str
+    repo: str
+
+
+@dataclass(frozen=True)
 class CommitLeftovers:
     """Commit what worktree ``worktree`` holds uncommitted on its branch (a task closed while its
     turn ran, or at a restart); ``then_close``: retire it after (merged or rejected)."""
@@ -408,7 +418,7 @@ class AskUser:
 
 
 Effect = Union[RunTurn, AbortTurn, PrepareTask, CheckWork, RunCi, PrepareReview, PrepareMerge, LandMerge,
-               CommitLeftovers, HandOff, RemoveWorktree, CleanStale, ReapLeftovers, AskUser]
+               AwaitCheckout, CommitLeftovers, HandOff, RemoveWorktree, CleanStale, ReapLeftovers, AskUser]
 """Every effect of the flow."""
 
 # ---------------------------------------------------------------------------------------------- live state

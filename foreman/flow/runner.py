@@ -34,11 +34,11 @@ Executor = Callable[[Any], "Awaitable[Input | None] | Input | None"]
 """Carries out one effect (see the module doc)."""
 
 _JOB = {"PrepareTask": "start", "CheckWork": "check", "RunCi": "ci", "PrepareReview": "review", "PrepareMerge": "request",
-        "LandMerge": "merge", "CommitLeftovers": "commit", "HandOff": "handoff", "RemoveWorktree": "retire",
+        "LandMerge": "merge", "AwaitCheckout": "merge-wait", "CommitLeftovers": "commit", "HandOff": "handoff", "RemoveWorktree": "retire",
         "CleanStale": "clean", "AskUser": "ask"}
 """The names of background jobs by effect (``merge d3``, ``retire kit-t1``: logs and task names)."""
 
-WAITING = frozenset({"AskUser", "RemoveWorktree"})
+WAITING = frozenset({"AskUser", "RemoveWorktree", "AwaitCheckout"})
 """Effects that wait (for the user; for a busy folder to free) and do not keep the flow busy."""
 
 _WHAT = {"RunTurn": "the turn", "PrepareTask": "starting the task", "CheckWork": "reading its worktree",

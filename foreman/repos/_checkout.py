@@ -94,6 +94,30 @@ async def _git_dirs(checkout: Path) -> tuple[Path, Path]:
     return Path(gitdir), Path(common)
 
 
+_IN_PROGRESS = (("rebase-merge", "a rebase"), ("MERGE_HEAD", "a merge"), ("CHERRY_PICK_HEAD", "a cherry-pick"),
+                ("REVERT_HEAD", "a revert"), ("BISECT_LOG", "a bisect"), ("sequencer", "a cherry-pick or revert"))
+"""The files git keeps in a checkout's git directory while an operation is under way (git-status(1)
+reports the same states; ``rebase-apply`` is a rebase, or ``git am`` when it holds ``applying``)."""
+
+
+async def operation_in_progress(checkout: Path, *, locks: bool = True) -> str | None:
+    """What the user is in the middle of in ``checkout`` (``a rebase``, ``a merge``, ``git am``,
+    ``a cherry-pick``, ``a revert``, ``a bisect``) or, when another git process works there and
+    ``locks``, its lock (``index.lock``); None when nothing is. A merge must not move a branch
+    under either."""
+    gitdir, common = await _git_dirs(checkout)
+    apply = gitdir / "rebase-apply"
+    if apply.is_dir():
+        return "git am" if (apply / "applying").exists() else "a rebase"
+    for name, what in _IN_PROGRESS:
+        if (gitdir / name).exists():
+            return what
+    for lock in (gitdir / "index.lock", gitdir / "HEAD.lock") if locks else ():
+        if lock.exists():
+            return f"another git command ({lock} exists)"
+    return None
+
+
 async def tracked_changes(checkout: StrPath) -> list[str]:
     """Return the checkout's paths with uncommitted tracked changes (staged or not), sorted."""
     res = await git("-c", "core.quotePath=off", "status", "--porcelain", "-z", "--untracked-files=no",

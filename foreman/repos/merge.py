@@ -40,7 +40,7 @@ from typing import Literal
 
 from foreman.errors import MergeRefused, RepoError
 
-from ._checkout import fast_forward_checkout, gather_all, name_files, tracked_changes, value
+from ._checkout import fast_forward_checkout, gather_all, name_files, operation_in_progress, tracked_changes, value
 from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
 from .refs import is_ancestor
 
@@ -131,7 +131,9 @@ async def merge_branch(
             changes), ``"untracked"`` (untracked or ignored files in the way), ``"locked"``
             (``index.lock``), ``"unwritable"``, ``"lfs"`` (git-lfs needed, not installed),
             ``"failed"`` (git failed part-way; rolled back), ``"checked_out_twice"``,
-            ``"conflict"``, ``"signing"``, ``"identity"`` (git knows no user name/email),
+            ``"conflict"``, ``"signing"``, ``"identity"`` (git knows no user name/email), ``"busy"``
+            (the user is in the middle of a rebase, merge, cherry-pick, revert, bisect or ``git am``
+            in the repository or the base's checkout, or another git command holds its lock),
             ``"base_moved"`` or ``"moved"`` (``branch`` is not at ``commit``). ``files`` names
             the paths (or checkouts) concerned. Nothing changed.
         RepoError: a branch does not exist, ``commit`` names no commit, git failed, or the base
@@ -162,6 +164,11 @@ async def _merge(
                 f"{branch} moved since the decision opened (it showed {want[:12]}, the branch is now at {tip[:12]}); "
                 "review the new diff and decide again", reason="moved")
     checkout = await base_checkout(root, base_branch)
+    for place in dict.fromkeys([root, *([checkout.path] if checkout is not None else [])]):
+        if (busy := await operation_in_progress(Path(place), locks=False)) is not None:  # the user's work first
+            # (a lock is the checkout preflight's refusal, reason "locked", which the flow holds the same way)
+            raise MergeRefused(f"{busy} is in progress in {place}: the merge waits until it is done (finish or abort "
+                               "it there)", reason="busy", files=[str(place)])
     # the checkout's status and the merged tree are read at once (both read-only); a dirty checkout still refuses first
     dirty, tree = await gather_all(tracked_changes(checkout.path) if checkout is not None else _nothing(),
                                    _merged_tree(root, base_before, tip, branch, base_branch))
@@ -257,3 +264,14 @@ async def base_checkout(repo_root: StrPath, base_branch: str) -> WorktreeEntry |
             f"would update only one of them and leave the others with staged changes; switch all but one to "
             f"another branch (git switch --detach), then Merge again.", reason="checked_out_twice", files=paths)
     return found[0] if found else None
+
+
+async def landing_blocked(repo_root: StrPath, base_branch: str) -> str | None:
+    """Why a merge into ``base_branch`` must wait now (an operation of the user's in the repository
+    or the base's checkout, or a git lock there), or None when it may go ahead."""
+    root = Path(repo_root).resolve()
+    checkout = await base_checkout(root, base_branch)
+    for place in dict.fromkeys([root, *([checkout.path] if checkout is not None else [])]):
+        if (busy := await operation_in_progress(Path(place))) is not None:
+            return f"{busy} is in progress in {place}"
+    return None
