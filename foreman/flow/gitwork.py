@@ -95,7 +95,10 @@ async def prepare_task(edge: Edge, e: PrepareTask) -> TaskPrepared | TaskStartFa
             if own is not None and own.state == "retiring":  # (a worktree waiting for removal is this worker's again)
                 host.act(lambda c, now: c.update_worktree(wt_id, state="active", retired_at=None))
             edge.removal_backoff.succeeded(wt_id)
-            await worktrees.ensure_worktree(Path(repo.path), path, branch, repo.base_branch, start_point=start_point)
+            made = await worktrees.ensure_worktree(Path(repo.path), path, branch, repo.base_branch,
+                                                   start_point=start_point)
+            if made.submodules:
+                lines.append(f"{task.id}: {made.submodules}")
             record = Worktree(id=wt_id, repo=repo.id, path=str(path), branch=branch, agent=agent, task=task.id,
                               base=repo.base_branch)
             host.act(lambda c, now: c.put_record(record))  # (under its lock: a removal in flight sees it active)
@@ -103,6 +106,8 @@ async def prepare_task(edge: Edge, e: PrepareTask) -> TaskPrepared | TaskStartFa
         logger.warning("starting %s failed (%s)", e.task, exc)
         return TaskStartFailed(e.task, agent, exc.message, permanent=getattr(exc, "permanent", False))
     note = await refs.base_note(repo.path, branch, repo.base_branch)
+    if made.submodules:
+        note = f"{note} Note: {made.submodules}.".strip()
     return TaskPrepared(e.task, agent, wt_id, branch, tuple(superseded), takeover, tuple(lines), base_note=note)
 
 

@@ -36,6 +36,7 @@ from ._git import (
     HOOK_TIMEOUT,
     ZERO_OID,
     GitFailed,
+    GitTimeout,
     StrPath,
     git,
     list_worktrees,
@@ -80,6 +81,8 @@ class Worktree:
     branch: str
     head: str
     created: bool
+    submodules: str = ""
+    """Empty, or why the repository's submodules are not in the worktree (:func:`init_submodules`)."""
 
 
 _HELD = re.compile(r"is already (?:checked out|used by worktree) at '(?P<where>[^']+)'")
@@ -223,7 +226,38 @@ async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str
     if head is None:
         raise RepoError(f"worktree {wt} was created without a HEAD")
     logger.info("created worktree %s on %s at %s", wt, branch, head[:12])
-    return Worktree(wt, branch, head, created=True)
+    return Worktree(wt, branch, head, created=True, submodules=await init_submodules(wt))
+
+
+SUBMODULE_TIMEOUT = 120.0
+"""Seconds the submodules of a new worktree may take to check out (their sources may be far away)."""
+
+
+async def init_submodules(wt: Path, timeout: float = SUBMODULE_TIMEOUT) -> str:
+    """Check out a new worktree's submodules (``git worktree add`` leaves them empty), recursively,
+    from the sources the repository's ``.gitmodules`` names, without prompting for credentials.
+
+    Returns:
+        ``""`` when there are none or they are all there; else a sentence saying they are not and
+        why (a source that cannot be reached, a timeout): the task goes on without them and its
+        worker is told (the start does not fail on it).
+    """
+    if not (wt / ".gitmodules").is_file():
+        return ""
+    # the user's own submodules may live in local folders, which git >= 2.38.1 refuses to clone for
+    # submodules by default (CVE-2022-39253): allowed here for the sources the repository names
+    try:
+        res = await git("-c", "protocol.file.allow=always", "submodule", "update", "--init", "--recursive", cwd=wt,
+                        env={"GIT_TERMINAL_PROMPT": "0"}, timeout=timeout, check=False)
+    except GitTimeout:
+        return (f"the repository's submodules are not in this worktree (checking them out took over {timeout:g} s); "
+                "the work goes on without them")
+    if res.ok:
+        return ""
+    said = res.stderr.decode("utf-8", "replace").strip().splitlines()
+    why = said[-1] if said else f"git exited with {res.rc}"
+    return (f"the repository's submodules are not in this worktree (git submodule update failed: {why}); the work "
+            "goes on without them")
 
 
 async def _full_checkout(wt: Path, timeout: float) -> None:
