@@ -13,6 +13,9 @@ from typing import Any
 
 from ..config import Settings, check_agents
 from ..errors import ConfigError
+from ..sandbox import from_settings
+from .conductor import LEAD, Conductor
+from .team import team_of
 
 DEFAULT_MODELS = {"claude": ("opus", "sonnet"), "local": (None, None)}
 
@@ -23,7 +26,6 @@ def _runner(kind: str, settings: Settings) -> Any:
             from ..backends.claude.runner import ClaudeRunner
         except ImportError as exc:
             raise ConfigError(f"the claude backend needs its extra: pip install '.[claude]' in the Foreman checkout ({exc})") from None
-        from ..sandbox import from_settings
 
         box = from_settings(settings)
         return ClaudeRunner(cli_path=settings.claude_cli, use_claude_login=settings.use_claude_login,
@@ -46,7 +48,6 @@ def make_backend(settings: Settings) -> Any:
         from ..backends.sim.backend import SimBackend
 
         return SimBackend(settings)
-    from .conductor import LEAD, Conductor
 
     per_agent = _agent_overrides(settings)
     kinds = backend_kinds(settings)
@@ -72,8 +73,6 @@ def backend_kinds(settings: Settings) -> dict[str, str]:
     """
     if settings.backend == "sim":
         return {}
-    from .conductor import LEAD
-    from .team import team_of
 
     kinds = {LEAD: settings.lead_backend or settings.backend,
              **{w: settings.worker_backend or settings.backend for w in team_of(settings).workers}}
@@ -88,8 +87,6 @@ def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:
     Raises:
         ConfigError: an unknown agent, key or backend, naming it and the fix (:func:`foreman.config.check_agents`).
     """
-    from .team import team_of
-
     where = f"{settings.profile_dir / 'config.json'}: agents"
     overrides = check_agents(where, settings.sections.get("agents") or {})
     team = team_of(settings).agents

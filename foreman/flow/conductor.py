@@ -22,6 +22,7 @@ from ..config import Settings
 from ..core.backoff import Backoff
 from ..core.core import Core
 from ..core.world import Effect as CoreEffect
+from ..sandbox import from_settings
 from . import checks, gitwork, merging, turnwork
 from .edge import Edge
 from .host import FlowHost
@@ -91,7 +92,6 @@ class Conductor:
         self._loop_task: asyncio.Task[Any] | None = None
         self._preflighted = False
         self._removal_backoff: Backoff | None = None
-        from ..sandbox import from_settings
 
         self.sandbox = from_settings(settings)
         """The OS sandbox agents' commands and CI run in (None: off or unavailable)."""

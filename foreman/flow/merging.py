@@ -18,6 +18,9 @@ from protocol import Diff, Repo, Risk
 
 from ..core.records import MergeRecord, Worktree
 from ..errors import ForemanError, MergeRefused
+from ..repos import diffs, refs, worktrees
+from ..repos import merge as gitmerge
+from ..repos.gitsafety import agent_identity
 from ..risk.report import merge_scan
 from .edge import Edge
 from .gitwork import author
@@ -36,8 +39,6 @@ async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> tuple[str |
     Raises:
         ForemanError: the worktree is unsafe (its ``.git`` link is gone) or git failed.
     """
-    from ..repos import diffs, refs, worktrees
-
     async with edge.wt_lock(info.id):
         if Path(info.path).exists():
             await worktrees.commit_leftovers(Path(repo.path), Path(info.path), info.branch,
@@ -81,8 +82,6 @@ async def prepare_merge(edge: Edge, e: PrepareMerge) -> MergePrepared:
 async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record: MergeRecord) -> MergeTried | None:
     """The decision's re-opening when the branch moved since it recorded its commit (the new
     commit's record, diff line and risk scan), else None."""
-    from ..repos import refs
-
     tip = await refs.branch_tip(repo.path, info.branch)
     if tip == record.commit:
         return None
@@ -101,8 +100,6 @@ async def landed(repo: Repo, commit: str, result: Any, style: str) -> bool:
     """True when the base branch now has ``commit``'s work: it contains the commit (``git
     merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is never
     an ancestor) it contains the squashed commit; or the merge brought no change."""
-    from ..repos import refs
-
     base = f"refs/heads/{repo.base_branch}"
     if result.commit is None or await refs.is_ancestor(repo.path, commit, base):
         return True
@@ -112,9 +109,6 @@ async def landed(repo: Repo, commit: str, result: Any, style: str) -> bool:
 async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
     """Merge exactly the commit the decision recorded into the base, off-tree (signed as the
     settings say, the worker as co-author)."""
-    from ..repos import merge as gitmerge
-    from ..repos.gitsafety import agent_identity
-
     host, settings = edge.host, edge.settings
     core = host.core
     dec = core.decision(e.decision)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config_team import team_from, team_of, where
-from ..core.roster import LEAD, NAMED_WORKERS, TITLES
+from ..core.roster import LEAD, NAMED_WORKERS, TITLES, describe
 from ..core.roster import title as title
 
 ALL_WORKERS = NAMED_WORKERS
@@ -21,8 +21,6 @@ def team_line(d: Any, settings: Any) -> str:
     ``12 workers on shift: juniper, kit, ... (off shift: ...); at most 3 work at once``.
 
     Workers are in seat order; ``d`` is the daemon (its world), ``settings`` the resolved settings."""
-    from ..core.roster import describe
-
     agents = sorted((a for a in d.core.world.agents.values() if a.role == "worker"),
                     key=lambda a: (a.seat is None, a.seat, a.name))
     on = [a.name for a in agents if a.active]

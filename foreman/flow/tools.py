@@ -10,8 +10,10 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
+from ..backends.prompts import unread_block
 from ..core.rules import PERMISSION_OPTIONS
 from ..errors import Conflict, ForemanError, PolicyError, StateError
+from ..policy import classify_tool
 
 logger = logging.getLogger(__name__)
 
@@ -68,8 +70,6 @@ class DaemonTools:
             raise PolicyError(f"{self.agent}'s turn {self.turn_id} is over; the call was refused")
 
     def _with_unread(self, text: str) -> str:
-        from ..backends.prompts import unread_block
-
         return text + unread_block(self.unread())
 
     # ------------------------------------------------------------------ AgentTools
@@ -144,7 +144,6 @@ class DaemonTools:
             self._live()
         except PolicyError as exc:
             return False, exc.message
-        from ..policy import classify_tool
 
         grants = list(self.d.core.world.meta.get("grants", {}).get(self.agent, []))
         base_branches = [r.base_branch for r in self.d.core.world.repos.values() if r.base_branch]
