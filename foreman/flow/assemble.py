@@ -23,7 +23,7 @@ DEFAULT_MODELS = {"claude": ("opus", "sonnet"), "local": (None, None)}
 def _runner(kind: str, settings: Settings) -> Any:
     if kind == "claude":
         try:
-            from ..backends.claude.runner import ClaudeRunner
+            from ..backends.claude.runner import ClaudeRunner  # (a backend loads only when the settings pick it)
         except ImportError as exc:
             raise ConfigError(f"the claude backend needs its extra: pip install '.[claude]' in the Foreman checkout ({exc})") from None
 
@@ -32,7 +32,7 @@ def _runner(kind: str, settings: Settings) -> Any:
                             effort=settings.effort or None, max_budget_usd=settings.max_budget, env=dict(os.environ),
                             sandbox=box)
     try:
-        from ..backends.local.runner import LocalRunner
+        from ..backends.local.runner import LocalRunner  # (a backend loads only when the settings pick it)
     except ImportError as exc:
         raise ConfigError(f"the local backend needs its extra: pip install '.[local]' in the Foreman checkout ({exc})") from None
     return LocalRunner(settings)
@@ -45,7 +45,7 @@ def make_backend(settings: Settings) -> Any:
         ConfigError: the backend cannot run here (missing extra), saying what to do.
     """
     if settings.backend == "sim":
-        from ..backends.sim.backend import SimBackend
+        from ..backends.sim.backend import SimBackend  # (a backend loads only when the settings pick it)
 
         return SimBackend(settings)
 
