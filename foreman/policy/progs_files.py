@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from . import envvars
 from .context import Result
 from .dangers import refuse_wipe
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
 from .walker import probe_text
-from .words import LIT, WTLIST, Arg
+from .words import LIT, WTLIST, Arg, decode_ansi_c
 
 # ---- programs without path operands -------------------------------------------------------
 _NO_PATHS = ("true", "false", ":", "seq", "sleep", "yes", "whoami", "id", "uname", "arch", "nproc", "tty",
@@ -73,7 +74,6 @@ def _echo(c: Call):
         words.append(a.value)
     text = " ".join(words)
     if interpret:
-        from .words import decode_ansi_c
         text = decode_ansi_c(text)
     return Result(c.cwds, ("text", text + "\n"))
 
@@ -82,13 +82,11 @@ def _echo(c: Call):
 def _printf(c: Call):
     args = list(c.args)
     if args and lit_text(args[0]) == "-v":
-        from . import envvars
         if len(args) > 1 and lit_text(args[1]):
             envvars.check_name(c.ctx, args[1].value.split("[")[0], "statement", "printf -v sets")
         args = args[2:]
     if not args or any(a.kind != LIT for a in args):
         return Result(c.cwds, None)
-    from .words import decode_ansi_c
     fmt = decode_ansi_c(args[0].value)
     rest = [a.value for a in args[1:]]
     if "%" not in fmt:
@@ -124,7 +122,6 @@ def _test(c: Call):
 
 @handles("read", "mapfile", "readarray")
 def _read(c: Call):
-    from . import envvars
     p = parse_opts(c.args, "adinNptuCcOsu")
     for a in p.operands + p.values("-a"):
         if a.kind != LIT:
