@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import ast
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
+from ...repos import ci
 from .localize import is_test_file
 
 SYSTEM = ("You are a careful programmer who changes an existing code base. You answer with code only: the "
@@ -262,10 +264,6 @@ def goal_text(prompt: str) -> str:
 
 def ci_command_for(settings: Any, cwd: Path) -> str | None:
     """The check command: the configured ``ci`` setting, else the one detected for the project."""
-    import shlex
-
-    from ...repos import ci
-
     command = getattr(settings, "ci", None) or ci.detect_ci_command(cwd)
     if not command:
         return None
