@@ -14,8 +14,7 @@ from typing import Any
 from ..config import Settings, check_agents
 from ..errors import ConfigError
 from ..sandbox import from_settings
-from .conductor import LEAD, Conductor
-from .team import team_of
+from .team import LEAD, team_of
 
 DEFAULT_MODELS = {"claude": ("opus", "sonnet"), "local": (None, None)}
 
@@ -48,6 +47,7 @@ def make_backend(settings: Settings) -> Any:
         from ..backends.sim.backend import SimBackend  # (a backend loads only when the settings pick it)
 
         return SimBackend(settings)
+    from .conductor import Conductor  # (a backend loads only when the settings pick it: the sim runs without it)
 
     per_agent = _agent_overrides(settings)
     kinds = backend_kinds(settings)
