@@ -26,11 +26,16 @@ from .budget import is_budget_decision
 from .config import Settings
 from .core.core import Core
 from .core.records import MergeRecord, Worktree
+from .core.rules import merge_choice
 from .core.world import RECENT_LOGS, Effect
-from .errors import ConfigError, ForemanError, NotFound, StateError
+from .errors import ConfigError, Conflict, ForemanError, NotFound, StateError
+from .executors import preflight as executor_preflight
+from .flow.assemble import make_backend
 from .instructions import root_files as instruction_files
 from .memory import Memory
 from .notifier import Notifier
+from .repos.diffs import diff_commits, diff_range, diff_worktree
+from .repos.registry import check_repo_ready, repo_status, resolve_repo_root
 from .server import WebSocketServer
 from .store import Store
 from .usage import usage_status
@@ -332,16 +337,12 @@ class Daemon:
             RepoError: the repository is not ready (no commits yet, ...; see
                 :func:`~foreman.repos.registry.check_repo_ready`), with what to do.
         """
-        from .repos.registry import check_repo_ready, repo_status, resolve_repo_root
-
         root = await resolve_repo_root(Path(path).expanduser())
         await check_repo_ready(root)
         status = await repo_status(root)
         rid = root.name
         existing = self.core.world.repos.get(rid)
         if existing is not None and Path(existing.path) != root:
-            from .errors import Conflict
-
             raise Conflict(f"a repository named {rid} is already registered ({existing.path})")
         repo = Repo(id=rid, path=str(root), base_branch=status.base_branch, head=status.head, dirty=status.dirty,
                     instructions=instruction_files(root))
@@ -352,8 +353,6 @@ class Daemon:
 
     async def refresh_repo(self, repo_id: str) -> Repo:
         """Re-read a repository's head and dirty flag; upsert it when it changed."""
-        from .repos.registry import repo_status
-
         repo = self.core.repo(repo_id)
         status = await repo_status(Path(repo.path), base_branch=repo.base_branch)
         new = repo.model_copy(update={"head": status.head, "dirty": status.dirty, "instructions": instruction_files(repo.path)})
@@ -390,16 +389,12 @@ class Daemon:
 
         Raises NotFound (unknown worktree/decision, or a decision without a worktree).
         """
-        from .repos.diffs import diff_worktree
-
         if decision is not None:
             d = self.core.decision(decision)
             if not d.worktree:
                 raise NotFound(f"decision {decision} has no diff")
             shown = self.core.record(MergeRecord, decision)
             if shown is not None:  # the exact commit the decision shows (and merges), against its base
-                from .repos.diffs import diff_range
-
                 repo = self.core.repo(self.worktree_info(d.worktree).repo)
                 return await diff_range(Path(repo.path), shown.base, shown.commit, repo_id=repo.id)
             worktree = d.worktree
@@ -408,12 +403,8 @@ class Daemon:
         repo = self.core.repo(info.repo)
         merged = self._merged_record(worktree)
         if merged is not None:  # its work is in the base now: show what was merged, not "no changes"
-            from .repos.diffs import diff_range
-
             return await diff_range(Path(repo.path), merged.base, merged.commit, repo_id=repo.id)
         if not Path(info.path).is_dir():  # retired after a hand-off or merge: its branch is kept
-            from .repos.diffs import diff_commits
-
             base = info.base or repo.base_branch
             return await diff_commits(Path(repo.path), f"refs/heads/{base}", f"refs/heads/{info.branch}",
                                       repo_id=repo.id)
@@ -422,8 +413,6 @@ class Daemon:
     def _merged_record(self, worktree: str) -> MergeRecord | None:
         """The record of the merge decision that merged ``worktree``'s task (the task is done and
         its last answered merge decision chose Merge), else None."""
-        from .core.rules import merge_choice
-
         records = self.core.records(MergeRecord)
         merged = [d for d in self.core.world.decisions.values()
                   if d.worktree == worktree and d.kind == "merge" and d.id in records and d.status == "answered"
@@ -517,12 +506,9 @@ class Daemon:
                         f"port {self.settings.port} is already in use: another Foreman may be running "
                         f"(see {self.settings.home / 'foreman.json'}); stop it or start with --port N"
                     ) from None
-        from .executors import preflight as executor_preflight
 
         await asyncio.to_thread(executor_preflight, self.settings)  # (--executor ray: the head answers)
         if self.backend is None:
-            from .flow.assemble import make_backend
-
             self.backend = make_backend(self.settings)
         check = getattr(self.backend, "preflight", None)
         if check is not None:
