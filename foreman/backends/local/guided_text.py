@@ -26,7 +26,7 @@ TEST_ASK_CLASS = ("Now write the tests for this task, for the file {test_file}: 
                   "example's {cls}, and two or three short test methods (def test_...), a few lines each. Each test "
                   "first makes what it checks, the way the example's test does, with the same helpers and imports; "
                   "import anything else from {module}.")
-"""The test request when the example's test stands on its class's ``setUp`` (:func:`.asked.fixture_class`)."""
+"""The test request when the example's test stands on its class's ``setUp`` (:func:`.examples.fixture_class`)."""
 TEST_HOW = "Import what you use from {module}."
 TEST_HOW_EXAMPLE = ("Run the code the way the example test above does (the same helpers and imports); import anything "
                     "else from {module}.")
@@ -133,6 +133,12 @@ def asked_functions(goal: str) -> list[str]:
     """The functions a task asks for by name: ``NAME(`` after "function", "method" or "def" ("Add a
     function shout(text: str) -> str"), in order."""
     return list(dict.fromkeys(_ASKED_DEF_RE.findall(goal)))
+
+
+def task_functions(goal: str) -> list[str]:
+    """The functions a task names, in order: those it asks for (:func:`asked_functions`)
+    and every ``name(`` of its text."""
+    return list(dict.fromkeys([*asked_functions(goal), *re.findall(r"\b([A-Za-z_]\w*)\(", goal)]))
 
 
 ADDS = " The task adds {names}: call {them} in the tests."
