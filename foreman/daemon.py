@@ -15,7 +15,7 @@ import shutil
 import socket
 import time
 from collections import deque
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import protocol
 from protocol import Decision, Hello, Repo
@@ -468,3 +468,8 @@ class Daemon:
         finally:
             await self.stop()
 
+
+if TYPE_CHECKING:  # (mypy checks that the daemon is what the flow needs of its host)
+    from .flow.host import FlowHost
+
+    _HOST: type[FlowHost] = Daemon

@@ -9,17 +9,22 @@ per role (``--lead-backend claude --worker-backend local``) or per agent (the ``
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..backends.turns import TurnRunner
 from ..config import Settings, check_agents
 from ..errors import ConfigError
 from ..sandbox import from_settings
 from .team import LEAD, team_of
 
+if TYPE_CHECKING:
+    from ..backends.sim.backend import SimBackend
+    from .conductor import Conductor
+
 DEFAULT_MODELS = {"claude": ("opus", "sonnet"), "local": (None, None)}
 
 
-def _runner(kind: str, settings: Settings) -> Any:
+def _runner(kind: str, settings: Settings) -> TurnRunner:
     if kind == "claude":
         try:
             from ..backends.claude.runner import ClaudeRunner  # (a backend loads only when the settings pick it)
@@ -37,7 +42,7 @@ def _runner(kind: str, settings: Settings) -> Any:
     return LocalRunner(settings)
 
 
-def make_backend(settings: Settings) -> Any:
+def make_backend(settings: Settings) -> SimBackend | Conductor:
     """Return the backend named by ``settings.backend``.
 
     Raises:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from ..backends import prompts
 from ..core.records import Worktree
@@ -24,7 +23,7 @@ from .edge import Edge
 from .model import CheckWork, CiFinished, PrepareReview, Reported, ReviewReady, RunCi, WorkChecked
 
 
-def verdict(res: Any, timeout: float) -> str:
+def verdict(res: ci.CIResult, timeout: float) -> str:
     """``passed``, ``timed out after N s`` or ``FAILED (exit N)`` for a :class:`~foreman.repos.ci.CIResult`."""
     if res.ok:
         return "passed"

@@ -12,9 +12,8 @@ merge-base --is-ancestor``; with ``--merge-style squash`` the squashed commit).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from protocol import Diff, Repo, Risk
+from protocol import Diff, Repo, Risk, Task
 
 from ..core.records import MergeRecord, Worktree
 from ..errors import ForemanError, MergeRefused
@@ -51,7 +50,7 @@ async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> tuple[str |
     return tip, await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id)
 
 
-async def risks_of(repo: Repo, info: Worktree, task: Any, commit: str) -> list[Risk]:
+async def risks_of(repo: Repo, info: Worktree, task: Task, commit: str) -> list[Risk]:
     """The merge-risk scan of exactly ``commit`` against the task's base (never raises)."""
     _, risks = await merge_scan(Path(repo.path), info.base or repo.base_branch, info.branch,
                                 task_text=f"{task.title}\n{task.description}", commit=commit)
@@ -96,7 +95,7 @@ async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record
     return MergeTried(decision_id, "moved", reason=reason, record=new, risks=tuple(risks))
 
 
-async def landed(repo: Repo, commit: str, result: Any, style: str) -> bool:
+async def landed(repo: Repo, commit: str, result: gitmerge.MergeResult, style: str) -> bool:
     """True when the base branch now has ``commit``'s work: it contains the commit (``git
     merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is never
     an ancestor) it contains the squashed commit; or the merge brought no change."""
