@@ -8,16 +8,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
+import shlex
+import shutil
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, runtime
 from .config import OPTIONS, Settings, check_paths, resolve
 from .errors import ForemanError
+from .logs import configure
+from .sandbox import describe, from_settings
 
 
 def _add_start_options(p: argparse.ArgumentParser) -> None:
@@ -71,15 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _passthrough(name: str) -> Callable[[list[str]], int] | None:
     if name == "tui":
-        from .tui import tui_main
+        from .tui import tui_main  # (per subcommand: `foreman tui` loads only what it runs)
 
         return tui_main
     if name == "policy":
-        from .policy import policy_main
+        from .policy import policy_main  # (per subcommand: `foreman policy` loads only what it runs)
 
         return policy_main
     if name == "decode":
-        from .backends.local.cli import decode_main
+        from .backends.local.cli import decode_main  # (per subcommand: `foreman decode` loads only what it runs)
 
         return decode_main
     return None
@@ -102,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "replay":
-        from .backends.local.cli import replay_main
+        from .backends.local.cli import replay_main  # (per subcommand: `foreman replay` loads only what it runs)
 
         try:
             traces = resolve({"backend": "local"}).profile_dir / "traces"
@@ -122,7 +128,7 @@ def _main(argv: list[str] | None) -> int:
         if args.command in ("risk", "usage"):
             return _risk_usage_main(args)
         if args.command == "docs":
-            from .protodoc import docs_main
+            from .protodoc import docs_main  # (per subcommand: `foreman docs` loads only what it runs)
 
             return docs_main(check=args.check, out=Path(args.out) if args.out else None)
         if args.command == "stop":
@@ -134,7 +140,7 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "config":
             return _config(settings, as_json=args.json)
         if args.command == "doctor":
-            from .doctor import run_doctor
+            from .doctor import run_doctor  # (per subcommand: `foreman doctor` loads only what it runs)
 
             return run_doctor(settings)
         return _start(settings)
@@ -164,13 +170,14 @@ def _add_risk_usage_parsers(sub: Any) -> None:
 def _risk_usage_main(args: argparse.Namespace) -> int:
     if args.command == "risk":
         return _risk(args)
-    from .usage import usage_main
+    from .usage import usage_main  # (per subcommand: `foreman usage` loads only what it runs)
 
     flags = {k: v for k, v in vars(args).items() if k not in ("command", "json")}
     return usage_main(resolve(flags), as_json=args.json)
 
 
 def _risk(args: argparse.Namespace) -> int:
+    # (per subcommand: `foreman risk` loads only what it runs)
     from .repos import resolve_repo_root
     from .risk import area_from_text, has_critical, summary
     from .risk.report import default_branch, risk_report
@@ -199,11 +206,6 @@ def _stop(settings: Settings, timeout: float) -> int:
     wait until its profile is free (:mod:`foreman.runtime`); exit 0, 1 or 2 as the help says. A
     Foreman suspended by its terminal (Ctrl+Z) gets SIGCONT after the SIGTERM, so it runs its
     handler and ends as on Ctrl+C (POSIX: a stopped process acts on signals only when continued)."""
-    import signal as signals
-    import time
-
-    from . import runtime
-
     named = settings.sources.get("profile", "default") != "default"
     live = runtime.running(settings.home, settings.profile if named else None)
     where = f"profile {settings.profile!r} in {settings.home}" if named else str(settings.home)
@@ -216,8 +218,8 @@ def _stop(settings: Settings, timeout: float) -> int:
         return 2
     record = live[0]
     try:
-        os.kill(record["pid"], signals.SIGTERM)
-        os.kill(record["pid"], signals.SIGCONT)  # one suspended by its terminal (Ctrl+Z) runs on to end
+        os.kill(record["pid"], signal.SIGTERM)
+        os.kill(record["pid"], signal.SIGCONT)  # one suspended by its terminal (Ctrl+Z) runs on to end
     except ProcessLookupError:
         pass  # it ended meanwhile
     deadline = time.monotonic() + timeout
@@ -238,7 +240,7 @@ def _check_local_profile(settings: Settings) -> None:
         ConfigError: names the key and the fix (:func:`foreman.backends.local.profiles.resolve_profile`).
     """
     if settings.sections.get("local") or getattr(settings, "local_profile", None) or settings.backend == "local":
-        from .backends.local.profiles import resolve_profile
+        from .backends.local.profiles import resolve_profile  # (a backend loads only when the settings pick it)
 
         resolve_profile(settings)
 
@@ -257,10 +259,6 @@ def _config(settings: Settings, *, as_json: bool) -> int:
 
 def _check_sandbox(settings: Settings) -> None:
     """At start: refuse ``--os-sandbox required`` without a sandbox; say once when ``auto`` finds none."""
-    import logging
-
-    from .sandbox import describe, from_settings
-
     from_settings(settings)  # raises SandboxUnavailable for "required"
     on, line = describe(settings)
     if not on and settings.os_sandbox == "auto":
@@ -270,6 +268,7 @@ def _check_sandbox(settings: Settings) -> None:
 
 def _warn_identity(settings: Settings) -> None:
     """Say once, at start, when a real backend's merges would fail for want of an identity."""
+    # (per subcommand: `foreman start` loads the doctor's checks only here)
     from .doctor import IDENTITY_FIX, git_identity, identity_places
 
     if settings.backend == "sim":
@@ -283,8 +282,7 @@ def _warn_identity(settings: Settings) -> None:
 
 
 def _start(settings: Settings) -> int:
-    from .daemon import Daemon
-    from .logs import configure
+    from .daemon import Daemon  # (per subcommand: `foreman start` loads only what it runs)
 
     check_paths(settings)
     _warn_identity(settings)
@@ -310,8 +308,6 @@ def _start(settings: Settings) -> int:
 
 def _forget_new_profile(profile_dir: Path) -> None:
     """After a failed first start, remove what it created in the new profile folder but its log."""
-    import shutil
-
     for child in profile_dir.iterdir() if profile_dir.is_dir() else []:
         if child.name == "foreman.log":
             continue
@@ -325,10 +321,6 @@ def connect_hint(settings: Settings, port: int) -> str:
     """The ``foreman tui`` command line that reaches this daemon from another terminal: with
     ``--home`` unless the home is the default one, and ``--profile`` unless this daemon is the one
     ``<home>/foreman.json`` names (the client's default)."""
-    import shlex
-
-    from . import runtime
-
     words = ["foreman", "tui", "--port", str(port)]
     if settings.sources.get("home", "default") != "default":
         words += ["--home", str(settings.home)]

@@ -38,7 +38,7 @@ from .config_values import url as _url
 from .config_values import whole as _whole
 from .config_values import worker_names as _worker_names
 from .config_values import workers as _workers
-from .core.roster import DEFAULT_WORKER_NAMES
+from .core.roster import DEFAULT_WORKER_NAMES, LEAD, NAME_RE, NAMED_WORKERS
 from .errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -337,6 +337,7 @@ def check_paths(settings: Settings) -> None:
     Raises:
         UnsafePath: (a ConfigError) naming the folder and what to do.
     """
+    # (keeps the git edge off the settings' import: every command resolves the settings)
     from .repos.gitsafety import check_ceiling_path
 
     check_ceiling_path(settings.profile_dir.expanduser().absolute(), what="profile folder")
@@ -451,8 +452,6 @@ def check_agents(where: str, section: Any) -> dict[str, dict[str, str]]:
     Raises:
         ConfigError: not an object, an unknown agent, key or backend, naming the file, the key and the fix.
     """
-    from .core.roster import LEAD, NAME_RE, NAMED_WORKERS
-
     if not isinstance(section, dict):
         raise ConfigError(f"{where} must be an object like {{\"kit\": {{\"backend\": \"local\"}}}}")
     names = (LEAD, *NAMED_WORKERS)

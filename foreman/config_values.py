@@ -8,8 +8,11 @@ turns it into a :class:`~foreman.errors.ConfigError` naming where the value came
 from __future__ import annotations
 
 from typing import Any, Callable, get_args
+from urllib.parse import urlsplit
 
 from protocol.entities import DecisionKind
+
+from .core.roster import parse_worker_names, parse_workers
 
 
 def boolean(value: Any) -> bool:
@@ -105,22 +108,16 @@ def positive(kind: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def workers(value: Any) -> list[str]:
     """Worker specs (:func:`foreman.core.roster.parse_workers`)."""
-    from .core.roster import parse_workers
-
     return parse_workers(value)
 
 
 def worker_names(value: Any) -> list[str]:
     """Worker names (:func:`foreman.core.roster.parse_worker_names`)."""
-    from .core.roster import parse_worker_names
-
     return parse_worker_names(value)
 
 
 def url(value: Any) -> str:
     """An http(s) URL with a host (a bad port refused), returned as given."""
-    from urllib.parse import urlsplit
-
     text = str(value)
     try:
         parts = urlsplit(text)

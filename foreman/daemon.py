@@ -15,20 +15,20 @@ import shutil
 import socket
 import time
 from collections import deque
-from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import protocol
 from protocol import Decision, Hello, Repo
 
-from . import __version__, runtime
+from . import __version__, daemon_repos, runtime
 from .budget import is_budget_decision
 from .config import Settings
 from .core.core import Core
-from .core.records import MergeRecord, Worktree
+from .core.records import Worktree
 from .core.world import RECENT_LOGS, Effect
-from .errors import ConfigError, ForemanError, NotFound, StateError
-from .instructions import root_files as instruction_files
+from .errors import ConfigError, ForemanError, StateError
+from .executors import preflight as executor_preflight
+from .flow.assemble import make_backend
 from .memory import Memory
 from .notifier import Notifier
 from .server import WebSocketServer
@@ -323,44 +323,14 @@ class Daemon:
         except ForemanError as exc:
             logger.warning("auto-answer of %s failed: %s", decision_id, exc)
 
-    # ------------------------------------------------------------------ repositories
+    # ------------------------------------------------------------------ repositories (foreman/daemon_repos.py)
     async def add_repo(self, path: str) -> Repo:
-        """Register a repository root (``repo.add``); returns its entity.
-
-        Raises:
-            NotARepoRoot: the path is inside another repository (the message names its root)
-                or is not a repository.
-            Conflict: another repository with the same directory name is registered.
-            RepoError: the repository is not ready (no commits yet, ...; see
-                :func:`~foreman.repos.registry.check_repo_ready`), with what to do.
-        """
-        from .repos.registry import check_repo_ready, repo_status, resolve_repo_root
-
-        root = await resolve_repo_root(Path(path).expanduser())
-        await check_repo_ready(root)
-        status = await repo_status(root)
-        rid = root.name
-        existing = self.core.world.repos.get(rid)
-        if existing is not None and Path(existing.path) != root:
-            from .errors import Conflict
-
-            raise Conflict(f"a repository named {rid} is already registered ({existing.path})")
-        repo = Repo(id=rid, path=str(root), base_branch=status.base_branch, head=status.head, dirty=status.dirty,
-                    instructions=instruction_files(root))
-        self.act(lambda c, now: c.upsert_repo(repo))
-        if existing is None:
-            self.act(lambda c, now: c.feed(f"Repository {rid} added ({root})", now, kind="repo"))
-        return repo
+        """Register a repository root (``repo.add``); returns its entity (:func:`.daemon_repos.add_repo`)."""
+        return await daemon_repos.add_repo(self.core, self.act, path)
 
     async def refresh_repo(self, repo_id: str) -> Repo:
         """Re-read a repository's head and dirty flag; upsert it when it changed."""
-        from .repos.registry import repo_status
-
-        repo = self.core.repo(repo_id)
-        status = await repo_status(Path(repo.path), base_branch=repo.base_branch)
-        new = repo.model_copy(update={"head": status.head, "dirty": status.dirty, "instructions": instruction_files(repo.path)})
-        self.act(lambda c, now: c.upsert_repo(new))
-        return new
+        return await daemon_repos.refresh_repo(self.core, self.act, repo_id)
 
     async def _poll_repos(self) -> None:
         interval = max(0.1, self.settings.repo_poll_ms / 1000)
@@ -378,61 +348,12 @@ class Daemon:
             await asyncio.to_thread(self.store.checkpoint)
 
     def worktree_info(self, worktree_id: str) -> Worktree:
-        """Return the record of worktree ``worktree_id`` (``kit-t2``): repository, folder, branch,
-        agent, task, base. Raises NotFound."""
-        info = self.core.record(Worktree, worktree_id)
-        if info is None:
-            raise NotFound(f"no worktree {worktree_id!r}")
-        return info
+        """Return the record of worktree ``worktree_id`` (``kit-t2``). Raises NotFound."""
+        return daemon_repos.worktree_info(self.core, worktree_id)
 
     async def diff_for(self, *, worktree: str | None = None, decision: str | None = None) -> protocol.Diff:
-        """Return the structured diff of a worktree, or of a merge decision: the commit it recorded
-        against its recorded base (its :class:`~foreman.core.records.MergeRecord`, so merged work stays viewable), else its
-        worktree's diff.
-
-        Raises NotFound (unknown worktree/decision, or a decision without a worktree).
-        """
-        from .repos.diffs import diff_worktree
-
-        if decision is not None:
-            d = self.core.decision(decision)
-            if not d.worktree:
-                raise NotFound(f"decision {decision} has no diff")
-            shown = self.core.record(MergeRecord, decision)
-            if shown is not None:  # the exact commit the decision shows (and merges), against its base
-                from .repos.diffs import diff_range
-
-                repo = self.core.repo(self.worktree_info(d.worktree).repo)
-                return await diff_range(Path(repo.path), shown.base, shown.commit, repo_id=repo.id)
-            worktree = d.worktree
-        assert worktree is not None
-        info = self.worktree_info(worktree)
-        repo = self.core.repo(info.repo)
-        merged = self._merged_record(worktree)
-        if merged is not None:  # its work is in the base now: show what was merged, not "no changes"
-            from .repos.diffs import diff_range
-
-            return await diff_range(Path(repo.path), merged.base, merged.commit, repo_id=repo.id)
-        if not Path(info.path).is_dir():  # retired after a hand-off or merge: its branch is kept
-            from .repos.diffs import diff_commits
-
-            base = info.base or repo.base_branch
-            return await diff_commits(Path(repo.path), f"refs/heads/{base}", f"refs/heads/{info.branch}",
-                                      repo_id=repo.id)
-        return await diff_worktree(Path(repo.path), Path(info.path), info.base or repo.base_branch, repo_id=repo.id)
-
-    def _merged_record(self, worktree: str) -> MergeRecord | None:
-        """The record of the merge decision that merged ``worktree``'s task (the task is done and
-        its last answered merge decision chose Merge), else None."""
-        from .core.rules import merge_choice
-
-        records = self.core.records(MergeRecord)
-        merged = [d for d in self.core.world.decisions.values()
-                  if d.worktree == worktree and d.kind == "merge" and d.id in records and d.status == "answered"
-                  and d.answer is not None and merge_choice(d.answer.label) == "merge"
-                  and d.task is not None and self.core.world.tasks.get(d.task) is not None
-                  and self.core.world.tasks[d.task].status == "done"]
-        return records[merged[-1].id] if merged else None
+        """Return the structured diff of a worktree or a merge decision (:func:`.daemon_repos.diff_for`)."""
+        return await daemon_repos.diff_for(self.core, worktree=worktree, decision=decision)
 
     # ------------------------------------------------------------------ lifecycle
     def spawn(self, coro: Any, name: str) -> "asyncio.Task[Any]":
@@ -519,12 +440,9 @@ class Daemon:
                         f"port {self.settings.port} is already in use: another Foreman may be running "
                         f"(see {self.settings.home / 'foreman.json'}); stop it or start with --port N"
                     ) from None
-        from .executors import preflight as executor_preflight
 
         await asyncio.to_thread(executor_preflight, self.settings)  # (--executor ray: the head answers)
         if self.backend is None:
-            from .flow.assemble import make_backend
-
             self.backend = make_backend(self.settings)
         check = getattr(self.backend, "preflight", None)
         if check is not None:
@@ -551,3 +469,9 @@ class Daemon:
             await self.stopping.wait()
         finally:
             await self.stop()
+
+
+if TYPE_CHECKING:  # (mypy checks that the daemon is what the flow needs of its host)
+    from .flow.host import FlowHost
+
+    _HOST: type[FlowHost] = Daemon

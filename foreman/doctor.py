@@ -9,6 +9,7 @@ Like the rest of the CLI, this module prints; the daemon never calls it.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import socket
@@ -18,8 +19,16 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
+
+from .backends.sim.demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME
+from .backends.sim.team import demo_repo_path
 from .config import Settings, check_paths
 from .errors import ForemanError
+from .executors.doctor import ray_checks
+from .flow.assemble import backend_kinds
+from .runtime import RUN_FILE, read_run_file
+from .sandbox import describe
 
 IDENTITY_GLOBAL = 'git config --global user.name "Your Name" && git config --global user.email you@example.com'
 IDENTITY_FIX = IDENTITY_GLOBAL + " (or set them in each repository you register)"
@@ -65,14 +74,13 @@ def run_doctor(settings: Settings) -> int:
     except OSError as exc:
         check(False, f"home {home} is writable ({exc})", "choose another --home or fix its permissions")
     doctor_port(settings, check)
-    from .flow.assemble import backend_kinds
 
     kinds = set(backend_kinds(settings).values())  # a mixed team checks both backends
     if "claude" in kinds:
         check(importlib.util.find_spec("claude_agent_sdk") is not None, "claude-agent-sdk installed",
               "install the claude extra: pip install '.[claude]' in the Foreman checkout")
         check(bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY set", "export ANTHROPIC_API_KEY=... (or a cloud provider switch)")
-        from .backends.claude.cliproc import cli_version
+        from .backends.claude.cliproc import cli_version  # (a backend loads only when the settings pick it)
 
         version = cli_version(settings.claude_cli)
         check(version is not None, f"claude CLI {version or 'not found'}", "reinstall claude-agent-sdk or pass --claude-cli PATH")
@@ -82,8 +90,6 @@ def run_doctor(settings: Settings) -> int:
         if has_openai:
             doctor_endpoint(settings, check)
     if settings.executor == "ray":
-        from .executors.doctor import ray_checks
-
         for one in ray_checks(settings):
             check(*one)
     if problems:
@@ -108,10 +114,8 @@ def doctor_endpoint(settings: Settings, check: Check, timeout: float = ENDPOINT_
         ConfigError: a malformed ``local`` section or an unknown local profile (the CLI checks
         both before the doctor runs).
     """
-    import asyncio
-
-    from .backends.local.endpoint import Endpoint
-    from .backends.local.profiles import resolve_profile
+    from .backends.local.endpoint import Endpoint  # (a backend loads only when the settings pick it)
+    from .backends.local.profiles import resolve_profile  # (a backend loads only when the settings pick it)
 
     profile = resolve_profile(settings)
     url = profile.url
@@ -146,8 +150,6 @@ def doctor_port(settings: Settings, check: Check) -> None:
     fix is another ``--port`` (``0`` lets the OS pick one). This profile's Foreman running on
     another port is named too.
     """
-    from .runtime import RUN_FILE, read_run_file
-
     port = settings.port
     mine = read_run_file(settings.profile_dir / RUN_FILE)
     running = f"this profile's ({settings.profile}) running Foreman, pid {mine['pid']}" if mine else ""
@@ -186,8 +188,6 @@ def _port_free(port: int) -> bool:
 
 def _foreman_on(home: Path, port: int) -> dict | None:
     """The live run record under ``home`` (any profile) that names ``port``, or None."""
-    from .runtime import RUN_FILE, read_run_file
-
     for path in [home / RUN_FILE, *sorted(home.glob(f"*/{RUN_FILE}"))]:
         record = read_run_file(path)
         if record is not None and record.get("port") == port:
@@ -197,8 +197,6 @@ def _foreman_on(home: Path, port: int) -> dict | None:
 
 def _listener(port: int) -> str | None:
     """``"python3 (pid 123)"``: the process listening on ``port`` when the OS lets us see it."""
-    import psutil
-
     try:
         for conn in psutil.net_connections(kind="tcp"):
             if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
@@ -292,9 +290,6 @@ def doctor_identity(settings: Settings, check: Check) -> None:
 
 
 def _sim_identity(settings: Settings, check: Check) -> None:
-    from .backends.sim.demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME
-    from .backends.sim.team import demo_repo_path
-
     demo = demo_repo_path(settings)
     merges_as = git_identity(demo)[0] if (demo / ".git").is_dir() else None
     where = f"its {demo / '.git' / 'config'}" if merges_as else "its own config, written at start"
@@ -309,8 +304,6 @@ def _sim_identity(settings: Settings, check: Check) -> None:
 
 
 def _doctor_sandbox(settings: Settings, check: Check) -> None:
-    from .sandbox import describe
-
     on, line = describe(settings)
     if on:
         check(True, line)

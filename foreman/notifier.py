@@ -55,7 +55,7 @@ class Notifier:
 
     def _toast(self, title: str, message: str) -> None:
         try:
-            from plyer import notification
+            from plyer import notification  # (inside the try: a plyer that cannot load here means a bell)
 
             notification.notify(title=title, message=message[:250], app_name="Foreman", timeout=10,
                                 hints=dict(SILENT_HINTS) if self.silent else {})

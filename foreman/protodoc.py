@@ -25,6 +25,8 @@ from protocol.client import CLIENT_ADAPTER
 from protocol.server import SERVER_ADAPTER
 
 from . import errors
+from .daemon import RING_SIZE
+from .server import BACKLOG_MAX_BYTES, HELD_MAX, MAX_FRAME_BYTES, TRANSPORT_MAX_BYTES
 
 
 def _default_docs_dir() -> Path:
@@ -283,9 +285,6 @@ def _error_codes() -> list[tuple[str, str]]:
 
 def build_markdown(schema: dict[str, Any]) -> str:
     """Return the text of ``docs/protocol.md`` for the given schema (see :func:`build_schema`)."""
-    from .daemon import RING_SIZE
-    from .server import BACKLOG_MAX_BYTES, HELD_MAX, MAX_FRAME_BYTES, TRANSPORT_MAX_BYTES
-
     defs = schema["$defs"]
     client = _union_models(protocol.ClientMessage)
     server = _union_models(protocol.ServerMessage)

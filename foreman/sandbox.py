@@ -355,7 +355,7 @@ def policy_note(mode: str | None = None, *, network: bool = False) -> tuple[bool
             (:attr:`foreman.policy.Verdict.network`): once allowed it gets the network.
     """
     if mode is None:
-        from .config import resolve
+        from .config import resolve  # (the settings sit above this module: pyproject's one contract exception)
 
         try:
             mode = resolve({}).os_sandbox

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from protocol import Agent, Goal, Task, Usage
 
-from .core.usage import day_usage, minus
+from .core.usage import day_usage, minus, money, turn_usage
 from .errors import ForemanError
 
 
@@ -81,15 +81,11 @@ def read_report(profile_dir: Path) -> UsageReport:
 
 
 def _row(name: str, u: Usage, extra: str = "") -> str:
-    from .core.usage import money  # one formatter for amounts: small ones keep their significant digits
-
     return (f"{name[:34]:34} {u.turns:6} {u.input_tokens:12,} {u.output_tokens:11,} {u.cache_read_tokens:12,} "
             f"{u.cache_write_tokens:11,} {money(u.cost_usd).replace('$', ''):>10} {u.wall_seconds / 60:8.1f}{extra}")
 
 
 def _cap(usd: float | None) -> str:
-    from .core.usage import money
-
     return f"  cap {money(usd)}" if usd is not None else ""
 
 
@@ -121,8 +117,6 @@ def usage_main(settings: Any, *, as_json: bool) -> int:
 def record_turn(daemon: Any, result: Any, *, agent: str, task: str | None, goal: str | None, wall_seconds: float) -> None:
     """Add a finished turn's usage to its agent, task and goal (durably) and publish the new
     status totals (``foreman.status``)."""
-    from .core.usage import turn_usage
-
     usage = turn_usage(result, wall_seconds=wall_seconds)
     daemon.act(lambda c, now: c.record_usage(usage, now, agent=agent, task=task, goal=goal))
     daemon.publish_status()

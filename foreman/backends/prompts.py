@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from protocol import Decision, Risk, Task
 
+from ..instructions import find
+from ..risk import area_from_text
+
 LEAD_SYSTEM = """You are {title}, the lead of a team of coding agents working on the git repository in your
 working directory. You never edit files: you read, plan, review and coordinate. The user is {user}.
 Use the agentcraft tools: create_task (title, description, deps, assignee), write_memory, read_memory,
@@ -93,9 +96,6 @@ def repo_instructions(cwd: object, task: Task | None) -> str:
     """The instructions block for an agent working in ``cwd`` (its worktree, or the repository
     for the lead) on ``task``: the root's ``AGENTS.md``/``CLAUDE.md`` and those of the folders
     the task names (see :mod:`foreman.instructions`); empty when there are none."""
-    from ..instructions import find
-    from ..risk import area_from_text
-
     area = area_from_text(f"{task.title}\n{task.description}") if task is not None else []
     found = find(str(cwd), area)
     return instructions_block(found.files, found.text)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from ..core.roster import title
+
 JobKind = Literal["plan", "work", "review", "followup"]
 
 
@@ -190,7 +192,5 @@ def log_command(tools: Any, command: str, head: str, rule: str | None) -> None:
               kind="error" if rule else "result")
     feed = getattr(tools, "feed", None)
     if rule and callable(feed):
-        from ..core.roster import title
-
         shown = command if len(command) <= 80 else command[:79] + "…"
         feed(f"{title(tools.agent)}'s command `{shown}` failed; the OS sandbox blocked it: {rule}")

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ConfigError
+from ..repos import ci
 
 logger = logging.getLogger(__name__)
 
@@ -133,8 +134,6 @@ class LocalExecutor:
     async def run_ci(self, command: list[str] | str, *, place: Place, env: Mapping[str, str], timeout: float,
                      sandbox: Any = None, on_start: Callable[[int], None] | None = None) -> Any:
         """Run :func:`foreman.repos.ci.run_ci` in the daemon's worktree of ``place``."""
-        from ..repos import ci
-
         return await ci.run_ci(command, cwd=place.worktree, env=env, timeout=timeout, sandbox=sandbox,
                                on_start=on_start)
 
@@ -158,7 +157,7 @@ def from_settings(settings: Any) -> Executor:
         return LocalExecutor()
     if kind == "ray":
         try:
-            from .ray import RayExecutor
+            from .ray import RayExecutor  # (the ray extra: an ImportError says which to install)
         except ImportError as exc:
             raise ConfigError(f"--executor ray needs its extra: pip install '.[ray]' in the Foreman checkout ({exc})") from None
         return RayExecutor(settings)

@@ -50,7 +50,7 @@ def _cluster_checks(settings: Any) -> list[Check]:
     if importlib.util.find_spec("ray") is None:
         missing = (False, "ray installed (--executor ray)", "install the ray extra: pip install '.[ray]' in the Foreman checkout")
         return [missing, (False, *unreachable)] if unreachable else [missing]
-    import ray
+    import ray  # (the ray extra: checked for above)
 
     if not address:
         return [(True, "no --ray-address: the Foreman starts a Ray cluster on this machine", "")]
@@ -74,7 +74,7 @@ def _cluster_checks(settings: Any) -> list[Check]:
 
 
 def _node_checks(ray: Any, needed: dict[str, float]) -> list[Check]:
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # (the ray extra)
 
     out: list[Check] = []
     hosts = 0

@@ -44,7 +44,8 @@ from typing import Any, AsyncIterator
 from .. import errors
 from ..backends.prompts import unread_block
 from ..backends.turns import TurnRequest, TurnResult
-from ..repos import GitFailed, git, rev_parse
+from ..repos import GitFailed, ci, git, rev_parse
+from ..repos.gitsafety import safety_env
 from . import bundles
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def node_info() -> dict[str, str]:
     """Who this node is: ``{"node_id", "ip", "host", "pid"}`` (``node_id`` from Ray when it runs in Ray)."""
     node_id = ""
     try:
-        import ray
+        import ray  # (the ray extra: this module runs without Ray too)
 
         node_id = ray.get_runtime_context().get_node_id() or ""
     except Exception:  # noqa: BLE001 - outside Ray there is no node id
@@ -133,7 +134,7 @@ def _defined_profile(runner: Any) -> str | None:
     """The name of the runner's local profile when the settings define it (``local.profiles`` in
     config.json), else None: the node then resolves the same built-in defaults with the same
     ``--url``/``--model`` (the built-in profile's name, ``default``, names no defined profile)."""
-    from ..backends.local.profiles import profiles_from
+    from ..backends.local.profiles import profiles_from  # (the local backend loads only when its runner travels)
 
     name = getattr(getattr(runner, "profile", None), "name", None)
     defined, _ = profiles_from(getattr(runner.settings, "sections", {}).get("local"))
@@ -141,7 +142,7 @@ def _defined_profile(runner: Any) -> str | None:
 
 
 def _local_runner(settings: Any, profile: str | None) -> Any:
-    from ..backends.local.runner import LocalRunner
+    from ..backends.local.runner import LocalRunner  # (the local backend loads only when its runner travels)
 
     return LocalRunner(settings, profile=profile)
 
@@ -256,8 +257,6 @@ class NodeWorker:
                                                    refs=refs))
 
     def _env(self, agent: str, wt: Path, extra: dict[str, str]) -> dict[str, str]:
-        from ..repos.gitsafety import safety_env
-
         return {**safety_env(os.environ, agent=agent, worktree=wt), **extra}
 
     # ------------------------------------------------------------------ turns
@@ -340,8 +339,6 @@ class NodeWorker:
     async def run_ci(self, spec: dict[str, Any], ship: dict[str, Any]) -> dict[str, Any]:
         """Run the task's test command in its worktree here; return ``{"node", "result"}`` (CIResult
         fields), or ``{"node", "error"}`` when the Foreman's own steps failed here."""
-        from ..repos import ci
-
         try:
             wt, _ = await self._sync(spec["task"], spec["branch"], ship)  # (a rebuild is in the node's log)
             res = await ci.run_ci(spec["command"], cwd=wt, env=self._env(spec["agent"], wt, spec.get("env") or {}),

@@ -31,6 +31,7 @@ from .. import procs
 from ..backends.turns import AgentTools, TurnRequest, TurnResult
 from ..errors import BackendError, ForemanError
 from ..repos import rev_parse
+from ..repos.ci import CIResult
 from . import RAY_TOKEN_HINT, ExecutorTools, LocalExecutor, NodeLost, Place, bundles, ray_head_unreachable
 from .node import NodeWorker, portable
 
@@ -335,8 +336,6 @@ class RayExecutor:
         """Run the task's CI on the agent's actor. ``on_start`` is not called: the process is the
         node's, never one the daemon could find after a restart. ``whole``: this is the second try
         after the node asked for the whole history. Raises NodeLost."""
-        from ..repos.ci import CIResult
-
         agent = place.agent
         w = await self._worker(agent)
         ship = await self._outgoing(w, place)

@@ -9,44 +9,50 @@ per role (``--lead-backend claude --worker-backend local``) or per agent (the ``
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..backends.turns import TurnRunner
 from ..config import Settings, check_agents
 from ..errors import ConfigError
+from ..sandbox import from_settings
+from .team import LEAD, team_of
+
+if TYPE_CHECKING:
+    from ..backends.sim.backend import SimBackend
+    from .conductor import Conductor
 
 DEFAULT_MODELS = {"claude": ("opus", "sonnet"), "local": (None, None)}
 
 
-def _runner(kind: str, settings: Settings) -> Any:
+def _runner(kind: str, settings: Settings) -> TurnRunner:
     if kind == "claude":
         try:
-            from ..backends.claude.runner import ClaudeRunner
+            from ..backends.claude.runner import ClaudeRunner  # (a backend loads only when the settings pick it)
         except ImportError as exc:
             raise ConfigError(f"the claude backend needs its extra: pip install '.[claude]' in the Foreman checkout ({exc})") from None
-        from ..sandbox import from_settings
 
         box = from_settings(settings)
         return ClaudeRunner(cli_path=settings.claude_cli, use_claude_login=settings.use_claude_login,
                             effort=settings.effort or None, max_budget_usd=settings.max_budget, env=dict(os.environ),
                             sandbox=box)
     try:
-        from ..backends.local.runner import LocalRunner
+        from ..backends.local.runner import LocalRunner  # (a backend loads only when the settings pick it)
     except ImportError as exc:
         raise ConfigError(f"the local backend needs its extra: pip install '.[local]' in the Foreman checkout ({exc})") from None
     return LocalRunner(settings)
 
 
-def make_backend(settings: Settings) -> Any:
+def make_backend(settings: Settings) -> SimBackend | Conductor:
     """Return the backend named by ``settings.backend``.
 
     Raises:
         ConfigError: the backend cannot run here (missing extra), saying what to do.
     """
     if settings.backend == "sim":
-        from ..backends.sim.backend import SimBackend
+        from ..backends.sim.backend import SimBackend  # (a backend loads only when the settings pick it)
 
         return SimBackend(settings)
-    from .conductor import LEAD, Conductor
+    from .conductor import Conductor  # (a backend loads only when the settings pick it: the sim runs without it)
 
     per_agent = _agent_overrides(settings)
     kinds = backend_kinds(settings)
@@ -72,8 +78,6 @@ def backend_kinds(settings: Settings) -> dict[str, str]:
     """
     if settings.backend == "sim":
         return {}
-    from .conductor import LEAD
-    from .team import team_of
 
     kinds = {LEAD: settings.lead_backend or settings.backend,
              **{w: settings.worker_backend or settings.backend for w in team_of(settings).workers}}
@@ -88,8 +92,6 @@ def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:
     Raises:
         ConfigError: an unknown agent, key or backend, naming it and the fix (:func:`foreman.config.check_agents`).
     """
-    from .team import team_of
-
     where = f"{settings.profile_dir / 'config.json'}: agents"
     overrides = check_agents(where, settings.sections.get("agents") or {})
     team = team_of(settings).agents

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from ..backends import prompts
 from ..core.records import Worktree
 from ..errors import ForemanError
 from ..executors import NodeLost, Place
+from ..repos import ci, diffs
+from ..repos.gitsafety import safety_env
 from ..risk.report import merge_risks
 from . import processes
 from .edge import Edge
 from .model import CheckWork, CiFinished, PrepareReview, Reported, ReviewReady, RunCi, WorkChecked
 
 
-def verdict(res: Any, timeout: float) -> str:
+def verdict(res: ci.CIResult, timeout: float) -> str:
     """``passed``, ``timed out after N s`` or ``FAILED (exit N)`` for a :class:`~foreman.repos.ci.CIResult`."""
     if res.ok:
         return "passed"
@@ -41,8 +42,6 @@ def place_of(edge: Edge, info: Worktree) -> Place:
 async def check_work(edge: Edge, e: CheckWork) -> WorkChecked | None:
     """Read the worktree of a task in review against its base (after its agent's leftover processes
     died), and find the test command CI runs there."""
-    from ..repos import ci, diffs
-
     info = edge.host.core.worktree_of(e.agent, e.task)
     if info is None:
         return None
@@ -64,8 +63,6 @@ async def check_work(edge: Edge, e: CheckWork) -> WorkChecked | None:
 async def run_ci(edge: Edge, e: RunCi) -> CiFinished | None:
     """Run the task's CI once through the executor (a run lost with its cluster node runs once more
     elsewhere, the feed says so)."""
-    from ..repos.gitsafety import safety_env
-
     info = edge.host.core.worktree_of(e.agent, e.task)
     if info is None:
         return None
@@ -98,8 +95,6 @@ async def run_ci(edge: Edge, e: RunCi) -> CiFinished | None:
 async def prepare_review(edge: Edge, e: PrepareReview) -> ReviewReady | None:
     """The lead's review prompt: the diff summary, the CI result, the task's history and answered
     questions, the worker's claims and the merge-risk scan of its branch (``note`` ends it)."""
-    from ..repos import diffs
-
     core = edge.host.core
     info = core.worktree_of(e.agent, e.task)
     if info is None:

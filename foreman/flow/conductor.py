@@ -22,6 +22,8 @@ from ..config import Settings
 from ..core.backoff import Backoff
 from ..core.core import Core
 from ..core.world import Effect as CoreEffect
+from ..executors import Executor
+from ..sandbox import from_settings
 from . import checks, gitwork, merging, turnwork
 from .edge import Edge
 from .host import FlowHost
@@ -50,6 +52,7 @@ from .model import (
     RunTurn,
     TaskHandedOff,
 )
+from .runner import Executor as EffectExecutor
 from .runner import FlowRunner
 from .team import ALL_WORKERS, LEAD, TITLES, fill_runners, retire_off_roster, team_from, team_of, title
 
@@ -80,7 +83,8 @@ class Conductor:
         self.settings = settings
         self.name = backend_name
         self.sleep = sleep
-        self.d: Any = None
+        self.d: FlowHost | None = None
+        """The daemon, once :meth:`start` ran."""
         self.team = team_of(settings)
         self.workers = list(self.team.on_shift)
         self.runners = dict(runners)
@@ -92,7 +96,6 @@ class Conductor:
         self._loop_task: asyncio.Task[Any] | None = None
         self._preflighted = False
         self._removal_backoff: Backoff | None = None
-        from ..sandbox import from_settings
 
         self.sandbox = from_settings(settings)
         """The OS sandbox agents' commands and CI run in (None: off or unavailable)."""
@@ -104,7 +107,7 @@ class Conductor:
         return self.runner.live.running if self.runner is not None else {}
 
     @property
-    def cleaning(self) -> dict[str, Any]:
+    def cleaning(self) -> dict[str, asyncio.Future[Any]]:
         """Agent -> the clean-up of its last turn in flight."""
         return self.edge.cleaning if self.edge is not None else {}
 
@@ -135,7 +138,7 @@ class Conductor:
             self.edge.removal_backoff = value
 
     @property
-    def executor(self) -> Any:
+    def executor(self) -> Executor | None:
         """Where worker turns and CI run (made on first use)."""
         return self.edge.executor if self.edge is not None else None
 
@@ -173,6 +176,8 @@ class Conductor:
     async def _announce_cli_versions(self) -> None:
         """Put each runner's CLI version (claude: it may start the CLI, seconds) on its agents,
         asking each runner once, after start-up (clients see the team at once)."""
+        host = self.d
+        assert host is not None  # (spawned by start)
         versions: dict[int, str | None] = {}
         for name, runner in self.runners.items():
             ask = getattr(runner, "cli_version", None)
@@ -183,7 +188,7 @@ class Conductor:
             if versions[id(runner)] is not None:
                 fields = self._agent_fields(name, versions[id(runner)])
                 fields.pop("active", None)  # the shift is the user's since start-up
-                self.d.act(lambda c, now, name=name, fields=fields: c.add_agent(name, now, **fields))
+                host.act(functools.partial(_add_agent, name, fields))
 
     async def preflight(self) -> None:
         """Check each runner's model service once (credentials, endpoint); the daemon calls this
@@ -239,7 +244,7 @@ def _add_agent(name: str, fields: dict[str, Any], core: Core, now: float) -> Age
     return core.add_agent(name, now, **fields)
 
 
-def executors(edge: Edge) -> dict[type, Any]:
+def executors(edge: Edge) -> dict[type, EffectExecutor]:
     """Effect class -> its executor, bound to ``edge``."""
     bind = functools.partial
     return {

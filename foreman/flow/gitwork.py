@@ -15,6 +15,7 @@ from ..core.records import Worktree
 from ..core.roster import title
 from ..errors import ForemanError, WorktreeUnsafe
 from ..repos import refs, retiring, worktrees
+from ..repos.lifecycle import clean_stale_worktrees
 from .edge import Edge
 from .model import (
     CleanStale,
@@ -121,8 +122,6 @@ async def clean_stale(edge: Edge, e: CleanStale) -> Reported | None:
         WorktreeBusy: a process runs inside a stale folder (the others were cleaned).
         RepoError: git failed.
     """
-    from ..repos.lifecycle import clean_stale_worktrees
-
     repo = edge.host.core.repo(e.repo)
     profile = edge.host.profile_dir
     done = await clean_stale_worktrees(repo.path, profile / "worktrees" / worktrees.repo_folder(repo.id),

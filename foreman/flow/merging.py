@@ -12,12 +12,14 @@ merge-base --is-ancestor``; with ``--merge-style squash`` the squashed commit).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from protocol import Diff, Repo, Risk
+from protocol import Diff, Repo, Risk, Task
 
 from ..core.records import MergeRecord, Worktree
 from ..errors import ForemanError, MergeRefused
+from ..repos import diffs, refs, worktrees
+from ..repos import merge as gitmerge
+from ..repos.gitsafety import agent_identity
 from ..risk.report import merge_scan
 from .edge import Edge
 from .gitwork import author
@@ -36,8 +38,6 @@ async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> tuple[str |
     Raises:
         ForemanError: the worktree is unsafe (its ``.git`` link is gone) or git failed.
     """
-    from ..repos import diffs, refs, worktrees
-
     async with edge.wt_lock(info.id):
         if Path(info.path).exists():
             await worktrees.commit_leftovers(Path(repo.path), Path(info.path), info.branch,
@@ -50,7 +50,7 @@ async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> tuple[str |
     return tip, await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id)
 
 
-async def risks_of(repo: Repo, info: Worktree, task: Any, commit: str) -> list[Risk]:
+async def risks_of(repo: Repo, info: Worktree, task: Task, commit: str) -> list[Risk]:
     """The merge-risk scan of exactly ``commit`` against the task's base (never raises)."""
     _, risks = await merge_scan(Path(repo.path), info.base or repo.base_branch, info.branch,
                                 task_text=f"{task.title}\n{task.description}", commit=commit)
@@ -81,8 +81,6 @@ async def prepare_merge(edge: Edge, e: PrepareMerge) -> MergePrepared:
 async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record: MergeRecord) -> MergeTried | None:
     """The decision's re-opening when the branch moved since it recorded its commit (the new
     commit's record, diff line and risk scan), else None."""
-    from ..repos import refs
-
     tip = await refs.branch_tip(repo.path, info.branch)
     if tip == record.commit:
         return None
@@ -97,12 +95,10 @@ async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record
     return MergeTried(decision_id, "moved", reason=reason, record=new, risks=tuple(risks))
 
 
-async def landed(repo: Repo, commit: str, result: Any, style: str) -> bool:
+async def landed(repo: Repo, commit: str, result: gitmerge.MergeResult, style: str) -> bool:
     """True when the base branch now has ``commit``'s work: it contains the commit (``git
     merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is never
     an ancestor) it contains the squashed commit; or the merge brought no change."""
-    from ..repos import refs
-
     base = f"refs/heads/{repo.base_branch}"
     if result.commit is None or await refs.is_ancestor(repo.path, commit, base):
         return True
@@ -112,9 +108,6 @@ async def landed(repo: Repo, commit: str, result: Any, style: str) -> bool:
 async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
     """Merge exactly the commit the decision recorded into the base, off-tree (signed as the
     settings say, the worker as co-author)."""
-    from ..repos import merge as gitmerge
-    from ..repos.gitsafety import agent_identity
-
     host, settings = edge.host, edge.settings
     core = host.core
     dec = core.decision(e.decision)

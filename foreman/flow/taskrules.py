@@ -12,6 +12,7 @@ from .model import (
     AskUser,
     CheckWork,
     CiFinished,
+    CommitLeftovers,
     Effect,
     PrepareMerge,
     PrepareReview,
@@ -208,8 +209,6 @@ def work_ended(ctx: Ctx, agent: str, key: str, task_id: str, text: str) -> tuple
     Returns:
         ``(effects, nudged)``: nudged is True when a nudge turn started (the agent stays busy).
     """
-    from .model import CommitLeftovers
-
     core = ctx.core
     task = core.task(task_id)
     effects: list[Effect] = []

@@ -6,23 +6,29 @@ them to the resolved settings and says which key to fix when they do not fit tog
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
+from protocol import Agent
+
+from ..config import Settings
 from ..config_team import team_from, team_of, where
-from ..core.roster import LEAD, NAMED_WORKERS, TITLES
+from ..core.roster import LEAD, NAMED_WORKERS, TITLES, describe
 from ..core.roster import title as title
+from .host import FlowHost
+
+if TYPE_CHECKING:
+    from .conductor import Conductor
 
 ALL_WORKERS = NAMED_WORKERS
 """The five named workers (every team has them; ``--workers N`` beyond five adds more)."""
 
 
-def team_line(d: Any, settings: Any) -> str:
+def team_line(d: FlowHost, settings: Settings) -> str:
     """The team as the lead's system prompt names it, from the world at the turn's start:
     ``12 workers on shift: juniper, kit, ... (off shift: ...); at most 3 work at once``.
 
     Workers are in seat order; ``d`` is the daemon (its world), ``settings`` the resolved settings."""
-    from ..core.roster import describe
-
     agents = sorted((a for a in d.core.world.agents.values() if a.role == "worker"),
                     key=lambda a: (a.seat is None, a.seat, a.name))
     on = [a.name for a in agents if a.active]
@@ -30,7 +36,7 @@ def team_line(d: Any, settings: Any) -> str:
     return f"{describe(on, off)}; at most {settings.max_concurrent} work at once (--max-concurrent)"
 
 
-def fill_runners(c: Any, names: Any) -> None:
+def fill_runners(c: Conductor, names: Iterable[str]) -> None:
     """Give each worker in ``names`` without a runner of its own (generated names, workers of an
     earlier start) the named workers' runner and model, in the conductor ``c``: a team of any
     size shares the workers' backend unless the ``agents`` section says otherwise."""
@@ -41,7 +47,7 @@ def fill_runners(c: Any, names: Any) -> None:
             c.models.setdefault(name, c.models.get(base))
 
 
-def retire_off_roster(c: Any) -> None:
+def retire_off_roster(c: Conductor) -> None:
     """At start, make the shifts follow this start's team (``--workers``): take every worker
     that is on shift but not on this start's team off shift (``--workers 12`` then ``--workers
     8``, ``--workers 5`` then ``--workers 3`` or ``--workers kit,wren``), saying so in the feed;
@@ -55,6 +61,7 @@ def retire_off_roster(c: Any) -> None:
     ``roster_follows``), a named worker off shift that ``/stop`` did not take off counts as the
     team's. ``c`` is the conductor, its daemon set."""
     d, roster_ = c.d, c.team
+    assert d is not None  # (the conductor has started)
     w = d.core.world
     if not w.meta.get("roster_follows"):  # a state of a Foreman that did not record the named workers it
         # created off shift: those never on shift (``/stop`` says "off shift") count as the team's
@@ -66,7 +73,8 @@ def retire_off_roster(c: Any) -> None:
     follow_team(d, roster_.on_shift, lambda a: True, hint="; /spawn @name brings one back")
 
 
-def follow_team(d: Any, on_team: Any, governed: Any, *, hint: str = "", name_of: Any = str) -> list[str]:
+def follow_team(d: FlowHost, on_team: Iterable[str], governed: Callable[[Agent], bool], *, hint: str = "",
+                name_of: Callable[[str], str] = str) -> list[str]:
     """Make the shifts of the workers ``governed(agent)`` selects follow ``on_team`` (this start's
     team): bring back those the team took off shift before (meta ``off_roster``), take off shift
     those on shift but not on the team (as ``/stop`` does; a feed line names them with
@@ -78,12 +86,12 @@ def follow_team(d: Any, on_team: Any, governed: Any, *, hint: str = "", name_of:
     on_team = set(on_team)
     for name in sorted(on_team & retired):
         if (a := w.agents.get(name)) is not None and not a.active:
-            d.act(lambda core, now, name=name: core.spawn_agent(name, now))
+            d.act(lambda core, now: core.spawn_agent(name, now))  # (act runs it at once)
     workers = sorted((a for a in w.agents.values() if a.role == "worker" and governed(a)),
                      key=lambda a: (a.seat is None, a.seat))
     leaving = [a.name for a in workers if a.active and a.name not in on_team]
     for name in leaving:
-        d.act(lambda core, now, name=name: core.stop_agent(name, now))
+        d.act(lambda core, now: core.stop_agent(name, now))
     keep = sorted((retired - on_team) | set(leaving))
     if keep != sorted(retired):
         d.act(lambda core, now: core.set_meta("off_roster", keep))

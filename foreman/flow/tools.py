@@ -7,11 +7,16 @@ or the agent went off shift: stop is immediate for anything a lingering session 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from ..backends.prompts import unread_block
+from ..backends.turns import TurnResult
 from ..core.rules import PERMISSION_OPTIONS
 from ..errors import Conflict, ForemanError, PolicyError, StateError
+from ..policy import classify_tool
+from .host import FlowHost
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +28,7 @@ class DaemonTools:
     """Tools for one turn of one agent.
 
     Args:
-        daemon: the running daemon.
+        daemon: the running daemon, as the flow sees it (:class:`.host.FlowHost`).
         agent: the agent's name.
         turn_id: the turn these tools belong to.
         lead: the agent is the lead.
@@ -38,9 +43,9 @@ class DaemonTools:
             turn's session is then waiting for it, across a restart too).
     """
 
-    def __init__(self, daemon: Any, agent: str, turn_id: str, *, lead: bool, cwd: Path, task: str | None = None,
+    def __init__(self, daemon: FlowHost, agent: str, turn_id: str, *, lead: bool, cwd: Path, task: str | None = None,
                  goal: str | None = None, is_current: Callable[[], bool] = lambda: True,
-                 on_merge_request: Callable[[str, str], Any] | None = None,
+                 on_merge_request: Callable[[str, str], Awaitable[str]] | None = None,
                  on_session: Callable[[str], None] | None = None,
                  on_process: Callable[[int], None] | None = None,
                  on_question: Callable[[str], None] | None = None) -> None:
@@ -58,7 +63,7 @@ class DaemonTools:
         self.on_question = on_question
         self.merge_requested = False
         self.changes_requested = False
-        self.cancelled: Any = None
+        self.cancelled: TurnResult | None = None
         """The usage a cancelled turn reported before it was cut off (a ``TurnResult``), if any."""
 
     # ------------------------------------------------------------------ guards
@@ -68,8 +73,6 @@ class DaemonTools:
             raise PolicyError(f"{self.agent}'s turn {self.turn_id} is over; the call was refused")
 
     def _with_unread(self, text: str) -> str:
-        from ..backends.prompts import unread_block
-
         return text + unread_block(self.unread())
 
     # ------------------------------------------------------------------ AgentTools
@@ -107,7 +110,7 @@ class DaemonTools:
         if self.on_process is not None:
             self.on_process(pid)
 
-    def turn_cancelled(self, partial: Any) -> None:
+    def turn_cancelled(self, partial: TurnResult) -> None:
         """Keep what the cancelled turn reported so far (a ``TurnResult``: tokens, cost); the
         conductor records it as the turn's usage. Kept even for a stale turn: the usage was spent."""
         self.cancelled = partial
@@ -144,7 +147,6 @@ class DaemonTools:
             self._live()
         except PolicyError as exc:
             return False, exc.message
-        from ..policy import classify_tool
 
         grants = list(self.d.core.world.meta.get("grants", {}).get(self.agent, []))
         base_branches = [r.base_branch for r in self.d.core.world.repos.values() if r.base_branch]
@@ -240,8 +242,9 @@ class DaemonTools:
         if self.lead and status == "doing" and task.status == "review":
             self.changes_requested = True
             self.d.act(lambda c, now: c.set_task_status(tid, "doing", now, who=self.agent, reason=None))
-            if note and task.assignee:
-                self.d.act(lambda c, now: c.send_message(self.agent, task.assignee, f"Changes requested on {tid}: {note}", now))
+            assignee = task.assignee
+            if note and assignee:
+                self.d.act(lambda c, now: c.send_message(self.agent, assignee, f"Changes requested on {tid}: {note}", now))
             return f"{tid} goes back to {task.assignee} for changes"
         if self.lead and status == "cancelled":  # the lead drops a task of its plan (a stretch goal, rejected work)
             self.d.act(lambda c, now: c.cancel_task(tid, now, who=self.agent, reason=str(note) if note else ""))

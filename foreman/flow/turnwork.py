@@ -21,6 +21,7 @@ from ..core.records import Session
 from ..core.roster import LEAD, title
 from ..errors import ForemanError
 from ..executors import NodeLost, Place
+from ..repos.gitsafety import safety_env
 from ..usage import record_turn
 from . import processes
 from .edge import Edge
@@ -178,8 +179,6 @@ async def request_merge(edge: Edge, task_id: str, summary: str) -> str:
 
 def request(edge: Edge, e: RunTurn, prompt: str, session: str | None) -> tuple[TurnRequest, DaemonTools]:
     """The request and tools of one turn (its worktree, system prompt, unread messages, safety env)."""
-    from ..repos.gitsafety import safety_env
-
     host, agent = edge.host, e.agent
     lead = agent == LEAD
     cwd = cwd_of(edge, agent, e.task, e.goal)

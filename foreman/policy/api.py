@@ -7,7 +7,18 @@ import os
 import posixpath
 from typing import Callable, Iterable
 
-from . import gitcmd, launchers, progs_dev, progs_files, progs_net, progs_pkg, progs_text, wrappers  # noqa: F401
+from . import (  # noqa: F401
+    gitcmd,
+    launchers,
+    progs_dev,
+    progs_files,
+    progs_net,
+    progs_pkg,
+    progs_shell,
+    progs_text,
+    progs_writes,
+    wrappers,
+)
 from .context import Budget, Ctx, default_tmpdir
 from .verdict import Verdict, describe_scope, exact_key
 from .walker import fallback_scan, parse, run_block

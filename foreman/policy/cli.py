@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from ..sandbox import policy_note
 from .api import classify_command
 
 #: Exit status of ``foreman policy`` per outcome (2 is a usage error, as argparse gives).
@@ -61,8 +62,6 @@ def policy_main(argv: list[str]) -> int:
     if verdict.scope:
         print(f"  {verdict.scope}")
     if verdict.outcome != "deny":  # would it run in the OS sandbox (local RUN, claude Bash, CI)?
-        from ..sandbox import policy_note
-
         on, line = policy_note(network=verdict.network)
         print(f"  sandbox: {line}")
     return code

@@ -101,7 +101,7 @@ def check_name(ctx: Ctx, name: str, how: str, what: str, value: str | None = Non
     elif kind == "code":
         ctx.exact(f"{what} {name}, which can make a program run other code")
         if value and name not in _NOT_PROGRAMS:
-            from .walker import probe_text
+            from .walker import probe_text  # (walker imports this module: the shell's grammar nests)
             probe_text(ctx, value, cwds, f"the program {name} names")
     elif kind == "other" and how in ("prefix",):
         ctx.exact(f"{what} the environment variable {name}, which the policy does not know")

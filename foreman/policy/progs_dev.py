@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .dangers import ask_publish, code_key_material, publishing_target
 from .opts import lit_text, parse_opts
+from .progs_pkg import BUN_PACKAGE, bun_package, npm_like
 from .registry import HANDLERS, Call, handles
 from .secrets import key_material
 from .walker import probe_text
@@ -391,8 +392,6 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
                     c.exact(f"{c.name} {t} loads extra code")
                 continue
             if c.name == "bun" and all((lit_text(x) or "").startswith("-") for x in args[:i]):
-                from .progs_pkg import BUN_PACKAGE, bun_package
-
                 if t in BUN_PACKAGE:  # bun's package manager, not a script named "install"
                     return bun_package(Call(c.ctx, "bun", list(args), c.cwds, c.stdin), i)
             if c.name == "bun" and t in ("test", "run") and all((lit_text(x) or "").startswith("-") for x in args[:i]):
@@ -403,7 +402,6 @@ def _interp(lang: str, eval_flags: tuple[str, ...], stdin_flag: str = "-"):
                 script = lit_text(args[i + 1]) if i + 1 < len(args) else None
                 if script is None or not (script.startswith("-") or "/" in script or script.endswith(_JS_FILES)):
                     # ``bun run <script>``: a package.json script, judged like ``npm run <script>``
-                    from .progs_pkg import npm_like
                     return npm_like(Call(c.ctx, "bun", list(args[i:]), c.cwds, c.stdin), "bun")
             if c.name in ("deno", "bun") and t in ("eval",):
                 inline_code(c, args[i + 1] if i + 1 < len(args) else None, lang)

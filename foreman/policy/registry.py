@@ -96,11 +96,11 @@ class Call:
 
     def probe_script(self, text: str, lang: str, what: str) -> None:
         """Refuse the command if static script text (shell, or strings of other code) pushes."""
-        from .walker import probe_text
+        from .walker import probe_text  # (walker imports this module: the shell's grammar nests)
         if lang == "shell":
             probe_text(self.ctx, text, self.cwds, what)
         else:
-            from .progs_dev import probe_strings
+            from .progs_dev import probe_strings  # (progs_dev registers its handlers through this module)
             probe_strings(self, text, what)
 
     def action(self, key: str, reason: str) -> None:
@@ -161,7 +161,7 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
             if base in HANDLERS:
                 # A copy of a known program (./git, /tmp/x/git): what that program would refuse
                 # (a push) is refused here too.
-                from .walker import probe_text
+                from .walker import probe_text  # (walker imports this module: the shell's grammar nests)
                 words = [base] + ["'" + a.value.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"'
                                   for a in argv[1:]]
                 probe_text(ctx, " ".join(words), cwds, f"the program {name}")
@@ -169,11 +169,11 @@ def dispatch(ctx: Ctx, argv: list[Arg], cwds: Cwds, stdin) -> Result:
     if name in ctx.aliases:
         # An alias defined earlier on the line (bash expands them only when expand_aliases is
         # on): what the expansion would refuse is refused.
-        from .walker import probe_text
+        from .walker import probe_text  # (walker imports this module: the shell's grammar nests)
         rest = " ".join("'" + a.value.replace("'", "'\\''") + "'" if a.kind == LIT else '"$x"' for a in argv[1:])
         probe_text(ctx, ctx.aliases[name] + " " + rest, cwds, f"the alias {name}")
     if name in ctx.functions:
-        from .walker import call_function
+        from .walker import call_function  # (walker imports this module: the shell's grammar nests)
         return call_function(ctx, name, cwds, stdin)
     handler = HANDLERS.get(name)
     if handler is None and name.startswith("git-") and len(name) > 4:
@@ -224,7 +224,7 @@ def _disguised(ctx: Ctx, argv: list[Arg], cwds: Cwds) -> None:
     a known substitution output is classified as the command it spells; otherwise the source
     text is read without the shell's meaning (errs on the side of refusing).
     """
-    from .walker import _push_in, probe_text
+    from .walker import _push_in, probe_text  # (walker imports this module: the shell's grammar nests)
     if any(a.kind == LIT and a.text in ("push", "send-pack") for a in argv[1:]):
         ctx.deny("a program named by a variable or substitution is given 'push'")
         return

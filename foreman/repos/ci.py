@@ -42,6 +42,7 @@ from typing import Any, cast
 
 from foreman import procs
 
+from ..sandbox import RULE_PREFIX
 from ._git import StrPath
 
 logger = logging.getLogger(__name__)
@@ -281,8 +282,6 @@ async def run_ci(
     output = sink.text()
     hint = None
     if sandbox is not None and code != 0 and not timed_out:
-        from ..sandbox import RULE_PREFIX
-
         hint = sandbox.explain(output, home=env.get("HOME"))
         output += f"\n{RULE_PREFIX}{hint}\n" if hint else ""
     return CIResult(code == 0 and not timed_out, code, output, duration, timed_out, hint)

@@ -24,6 +24,7 @@ from ._git import (
     list_worktrees,
     rev_parse,
 )
+from .gitsafety import check_ceiling_path
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +91,6 @@ async def check_repo_ready(root: StrPath, base_branch: str | None = None) -> Non
             :func:`~foreman.repos.gitsafety.check_ceiling_path`); or its files use git-lfs
             (``filter=lfs`` in a committed ``.gitattributes``) and ``git-lfs`` is not installed.
     """
-    from .gitsafety import check_ceiling_path
-
     check_ceiling_path(root, what="repository path")
     if await rev_parse(root, "HEAD") is None and not (await git("for-each-ref", "--count=1", "refs/heads/", cwd=root)).text:
         raise RepoError(f"{root} has no commits yet: agents' worktrees start from a commit. Make a first commit "

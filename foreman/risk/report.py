@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from foreman.repos import StrPath, git
+from foreman.errors import ForemanError
+from foreman.repos import StrPath, default_base_branch, git, rev_parse
 from foreman.repos.diffs import diff_commits
 from protocol.diff import Diff
 from protocol.risk import Risk
 
 from . import rules, scan
+from .rules import area_from_text
 
 SCAN_FILE_BYTES = 1024 * 1024
 """Patch bytes read per file for the scan (larger files get a ``large_file`` finding)."""
@@ -86,8 +88,6 @@ async def default_branch(repo_root: StrPath) -> str:
     Raises:
         RepoError: no such branch and HEAD is detached.
     """
-    from foreman.repos import default_base_branch, rev_parse
-
     res = await git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", cwd=repo_root, check=False)
     if res.ok and res.text.startswith("refs/remotes/origin/"):
         name = res.text.removeprefix("refs/remotes/origin/")
@@ -130,10 +130,6 @@ async def merge_scan(repo_root: StrPath, base: str, branch: str, *, task_text: s
     Never raises: a scan that fails (git error) gives one ``low`` finding saying so, so a merge
     decision still opens.
     """
-    from foreman.errors import ForemanError
-
-    from . import area_from_text
-
     try:
         diff, risks = await risk_report(repo_root, base, commit or f"refs/heads/{branch}",
                                         area=area_from_text(task_text) or None)

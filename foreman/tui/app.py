@@ -28,6 +28,7 @@ from . import commands as c
 from . import views
 from .client import Connection, ConnectionLost, RequestError
 from .completion import complete
+from .main import EXIT_REFUSED
 from .mirror import Mirror, Outcome, id_order
 from .screens import AnswerScreen, TextScreen
 
@@ -182,8 +183,6 @@ class ForemanApp(App[int]):
         if state.startswith("disconnected"):
             self._dirty = True
         if state == "closed" and self.conn.refused:
-            from .main import EXIT_REFUSED  # lazy: main imports this module lazily too
-
             # a refused token is refused again on every retry: leave with the advice
             self.exit(return_code=EXIT_REFUSED, message=f"foreman tui: {self.conn.refused}")
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.local.asked import NO_ASKED_TEST, _places, copied_tests, example_excerpt, example_test
+from foreman.backends.local.asked import NO_ASKED_TEST, _places
+from foreman.backends.local.examples import copied_tests, example_excerpt, example_test
 from foreman.backends.local.guided import GuidedStats
 
 from .fakeserver import last_user, text
@@ -438,7 +439,7 @@ async def test_the_bench_count_option_false_success_ends_blocked_through_the_dae
 async def test_the_bench_count_task_repaired_on_attempt_two_merges_the_asked_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the summary line comes from count_matches, so the asked test (of the command) needs both files'
-    # changes: with either put back alone it fails (asked.unchecked_targets)
+    # changes: with either put back alone it fails (proof.unchecked_targets)
     right = DEMO_SEARCH + ("\n```python\n# file: pocket_notes/commands/search.py\n"
                            "from pocket_notes.search import count_matches\n\n\ndef run_search(args, store) -> int:\n"
                            "    found = search(store.all(), ' '.join(args.words))\n    if not found:\n"

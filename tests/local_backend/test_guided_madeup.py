@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.local.madeup import Case, input_words, invented, made_up, split_cases, stated, task_quotes, without
+from foreman.backends.local.cases import Case, input_words, split_cases, without
+from foreman.backends.local.madeup import invented, made_up, stated, task_quotes
 
 from .fakeserver import last_user, text
 from .test_guided_named import CI, blocked_note, committed, review_note

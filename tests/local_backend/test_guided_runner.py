@@ -443,7 +443,7 @@ async def test_beside_an_example_that_stands_on_its_setup_the_tests_are_asked_as
 
 
 def test_the_fixture_class_is_the_excerpts_class_when_it_has_a_setup() -> None:
-    from foreman.backends.local.asked import fixture_class
+    from foreman.backends.local.examples import fixture_class
     from foreman.backends.sim.demo_files_cli import TEST_CLI, TEST_FORMATTING
     assert fixture_class(TEST_CLI, "Add a --limit N option to the `list` subcommand") == "CliTest"
     assert fixture_class(TEST_FORMATTING, "Fix format_age") is None  # a class without setUp

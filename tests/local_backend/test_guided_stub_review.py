@@ -1,4 +1,4 @@
-"""The behavioural target check (``asked._needs``, ``asked._stubbed``) on a review's cases (stop 15): a
+"""The behavioural target check (``proof._needs``, ``proof._stubbed``) on a review's cases (stop 15): a
 wrong change whose asked test never checks a target's change is refused ("target unchecked"), a
 right one passes. Each case: the asked-test reply and the edit reply, through the real LocalRunner,
 real git and pytest, and the scripted HTTP server. Known limits, not tested here (``_needs``'s

@@ -1,4 +1,4 @@
-"""The behavioural target check (``asked._needs``) on a second review's cases (stop 15): a wrong change
+"""The behavioural target check (``proof._needs``) on a second review's cases (stop 15): a wrong change
 whose asked test does not check a file's change is refused, a right one passes. Its known limits
 (``_needs``'s docstring) are not tested here: a test that reaches the code through a subprocess or a
 ``main()`` that turns errors into an exit status; a test that uses the new function's result other

@@ -1,4 +1,4 @@
-"""The target check (``asked.unchecked_targets``, ``asked._needs``) on a third review's cases (stop 15):
+"""The target check (``proof.unchecked_targets``, ``proof._needs``) on a third review's cases (stop 15):
 a test whose call of a changed signature raises a ``TypeError`` with the file put back is no check
 (a wrong change passed with that rule); a file the task does not name is checked only when it gains
 a function the task names; a conftest that imports the code does not stop the right change. Each

@@ -98,7 +98,7 @@ def build_server(tools: AgentTools, *, lead: bool) -> Any:
     Raises:
         ImportError: claude-agent-sdk is not installed.
     """
-    import claude_agent_sdk as sdk
+    import claude_agent_sdk as sdk  # (the claude extra: loaded when a claude turn runs, about a second)
 
     defs = []
     for name in tool_names(lead):

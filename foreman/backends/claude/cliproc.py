@@ -68,7 +68,7 @@ def require_sdk() -> None:
         BackendError: it is not installed; the message names the extra to install.
     """
     try:
-        import claude_agent_sdk  # noqa: F401
+        import claude_agent_sdk  # noqa: F401  (the claude extra: an ImportError says which to install)
     except ImportError as exc:
         raise BackendError(SDK_HINT) from exc
 
@@ -80,7 +80,7 @@ def bundled_cli() -> Path | None:
         BackendError: claude-agent-sdk is not installed.
     """
     try:
-        import claude_agent_sdk
+        import claude_agent_sdk  # (the claude extra: an ImportError says which to install)
     except ImportError as exc:
         raise BackendError(SDK_HINT) from exc
     path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"

@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ForemanError
+from ...policy import classify_command
 from ...sandbox import RULE_PREFIX, Sandbox
+from ...sandbox import explain as sandbox_explain
 from ..turns import AgentTools, log_command
 from .mapping import EDIT_TOOLS, OWN_PREFIX, READ_TOOLS, SUBAGENT_TOOLS
 from .toolset import denied_tools, is_allowed
@@ -73,17 +75,13 @@ class SandboxedBash:
     def wrap(self, command: str) -> tuple[str, bool]:
         """Return ``(shell command line, network)``: ``command`` in the sandbox, with the network
         only when its verdict says it needs it (:attr:`foreman.policy.Verdict.network`)."""
-        from ...policy import classify_command
-
         network = classify_command(command, worktree=str(self.cwd)).network
         return self.box.wrap_shell(command, worktree=self.cwd, env=self.env, network=network,
                                    writable=self.writable), network
 
     def explain(self, output: str, *, network: bool) -> str | None:
         """The sandbox rule a failed command's ``output`` points at, or None (:func:`foreman.sandbox.explain`)."""
-        from ...sandbox import explain
-
-        return explain(output, home=self.env.get("HOME"), network=network)
+        return sandbox_explain(output, home=self.env.get("HOME"), network=network)
 
 
 def fixed_refusal(tool: str, *, lead: bool) -> str | None:
@@ -165,6 +163,7 @@ class PermissionGate:
     async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
         """The SDK's ``can_use_tool`` callback: PermissionResultAllow (with the sandboxed input,
         if any) / PermissionResultDeny."""
+        # (the claude extra: loaded when a claude turn runs, about a second)
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
         allowed, reason = await self.decide(tool_name, tool_input, getattr(context, "tool_use_id", None))
@@ -202,7 +201,7 @@ class PermissionGate:
     def hooks(self) -> dict[str, list[Any]]:
         """The ``hooks`` option: the gate as a ``PreToolUse`` matcher for :data:`HOOKED_TOOLS`
         and, with the OS sandbox on, the Bash failure hook."""
-        from claude_agent_sdk import HookMatcher
+        from claude_agent_sdk import HookMatcher  # (the claude extra: loaded when a claude turn runs, about a second)
 
         hooks: dict[str, list[Any]] = {
             "PreToolUse": [HookMatcher(matcher=HOOK_MATCHER, hooks=[self.pre_tool_hook], timeout=HOOK_TIMEOUT)]}

@@ -69,7 +69,7 @@ class ClaudeTurn:
     # ------------------------------------------------------------------ the conversation
     async def converse(self) -> TurnResult:
         """Connect, send the prompt, map messages until the turn's result; never raises for CLI failures."""
-        import claude_agent_sdk as sdk
+        import claude_agent_sdk as sdk  # (the claude extra: loaded when a claude turn runs, about a second)
 
         error: str | None = None
         try:

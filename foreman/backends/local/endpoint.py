@@ -121,7 +121,7 @@ class Endpoint:
         self.url = url
         if client is None:
             try:
-                from openai import AsyncOpenAI
+                from openai import AsyncOpenAI  # (the local extra: an ImportError says which to install)
             except ImportError as exc:
                 raise BackendError(f"the local backend needs the openai package: pip install '.[local]' in the Foreman checkout ({exc})") from None
             client = AsyncOpenAI(base_url=url, api_key=api_key or "local", max_retries=0, timeout=request_timeout)
@@ -136,7 +136,7 @@ class Endpoint:
             await close()
 
     def _translate(self, exc: BaseException, model: str | None) -> BackendError:
-        import openai
+        import openai  # (the local extra: this module imports without it)
 
         what = f"model {model!r} at {self.url}" if model else self.url
         if isinstance(exc, openai.APIStatusError):
@@ -158,7 +158,7 @@ class Endpoint:
         Raises:
             BackendError: the endpoint cannot be reached or refused.
         """
-        import openai
+        import openai  # (the local extra: this module imports without it)
 
         try:
             page = await self.client.models.list()
@@ -179,7 +179,7 @@ class Endpoint:
             BackendError: unreachable endpoint, no model served, a wanted model not served,
                 or a completion that fails (the message names the model and the URL).
         """
-        import openai
+        import openai  # (the local extra: this module imports without it)
 
         served = await self.models()
         if not served:
@@ -205,7 +205,7 @@ class Endpoint:
         completion must come back as JSON of the asked shape. Any refusal (HTTP 4xx/5xx, an
         error body) or a free-text answer means no; never raises.
         """
-        import openai
+        import openai  # (the local extra: this module imports without it)
 
         schema = {"type": "json_schema", "json_schema": {"name": "probe", "strict": True, "schema": {
             "type": "object", "additionalProperties": False, "required": ["ok"],
@@ -238,7 +238,7 @@ class Endpoint:
             BadTurnError: the server refused the model's output (a bad model turn).
             BackendError: any other failure of the endpoint.
         """
-        import openai
+        import openai  # (the local extra: this module imports without it)
 
         started = clock()
         reply = Reply()

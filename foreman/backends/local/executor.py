@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...errors import ForemanError
+from ...policy import classify_command
+from ...sandbox import rule_of
 from ..turns import log_command
 from . import commands
 from .registry import (
@@ -165,8 +167,6 @@ class Executor:
         track = getattr(self.tools, "track_process", None)
         sandbox = self.sandbox
         if sandbox is not None:  # the network only for a command the policy says needs it (allowed above)
-            from ...policy import classify_command
-
             sandbox = sandbox.with_network(classify_command(action.command, worktree=str(self.ws.root)).network)
         res = await commands.run_command(action.command, cwd=self.ws.root, env=self.env, timeout=self.run_timeout,
                                          max_output=self.max_output, on_start=track, sandbox=sandbox)
@@ -174,8 +174,6 @@ class Executor:
                 else f"exit {res.exit_code}")
         rule = None
         if sandbox is not None:
-            from ...sandbox import rule_of
-
             rule = rule_of(res.output)
         log_command(self.tools, action.command, head, rule)
         return Outcome("ok" if res.exit_code == 0 and not res.timed_out else "failed",

@@ -31,7 +31,9 @@ writes the right function but not a valid edit. Here the harness does the rest:
    attempt wrote is put back as it was); the first attempt that passes wins: its checks pass and
    it changed every file the task asks to change (:mod:`.targets`; else it ends ``target left
    unchanged`` naming the file, see :mod:`.named`), and its asked test fails without each one's change
-   (else ``target unchecked``, :func:`.asked.unchecked_targets`); a context file left unchanged is noted.
+   (else ``target unchecked``, :func:`.proof.unchecked_targets`); a context file left unchanged is noted.
+
+One attempt's conversation, the steps above, is :func:`.guided_steps.run_steps`.
 
 Honesty: when no attempt passes, the files are restored and the task is set ``blocked`` with
 what was tried; the turn never reports done. Every reply is recorded under
@@ -50,44 +52,27 @@ from typing import Any, Callable
 from ...errors import ForemanError
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import asked as asked_tests
-from . import commands
-from . import madeup as made_up_cases
+from . import commands, proof
 from . import named as named_files
 from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, only_definitions, plan_answer
 from .context import LineLog
 from .endpoint import BadTurnError, Endpoint
 from .guided_stats import Attempt, GuidedStats
+from .guided_steps import run_steps
 from .guided_text import (
-    CUT_OFF,
-    EDIT_ASK,
     JSON_ASK,
-    NO_TEST,
-    NOT_DEFINED,
-    REPAIR_ASK,
-    SEND_ONLY,
-    SYSTEM,
-    TEST_ONLY,
     absent_definitions,
-    asked_def_ask,
     asked_functions,
-    failing_files,
-    failing_tests,
     goal_text,
-    missing_asked_names,
-    no_change_ask,
     summarize_failure,
     task_words,
 )
-from .lineask import NamedLine, line_ask, named_line, placed_line
-from .localize import Localized, is_test_file, list_files, localize, numbered, read
+from .lineask import NamedLine, placed_line
+from .localize import Localized, is_test_file, list_files, localize, read
 from .profiles import LocalProfile
-from .signatures import api_text
 from .symbols import test_names, top_level_symbols
 
 logger = logging.getLogger(__name__)
-
-FUNCTION_NOT_WRITTEN = "function not written"
-"""The outcome of an attempt whose answers never defined a function the task asks for by name."""
 
 
 class GuidedTask:
@@ -367,7 +352,7 @@ class GuidedTask:
         """Run one attempt; when it passed once and the ask for an unchanged named file then
         failed, go back to the passing files (the ask never costs a passing answer)."""
         self._passing, self._why = None, ""
-        await self._steps(attempt, where, known, default)
+        await run_steps(self, attempt, where, known, default)
         if attempt.outcome != "passed" and self._passing is not None:
             named_files.put_back(self.root, self.original, self._passing)
             del attempt.actions[self._kept:]
@@ -380,146 +365,12 @@ class GuidedTask:
             if missing:  # the checks passed, but a file the task asks to change was not changed
                 attempt.outcome, attempt.detail = named_files.TARGET_LEFT, f"{', '.join(missing)} ({why})"
                 return
-            unchecked = await asked_tests.unchecked_targets(self, attempt, where)
+            unchecked = await proof.unchecked_targets(self, attempt, where)
             if unchecked:  # the asked test passes without a target's change: it does not check it
-                attempt.outcome = asked_tests.TARGET_UNCHECKED
+                attempt.outcome = proof.TARGET_UNCHECKED
                 attempt.detail = f"{', '.join(unchecked)} (the asked test {self.locked} passes without its change)"
                 return
             attempt.untouched = named_files.note(left, why)
-
-    async def _steps(self, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
-        target = default or (where.test_file or "path/to/file.py")
-        test = ""
-        if asked_tests.wants_asked_test(self.profile.asked_test, where, self.ci_command):
-            placed = await asked_tests.write_asked_test(self, attempt, where, known, default)
-            if placed is None:
-                return
-            test = (f"A test of what the task asks for is in place, {self.locked}; it fails on the code as it is and "
-                    f"your change must make it pass:\n```python\n{placed}```\n\n")
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Task:\n{self.goal}\n\n{where.context}\n\n{test}"
-                                        f"{EDIT_ASK.format(target=target)}"}]
-        step = "edit"
-        absent: list[str] = []  # the functions the last "function" ask was for
-        focus: list[str] = []  # the definitions the last "named" ask was for alone (a target's)
-        line, line_asked = named_line(self.goal, where.symbols, self._read), False  # see lineask
-        while True:
-            if self._out_of_time():
-                attempt.outcome = "out of time"
-                return
-            reply = await self._ask(messages, attempt.temperature, attempt.number, step, constrained=True)
-            messages.append({"role": "assistant", "content": reply})
-            asked_named, lined = step == "named", step == "line"
-            only = absent if step == "function" else (focus or None) if asked_named else None
-            step = "repair"
-            if asked_named and named_files.declines(reply):
-                attempt.outcome, self._why = "passed", "the model said no change is needed"
-                return
-            planned = self._place_line(reply, line, where, known, default) if lined and line else (
-                self._place(reply, where, known, default, only=only))
-            attempt.placement_failures += len(planned.failures)
-            self.stats.placement_failures += len(planned.failures)
-            written = await self._write(planned)
-            attempt.actions.extend(planned.actions)
-            if planned.actions:
-                self.stats.converted += 1
-                self.stats.commits += len(written)
-            if asked_named and not written:  # no new change: the passing files stand
-                attempt.outcome = "passed"
-                self._why = (f"the answer to the ask could not be placed: {planned.failures[0][:120]}"
-                             if planned.failures else "the answer to the ask changed nothing")
-                return
-            if planned.failures and not written:
-                problem = "; ".join(planned.failures)
-                cut = self.last_finish == "length"  # a whole file repeated until max_tokens, most often
-                if cut:
-                    problem = f"the answer was cut off at max_tokens ({self.profile.max_tokens}); {problem}"
-                if self._repair(attempt, messages, "nothing placed", problem,
-                                CUT_OFF if cut else f"That could not be applied: {problem}\n{REPAIR_ASK}"):
-                    continue
-                return
-            absent = self._absent(where)
-            if absent:  # a function the task asks for by name is nowhere: ask for it alone, afresh
-                target_file = where.target or target
-                messages[:] = [{"role": "system", "content": SYSTEM}]
-                if self._repair(attempt, messages, FUNCTION_NOT_WRITTEN, ", ".join(absent),
-                                asked_def_ask(self.goal, absent, target_file,
-                                              api_text([target_file], self._read))):
-                    step = "function"
-                    continue
-                return
-            if not self._changed():  # before asking for tests: they would test code that is not there
-                if line and not line_asked:  # the line the task names, alone, afresh (once an attempt)
-                    line_asked = True
-                    messages[:] = [{"role": "system", "content": SYSTEM}]
-                    if self._repair(attempt, messages, "no change", "the answer changed no file",
-                                    line_ask(self.goal, line, self._read(line.path) or "")):
-                        step = "line"
-                        continue
-                    return
-                if self._repair(attempt, messages, "no change", "the answer changed no file",
-                                no_change_ask(where.symbols)):
-                    continue
-                return
-            if where.wants_test and where.test_file and not self._new_tests(where.test_file):
-                await asked_tests.ask_tests(self, attempt, where, known, default, messages)
-                if not self._new_tests(where.test_file):  # a pass without the asked test is no pass
-                    if self._repair(attempt, messages, "no test", f"no test function was placed in {where.test_file}",
-                                    NO_TEST.format(test_file=where.test_file)):
-                        continue
-                    return
-            ok, summary = await self._check()
-            if not ok and (dropped := await made_up_cases.drop_made_up(self, attempt, where, summary)):
-                attempt.actions.append(f"{where.test_file}: {len(dropped)} made-up case(s) dropped ("
-                                       + "; ".join(c.source[:60] for c in dropped)[:200] + ")")
-                ok, summary = await self._check()
-            if ok and where.wants_test and where.test_file and (unproven := await (
-                    asked_tests.proves_the_change(self, attempt, where.test_file, where,
-                                                  self._new_tests(where.test_file)))):
-                if self._repair(attempt, messages, asked_tests.PASSES_WITHOUT, ", ".join(unproven),
-                                asked_tests.PASSES_WITHOUT_ASK.format(names=", ".join(unproven),
-                                                                      path=where.test_file)):
-                    continue
-                return
-            if ok:
-                attempt.outcome, attempt.detail = "passed", ""
-                left = named_files.untouched(self.root, where.named, self.original)
-                if left and self._passing is None and attempt.repairs < max(0, self.profile.repairs):
-                    self._passing = named_files.snapshot(self.root, self.original)
-                    self._kept = len(attempt.actions)
-                    self._why = "not changed after one ask"
-                    named_target, focus = next(((rel, names) for rel in left if rel in where.targets
-                                                and (names := named_files.target_definitions(rel, where.symbols))),
-                                               (None, []))
-                    if named_target:  # its definitions alone, afresh (see named.target_ask)
-                        target = named_target
-                        messages[:] = [{"role": "system", "content": SYSTEM}]
-                    self._repair(attempt, messages, "named file unchanged", ", ".join(left),
-                                 named_files.target_ask(self.goal, named_target, self._read(named_target) or "", focus)
-                                 if named_target else named_files.named_ask(left, where.targets))
-                    step = "named"
-                    continue
-                return
-            fixed = f"{asked_tests.LOCKED.format(path=self.locked)}\n" if self.locked else ""
-            failing = failing_files(summary)
-            written_tests = {rel for rel in self.original if is_test_file(rel) and rel != self.locked}
-            missing = missing_asked_names(summary, self.goal, known)
-            own = failing_tests(summary)
-            test_only = not missing and bool(failing) and failing <= written_tests and all(  # the attempt's own tests
-                name in self._new_tests(rel) for rel, name, _ in own)
-            asserts = test_only and all(message.startswith(("AssertionError", "assert ")) for _, _, message in own)
-            if missing:  # the code lacks what the task asks for: not the test's fault
-                fixed += "".join(NOT_DEFINED.format(name=name, path=path) + "\n" for name, path in missing)
-            elif test_only:  # the code may be right and its new test wrong; on asserts alone, the test alone is shown
-                files = ", ".join(sorted(failing))
-                fixed += TEST_ONLY.format(files=files) + (SEND_ONLY.format(files=files) if asserts else "") + "\n"
-            test_only = asserts
-            shown = "\n\n".join(f"{rel} now reads:\n{numbered(self._read(rel) or '')}" for rel in self.original
-                                if self._read(rel) is not None and (not test_only or rel in failing))[:6000]
-            if not self._repair(attempt, messages, "checks failed", summary.strip().split("\n")[-1],
-                                f"The checks ({self.ci_command}) failed:\n{summary}\n\n{shown}\n\n{fixed}{REPAIR_ASK}"):
-                return
 
     def _repair(self, attempt: Attempt, messages: list[dict[str, Any]], outcome: str, detail: str,
                 ask: str) -> bool:

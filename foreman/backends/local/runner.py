@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, ForemanError
+from ...sandbox import from_settings
 from ..turns import AgentTools, TurnRequest, TurnResult, hand_over_cancelled
 from . import commands
 from .endpoint import Endpoint
@@ -102,7 +103,6 @@ class LocalRunner:
         self.default_model: str | None = None
         self.home = Path(settings.profile_dir)
         self.traces_dir = self.home / "traces"
-        from ...sandbox import from_settings
 
         self.sandbox = from_settings(settings)
         """The OS sandbox RUN commands run in (None: off or unavailable)."""

@@ -16,9 +16,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...config import Settings
+from ...config_team import team_of
 from ...core.core import Core
+from ...core.roster import title
 from ...core.world import Effect
 from ...errors import ForemanError
+from ...flow.team import follow_team
+from ...repos import git
+from ...sandbox import from_settings
+from .demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME, create_demo_repo
+from .plan import SECOND, idle_extras
+from .scenario import Scenario
+from .scenario_base import PLAN_MARK
 from .team import LEAD, WORKERS, demo_repo_path
 
 logger = logging.getLogger(__name__)
@@ -46,7 +55,6 @@ class SimBackend:
         self._director: asyncio.Task[Any] | None = None
         self.rng = random.Random(settings.seed)
         self.finished = asyncio.Event()
-        from ...sandbox import from_settings
 
         self.sandbox = from_settings(settings)
         """The OS sandbox the sim's CI runs in, like the flow's CI (None: off or unavailable)."""
@@ -58,8 +66,6 @@ class SimBackend:
     # ------------------------------------------------------------------ lifecycle
     async def start(self, daemon: Any) -> None:
         """Create the team and the demo repository; start the scenario (or wait for a goal)."""
-        from .demo_repo import create_demo_repo
-
         self.d = daemon
         daemon.act(lambda c, now: c.add_agent(LEAD, now, role="lead", title=TITLES[LEAD], backend="sim"))
         for name in WORKERS:
@@ -87,12 +93,6 @@ class SimBackend:
         answer messages). ``--workers`` up to 5 changes nothing here: the script always uses all
         five. Extras of an earlier start that this start's team leaves out go off shift (a feed
         line says so) and come back when a later start has them again."""
-        from ...config_team import team_of
-        from ...core.roster import title
-        from ...flow.team import follow_team
-        from .plan import SECOND, idle_extras
-        from .scenario_base import PLAN_MARK
-
         extra = [n for n in team_of(self.settings).workers if n not in WORKERS]
         for name in extra:
             self.d.act(lambda c, now, name=name: c.add_agent(name, now, title=title(name), backend="sim"))
@@ -122,8 +122,6 @@ class SimBackend:
             self._director = self.d.spawn(self._run(), "sim-scenario")
 
     async def _run(self) -> None:
-        from .scenario import Scenario
-
         try:
             await Scenario(self).run()
         except asyncio.CancelledError:
@@ -213,9 +211,6 @@ class SimBackend:
 async def _ensure_identity(path: Path) -> None:
     """Give the demo repository a local user identity (the approved merges use "the user's"
     identity as git sees it in the repo), so the sim works on machines with no git identity."""
-    from ...repos import git
-    from .demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME
-
     res = await git("config", "--local", "user.name", cwd=path, check=False)
     if not res.ok:
         await git("config", "--local", "user.name", DEMO_AUTHOR_NAME, cwd=path)

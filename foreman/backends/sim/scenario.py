@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ...core.roster import title
 from ...core.rules import PERMISSION_OPTIONS
 from . import patches
 from .plan import idle_extras, plan_for, tasks_of
@@ -96,7 +97,6 @@ class Scenario(TaskWork):
         """One feed line: which extra workers the plan gives which tasks, and who waits."""
         if not extras:
             return
-        from ...core.roster import title
 
         given = [w for w in extras if tasks_of(self.assign, w)]
         parts = [f"{title(w)} takes {' and '.join(self.tid(p) for p in tasks_of(self.assign, w))}" for w in given]
