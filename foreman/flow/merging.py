@@ -155,8 +155,6 @@ async def await_checkout(edge: Edge, e: AwaitCheckout) -> MergeAnswered | None:
     """Look at the user's checkout every :data:`CHECKOUT_POLL` seconds until no operation of theirs
     is under way and no git lock is held, then carry the merge answer out again (None when the
     decision or its task moved on meanwhile)."""
-    from ..repos.merge import landing_blocked
-
     host = edge.host
     while True:
         dec = host.core.world.decisions.get(e.decision)
@@ -164,6 +162,6 @@ async def await_checkout(edge: Edge, e: AwaitCheckout) -> MergeAnswered | None:
         if dec is None or repo is None or dec.status != "answered" or not dec.task \
                 or host.core.world.tasks[dec.task].status != "review":
             return None
-        if await landing_blocked(repo.path, repo.base_branch) is None:
+        if await gitmerge.landing_blocked(repo.path, repo.base_branch) is None:
             return MergeAnswered(e.decision)
         await edge.sleep(CHECKOUT_POLL)
