@@ -1,0 +1,78 @@
+"""Table cases for the leak kinds of issue 37: commands of about 700 held back from the policy's
+tests that it allowed (or only asked for) when it should have asked (or refused). Same format and
+worktree as ``cases.py``; every kind has spellings the policy must refuse, ones it must ask for,
+and ordinary commands of that kind that stay allowed. Each kind's rule says what it prevents
+(``docs/policy.md``):
+
+* git options that name a program to run: a git command the policy allows, or one a stored key
+  covers (``Bash:git rebase``), must not run a program the policy never saw
+  (``foreman/policy/gitprogs.py``).
+"""
+
+O = "Bash:outside:"
+X = "X"
+A, Q, D = "allow", "ask", "deny"
+
+LEAK_KINDS: dict[str, list[tuple]] = {
+    "git options that name a program to run": [
+        # external diff programs: --ext-diff however abbreviated, on every command that takes diff options
+        ('git stash show -p --ext-diff', Q, [X]),
+        ('git stash show --ext-diff stash@{1}', Q, [X]),
+        ('git format-patch --ext-diff -1 --stdout', Q, [X]),
+        ('git show --ext HEAD', Q, [X]),
+        ('git log -p --ext-d -3', Q, [X]),
+        ('git diff-tree -p --ext-diff HEAD', Q, [X]),
+        ('git -c diff.external=./tools/d.sh diff', Q, [X]),
+        ('git -c diff.external="sh -c \'git push\'" log -p', D, []),
+        ('git --config-env=diff.external=DIFFCMD diff', Q, [X]),
+        ('GIT_EXTERNAL_DIFF=tools/d.sh git log -p', Q, [X]),
+        ('git diff --no-ext-diff HEAD~1', A, []),
+        ('git log -p --no-ext-diff', A, []),
+        ('git diff --stat HEAD~3 -- src', A, []),
+        # diff and merge tools: -x/--extcmd (and its abbreviations), -t/--tool, a tool's cmd
+        ("git difftool --ext='git push'", D, []),
+        ("git difftool -y -x 'git push origin'", D, []),
+        ("git difftool -t 'git push'", D, []),
+        ("git -c diff.tool=x -c difftool.x.cmd='git push' difftool", D, []),
+        ('git -c difftool.x.cmd=\'cat "$LOCAL"\' difftool -t x', Q, [X]),
+        ('git difftool --extcmd=cat HEAD~1', A, []),
+        ("git difftool -x 'diff -u' HEAD~1", A, []),
+        ("git mergetool --tool-cmd='git push'", D, []),
+        ('git mergetool --tool-cmd=\'sh -c "git push"\'', D, []),
+        ("git -c mergetool.kdiff.cmd='git push' mergetool --tool=kdiff", D, []),
+        ("git -c mergetool.x.cmd='./resolve.sh $MERGED' mergetool -t x", Q, [X]),
+        ('git mergetool --tool-cmd=./resolve.sh', Q, [X]),
+        # a command for bisect to run, in the bisect of today and of git before 2.40
+        ('git bisect run git push origin main', D, []),
+        ("git bisect run sh -c 'make && git push'", D, []),
+        ('git bisect--helper --bisect-run git push', D, []),
+        ('git bisect run ./check.sh', Q, [X]),
+        ("git bisect run python3 -c 'print(1)'", Q, [X]),
+        ('git bisect run pytest -x tests/test_a.py', A, []),
+        ('git bisect run make -j2 test', A, []),
+        ('git bisect good HEAD~3', A, []),
+        # rebase --exec as an abbreviation: a stored Bash:git rebase key never covers the program
+        ("git rebase --exe='git push' HEAD~1", D, []),
+        ("git rebase --ex 'git push' main", D, []),
+        ('git rebase --exe=./x.sh HEAD~1', Q, [X, 'Bash:git rebase']),
+        ("git rebase --exec='make test' HEAD~3", Q, ['Bash:git rebase']),
+        # a pager for the files grep found, an upload-pack, an archive --exec, a merge-index program
+        ("git grep -O'git push' TODO", D, []),
+        ('git grep --open-files-in-pager=\'sh -c "git push"\' TODO', D, []),
+        ('git grep --open=vim TODO', Q, [X]),
+        ('git grep -n TODO src', A, []),
+        ("git fetch --upl='git push' origin", D, []),
+        ("git clone --upload-pack='git push' /tmp/r x", D, []),
+        ('git ls-remote --upload-pack=./u.sh origin', Q, [X, 'Bash:net:git ls-remote:origin']),
+        ("git archive --exe='git push' --remote=origin HEAD", D, []),
+        ("git send-email --sendmail-cmd='git push' 0001.patch", D, []),
+        ("git merge-index 'git push' -a", D, []),
+        ('git merge-index -o git-merge-one-file -a', Q, [X]),
+        # git run in other repositories, and a typo git's help.autocorrect runs as push
+        ('git for-each-repo --config=maintenance.repo push', D, []),
+        ('git for-each-repo --config=maintenance.repo gc', Q, [X, 'Bash:git gc']),
+        ('git psuh origin main', D, []),
+        ('git -c help.autocorrect=immediate pushh', D, []),
+        ('git statsu', Q, [X]),
+    ],
+}
