@@ -25,6 +25,16 @@ MAX_DEPTH = 6
 #: Simple commands analysed per classification before it gives up and asks.
 MAX_STEPS = 600
 
+
+def git_entry_name(name: str) -> bool:
+    """Whether a path component names a ``.git`` entry on some file system: ``.git`` in any case
+    (macOS and Windows ignore case), with Windows' ignored trailing dots and blanks (``.git.``),
+    or its Windows short name ``GIT~1`` (git itself refuses these names in trees for that reason:
+    ``core.protectHFS``/``core.protectNTFS``)."""
+    low = name.lower().rstrip(". ")
+    return low == ".git" or low == "git~1"
+
+
 Cwds = tuple[str, ...] | None  # the possible working directories; None = unknown
 
 
@@ -181,6 +191,18 @@ class Ctx:
         joined = text if text.startswith("/") else posixpath.join(cwd, text)
         return self.realpath(joined)
 
+    def git_entry(self, real: str) -> str | None:
+        """The ``.git`` entry a resolved path inside the worktree is or lies in (the worktree's own
+        link :attr:`gitlink`, or a ``.git`` below the top, any spelling of :func:`git_entry_name`),
+        else None."""
+        if real == self.gitlink or real.startswith(self.gitlink + "/"):
+            return self.gitlink
+        parts = real[len(self.wt_prefix):].split("/") if real.startswith(self.wt_prefix) else []
+        for i, part in enumerate(parts):
+            if git_entry_name(part):
+                return self.wt_prefix + "/".join(parts[:i + 1])
+        return None
+
     def cwds_inside(self, cwds: Cwds) -> bool:
         """Whether every possible working directory is inside the worktree."""
         return cwds is not None and all(self.inside(c) for c in cwds)
@@ -257,10 +279,20 @@ class Ctx:
     def _check(self, real: str, mode: str, what: str, directory: bool, delete: bool) -> str:
         writes = mode in ("w", "wtree")
         if self.inside(real):
-            if real == self.gitlink or real.startswith(self.gitlink + "/"):
+            entry = self.git_entry(real)
+            if entry == self.gitlink:
                 if writes:
                     self.ask(f"Bash:.git:{self.gitlink}", f"{what} the worktree's .git link to the repository")
                 return "gitlink"
+            if entry is not None:
+                # A .git below the top is a nested repository's (hooks and config that run
+                # programs whenever git runs there) or a link pointing git at another repository:
+                # writing into it asks (deleting it only deletes; ``rm -r`` asks as usual).
+                if writes and not delete:
+                    self.ask(f"Bash:.git:{entry}", f"{what} {entry}, a .git below the worktree's top (a nested "
+                             "repository's hooks and config run programs, a .git file points git elsewhere)")
+                    self.mutate(f"{what} {real}")
+                    return "gitlink"
             if delete and mode == "wtree" and real == self.worktree:
                 self.ask(f"Bash:.git:{self.gitlink}", f"{what} the whole worktree, including its .git link")
             if writes:

@@ -63,8 +63,12 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
         secret = key_material(real) if not ctx.inside(real) else None
         if secret:
             return Verdict("deny", (), f"Refused: {tool} writes key material: {secret}.", "")
-        if real == ctx.gitlink or real.startswith(ctx.gitlink + "/"):
+        entry = ctx.git_entry(real) if ctx.inside(real) else None
+        if entry == ctx.gitlink:
             ctx.ask(f"Write:.git:{real}", "it edits the worktree's .git link to the repository")
+        elif entry is not None:
+            ctx.ask(f"Write:.git:{real}", f"it edits {real}, below a .git in the worktree (a nested repository's "
+                    "hooks and config run programs, a .git file points git elsewhere)")
         elif not ctx.inside(real) and not ctx.in_tmp(real):
             ctx.ask(f"Write:{real}", f"it edits {real}, outside the worktree")
         return finish(ctx, granted)

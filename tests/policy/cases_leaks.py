@@ -6,7 +6,10 @@ and ordinary commands of that kind that stay allowed. Each kind's rule says what
 
 * git options that name a program to run: a git command the policy allows, or one a stored key
   covers (``Bash:git rebase``), must not run a program the policy never saw
-  (``foreman/policy/gitprogs.py``).
+  (``foreman/policy/gitprogs.py``);
+* writes into a ``.git`` below the worktree's top: a nested repository's hooks and config run
+  programs whenever git runs there, and a ``.git`` file points git at another repository
+  (``Ctx.git_entry``).
 """
 
 O = "Bash:outside:"
@@ -74,5 +77,43 @@ LEAK_KINDS: dict[str, list[tuple]] = {
         ('git psuh origin main', D, []),
         ('git -c help.autocorrect=immediate pushh', D, []),
         ('git statsu', Q, [X]),
+    ],
+    "writes into a .git below the worktree's top": [
+        # a redirect or a copy into a nested repository's .git (or a .git file there) asks for that entry
+        ('echo x > sub/.git/hooks/pre-commit', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('echo x >> ./x/.git/config', Q, ['Bash:.git:/home/u/wt/x/.git']),
+        ("printf '[core]\\n\\tfsmonitor = ./x\\n' >> vendor/lib/.git/config", Q, ['Bash:.git:/home/u/wt/vendor/lib/.git']),
+        ('tee sub/.git/hooks/pre-commit < x', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('tee -a lib/.git/config < cfg', Q, ['Bash:.git:/home/u/wt/lib/.git']),
+        ('cp hook.sh sub/.git/hooks/pre-commit', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('install -m 755 hook.sh sub/.git/hooks/pre-commit', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('cd sub && echo x > .git/hooks/pre-commit', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('cd sub/deep && echo x > ../.git/config', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ("echo 'gitdir: /home/u/repo/.git' > sub/.git", Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('ln -s /tmp/x sub/.git', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('cp -r /tmp/evil/.git sub/', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('dd of=sub/.git/config if=x', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('sed -i s/a/b/ sub/.git/config', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('echo x 2> sub/.git/config', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        ('echo x &> lib/.git/info/exclude', Q, ['Bash:.git:/home/u/wt/lib/.git']),
+        ('echo x >| sub/.git/config', Q, ['Bash:.git:/home/u/wt/sub/.git']),
+        # the same entry spelled as a case-insensitive or Windows file system reads it
+        ('echo x > sub/.GIT/config', Q, ['Bash:.git:/home/u/wt/sub/.GIT']),
+        ('echo x > sub/.git./config', Q, ['Bash:.git:/home/u/wt/sub/.git.']),
+        ('echo x > sub/GIT~1/config', Q, ['Bash:.git:/home/u/wt/sub/GIT~1']),
+        # what is refused stays refused; reading, deleting and look-alike names keep their verdicts
+        ('cp ~/.ssh/id_rsa sub/.git/', D, []),
+        ("echo 'git push' > sub/.git/hooks/post-commit && sh sub/.git/hooks/post-commit", D, []),
+        ('cat sub/.git/config', A, []),
+        ('cat sub/.git/HEAD > head.txt', A, []),
+        ('ls sub/.git/hooks', A, []),
+        ('grep -r url sub/.git/config', A, []),
+        ('echo x > sub/.gitignore', A, []),
+        ('echo x > sub/.gitmodules', A, []),
+        ('echo x > .github/workflows/ci.yml', A, []),
+        ('echo x > sub/git/config', A, []),
+        ('echo x > sub/.gitx/config', A, []),
+        ('echo x > docs/dot.git.md', A, []),
+        ('rm -rf sub/.git', Q, ['Bash:rm -r']),
     ],
 }

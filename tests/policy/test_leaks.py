@@ -1,6 +1,6 @@
 """Property tests for the leak kinds of issue 37 (table cases: ``cases_leaks.py``): every
 program-naming git option, abbreviated or not, refuses a push and never rides on a stored
-subcommand key."""
+subcommand key; every writer into a nested ``.git`` asks for that entry alone."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import shlex
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from foreman.policy import classify_command
+from foreman.policy import classify_command, classify_tool
 from foreman.policy.gitprogs import _levenshtein, autocorrects_to_push
 
 from .cases import WT, fake_realpath
@@ -67,3 +67,33 @@ def test_help_autocorrect_to_push(word, runs_push) -> None:
 
     assert autocorrects_to_push(word, _KNOWN_SUBS) == runs_push
     assert (_classify(f"git {word}").outcome == "deny") == runs_push
+
+
+# ---- writes into a .git below the worktree's top -------------------------------------------------
+_WRITERS = ["echo x > {p}", "echo x >> {p}", "printf x >| {p}", "tee {p} < a", "tee -a {p} < a", "cp a {p}",
+            "install -m 755 a {p}", "sed -i s/a/b/ {p}", "dd if=a of={p}", "touch {p}", "echo x 2> {p}",
+            "mv a {p}"]
+_NESTED = ["sub", "vendor/lib", "a/b/c", "./x"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_WRITERS), st.sampled_from(_NESTED), st.sampled_from([".git", ".GIT", ".Git", "GIT~1"]),
+       st.sampled_from(["hooks/pre-commit", "config", "info/attributes", "hooks/post-checkout", ""]))
+def test_every_writer_into_a_nested_git_asks_for_that_entry(writer, folder, name, inner) -> None:
+    path = f"{folder}/{name}" + (f"/{inner}" if inner else "")
+    v = _classify(writer.format(p=path))
+    entry = f"{WT}/{folder.removeprefix('./')}/{name}"
+    assert v.outcome == "ask" and f"Bash:.git:{entry}" in v.keys, (path, v)
+    granted = _classify(writer.format(p=path), granted=v.keys)
+    assert granted.outcome == "allow"
+    other = _classify(writer.format(p=path.replace(folder, "other", 1)), granted=v.keys)
+    assert other.outcome == "ask", "a key for one nested .git never covers another"
+
+
+def test_the_write_tool_asks_for_a_nested_git_and_reads_stay_allowed() -> None:
+    def tool(name, path):
+        return classify_tool(name, {"file_path": path}, worktree=WT, tmpdir="/tmp", realpath=fake_realpath)
+
+    assert tool("Write", "sub/.git/hooks/pre-commit").keys == (f"Write:.git:{WT}/sub/.git/hooks/pre-commit",)
+    assert tool("Edit", "lib/.git/config").outcome == "ask"
+    assert tool("Read", "lib/.git/config").outcome == "allow"

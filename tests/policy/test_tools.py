@@ -70,6 +70,19 @@ def test_tools(tool: str, args: dict, outcome: str, keys: list[str]) -> None:
     assert (v.outcome, list(v.keys)) == (outcome, keys), v.reason
 
 
+# Issue 37: the file tools ask before writing into a .git below the worktree's top.
+@pytest.mark.parametrize(("tool", "args", "outcome", "keys"), [
+    ("Write", {"file_path": "sub/.git/hooks/pre-commit"}, "ask", ["Write:.git:/home/u/wt/sub/.git/hooks/pre-commit"]),
+    ("Edit", {"file_path": "vendor/lib/.git/config"}, "ask", ["Write:.git:/home/u/wt/vendor/lib/.git/config"]),
+    ("Write", {"file_path": "sub/.GIT/config"}, "ask", ["Write:.git:/home/u/wt/sub/.GIT/config"]),
+    ("Read", {"file_path": "sub/.git/config"}, "allow", []),
+    ("Write", {"file_path": "sub/.gitignore"}, "allow", []),
+])
+def test_tools_nested_git(tool: str, args: dict, outcome: str, keys: list[str]) -> None:
+    v = _t(tool, **args)
+    assert (v.outcome, list(v.keys)) == (outcome, keys), v.reason
+
+
 @pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit"])
 def test_lead_never_edits(tool: str) -> None:
     assert _t(tool, lead=True, file_path="/home/u/wt/a.py").outcome == "deny"
