@@ -9,7 +9,9 @@ and ordinary commands of that kind that stay allowed. Each kind's rule says what
   (``foreman/policy/gitprogs.py``);
 * writes into a ``.git`` below the worktree's top: a nested repository's hooks and config run
   programs whenever git runs there, and a ``.git`` file points git at another repository
-  (``Ctx.git_entry``).
+  (``Ctx.git_entry``);
+* Windows-shaped paths: a drive letter, a ``%VAR%`` expansion or a backslash leads out of the
+  worktree on Windows, to the user's keys or anywhere else (``foreman/policy/winpaths.py``).
 """
 
 O = "Bash:outside:"
@@ -99,6 +101,7 @@ LEAK_KINDS: dict[str, list[tuple]] = {
         ('echo x >| sub/.git/config', Q, ['Bash:.git:/home/u/wt/sub/.git']),
         # the same entry spelled as a case-insensitive or Windows file system reads it
         ('echo x > sub/.GIT/config', Q, ['Bash:.git:/home/u/wt/sub/.GIT']),
+        ("echo x > 'sub\\.git\\hooks\\pre-commit'", Q, ['Bash:.git:/home/u/wt/sub/.git']),
         ('echo x > sub/.git./config', Q, ['Bash:.git:/home/u/wt/sub/.git.']),
         ('echo x > sub/GIT~1/config', Q, ['Bash:.git:/home/u/wt/sub/GIT~1']),
         # what is refused stays refused; reading, deleting and look-alike names keep their verdicts
@@ -115,5 +118,55 @@ LEAK_KINDS: dict[str, list[tuple]] = {
         ('echo x > sub/.gitx/config', A, []),
         ('echo x > docs/dot.git.md', A, []),
         ('rm -rf sub/.git', Q, ['Bash:rm -r']),
+    ],
+    "Windows-shaped paths": [
+        # drive letters: key material is refused, anything else on a drive asks for the exact command
+        ("cat 'C:\\Users\\u\\.ssh\\id_rsa'", D, []),
+        ('type C:\\\\Users\\\\u\\\\.ssh\\\\id_ed25519', D, []),
+        ('cat C:/Users/u/.aws/credentials', D, []),
+        ("cat 'D:\\home\\u\\.netrc'", D, []),
+        ("base64 < 'c:\\Users\\bob\\.git-credentials'", D, []),
+        ("cp 'C:\\Users\\u\\.gnupg\\private-keys-v1.d\\k.key' .", D, []),
+        ("cat 'C:\\Users\\u\\.SSH\\ID_RSA'", D, []),
+        ('cmd /c type C:\\\\Users\\\\u\\\\.ssh\\\\id_rsa', D, []),
+        ('python3 -c "open(r\'C:\\Users\\u\\.aws\\credentials\').read()"', D, []),
+        ("cat 'C:\\Users\\u\\.ssh\\id_rsa.pub'", Q, [X]),
+        ('echo x > C:/x.txt', Q, [X]),
+        ("echo x > 'C:\\Windows\\System32\\drivers\\etc\\hosts'", Q, [X]),
+        ("cp build.zip 'D:\\backup\\'", Q, [X]),
+        ('echo x > c:notes.txt', Q, [X]),
+        ("ls 'C:\\Users'", Q, [X]),
+        ("type 'C:\\Users\\u\\notes.txt'", Q, [X]),
+        # %VAR% and $env: expansions (cmd.exe, PowerShell): the home's keys are refused, the rest asks
+        ('cat %USERPROFILE%\\\\.ssh\\\\id_rsa', D, []),
+        ("cat '%USERPROFILE%\\.aws\\credentials'", D, []),
+        ('cat %HOMEDRIVE%%HOMEPATH%/.ssh/id_rsa', D, []),
+        ("cat '%userprofile%\\.docker\\config.json'", D, []),
+        ("cat '%APPDATA%\\gnupg\\secring.gpg'", D, []),
+        ("cat '%APPDATA%\\GitHub CLI\\hosts.yml'", D, []),
+        ("cat '$env:USERPROFILE\\.ssh\\id_rsa'", D, []),
+        ('cat $env:USERPROFILE\\\\.kube\\\\config', D, []),
+        ('cmd.exe /c "type %USERPROFILE%\\.ssh\\id_rsa"', D, []),
+        ('powershell -c "Get-Content $env:USERPROFILE\\.ssh\\id_rsa"', D, []),
+        ("echo x > '%USERPROFILE%\\Desktop\\notes.txt'", Q, [X]),
+        ('echo x > %TEMP%/out.log', Q, [X]),
+        ("cat '%APPDATA%\\npm\\etc\\npmrc.txt'", Q, [X]),
+        # backslash paths: a separator, so .. climbs out; a path that stays inside keeps its verdict
+        ("cat '..\\..\\.ssh\\id_rsa'", D, []),
+        ('cat ~\\\\.ssh\\\\id_rsa', D, []),
+        ("cat '\\Users\\u\\.ssh\\id_rsa'", D, []),
+        ("cd 'C:\\Users\\u' && cat .ssh/id_rsa", D, []),
+        ('cd %USERPROFILE%\\\\.aws && cat config', D, []),
+        ("echo x > '..\\out.txt'", Q, [O + '/home/u:w:']),
+        ("echo x > '\\\\server\\share\\x'", Q, [X]),
+        ("cat '..\\..\\x'", Q, [O + '/home:r:']),
+        ("cd '..\\..' && cat x", Q, [O + '/home:r:']),
+        ("cat 'src\\main.py'", A, []),
+        ("echo x > 'build\\out.txt'", A, []),
+        ("cat 'src\\..\\README.md'", A, []),
+        ("cd 'src\\lib' && cat a.py", A, []),
+        ("echo 'a\\nb' > notes.txt", A, []),
+        ("printf '%s\\n' a > out.txt", A, []),
+        ('type ls', A, []),
     ],
 }

@@ -1,6 +1,7 @@
 """Property tests for the leak kinds of issue 37 (table cases: ``cases_leaks.py``): every
 program-naming git option, abbreviated or not, refuses a push and never rides on a stored
-subcommand key; every writer into a nested ``.git`` asks for that entry alone."""
+subcommand key; every writer into a nested ``.git`` asks for that entry alone; every Windows
+spelling of key material is refused and every Windows path outside the worktree asks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 from foreman.policy import classify_command, classify_tool
 from foreman.policy.gitprogs import _levenshtein, autocorrects_to_push
+from foreman.policy.secrets import SECRET_DIRS, SECRET_FILES
+from foreman.policy.winpaths import unresolvable, windows_reading
 
 from .cases import WT, fake_realpath
 
@@ -97,3 +100,54 @@ def test_the_write_tool_asks_for_a_nested_git_and_reads_stay_allowed() -> None:
     assert tool("Write", "sub/.git/hooks/pre-commit").keys == (f"Write:.git:{WT}/sub/.git/hooks/pre-commit",)
     assert tool("Edit", "lib/.git/config").outcome == "ask"
     assert tool("Read", "lib/.git/config").outcome == "allow"
+
+
+# ---- Windows-shaped paths ----------------------------------------------------------------------
+#: A file of key material below a home, for each folder and file the Unix rules name.
+_SECRETS = [f"{d}/{'id_rsa' if d == '.ssh' else 'credentials' if d == '.aws' else 'x.key'}" for d in SECRET_DIRS] + [
+    f for f in SECRET_FILES]
+_WIN_HOMES = ["C:\\Users\\u", "c:\\users\\bob", "D:/Users/u", "%USERPROFILE%", "%userprofile%", "%HOME%",
+              "%HOMEDRIVE%%HOMEPATH%", "$env:USERPROFILE", "\\\\?\\C:\\Users\\u"]
+_READERS = ["cat {p}", "base64 < {p}", "cp {p} .", "grep -r x {p}", "tar czf /tmp/k.tgz {p}", "echo k > {p}",
+            "type {p}", "cmd /c type {p}", "python3 -c \"open(r'{p}')\""]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(_WIN_HOMES), st.sampled_from(_SECRETS), st.sampled_from(["\\", "/"]), st.booleans(),
+       st.sampled_from(_READERS))
+def test_every_windows_spelling_of_key_material_is_refused(home, secret, sep, upper, reader) -> None:
+    path = home + sep + secret.replace("/", sep)
+    if upper:
+        path = path.upper().replace("%USERPROFILE%", "%USERPROFILE%")
+    word = path if "python3" in reader else shlex.quote(path)
+    v = _classify(reader.format(p=word))
+    assert v.outcome == "deny", (reader, path, v)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["C:\\build", "D:/x", "c:out", "%TEMP%\\x", "%ProgramData%\\x", "\\\\srv\\share\\x",
+                        "%USERPROFILE%\\Desktop", "$env:APPDATA\\x", "C:\\Users\\u\\.ssh\\known_hosts"]),
+       st.sampled_from(["cat {p}", "echo x > {p}", "cp a {p}", "ls {p}", "touch {p}"]))
+def test_a_windows_path_outside_the_worktree_asks_for_the_exact_command(path, cmd) -> None:
+    line = cmd.format(p=shlex.quote(path))
+    v = _classify(line)
+    assert (v.outcome, v.keys) == ("ask", (f"Bash:exact:{line}",)), v
+    assert "Windows path" in v.reason
+
+
+@pytest.mark.parametrize("path", ["src\\a.py", "docs\\guide\\x.md", "src\\..\\README.md", "a\\b\\..\\c"])
+def test_a_backslash_path_that_stays_inside_keeps_its_verdict(path) -> None:
+    assert _classify(f"cat {shlex.quote(path)}").outcome == "allow"
+    assert _classify(f"echo x > {shlex.quote(path)}").outcome == "allow"
+
+
+@pytest.mark.parametrize(("text", "reading", "far"), [
+    ("C:\\Users\\u\\x", "/C:/Users/u/x", True), ("c:x", "/C:/x", True), ("%USERPROFILE%\\x", "~/x", True),
+    ("%APPDATA%\\gh", "~/AppData/Roaming/gh", True), ("$env:HOME/.netrc", "~/.netrc", True),
+    ("\\\\server\\share\\x", "//server/share/x", True), ("%TEMP%/x", "/%TEMP%/x", True),
+    ("..\\..\\x", "../../x", False), ("src\\a.py", "src/a.py", False), ("\\etc\\passwd", "/etc/passwd", False),
+    ("plain/path", None, False), ("100%.txt", None, False),
+])
+def test_windows_reading(text, reading, far) -> None:
+    assert windows_reading(text) == reading
+    assert reading is None or unresolvable(reading) == far
