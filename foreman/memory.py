@@ -59,9 +59,12 @@ class Memory:
             raise NotFound(f"no memory note {note!r}") from None
 
     def index(self) -> list[str]:
-        """Return every note id, shared notes first, sorted."""
-        shared = sorted(f"shared/{p.stem}" for p in (self.root / "shared").glob("*.md"))
+        """Return every note id, shared notes first, sorted. A file whose name is no note name (one
+        made by hand with other characters: a space, a bidi control) is not a note: it is left out,
+        as :meth:`read` would refuse its id."""
+        shared = sorted(f"shared/{p.stem}" for p in (self.root / "shared").glob("*.md") if _NAME.match(p.stem))
         agents = sorted(
             f"agents/{p.parent.name}/{p.stem}" for p in (self.root / "agents").glob("*/*.md")
+            if _NAME.match(p.parent.name) and _NAME.match(p.stem)
         )
         return shared + agents

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 import protocol
+from protocol import text as display_text
 from protocol.client import CLIENT_ADAPTER
 from protocol.server import SERVER_ADAPTER
 
@@ -281,6 +282,54 @@ def _error_codes() -> list[tuple[str, str]]:
     return sorted(codes.items())
 
 
+def _ranges(chars: list[str]) -> str:
+    """``U+202A..U+202E, U+2066..U+2069, U+200E``: code points, runs of neighbours as ranges."""
+    codes = sorted(ord(c) for c in chars)
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][-1] + 1:
+            runs[-1].append(code)
+        else:
+            runs.append([code])
+    return ", ".join(f"U+{r[0]:04X}" if len(r) == 1 else f"U+{r[0]:04X}..U+{r[-1]:04X}" for r in runs)
+
+
+def _display_section() -> list[str]:
+    """The "Display-safe text" rule, from :mod:`protocol.text` (what clients show, what is refused)."""
+    bidi = _ranges(list(display_text.BIDI_CONTROLS))
+    controls = _ranges([chr(i) for i in range(0x20) if display_text.unsafe(chr(i))])
+    others = _ranges([chr(i) for i in range(0x7F, 0xA0)])
+    fields = ", ".join(f"`{f}`" for f in display_text.TITLE_FIELDS)
+    return [
+        "## Display-safe text",
+        "",
+        "A text holding bidirectional controls or control characters can look like another text (a right-to-left",
+        "override makes one option read like another; a NUL or an escape sequence cuts or recolours a line). So that",
+        "every client shows the text that is stored, and all clients the same (`protocol/text.py`):",
+        "",
+        f"- The unsafe characters: the bidi controls {bidi}; the C0 controls {controls} (every one but tab",
+        f"  U+0009 and newline U+000A); DEL and the C1 controls {others}.",
+        f"- **Titles and names** ({fields}) never hold one: the daemon refuses such a text with `error` `bad_text`",
+        "  naming the character and its position, and nothing changes, wherever the text comes from (a client's",
+        "  `goal.submit`, an agent's task or question, the configuration). Agent names and memory note names are",
+        "  ids of plain ASCII letters, digits, `.`, `-` and `_` anyway. Titles may hold newline and tab; a client",
+        "  showing one on one line shows them as blanks.",
+        "- **Everything else a client shows** may hold them: message bodies (messages, feed items, log lines,",
+        "  decision prompts and details, answers' texts), task descriptions and blocked reasons, activity lines,",
+        "  repository ids and paths (a folder name may hold any character git accepts), diffs, memory notes,",
+        "  `error` messages, and titles stored before this rule. Every client shows each unsafe character",
+        "  escaped as `<U+XXXX>` (the code point in upper-case hex, at least four digits: `<U+202E>`,",
+        "  `<U+0000>`, `<U+001B>`), never the character itself; a CR right before a newline is part of the line",
+        "  break and is not shown. The text on the wire is the stored text, unchanged: escaping is the client's",
+        "  job, and a client sends ids back as it received them.",
+        "- The terminal client (`foreman tui`) escapes every text it shows (`foreman/tui/views.py`, `safe`). The",
+        "  Minecraft mod does the same before any text reaches a sign, a book, a chat line, a screen or a",
+        "  tooltip (in Java: for each code point `c` that is one of the above, append",
+        '  `String.format("<U+%04X>", c)` instead of `c`).',
+        "",
+    ]
+
+
 def build_markdown(schema: dict[str, Any]) -> str:
     """Return the text of ``docs/protocol.md`` for the given schema (see :func:`build_schema`)."""
     from .daemon import RING_SIZE
@@ -360,7 +409,8 @@ def build_markdown(schema: dict[str, Any]) -> str:
         "|---|---|",
     ]
     out += [f"| `{code}` | {text} |" for code, text in _error_codes()]
-    out += ["", "## Client intents", ""]
+    out += [""] + _display_section()
+    out += ["## Client intents", ""]
     out += [f"- [`{m.model_fields['type'].default}`](#{m.__name__.lower()})" for m in client]
     out.append("")
     for m in client:
