@@ -20,6 +20,11 @@ stable wire ``code`` (sent to clients in ``error`` replies)::
 
 Library exceptions (git, SDK, HTTP) are translated at the edge that calls them; nothing above
 an edge sees a third-party exception.
+
+Every ``code`` (these, and those of subclasses elsewhere: ``store``, ``profile_in_use``,
+``sandbox_unavailable``) is listed in ``protocol.errors.ERROR_CODES``, the one list the protocol
+doc and schema are generated from; ``tests/core/test_error_codes.py`` checks that no code is
+missing.
 """
 
 from __future__ import annotations

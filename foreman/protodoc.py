@@ -1,6 +1,7 @@
 """Generate ``docs/protocol.md`` and ``docs/protocol.schema.json`` from the protocol models.
 
-Both files are derived from :mod:`protocol` only (plus the server's limits and the error tree),
+Both files are derived from :mod:`protocol` only (plus the server's limits; the error codes are
+``protocol.errors.ERROR_CODES``),
 so they cannot drift from the code: ``foreman docs`` rewrites them and ``foreman docs --check``
 (run by the tests) fails when regenerating would change them. The output is deterministic:
 the same models give byte-identical files.
@@ -23,9 +24,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 import protocol
 from protocol import text as display_text
 from protocol.client import CLIENT_ADAPTER
+from protocol.errors import ERROR_CODES
 from protocol.server import SERVER_ADAPTER
-
-from . import errors
 
 
 def _default_docs_dir() -> Path:
@@ -263,23 +263,9 @@ def _union_models(annotated: Any) -> list[type[BaseModel]]:
 
 
 def _error_codes() -> list[tuple[str, str]]:
-    codes: dict[str, str] = {}
-    stack: list[type[errors.ForemanError]] = [errors.ForemanError]
-    while stack:
-        cls = stack.pop(0)
-        if cls.__module__ == errors.__name__:
-            codes.setdefault(cls.code, _cell((cls.__doc__ or "").strip().split("\n\n")[0]))
-        stack.extend(sorted(cls.__subclasses__(), key=lambda c: c.__name__))
-    codes.update({
-        "bad_json": "The frame is not valid JSON (or not UTF-8).",
-        "bad_request": "The frame is not a JSON object, has no `type`, or a field is missing or has the wrong type.",
-        "unknown_type": "The `type` names no client intent of this protocol version.",
-        "protocol": "The `hello` names a protocol version this daemon does not speak.",
-        "hello_first": "An intent arrived before the connection's `hello` (on an authenticated connection; else `unauthorized`).",
-        "unauthorized": "The client has not presented the profile's token (see Authentication): any frame but a `hello` with the token, before its details are checked; no snapshot, nothing changed.",
-        "internal": "The daemon failed to handle the intent (a bug; see its log). Nothing is assumed changed.",
-    })
-    return sorted(codes.items())
+    """The "Error codes" table's rows: :data:`protocol.errors.ERROR_CODES`, the one list (the
+    schema's ``Error.code`` carries it too), sorted by code."""
+    return sorted((code, _cell(text)) for code, text in ERROR_CODES.items())
 
 
 def _ranges(chars: list[str]) -> str:
