@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import protocol
 from protocol import Decision, Hello, Repo
 
-from . import __version__, daemon_repos, runtime
+from . import __version__, daemon_repos, private, runtime
 from .budget import is_budget_decision
 from .config import Settings
 from .core.core import Core
@@ -376,6 +376,7 @@ class Daemon:
         """
         home, profile = self.settings.home, self.settings.profile
         runtime.claim_profile(home, profile)
+        private.tighten_home(home)  # a home made before, or loosened by hand: folders 0700, files 0600
         try:
             await self._preflight()  # before any state is written: a start that cannot run leaves none
             self.load()
@@ -398,6 +399,7 @@ class Daemon:
         for path in self.settings.repo:
             await self.add_repo(path)
         await self.backend.start(self)
+        private.tighten_home(home)  # and what the backend made at its start (the sim's sandbox folder)
         for d in list(self.core.world.decisions.values()):  # auto-answers missed by a crash
             if d.status == "open" and d.kind in self.settings.auto_answer:
                 asyncio.get_running_loop().call_soon(self._auto_answer, d.id)

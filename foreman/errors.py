@@ -9,7 +9,8 @@ stable wire ``code`` (sent to clients in ``error`` replies)::
     │   └── MessageTooLarge       too_large
     ├── StateError                illegal           an input the core refuses; state unchanged
     │   ├── NotFound              not_found         unknown agent, task, decision, repo ...
-    │   └── Conflict              conflict          illegal transition, already answered ...
+    │   ├── Conflict              conflict          illegal transition, already answered ...
+    │   └── BadText               bad_text          a title or name holds a bidi or control character
     ├── RepoError                 repo              git refused or failed (edges map git errors here)
     │   ├── NotARepoRoot          not_repo_root
     │   ├── MergeRefused          merge_refused     dirty base checkout, conflict, signing failed
@@ -19,6 +20,11 @@ stable wire ``code`` (sent to clients in ``error`` replies)::
 
 Library exceptions (git, SDK, HTTP) are translated at the edge that calls them; nothing above
 an edge sees a third-party exception.
+
+Every ``code`` (these, and those of subclasses elsewhere: ``store``, ``profile_in_use``,
+``sandbox_unavailable``) is listed in ``protocol.errors.ERROR_CODES``, the one list the protocol
+doc and schema are generated from; ``tests/core/test_error_codes.py`` checks that no code is
+missing.
 """
 
 from __future__ import annotations
@@ -72,6 +78,13 @@ class Conflict(StateError):
     """An input is not allowed in the entity's current status (see the transition tables)."""
 
     code = "conflict"
+
+
+class BadText(StateError):
+    """A title or name (a task title, a goal's text, an agent's title, a decision option) holds a
+    bidirectional control or a control character other than newline and tab (``protocol.text``)."""
+
+    code = "bad_text"
 
 
 class RepoError(ForemanError):

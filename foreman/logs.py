@@ -17,7 +17,10 @@ def configure(level: str = "INFO", logfile: Path | None = None) -> None:
     handler.setFormatter(fmt)
     root.addHandler(handler)
     if logfile is not None:
-        logfile.parent.mkdir(parents=True, exist_ok=True)
+        from .private import private_dir, private_file
+
+        private_dir(logfile.parent)  # the profile's folder: 0700, its log 0600 (foreman/private.py)
+        private_file(logfile)
         fh = logging.FileHandler(logfile, encoding="utf-8")
         fh.setFormatter(fmt)
         root.addHandler(fh)

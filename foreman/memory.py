@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import NotFound, StateError
+from .private import private_dir
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -27,8 +28,8 @@ class Memory:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        (self.root / "shared").mkdir(parents=True, exist_ok=True)
-        (self.root / "agents").mkdir(parents=True, exist_ok=True)
+        private_dir(self.root / "shared")  # folders 0700; notes are written 0600 (mkstemp)
+        private_dir(self.root / "agents")
 
     def _path(self, note: str) -> Path:
         parts = note.strip("/").split("/")
@@ -41,7 +42,7 @@ class Memory:
     def write(self, note: str, text: str, *, append: bool = False) -> str:
         """Write (or append to) a note atomically; return its id. Raises StateError for a bad id."""
         path = self._path(note)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         if append and path.exists():
             text = path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + text
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -59,9 +60,12 @@ class Memory:
             raise NotFound(f"no memory note {note!r}") from None
 
     def index(self) -> list[str]:
-        """Return every note id, shared notes first, sorted."""
-        shared = sorted(f"shared/{p.stem}" for p in (self.root / "shared").glob("*.md"))
+        """Return every note id, shared notes first, sorted. A file whose name is no note name (one
+        made by hand with other characters: a space, a bidi control) is not a note: it is left out,
+        as :meth:`read` would refuse its id."""
+        shared = sorted(f"shared/{p.stem}" for p in (self.root / "shared").glob("*.md") if _NAME.match(p.stem))
         agents = sorted(
             f"agents/{p.parent.name}/{p.stem}" for p in (self.root / "agents").glob("*/*.md")
+            if _NAME.match(p.parent.name) and _NAME.match(p.stem)
         )
         return shared + agents

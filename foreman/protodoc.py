@@ -1,6 +1,7 @@
 """Generate ``docs/protocol.md`` and ``docs/protocol.schema.json`` from the protocol models.
 
-Both files are derived from :mod:`protocol` only (plus the server's limits and the error tree),
+Both files are derived from :mod:`protocol` only (plus the server's limits; the error codes are
+``protocol.errors.ERROR_CODES``),
 so they cannot drift from the code: ``foreman docs`` rewrites them and ``foreman docs --check``
 (run by the tests) fails when regenerating would change them. The output is deterministic:
 the same models give byte-identical files.
@@ -21,10 +22,11 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 import protocol
+from protocol import text as display_text
 from protocol.client import CLIENT_ADAPTER
+from protocol.errors import ERROR_CODES
 from protocol.server import SERVER_ADAPTER
 
-from . import errors
 from .daemon import RING_SIZE
 from .server import BACKLOG_MAX_BYTES, HELD_MAX, MAX_FRAME_BYTES, TRANSPORT_MAX_BYTES
 
@@ -264,23 +266,57 @@ def _union_models(annotated: Any) -> list[type[BaseModel]]:
 
 
 def _error_codes() -> list[tuple[str, str]]:
-    codes: dict[str, str] = {}
-    stack: list[type[errors.ForemanError]] = [errors.ForemanError]
-    while stack:
-        cls = stack.pop(0)
-        if cls.__module__ == errors.__name__:
-            codes.setdefault(cls.code, _cell((cls.__doc__ or "").strip().split("\n\n")[0]))
-        stack.extend(sorted(cls.__subclasses__(), key=lambda c: c.__name__))
-    codes.update({
-        "bad_json": "The frame is not valid JSON (or not UTF-8).",
-        "bad_request": "The frame is not a JSON object, has no `type`, or a field is missing or has the wrong type.",
-        "unknown_type": "The `type` names no client intent of this protocol version.",
-        "protocol": "The `hello` names a protocol version this daemon does not speak.",
-        "hello_first": "An intent arrived before the connection's `hello` (on an authenticated connection; else `unauthorized`).",
-        "unauthorized": "The client has not presented the profile's token (see Authentication): any frame but a `hello` with the token, before its details are checked; no snapshot, nothing changed.",
-        "internal": "The daemon failed to handle the intent (a bug; see its log). Nothing is assumed changed.",
-    })
-    return sorted(codes.items())
+    """The "Error codes" table's rows: :data:`protocol.errors.ERROR_CODES`, the one list (the
+    schema's ``Error.code`` carries it too), sorted by code."""
+    return sorted((code, _cell(text)) for code, text in ERROR_CODES.items())
+
+
+def _ranges(chars: list[str]) -> str:
+    """``U+202A..U+202E, U+2066..U+2069, U+200E``: code points, runs of neighbours as ranges."""
+    codes = sorted(ord(c) for c in chars)
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][-1] + 1:
+            runs[-1].append(code)
+        else:
+            runs.append([code])
+    return ", ".join(f"U+{r[0]:04X}" if len(r) == 1 else f"U+{r[0]:04X}..U+{r[-1]:04X}" for r in runs)
+
+
+def _display_section() -> list[str]:
+    """The "Display-safe text" rule, from :mod:`protocol.text` (what clients show, what is refused)."""
+    bidi = _ranges(list(display_text.BIDI_CONTROLS))
+    controls = _ranges([chr(i) for i in range(0x20) if display_text.unsafe(chr(i))])
+    others = _ranges([chr(i) for i in range(0x7F, 0xA0)])
+    fields = ", ".join(f"`{f}`" for f in display_text.TITLE_FIELDS)
+    return [
+        "## Display-safe text",
+        "",
+        "A text holding bidirectional controls or control characters can look like another text (a right-to-left",
+        "override makes one option read like another; a NUL or an escape sequence cuts or recolours a line). So that",
+        "every client shows the text that is stored, and all clients the same (`protocol/text.py`):",
+        "",
+        f"- The unsafe characters: the bidi controls {bidi}; the C0 controls {controls} (every one but tab",
+        f"  U+0009 and newline U+000A); DEL and the C1 controls {others}.",
+        f"- **Titles and names** ({fields}) never hold one: the daemon refuses such a text with `error` `bad_text`",
+        "  naming the character and its position, and nothing changes, wherever the text comes from (a client's",
+        "  `goal.submit`, an agent's task or question, the configuration). Agent names and memory note names are",
+        "  ids of plain ASCII letters, digits, `.`, `-` and `_` anyway. Titles may hold newline and tab; a client",
+        "  showing one on one line shows them as blanks.",
+        "- **Everything else a client shows** may hold them: message bodies (messages, feed items, log lines,",
+        "  decision prompts and details, answers' texts), task descriptions and blocked reasons, activity lines,",
+        "  repository ids and paths (a folder name may hold any character git accepts), diffs, memory notes,",
+        "  `error` messages, and titles stored before this rule. Every client shows each unsafe character",
+        "  escaped as `<U+XXXX>` (the code point in upper-case hex, at least four digits: `<U+202E>`,",
+        "  `<U+0000>`, `<U+001B>`), never the character itself; a CR right before a newline is part of the line",
+        "  break and is not shown. The text on the wire is the stored text, unchanged: escaping is the client's",
+        "  job, and a client sends ids back as it received them.",
+        "- The terminal client (`foreman tui`) escapes every text it shows (`foreman/tui/views.py`, `safe`). The",
+        "  Minecraft mod does the same before any text reaches a sign, a book, a chat line, a screen or a",
+        "  tooltip (in Java: for each code point `c` that is one of the above, append",
+        '  `String.format("<U+%04X>", c)` instead of `c`).',
+        "",
+    ]
 
 
 def build_markdown(schema: dict[str, Any]) -> str:
@@ -359,7 +395,8 @@ def build_markdown(schema: dict[str, Any]) -> str:
         "|---|---|",
     ]
     out += [f"| `{code}` | {text} |" for code, text in _error_codes()]
-    out += ["", "## Client intents", ""]
+    out += [""] + _display_section()
+    out += ["## Client intents", ""]
     out += [f"- [`{m.model_fields['type'].default}`](#{m.__name__.lower()})" for m in client]
     out.append("")
     for m in client:

@@ -27,6 +27,7 @@ from typing import Any
 import psutil
 
 from .errors import ConfigError
+from .private import private_dir
 
 RUN_FILE = "foreman.json"
 LOCK_FILE = "foreman.lock"
@@ -115,7 +116,7 @@ def claim_profile(home: Path, profile: str) -> None:
     lock = home / profile / LOCK_FILE
     if lock in _held:
         return
-    lock.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(lock.parent)  # (the home and the profile: 0700, foreman/private.py)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     deadline = time.monotonic() + LOCK_WAIT
     while True:
@@ -165,7 +166,7 @@ def record(home: Path, profile: str, info: dict[str, Any]) -> dict[str, Any]:
         info: ``{port, host, backend, version, startedAt, token?}``; pid and profile are added.
     """
     data = {"pid": os.getpid(), "pidCreated": psutil.Process().create_time(), "profile": profile, **info}
-    (home / profile).mkdir(parents=True, exist_ok=True)
+    private_dir(home / profile)
     _write_json(home / profile / RUN_FILE, data)
     if read_run_file(home / RUN_FILE) is None:
         _write_json(home / RUN_FILE, data)

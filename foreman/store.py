@@ -32,6 +32,7 @@ from protocol import Agent, Decision, FeedItem, Goal, LogLine, Message, Repo, Ta
 from .core.records import OLD_META_KEYS, RECORD_MODELS, from_meta
 from .core.world import RECENT_FEED, RECENT_LOGS, RECENT_MESSAGES, UNREAD_MAX, Change, World
 from .errors import ForemanError
+from .private import private_dir, private_file
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +84,8 @@ class Store:
 
     def __init__(self, profile_dir: Path) -> None:
         self.dir = Path(profile_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "logs").mkdir(exist_ok=True)
+        private_dir(self.dir)  # folders 0700, files 0600: foreman/private.py
+        private_dir(self.dir / "logs")
         self._db: sqlite3.Connection | None = None
         self._ckpt: sqlite3.Connection | None = None
         self._ckpt_lock = threading.Lock()  # checkpoint() runs in a worker thread; close() must not race it
@@ -105,6 +106,8 @@ class Store:
             StoreError: the database is from a newer schema version or cannot be read.
         """
         try:
+            # 0600 before SQLite opens it: its -wal and -shm files take the database's own mode
+            private_file(self.dir / "state.db")
             db = sqlite3.connect(self.dir / "state.db", isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -284,7 +287,7 @@ class Store:
         path = self._log_path(line.agent)
         fd = self._log_fds.get(line.agent)
         if fd is None:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             self._log_fds[line.agent] = fd
         data = (line.model_dump_json(by_alias=True) + "\n").encode()
         os.write(fd, data)  # unbuffered: survives SIGKILL once written

@@ -14,6 +14,7 @@ from pydantic import Field, TypeAdapter
 from .base import WireModel
 from .diff import Diff
 from .entities import Agent, Decision, FeedItem, Goal, LogLine, Message, Repo, Task
+from .errors import ERROR_CODES
 from .risk import Usage
 
 
@@ -164,9 +165,10 @@ class Error(WireModel):
     type: Literal["error"] = "error"
     id: str | int | None = None
     """The intent's ``id`` when it could be read."""
-    code: str
-    """Stable error code: ``bad_request``, ``too_large``, ``unknown_type``, ``not_found``,
-    ``conflict``, ``illegal``, ``repo``, ``not_repo_root``, ``internal`` ..."""
+    code: str = Field(examples=list(ERROR_CODES), json_schema_extra={"x-error-codes": dict(ERROR_CODES.items())})
+    """Stable error code, one of the list in "Error codes" (``protocol/errors.py``; the schema's
+    ``x-error-codes``): ``bad_request``, ``not_found``, ``conflict``, ``bad_text`` ... Codes are only
+    added within v1: a client treats one it does not know as a refusal whose ``message`` says why."""
     message: str
     """What went wrong and what to do, for people."""
 

@@ -36,10 +36,12 @@ class AgentRules(CoreBase):
         the user), so a later start whose team has it puts it on shift.
 
         Raises:
-            StateError: the name is not a lower-case id, or a second lead is added.
+            StateError: the name is not a lower-case id, or a second lead is added; BadText: the
+                title holds a bidi or control character.
         """
         if not NAME_RE.match(name):
             raise StateError(f"agent name {name!r} must be lower-case letters, digits, '-' or '_'")
+        self._check_title("an agent's title", title)
         old = self.world.agents.get(name)
         if role == "lead" and (lead := self.lead()) is not None and lead.name != name:
             raise Conflict(f"the team already has a lead ({lead.name})")

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol import Agent, Decision, FeedItem, Goal, LogLine, Repo, Task
+from protocol.text import title_problem
 
-from ..errors import NotFound
+from ..errors import BadText, NotFound
 from .world import Change, Effect, World
 
 
@@ -53,6 +54,17 @@ class CoreBase:
         counters[name] = number
         self._emit(Change("meta", "meta", counters, key="counters"))
         return number
+
+    @staticmethod
+    def _check_title(what: str, text: str) -> None:
+        """Refuse a title or name that holds a bidi or control character (``protocol.text``).
+
+        Raises:
+            BadText: naming the character, its position and the text as a client would show it.
+        """
+        problem = title_problem(what, text)
+        if problem:
+            raise BadText(problem)
 
     def next_number(self, name: str) -> int:
         """Hand out the next number of counter ``name`` (1, 2, ...; never reused, stored in meta ``counters``)."""

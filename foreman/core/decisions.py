@@ -21,7 +21,8 @@ class DecisionRules(CoreBase):
         """Open a decision for the user; the daemon notifies the user.
 
         Raises:
-            StateError: no options, unknown kind; NotFound: unknown task/goal/asking agent;
+            StateError: no options, unknown kind; BadText: an option (a label the user picks) holds a
+                bidi or control character; NotFound: unknown task/goal/asking agent;
             Conflict: the asking agent is off shift, or a merge decision is opened for a task not in review.
         """
         options = list(options)
@@ -29,6 +30,8 @@ class DecisionRules(CoreBase):
             raise StateError(f"unknown decision kind {kind!r}")
         if not options:
             raise StateError("a decision needs at least one option")
+        for option in options:
+            self._check_title("a decision's option", option)
         if asked_by != "foreman":
             a = self.agent(asked_by)
             if not a.active:

@@ -24,11 +24,13 @@ class TaskRules(CoreBase):
             repo: repository id; defaults to the first registered repository.
 
         Raises:
-            StateError: empty text; NotFound: unknown repository.
+            StateError: empty text; BadText: a bidi or control character in it (a goal's text is its
+                title in every client); NotFound: unknown repository.
         """
         text = text.strip()
         if not text:
             raise StateError("a goal needs some text")
+        self._check_title("a goal's text", text)
         if repo is not None:
             self.repo(repo)
         elif self.world.repos:
@@ -81,11 +83,12 @@ class TaskRules(CoreBase):
 
         Raises:
             NotFound: an unknown goal, dependency or assignee.
-            StateError: an empty title.
+            StateError: an empty title; BadText: a bidi or control character in it.
         """
         title = title.strip()
         if not title:
             raise StateError("a task needs a title")
+        self._check_title("a task title", title)
         deps = list(dict.fromkeys(deps))
         for d in deps:
             self.task(d)

@@ -14,6 +14,7 @@ from typing import Callable
 
 from .secrets import key_material
 from .verdict import exact_key, outside_key
+from .winpaths import unresolvable, windows_key_material, windows_reading
 from .words import FD, LIT, UNKNOWN, WTLIST, Arg, split_glob
 
 #: Device paths any command may read or write.
@@ -24,6 +25,19 @@ DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/de
 MAX_DEPTH = 6
 #: Simple commands analysed per classification before it gives up and asks.
 MAX_STEPS = 600
+
+#: How bad a location is, for combining readings of one path (the worse wins).
+_RANK = {"in": 0, "dev": 0, "tmp": 1, "gitlink": 1, "unknown": 2, "out": 3}
+
+
+def git_entry_name(name: str) -> bool:
+    """Whether a path component names a ``.git`` entry on some file system: ``.git`` in any case
+    (macOS and Windows ignore case), with Windows' ignored trailing dots and blanks (``.git.``),
+    or its Windows short name ``GIT~1`` (git itself refuses these names in trees for that reason:
+    ``core.protectHFS``/``core.protectNTFS``)."""
+    low = name.lower().rstrip(". ")
+    return low == ".git" or low == "git~1"
+
 
 Cwds = tuple[str, ...] | None  # the possible working directories; None = unknown
 
@@ -181,6 +195,18 @@ class Ctx:
         joined = text if text.startswith("/") else posixpath.join(cwd, text)
         return self.realpath(joined)
 
+    def git_entry(self, real: str) -> str | None:
+        """The ``.git`` entry a resolved path inside the worktree is or lies in (the worktree's own
+        link :attr:`gitlink`, or a ``.git`` below the top, any spelling of :func:`git_entry_name`),
+        else None."""
+        if real == self.gitlink or real.startswith(self.gitlink + "/"):
+            return self.gitlink
+        parts = real[len(self.wt_prefix):].split("/") if real.startswith(self.wt_prefix) else []
+        for i, part in enumerate(parts):
+            if git_entry_name(part):
+                return self.wt_prefix + "/".join(parts[:i + 1])
+        return None
+
     def cwds_inside(self, cwds: Cwds) -> bool:
         """Whether every possible working directory is inside the worktree."""
         return cwds is not None and all(self.inside(c) for c in cwds)
@@ -188,6 +214,57 @@ class Ctx:
     def access(self, arg: Arg, mode: str, cwds: Cwds, what: str, *, directory: bool = False,
                delete: bool = False) -> str:
         """Check one path a command touches and record what it needs.
+
+        A Windows-shaped path (a drive letter, ``%VAR%``, a backslash: :mod:`.winpaths`) is
+        judged twice, as written and as Windows reads it, and the worse reading wins; the
+        arguments and the result are those of :meth:`_access`.
+        """
+        where = self._access(arg, mode, cwds, what, directory=directory, delete=delete)
+        src = arg.text if arg.kind == LIT else (_shell_unquote(arg.src) if arg.kind == UNKNOWN else None)
+        win = windows_reading(src) if src else None
+        if win is None:
+            return where
+        other = self._windows(arg, win, mode, cwds, what, directory, delete)
+        return other if _RANK.get(other, 0) > _RANK.get(where, 0) else where
+
+    def _windows(self, arg: Arg, win: str, mode: str, cwds: Cwds, what: str, directory: bool, delete: bool) -> str:
+        """A path as Windows reads it (``win``, from :func:`.winpaths.windows_reading`).
+
+        The seed's rules treat drive letters, ``%VAR%`` expansions and backslash paths as outside
+        the worktree: a reading this machine cannot resolve (a drive, a share, the home, a
+        variable's folder) is refused when it is key material and otherwise asks for the exact
+        command (no ``Bash:outside:`` key: the folder cannot be resolved here); any other reading
+        (``..\\out.txt``, ``sub\\.git\\config``, ``\\Users\\u``) is resolved like any path.
+        """
+        writes = mode in ("w", "wtree")
+        reads = mode == "rtree" or (mode == "r" and not directory)
+        shown = arg.text if arg.text is not None else arg.src
+        if unresolvable(win):
+            secret = windows_key_material(win) if (reads or writes) else None
+            if secret:
+                self.deny(f"{what} key material in a Windows path: {shown} is {secret}")
+                return "out"
+            if arg.kind != UNKNOWN:  # (an unknown word asked for the exact command already)
+                self.exact(f"{what} {shown}, a Windows path outside the worktree (drive letters, %VAR% "
+                           "and backslash paths lead out of it on Windows)")
+            if writes:
+                self.mutate(f"{what} {shown}")
+            return "out"
+        if arg.kind == UNKNOWN:
+            return "unknown"
+        where = self._access(Arg(LIT, win, arg.glob, arg.src), mode, cwds, what, directory=directory, delete=delete)
+        if (reads or writes) and cwds is not None:
+            for cwd in cwds:  # Windows ignores case: ``..\\..\\.SSH\\ID_RSA`` is the key too
+                real = self.resolve(cwd, win)
+                secret = None if self.inside(real) else key_material(real.lower())
+                if secret:
+                    self.deny(f"{what} key material in a Windows path: {shown} is {secret}")
+                    return "out"
+        return where
+
+    def _access(self, arg: Arg, mode: str, cwds: Cwds, what: str, *, directory: bool = False,
+                delete: bool = False) -> str:
+        """Check one path a command touches (as Linux reads it) and record what it needs.
 
         Args:
             arg: the path word.
@@ -257,10 +334,20 @@ class Ctx:
     def _check(self, real: str, mode: str, what: str, directory: bool, delete: bool) -> str:
         writes = mode in ("w", "wtree")
         if self.inside(real):
-            if real == self.gitlink or real.startswith(self.gitlink + "/"):
+            entry = self.git_entry(real)
+            if entry == self.gitlink:
                 if writes:
                     self.ask(f"Bash:.git:{self.gitlink}", f"{what} the worktree's .git link to the repository")
                 return "gitlink"
+            if entry is not None:
+                # A .git below the top is a nested repository's (hooks and config that run
+                # programs whenever git runs there) or a link pointing git at another repository:
+                # writing into it asks (deleting it only deletes; ``rm -r`` asks as usual).
+                if writes and not delete:
+                    self.ask(f"Bash:.git:{entry}", f"{what} {entry}, a .git below the worktree's top (a nested "
+                             "repository's hooks and config run programs, a .git file points git elsewhere)")
+                    self.mutate(f"{what} {real}")
+                    return "gitlink"
             if delete and mode == "wtree" and real == self.worktree:
                 self.ask(f"Bash:.git:{self.gitlink}", f"{what} the whole worktree, including its .git link")
             if writes:
@@ -290,6 +377,12 @@ class Ctx:
 def default_tmpdir() -> str:
     """The scratch directory used when the caller passes none (``/tmp`` on POSIX)."""
     return "/tmp" if os.sep == "/" else os.path.normpath(os.environ.get("TEMP", "C:/Temp"))
+
+
+def _shell_unquote(src: str) -> str:
+    """A word's source text without shell quotes, ``\\\\`` read as one backslash (for the Windows
+    reading of a word the shell would expand: ``$env:USERPROFILE\\\\.ssh``, ``~\\\\.aws``)."""
+    return src.replace('"', "").replace("'", "").replace("\\\\", "\\")
 
 
 def lit(arg: Arg) -> str | None:

@@ -19,6 +19,7 @@ import posixpath
 import re
 
 from .secrets import SECRET_DIRS, SECRET_FILES, key_material
+from .winpaths import unix_form, unresolvable, windows_key_material, windows_reading, windows_shaped
 
 #: Top-level folders a recursive delete may never take (FHS 3.0 top-level hierarchy, plus
 #: ``/lib32``, ``/lib64``, ``/libx32`` and macOS's ``/System``, ``/Users``, ``/Library``).
@@ -87,6 +88,12 @@ def key_folder(path: str) -> str | None:
     return found
 
 
+#: PowerShell's ``$env:NAME`` in code (read as cmd.exe's ``%NAME%``, which :mod:`.winpaths` reads).
+_PS_ENV = re.compile(r"\$\{?env:([A-Za-z_][A-Za-z0-9_]*)\}?", re.IGNORECASE)
+
+#: A path on a Windows drive inside code (the token split below would cut it at the colon).
+_CODE_DRIVE_PATH = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]:[\\/][^\s'\"`(),;<>|&]*")
+
 #: Where a key-material name may start inside code: after a path separator or at a token's start.
 _CODE_TOKEN = re.compile(r"[^\s'\"`(),;+\[\]<>|&=:!?*]+")
 _COMPONENTS = tuple(sorted({d.split("/")[0] for d in SECRET_DIRS} | {f.split("/")[0] for f in SECRET_FILES},
@@ -114,9 +121,25 @@ def code_key_material(code: str, inside=None) -> str | None:
         inside: a predicate telling whether an absolute path lies in the worktree (such paths
             are the project's own and never key material); None: no path is inside.
     """
-    if not any(comp in code for comp in _COMPONENTS) and not any(w in code for w in ("/etc/", "id_", "_key")):
+    low = code.lower()  # (Windows paths name key material in any case: ``C:\\USERS\\U\\.SSH``)
+    if not any(comp in low for comp in _COMPONENTS) and not any(w in low for w in ("/etc/", "id_", "_key")):
         return None
-    for token in _CODE_TOKEN.findall(code):
+    for drive_path in _CODE_DRIVE_PATH.findall(code):  # ``D:/Users/u/.ssh/id_rsa``, in any case
+        reading = windows_reading(drive_path.replace("\\\\", "\\"))
+        found = windows_key_material(reading) if reading else None
+        if found:
+            return found
+    for token in _CODE_TOKEN.findall(_PS_ENV.sub(r"%\1%", code)):
+        if windows_shaped(token):
+            # a Windows path (``C:\\Users\\u\\.ssh\\id_rsa`` splits at the colon, so its drive
+            # is dropped; ``%USERPROFILE%\\.aws\\credentials``; ``'..\\.netrc'`` in a string)
+            reading = windows_reading(token.replace("\\\\", "\\")) or token
+            if unresolvable(reading):
+                found = windows_key_material(reading)
+                if found:
+                    return found
+                continue
+            token = unix_form(reading)
         if "/" not in token and not token.startswith("."):
             continue
         token = token.rstrip(".")  # a sentence's full stop, or ``path.`` before a method call

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .context import Result
 from .gitconfig import check_config, classify_alias
+from .gitprogs import PROGRAM_SUBS, autocorrects_to_push, program_options, unabbreviate
 from .gitsubs import SUBS
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
@@ -37,6 +38,8 @@ GUI_SUBS = frozenset({"gui", "citool", "instaweb", "web--browse", "mergetool", "
                       "credential-store", "p4", "svn", "cvsimport", "cvsserver", "cvsexportcommit",
                       "archimport", "quiltimport", "request-pull", "fast-export", "remote-ext", "remote-fd"})
 PUSH_SUBS = frozenset({"push", "send-pack", "receive-pack", "http-push"})
+_KNOWN_SUBS = (READ_SUBS | WRITE_SUBS | SIGNING_SUBS | SHARED_ACTION_SUBS | GUI_SUBS | frozenset(SUBS)
+               | frozenset(PROGRAM_SUBS))
 
 @handles("git")
 def _git(c: Call):
@@ -99,7 +102,7 @@ def _git(c: Call):
     if not other_repo and not c.ctx.cwds_inside(cwds):
         c.exact("git runs outside the worktree, on another repository")
     sub = args[i].value
-    rest = args[i + 1:]
+    rest = unabbreviate(sub, args[i + 1:])
     gc = Call(c.ctx, "git " + sub, rest, cwds, c.stdin)
     if sub in aliases:
         gc.name = "git"
@@ -107,9 +110,10 @@ def _git(c: Call):
     if sub in PUSH_SUBS:
         c.deny(f"git {sub} pushes to another repository")
         return None
+    program_options(gc, sub)
     if sub in SIGNING_SUBS or sub == "tag":
         _check_signing(gc, sub)
-    handler = SUBS.get(sub)
+    handler = SUBS.get(sub) or PROGRAM_SUBS.get(sub)
     if handler is not None:
         return handler(gc)
     if sub in READ_SUBS:
@@ -120,6 +124,9 @@ def _git(c: Call):
         return _shared(gc, sub)
     if sub in GUI_SUBS:
         c.exact(f"git {sub} starts a program, a GUI or a network service")
+        return None
+    if autocorrects_to_push(sub, _KNOWN_SUBS):
+        c.deny(f"git {sub} is not a git command, and git's help.autocorrect would run it as git push")
         return None
     c.exact(f"git {sub} is not a subcommand the policy knows (it may be an alias from your config)")
     return None

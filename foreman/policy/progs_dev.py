@@ -253,9 +253,16 @@ def inline_code(c: Call, code: Arg | None, lang: str) -> None:
         if secret:
             c.deny(f"{c.name} hands key material to its inline {lang} code: {secret}")
             break
+    if code is not None and code.kind != LIT and code.src:
+        # code the shell expands first (``"... $env:USERPROFILE\\.ssh\\id_rsa"``): its text as typed
+        secret = code_key_material(code.src)
+        if secret:
+            c.deny(f"{c.name} code names key material: {secret}")
     if code is None or code.kind != LIT:
         return
     probe_strings(c, code.value, f"{c.name} code")
+    if lang in ("cmd", "PowerShell"):  # a command line: ``cmd /c git push``, ``pwsh -c "git push"``
+        probe_text(c.ctx, code.value, c.cwds, f"{c.name} code")
 
 
 def probe_strings(c: Call, code: str, what: str) -> None:
@@ -440,5 +447,22 @@ handles("php")(_interp("PHP", ("-r", "--run")))
 handles("lua", "luajit")(_interp("Lua", ("-e",)))
 handles("Rscript")(_interp("R", ("-e", "--expr")))
 handles("osascript")(_interp("AppleScript", ("-e",)))
-handles("pwsh", "powershell")(_interp("PowerShell", ("-c", "-Command", "-command", "-EncodedCommand")))
+handles("pwsh", "powershell", "pwsh.exe", "powershell.exe")(
+    _interp("PowerShell", ("-c", "-Command", "-command", "-EncodedCommand")))
+
+
+@handles("cmd", "cmd.exe")
+def _cmd(c: Call):
+    """``cmd /c <command line>`` (``/k``, ``/s /c``): the rest of the words is a command line for
+    cmd.exe, judged as inline code (asks; a push or key material it names, Windows paths
+    included, is refused)."""
+    for i, a in enumerate(c.args):
+        t = (lit_text(a) or "").lower()
+        if t in ("/c", "/k", "/r"):
+            rest = c.args[i + 1:]
+            text = " ".join(x.text if x.kind == LIT and x.text is not None else x.src for x in rest)
+            inline_code(c, Arg(LIT, text, False, text), "cmd")
+            return None
+    c.exact(f"{c.name} starts the Windows command interpreter")
+    return None
 handles("tclsh", "wish")(_interp("Tcl", ()))

@@ -8,11 +8,12 @@ from . import envvars
 from .context import Result
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
+from .winpaths import windows_reading
 from .words import LIT, decode_ansi_c
 
 # ---- programs without path operands -------------------------------------------------------
 _NO_PATHS = ("true", "false", ":", "seq", "sleep", "yes", "whoami", "id", "uname", "arch", "nproc", "tty",
-             "expr", "basename", "dirname", "printenv", "which", "type", "getconf", "locale", "tput", "clear",
+             "expr", "basename", "dirname", "printenv", "which", "getconf", "locale", "tput", "clear",
              "wait", "jobs", "shift", "shopt", "umask", "ulimit", "history", "break", "continue", "return",
              "exit", "let", "getopts", "cal", "df", "free", "uptime", "ps", "pgrep", "w", "who", "groups",
              "logname", "users", "dirs", "times", "caller", "help", "compgen", "bind")
@@ -20,6 +21,18 @@ _NO_PATHS = ("true", "false", ":", "seq", "sleep", "yes", "whoami", "id", "uname
 
 @handles(*_NO_PATHS)
 def _no_paths(c: Call):
+    return None
+
+
+@handles("type")
+def _type(c: Call):
+    """bash's ``type`` names commands and reads nothing; a Windows-shaped operand (``type
+    C:\\Users\\u\\.ssh\\id_rsa``, ``type %USERPROFILE%\\.netrc``) is cmd.exe's ``type``, which
+    prints the file: read as such (:mod:`.winpaths`)."""
+    for a in c.args:
+        t = lit_text(a)
+        if t is not None and windows_reading(t) is not None:
+            c.read(a)
     return None
 
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from .context import Result
+import posixpath
+
+from .context import Result, git_entry_name
 from .dangers import refuse_wipe
 from .opts import lit_text, parse_opts
 from .registry import Call, handles
@@ -74,6 +76,22 @@ def _rm(c: Call):
     return None
 
 
+def _git_entry_into(c: Call, src: Arg, targets: list[Arg]) -> None:
+    """A source named ``.git`` copied, moved or linked into a folder lands as ``<folder>/.git``:
+    that write is checked too (a ``.git`` below the worktree's top asks, see :meth:`Ctx._check`).
+    The worktree's own link renamed (``mv .git git.bak``) asks for that link alone."""
+    name = lit_text(src)
+    base = posixpath.basename(name.rstrip("/")) if name else ""
+    if not name or not git_entry_name(base):
+        return
+    if c.cwds is not None and any(c.ctx.resolve(cwd, name) == c.ctx.gitlink for cwd in c.cwds):
+        return
+    for t in targets:
+        folder = lit_text(t)
+        if folder is not None:
+            c.write(Arg(LIT, f"{folder.rstrip('/') or '/'}/{base}", False, t.src))
+
+
 @handles("cp", "mv", "install", "ln")
 def _copy(c: Call):
     p = parse_opts(c.args, "tSmogTb" if c.name == "install" else "tSb",
@@ -94,6 +112,7 @@ def _copy(c: Call):
     for t in targets:
         c.write(t, tree=recursive and c.name not in ("ln", "mv"))
     for src in ops:
+        _git_entry_into(c, src, targets)
         if c.name == "mv":
             c.write(src, tree=True, delete=True)
         elif c.name == "ln":

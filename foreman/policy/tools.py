@@ -11,6 +11,7 @@ from .api import classify_command, finish
 from .context import Ctx, default_tmpdir
 from .secrets import key_material
 from .verdict import Verdict
+from .winpaths import unresolvable, windows_key_material, windows_reading
 from .words import split_glob
 
 _READ_TOOLS = {"Read": "file_path", "NotebookRead": "notebook_path", "LS": "path"}
@@ -60,11 +61,15 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
         if path is None:
             return Verdict("deny", (), f"Refused: the {tool} call has no file path.", "")
         real = _resolve(ctx, path)
-        secret = key_material(real) if not ctx.inside(real) else None
+        secret = _secret(ctx, path, real)
         if secret:
             return Verdict("deny", (), f"Refused: {tool} writes key material: {secret}.", "")
-        if real == ctx.gitlink or real.startswith(ctx.gitlink + "/"):
+        entry = ctx.git_entry(real) if ctx.inside(real) else None
+        if entry == ctx.gitlink:
             ctx.ask(f"Write:.git:{real}", "it edits the worktree's .git link to the repository")
+        elif entry is not None:
+            ctx.ask(f"Write:.git:{real}", f"it edits {real}, below a .git in the worktree (a nested repository's "
+                    "hooks and config run programs, a .git file points git elsewhere)")
         elif not ctx.inside(real) and not ctx.in_tmp(real):
             ctx.ask(f"Write:{real}", f"it edits {real}, outside the worktree")
         return finish(ctx, granted)
@@ -73,7 +78,7 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
         if path is None:
             return Verdict("deny", (), f"Refused: the {tool} call has no path.", "")
         real = _resolve(ctx, path)
-        secret = key_material(real) if tool != "LS" and not ctx.inside(real) else None
+        secret = _secret(ctx, path, real) if tool != "LS" else None
         if secret:  # wherever it lies outside the worktree, the scratch directory included
             return Verdict("deny", (), f"Refused: {tool} reads key material: {secret}.", "")
         if not ctx.inside(real) and not ctx.in_tmp(real):
@@ -83,6 +88,14 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
         base = _path_arg(args, "path") or wt
         pattern = args.get("pattern") if tool == "Glob" else args.get("glob")
         target = _resolve(ctx, base)
+        # Windows-shaped parts as Windows reads them (``C:\\Users``, ``..\\..\\*``): one this
+        # machine cannot resolve is outside, whatever the pattern.
+        base = windows_reading(base) or base
+        if isinstance(pattern, str) and windows_reading(pattern) is not None:
+            pattern = windows_reading(pattern)
+        if unresolvable(base) or isinstance(pattern, str) and unresolvable(pattern):
+            pattern = None
+            target = base if unresolvable(base) else str(windows_reading(args.get("pattern") or "") or base)
         if tool == "Glob" and isinstance(pattern, str) and pattern:
             joined = pattern if pattern.startswith("/") else posixpath.join(base if base.startswith("/") else posixpath.join(wt, base), pattern)
             split = split_glob(joined)
@@ -90,7 +103,7 @@ def classify_tool(tool: str, args: dict, *, worktree: str, lead: bool = False, g
                 ctx.ask(f"Glob:tree:{target}", "the pattern climbs with .. after a wildcard")
                 return finish(ctx, granted)
             target = realpath(split[0])
-        secret = key_material(target) if tool == "Grep" and not ctx.inside(target) else None
+        secret = _secret(ctx, _path_arg(args, "path") or wt, target) if tool == "Grep" else None
         if secret:
             return Verdict("deny", (), f"Refused: Grep reads key material: {secret}.", "")
         if not ctx.inside(target) and not ctx.in_tmp(target):
@@ -121,7 +134,26 @@ def _path_arg(args: dict, name: str) -> str | None:
 
 
 def _resolve(ctx: Ctx, path: str) -> str:
+    """The resolved path a tool's path argument names; a Windows-shaped one as Windows reads it
+    (:mod:`.winpaths`): one this machine cannot resolve (``C:\\x``, ``%APPDATA%\\x``) stays as
+    that reading, so it is never inside the worktree."""
+    win = windows_reading(path)
+    if win is not None:
+        path = win
+        if unresolvable(win):
+            return win
     if path.startswith("~"):
         return path  # a home path: never inside the worktree
     joined = path if path.startswith("/") else posixpath.join(ctx.worktree, path)
     return ctx.realpath(joined)
+
+
+def _secret(ctx: Ctx, path: str, real: str) -> str | None:
+    """What a tool's path is when it is key material outside the worktree (Windows-shaped paths
+    also as Windows reads them, without case), else None."""
+    if ctx.inside(real):
+        return None
+    found = key_material(real)
+    if found is None and windows_reading(path) is not None:
+        found = windows_key_material(real) if unresolvable(real) else key_material(real.lower())
+    return found

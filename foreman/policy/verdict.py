@@ -143,7 +143,7 @@ def describe_key(key: str) -> str:
     if key.startswith("Bash:serve:"):
         return f"running the dev server `{key[len('Bash:serve:'):]}`"
     if key.startswith("Bash:.git:"):
-        return f"writing, moving or deleting the worktree's link {key[len('Bash:.git:'):]}"
+        return f"writing, moving or deleting the .git entry {key[len('Bash:.git:'):]} (the worktree's link or a nested one)"
     if key.startswith("Bash:"):
         return f"`{key[5:]}` inside the worktree"
     if key.startswith("Read:"):
@@ -153,7 +153,7 @@ def describe_key(key: str) -> str:
     if key.startswith("Glob:tree:"):
         return f"listing the tree {key[10:]}"
     if key.startswith("Write:.git:"):
-        return f"editing the worktree's link {key[11:]}"
+        return f"editing {key[11:]} in a .git entry (the worktree's link or a nested one)"
     if key.startswith("Write:"):
         return f"editing {key[6:]}"
     if key.startswith("WebFetch:"):

@@ -10,6 +10,7 @@ from .dangers import key_folder, refuse_wipe
 from .opts import lit_text, parse_opts
 from .registry import Call, dispatch, handles
 from .walker import probe_text, run_text
+from .winpaths import unix_form, unresolvable, windows_reading
 from .words import FD, LIT, UNKNOWN, WTLIST, Arg, static_text
 
 _SHELLS = ("bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox_sh", "fish", "tcsh", "csh")
@@ -40,6 +41,11 @@ def _cd(c: Call):
     new = []
     for cwd in c.cwds or ("/",):
         new.append(c.ctx.resolve(cwd, arg.value))
+    win = windows_reading(arg.value)
+    if win is not None:  # (``cd ..\\..``: on Windows it climbs; both places are possible)
+        if unresolvable(win):
+            return Result(None)
+        new += [c.ctx.resolve(cwd, win) for cwd in c.cwds or ("/",)]
     return Result(tuple(dict.fromkeys(new)))
 
 
@@ -48,6 +54,18 @@ def _key_folder(ctx, cwds, arg: Arg) -> str | None:
     written (``~/.ssh``, ``"$HOME/.gnupg"``) or resolved from each working directory."""
     if arg.kind != LIT or arg.text is None:
         return key_folder(arg.src) if arg.src else None
+    win = windows_reading(arg.text)
+    if win is not None:  # as Windows reads it: ``cd %USERPROFILE%\\.ssh``, ``cd C:\\Users\\u\\.aws``
+        if unresolvable(win):
+            return key_folder(unix_form(win))
+        found = _key_folder(ctx, cwds, Arg.lit(win))
+        if found:
+            return found
+        for cwd in cwds or ():
+            real = ctx.realpath(posixpath.join(cwd, win))
+            found = None if ctx.inside(real) else key_folder(real.lower())
+            if found:
+                return found
     texts = [arg.text] if arg.text.startswith("/") else []
     if cwds is None and not arg.text.startswith("/"):
         texts.append("~/" + arg.text)  # from an unknown directory (after ``cd ~``) it may be the home's
@@ -207,7 +225,7 @@ def _watch(c: Call):
         # as watch -x would run them (each word one argument, ``~`` expanded): refused is refused
         probe_text(c.ctx, " ".join(_quote(w) if w.kind == LIT else w.src for w in words), c.cwds, "watch")
         return None
-    if any(" " in w.value or "'" in w.value for w in words):
+    if any(" " in w.value or "'" in w.value or "\\" in w.value for w in words):
         # watch -x runs the words as they are: what that would refuse is refused too.
         probe_text(c.ctx, " ".join(_quote(w) for w in words), c.cwds, "watch")
     return run_text(c.ctx, " ".join(w.value for w in words), c.cwds, None, "watch")

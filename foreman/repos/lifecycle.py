@@ -31,6 +31,7 @@ from typing import Literal
 
 from foreman.errors import WorktreeUnsafe
 
+from ..private import private_dir
 from ._git import StrPath, common_dir, git, list_worktrees, repo_lock
 from ._snapshot import linked_admin_dir, worktree_env
 from .worktrees import WorktreeBusy, _processes_inside, remove_worktree
@@ -62,6 +63,7 @@ class Cleaned:
 
 
 def _trash_slot(trash_dir: Path, name: str) -> Path:
+    private_dir(trash_dir)  # the trash is in the home: 0700 (foreman/private.py)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     slot = trash_dir / f"{name}-{stamp}"
     n = 2
@@ -101,7 +103,6 @@ async def _drop_entry(root: Path, wt: Path) -> None:
 
 def _move_to_trash(folder: Path, trash_dir: Path) -> Cleaned:
     """Move a whole folder into the trash; its ``.git`` link (if any) is renamed so git ignores it."""
-    trash_dir.mkdir(parents=True, exist_ok=True)
     slot = _trash_slot(trash_dir, folder.name)
     shutil.move(str(folder), str(slot))
     link = slot / ".git"

@@ -31,6 +31,7 @@ import psutil
 
 from foreman.errors import RepoError, WorktreeUnsafe
 
+from ..private import private_dir
 from ._checkout import lfs_missing
 from ._git import (
     HOOK_TIMEOUT,
@@ -200,7 +201,7 @@ async def _ensure(root: Path, wt: Path, branch: str, base: str, start_point: str
     start = await rev_parse(root, start_point or base)
     if start is None:
         raise RepoError(f"cannot start a worktree: {start_point or base!r} names no commit in {root}", permanent=True)
-    wt.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(wt.parent)  # the worktrees' parent folders are 0700 (foreman/private.py)
     if await rev_parse(root, f"refs/heads/{branch}"):
         args: tuple[str | Path, ...] = ("worktree", "add", wt, branch)
     else:

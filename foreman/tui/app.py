@@ -71,6 +71,7 @@ def sync_table(table: DataTable, rows: Sequence[tuple[str, Sequence[str]]]) -> N
     When the keys and their order are unchanged only changed cells are updated; otherwise the
     table is refilled and the cursor stays on the same key when it is still there.
     """
+    rows = [(key, [views.one_line(v) for v in cells]) for key, cells in rows]  # (display-safe text)
     keys = [key for key, _ in rows]
     current = [row.key.value for row in table.ordered_rows]
     columns = [col.key for col in table.ordered_columns]
@@ -184,11 +185,11 @@ class ForemanApp(App[int]):
             self._dirty = True
         if state == "closed" and self.conn.refused:
             # a refused token is refused again on every retry: leave with the advice
-            self.exit(return_code=EXIT_REFUSED, message=f"foreman tui: {self.conn.refused}")
+            self.exit(return_code=EXIT_REFUSED, message=f"foreman tui: {views.safe(str(self.conn.refused))}")
 
     def _banner_title(self) -> str:
         s = self.mirror.status
-        return f"{s.backend} · {s.profile} · foreman {s.version} · {views.usage_status_text(s)} · connected" if s else "connected"
+        return views.one_line(f"{s.backend} · {s.profile} · foreman {s.version} · {views.usage_status_text(s)} · connected") if s else "connected"
 
     def _on_server(self, msg: p.ServerMessage, outcome: Outcome) -> None:
         if outcome is not Outcome.APPLIED:
@@ -216,7 +217,7 @@ class ForemanApp(App[int]):
 
     def _write(self, selector: str, line: str, kind: str = "") -> None:
         style = {"error": "red", "decision": "yellow", "merge": "green", "ci": "cyan"}.get(kind, "")
-        self._main.query_one(selector, RichLog).write(Text(line, style=style))
+        self._main.query_one(selector, RichLog).write(Text(views.safe(line), style=style))
 
     def _refresh_panes(self) -> None:
         if not self._dirty:
@@ -258,7 +259,7 @@ class ForemanApp(App[int]):
         if new:
             self.bell()
             for d in new:
-                self.notify(f"{d.id} {d.kind}: {d.prompt}", title="You are needed", severity="warning")
+                self.notify(views.one_line(f"{d.id} {d.kind}: {d.prompt}"), title="You are needed", severity="warning")
         if not self.conn.ready and self.connection_state.startswith("disconnected"):
             banner.set_class(False, "needed")
             banner.update(Text(f"{self.connection_state} · reconnecting ..."))
@@ -266,7 +267,7 @@ class ForemanApp(App[int]):
             oldest = open_[0]
             more = f" (+{len(open_) - 1} more)" if len(open_) > 1 else ""
             banner.set_class(True, "needed")
-            banner.update(Text(f"⚠ YOU ARE NEEDED: {oldest.id} {oldest.kind} — {oldest.prompt}{more}   F2 answer · F3 diff"))
+            banner.update(Text(views.one_line(f"⚠ YOU ARE NEEDED: {oldest.id} {oldest.kind} — {oldest.prompt}{more}   F2 answer · F3 diff")))
         else:
             banner.set_class(False, "needed")
             banner.update(Text(views.idle_banner(self.mirror.agents.values())))
@@ -277,7 +278,7 @@ class ForemanApp(App[int]):
         """Write lines to the console pane."""
         log = self._main.query_one("#console", RichLog)
         for line in [lines] if isinstance(lines, str) else lines:
-            log.write(Text(line, style=style))
+            log.write(Text(views.safe(line), style=style))
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "command":

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from foreman import __version__
 
+from . import views
 from .client import Connection, Unauthorized
 from .discovery import Locator, default_home
 from .mirror import Mirror
@@ -87,7 +88,7 @@ async def run_line_mode(args: argparse.Namespace, locator: Locator, kinds: set[s
         try:
             lines = read_script(args.script)
         except (OSError, ScriptFailed) as exc:
-            print(f"foreman tui: {exc}", file=sys.stderr)
+            print(f"foreman tui: {views.safe(str(exc))}", file=sys.stderr)
             return EXIT_FAILED
     with contextlib.ExitStack() as stack:
         outputs = [sys.stdout]
@@ -118,7 +119,7 @@ async def _drive(args, conn: Connection, runner: LineRunner, transcript: Transcr
         await conn.wait_ready(connect_timeout)
     except Unauthorized as exc:
         transcript.write(f"refused by the Foreman at {conn.url}: {exc}")
-        print(f"foreman tui: {exc}", file=sys.stderr)
+        print(f"foreman tui: {views.safe(str(exc))}", file=sys.stderr)
         return EXIT_REFUSED
     except TimeoutError:
         transcript.write(f"cannot reach the Foreman at {conn.url or locator_text(conn)} within {connect_timeout:g} s: {conn.last_error}")
@@ -133,7 +134,7 @@ async def _drive(args, conn: Connection, runner: LineRunner, transcript: Transcr
             await _stdin(runner)
     except ScriptFailed as exc:
         transcript.close(f"FAILED {exc}")
-        print(f"foreman tui: {exc}", file=sys.stderr)
+        print(f"foreman tui: {views.safe(str(exc))}", file=sys.stderr)
         return EXIT_FAILED
     except Quit:
         pass

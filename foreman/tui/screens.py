@@ -43,17 +43,17 @@ class AnswerScreen(ModalScreen[tuple[int, str | None] | None]):
         d = self.decision
         lines = views.decision_lines(d)
         with Vertical():
-            yield Label(Text(f"{d.id} · {d.kind} · asked by {d.asked_by}"), id="head")
-            yield Static(Text(d.prompt), id="prompt")
+            yield Label(Text(views.one_line(f"{d.id} · {d.kind} · asked by {d.asked_by}")), id="head")
+            yield Static(Text(views.safe(d.prompt)), id="prompt")
             if d.detail:
-                yield Static(Text(d.detail), id="detail")
+                yield Static(Text(views.safe(d.detail)), id="detail")
             if d.risks:
                 critical = any(r.severity == "critical" for r in d.risks)
-                yield Static(Text("merge-risk scan:\n" + "\n".join(views.risk_lines(d.risks)),
+                yield Static(Text(views.safe("merge-risk scan:\n" + "\n".join(views.risk_lines(d.risks))),
                                   style="bold red" if critical else "yellow"), id="risks")
-            yield OptionList(*[f"{i}. {label}" for i, label in enumerate(d.options, 1)], id="options")
+            yield OptionList(*[views.one_line(f"{i}. {label}") for i, label in enumerate(d.options, 1)], id="options")
             yield Input(placeholder="optional note sent with the answer (Enter on an option sends)", id="note")
-            yield Label(Text(lines[-1].strip() + "   ·   Esc cancels"), id="hint")
+            yield Label(Text(views.one_line(lines[-1].strip() + "   ·   Esc cancels")), id="hint")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).highlighted = 0
@@ -97,7 +97,7 @@ class TextScreen(Screen[None]):
         self.diff = diff
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.title_text), id="title")
+        yield Static(Text(views.one_line(self.title_text)), id="title")
         yield RichLog(id="text", wrap=False, highlight=False, markup=False)
         yield Footer()
 
@@ -105,7 +105,7 @@ class TextScreen(Screen[None]):
         log = self.query_one(RichLog)
         for line in self.lines:
             style = DIFF_STYLES.get(line[:1], "") if self.diff else ""
-            log.write(Text(line, style=style))
+            log.write(Text(views.safe(line), style=style))
         log.scroll_home(animate=False)
         log.focus()
 

@@ -51,7 +51,8 @@ class Transcript:
             return
         elapsed = self.clock() - self.start
         stamp = f"[{int(elapsed // 60):02d}:{elapsed % 60:04.1f}]"
-        for line in text.splitlines() or [""]:
+        # display-safe (views.safe): a bidi control, NUL or escape sequence from the daemon is shown as <U+XXXX>
+        for line in views.safe(text).splitlines() or [""]:
             out = f"{stamp} {' ' * indent}{line}\n"
             for stream in self.outputs:
                 stream.write(out)

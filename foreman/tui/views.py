@@ -11,12 +11,25 @@ import datetime as _dt
 from collections.abc import Iterable
 
 import protocol as p
+from protocol.text import display
 
 from ..core.usage import money  # noqa: F401  (one formatter for amounts, re-exported for the views)
 from .mirror import Mirror, id_order
 
 TASK_STATUS_ORDER: tuple[p.TaskStatus, ...] = ("doing", "review", "todo", "blocked", "done", "cancelled")
 """The order ``/tasks`` lists the task statuses in: what moves first."""
+
+
+def safe(text: str) -> str:
+    """Text from the daemon as every view shows it: bidi controls and control characters other
+    than newline and tab escaped as ``<U+XXXX>`` (``protocol.text``, the rule of
+    ``docs/protocol.md`` "Display-safe text"), so the terminal shows the text that is stored."""
+    return display(text)
+
+
+def one_line(text: str) -> str:
+    """:func:`safe` text for a one-line place (a table cell, the banner): newlines and tabs as blanks."""
+    return " ".join(display(text).replace("\t", " ").split("\n"))
 
 
 def clock(at: float) -> str:

@@ -104,6 +104,9 @@ BAD_FRAMES = [
     ('{"type": "agent.resume", "id": "m6", "agent": "kit"}', "conflict", "m6"),
     ('{"type": "hello", "id": "m7", "protocol": 2, "client": "future"}', "protocol", "m7"),
     ('{"type": "message.send", "id": "big", "to": "kit", "text": "' + "x" * 300_000 + '"}', "too_large", None),
+    # a title with a bidi override or a NUL (issue 37 item 9: docs/protocol.md, "Display-safe text")
+    ('{"type": "goal.submit", "id": "rlo", "text": "Add \\u202etags"}', "bad_text", "rlo"),
+    ('{"type": "goal.submit", "id": 9, "text": "Add\\u0000 tags"}', "bad_text", 9),
 ]
 
 

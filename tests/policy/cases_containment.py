@@ -580,5 +580,11 @@ KINDS: dict[str, list[tuple]] = {
     ],
 }
 
+# The leak kinds of issue 37 (git options that run programs, writes into a nested .git,
+# Windows-shaped paths) live in their own module, by kind, and join these.
+from .cases_leaks import LEAK_KINDS  # noqa: E402
+
+KINDS.update(LEAK_KINDS)
+
 #: All the cases above, in one list.
 CONTAINMENT_CASES: list[tuple] = [case for cases in KINDS.values() for case in cases]

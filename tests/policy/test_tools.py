@@ -70,6 +70,37 @@ def test_tools(tool: str, args: dict, outcome: str, keys: list[str]) -> None:
     assert (v.outcome, list(v.keys)) == (outcome, keys), v.reason
 
 
+# Issue 37: the file tools read Windows-shaped paths as Windows would (a drive, %VAR%, $env:,
+# a backslash lead out of the worktree) and ask before writing into a .git below the top.
+@pytest.mark.parametrize(("tool", "args", "outcome", "keys"), [
+    ("Read", {"file_path": "C:\\Users\\u\\.ssh\\id_rsa"}, "deny", []),
+    ("Read", {"file_path": "%USERPROFILE%\\.aws\\credentials"}, "deny", []),
+    ("Read", {"file_path": "$env:USERPROFILE\\.netrc"}, "deny", []),
+    ("Read", {"file_path": "..\\..\\.ssh\\id_rsa"}, "deny", []),
+    ("Grep", {"pattern": "token", "path": "C:\\Users\\u\\.aws"}, "deny", []),
+    ("Edit", {"file_path": "%APPDATA%\\gnupg\\private-keys-v1.d\\k.key"}, "deny", []),
+    ("Edit", {"file_path": "%APPDATA%\\gnupg\\gpg-agent.conf"}, "ask", ["Write:~/AppData/Roaming/gnupg/gpg-agent.conf"]),
+    ("Read", {"file_path": "..\\..\\x"}, "ask", ["Read:/home/x"]),
+    ("Write", {"file_path": "C:\\Windows\\x.txt"}, "ask", ["Write:/C:/Windows/x.txt"]),
+    ("Write", {"file_path": "..\\out.txt"}, "ask", ["Write:/home/u/out.txt"]),
+    ("Glob", {"pattern": "*", "path": "C:\\Users"}, "ask", ["Glob:tree:/C:/Users"]),
+    ("Glob", {"pattern": "..\\..\\*"}, "ask", ["Glob:tree:/home"]),
+    ("Grep", {"pattern": "x", "path": "%USERPROFILE%"}, "ask", ["Grep:tree:~"]),
+    ("Read", {"file_path": "src\\a.py"}, "allow", []),
+    ("Write", {"file_path": "build\\out.txt"}, "allow", []),
+    ("Glob", {"pattern": "src\\*.py"}, "allow", []),
+    ("Write", {"file_path": "sub/.git/hooks/pre-commit"}, "ask", ["Write:.git:/home/u/wt/sub/.git/hooks/pre-commit"]),
+    ("Edit", {"file_path": "vendor/lib/.git/config"}, "ask", ["Write:.git:/home/u/wt/vendor/lib/.git/config"]),
+    ("Edit", {"file_path": "sub\\.git\\config"}, "ask", ["Write:.git:/home/u/wt/sub/.git/config"]),
+    ("Write", {"file_path": "sub/.GIT/config"}, "ask", ["Write:.git:/home/u/wt/sub/.GIT/config"]),
+    ("Read", {"file_path": "sub/.git/config"}, "allow", []),
+    ("Write", {"file_path": "sub/.gitignore"}, "allow", []),
+])
+def test_tools_windows_paths_and_nested_git(tool: str, args: dict, outcome: str, keys: list[str]) -> None:
+    v = _t(tool, **args)
+    assert (v.outcome, list(v.keys)) == (outcome, keys), v.reason
+
+
 @pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit"])
 def test_lead_never_edits(tool: str) -> None:
     assert _t(tool, lead=True, file_path="/home/u/wt/a.py").outcome == "deny"

@@ -96,3 +96,21 @@ async def test_clean_stale_entries_and_folders_safely(repo: Path, home_profile: 
     again = await ensure_worktree(repo, unlinked.path, "agentcraft/kit/t3", "main")  # the task can start again
     assert again.created and out(again.path, "status", "--porcelain") == ""
     assert await clean_stale_worktrees(repo, folder, trash_dir=trash) == []
+
+
+async def test_the_worktrees_parent_folders_and_the_trash_are_private(repo: Path, home_profile: Path, trash: Path) -> None:
+    """Issue 37 item 5: under the home, the folders the Foreman makes are its owner's alone (0700),
+    whatever the umask; the worktree's own files keep the modes git gives them."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        wt = await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t7"), "agentcraft/kit/t7", "main")
+        write(wt.path / "src" / "app.py", "edited\n")
+        done = await retire_worktree(repo, wt.path, trash_dir=trash)
+    finally:
+        os.umask(old)
+    mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
+    assert mode(home_profile / "worktrees") == mode(home_profile / "worktrees" / "repo") == 0o700
+    assert done.action == "trashed" and mode(trash) == 0o700

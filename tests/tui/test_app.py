@@ -168,3 +168,40 @@ async def test_output_flushed_while_the_app_runs_reaches_textual(daemon):
         kit = daemon.mirror.agents["kit"].model_copy(update={"activity": "after the flush"})
         await daemon.push(p.AgentUpsert(seq=0, agent=kit))
         await until(pilot, lambda: cells(app, "agents")["kit"][3] == "after the flush")
+
+
+# Issue 37 item 9: text from the daemon that holds bidi or control characters is shown escaped
+# (docs/protocol.md, "Display-safe text") in every pane, the banner, the answer dialog and the feed.
+RLO, NUL, ESC = "\u202e", "\x00", "\x1b"
+
+
+async def test_bidi_and_control_characters_are_shown_escaped_everywhere(daemon):
+    app = ForemanApp(lambda: daemon.url, reconnect_interval=0.05)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await until(pilot, lambda: "kit" in cells(app, "agents"))
+        kit = daemon.mirror.agents["kit"].model_copy(update={"activity": f"editing {RLO}yp.tset"})
+        await daemon.push(p.AgentUpsert(seq=0, agent=kit))
+        t3 = daemon.mirror.tasks["t3"].model_copy(update={"title": f"old{NUL}title"})  # stored before the rule
+        await daemon.push(p.TaskUpsert(seq=0, task=t3))
+        await daemon.open_decision(p.Decision(id="d2", kind="question", prompt=f"Ship it?{RLO}on", options=["Yes", f"N{ESC}[31mo"],
+                                              asked_by="kit", detail=f"why{NUL}\nline two", created_at=0.5))
+        await daemon.feed(f"kit says {RLO}evil{ESC}[2J", agent="kit")
+        await daemon.push(p.MessageAppend(seq=0, message=p.Message(id=1, at=1.0, sender="kit", to="user", text=f"hi{RLO}")))
+        await until(pilot, lambda: "d2" in cells(app, "decisions"))
+        await until(pilot, lambda: "<U+202E>yp.tset" in cells(app, "agents")["kit"][3])
+        assert cells(app, "tasks")["t3"][2] == "old<U+0000>title"
+        assert cells(app, "decisions")["d2"][3] == "Ship it?<U+202E>on"
+        assert "N<U+001B>[31mo" in cells(app, "decisions")["d2"][4]
+        assert "Ship it?<U+202E>on" in banner(app)
+        feed = app.query_one("#feed", RichLog)
+        await until(pilot, lambda: any("kit says <U+202E>evil<U+001B>[2J" in line.text for line in feed.lines))
+        messages = app.query_one("#messages", RichLog)
+        await until(pilot, lambda: any("hi<U+202E>" in line.text for line in messages.lines))
+        shown = [c for t in ("agents", "tasks", "decisions") for row in cells(app, t).values() for c in row]
+        shown += [line.text for log in (feed, messages) for line in log.lines] + [banner(app)]
+        assert not any(ch in text for text in shown for ch in (RLO, NUL, ESC))
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, AnswerScreen))
+        dialog = [str(w.render()) for w in app.screen.query(Static)]
+        assert any("Ship it?<U+202E>on" in t for t in dialog) and any("why<U+0000>" in t for t in dialog)
+        assert not any(ch in t for t in dialog for ch in (RLO, NUL, ESC))

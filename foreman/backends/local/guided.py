@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...errors import ForemanError
+from ...private import append_private
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import asked as asked_tests
 from . import commands, proof
@@ -228,9 +229,7 @@ class GuidedTask:
                   "attempt": attempt, "step": step, "temperature": temperature, "finish_reason": finish,
                   "reply": reply, **more}
         try:
-            self.trace_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.trace_path.open("a", encoding="ascii") as handle:
-                handle.write(json.dumps(record, ensure_ascii=True) + "\n")
+            append_private(self.trace_path, json.dumps(record, ensure_ascii=True) + "\n", "ascii")  # 0600, in 0700
         except OSError as exc:
             logger.warning("cannot record a guided reply to %s: %s", self.trace_path, exc)
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BackendError, ForemanError
+from ...private import private_dir, private_file
 from ...sandbox import from_settings
 from ..turns import AgentTools, TurnRequest, TurnResult, hand_over_cancelled
 from . import commands
@@ -74,9 +75,9 @@ class SessionStore:
 
     def save(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Write a session's messages (atomically: temp file, then rename)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)  # the home's folders 0700, files 0600 (foreman/private.py)
         path = self._path(session_id)
-        tmp = path.with_suffix(".tmp")
+        tmp = private_file(path.with_suffix(".tmp"))
         tmp.write_text(json.dumps({"v": 1, "messages": messages}, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...private import append_private
 from .answers import unusable_reason
 from .nativecodec import ToolCall, decode_tool_calls
 from .result import DecodeResult
@@ -133,9 +134,7 @@ class TraceRecorder:
             actions=tuple(decoded["actions"]), repairs=tuple(decoded["repairs"]), dropped=tuple(decoded["dropped"]),
             reason=decoded["reason"], time=now, agent=agent, role=role, turn=turn,
         )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="ascii") as handle:
-            handle.write(json.dumps(record.to_dict(), ensure_ascii=True) + "\n")
+        append_private(self.path, json.dumps(record.to_dict(), ensure_ascii=True) + "\n", "ascii")  # 0600, in 0700
         return record
 
 
