@@ -6,6 +6,8 @@ import logging
 import sys
 from pathlib import Path
 
+from .private import private_dir, private_file
+
 
 def configure(level: str = "INFO", logfile: Path | None = None) -> None:
     """Send the daemon's log records to stderr (and to ``logfile`` when given)."""
@@ -17,8 +19,6 @@ def configure(level: str = "INFO", logfile: Path | None = None) -> None:
     handler.setFormatter(fmt)
     root.addHandler(handler)
     if logfile is not None:
-        from .private import private_dir, private_file
-
         private_dir(logfile.parent)  # the profile's folder: 0700, its log 0600 (foreman/private.py)
         private_file(logfile)
         fh = logging.FileHandler(logfile, encoding="utf-8")

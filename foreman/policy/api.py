@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 from . import (  # noqa: F401
     gitcmd,
     launchers,
+    progs_cd,
     progs_dev,
     progs_files,
     progs_net,

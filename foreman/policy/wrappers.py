@@ -1,83 +1,18 @@
-"""Programs that run other programs: wrappers, ``xargs``, ``find -exec``, shells, ``eval``, ``cd``."""
+"""Programs that run other programs: wrappers, ``xargs``, ``find -exec``, shells, ``eval``
+(``cd`` is :mod:`.progs_cd`)."""
 
 from __future__ import annotations
 
-import posixpath
-
 from . import envvars
 from .context import Result
-from .dangers import key_folder, refuse_wipe
+from .dangers import refuse_wipe
 from .opts import lit_text, parse_opts
+from .progs_cd import key_folder_of
 from .registry import Call, dispatch, handles
 from .walker import probe_text, run_text
-from .winpaths import unix_form, unresolvable, windows_reading
 from .words import FD, LIT, UNKNOWN, WTLIST, Arg, static_text
 
 _SHELLS = ("bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox_sh", "fish", "tcsh", "csh")
-
-
-# ---- working directory --------------------------------------------------------------------
-@handles("cd", "pushd")
-def _cd(c: Call):
-    p = parse_opts(c.args, "", set())
-    target = [a for a in p.operands if lit_text(a) != "-"]
-    if not p.operands or (p.operands and lit_text(p.operands[0]) == "-"):
-        if c.name == "pushd" and not p.operands:
-            return Result(None)
-        c.exact(f"{c.name} goes to a directory that cannot be checked (home or the previous one)")
-        return Result(None)
-    arg = target[0]
-    folder = _key_folder(c.ctx, c.cwds, arg)
-    if folder:
-        c.deny(f"{c.name} enters {folder}: any command run there reaches the keys by relative paths")
-        return Result(None)
-    if arg.kind != LIT or arg.glob:
-        c.ctx.access(arg, "r", c.cwds, f"{c.name} goes to", directory=True)
-        return Result(None)
-    if c.cwds is None and not arg.value.startswith("/"):
-        c.exact(f"{c.name} from an unknown directory")
-        return Result(None)
-    c.ctx.access(arg, "r", c.cwds, f"{c.name} goes", directory=True)
-    new = []
-    for cwd in c.cwds or ("/",):
-        new.append(c.ctx.resolve(cwd, arg.value))
-    win = windows_reading(arg.value)
-    if win is not None:  # (``cd ..\\..``: on Windows it climbs; both places are possible)
-        if unresolvable(win):
-            return Result(None)
-        new += [c.ctx.resolve(cwd, win) for cwd in c.cwds or ("/",)]
-    return Result(tuple(dict.fromkeys(new)))
-
-
-def _key_folder(ctx, cwds, arg: Arg) -> str | None:
-    """The key-material folder (:func:`.dangers.key_folder`) a ``cd`` operand leads into, as
-    written (``~/.ssh``, ``"$HOME/.gnupg"``) or resolved from each working directory."""
-    if arg.kind != LIT or arg.text is None:
-        return key_folder(arg.src) if arg.src else None
-    win = windows_reading(arg.text)
-    if win is not None:  # as Windows reads it: ``cd %USERPROFILE%\\.ssh``, ``cd C:\\Users\\u\\.aws``
-        if unresolvable(win):
-            return key_folder(unix_form(win))
-        found = _key_folder(ctx, cwds, Arg.lit(win))
-        if found:
-            return found
-        for cwd in cwds or ():
-            real = ctx.realpath(posixpath.join(cwd, win))
-            found = None if ctx.inside(real) else key_folder(real.lower())
-            if found:
-                return found
-    texts = [arg.text] if arg.text.startswith("/") else []
-    if cwds is None and not arg.text.startswith("/"):
-        texts.append("~/" + arg.text)  # from an unknown directory (after ``cd ~``) it may be the home's
-    for cwd in cwds or ():
-        joined = posixpath.join(cwd, arg.text)
-        texts += [posixpath.normpath(joined), ctx.realpath(joined)]
-    for text in texts:
-        if text.startswith("~") or not ctx.inside(text):
-            found = key_folder(text)
-            if found:
-                return found
-    return None
 
 
 @handles("popd")
@@ -119,7 +54,7 @@ def _env(c: Call):
             d = Arg(LIT, t.split("=", 1)[1], False, t) if "=" in t else (args[i + 1] if i + 1 < len(args) else None)
             if "=" not in t:
                 i += 1
-            folder = _key_folder(c.ctx, cwds, d) if d is not None else None
+            folder = key_folder_of(c.ctx, cwds, d) if d is not None else None
             if folder:
                 c.deny(f"env -C enters {folder}: the command run there reaches the keys by relative paths")
                 return None
