@@ -123,7 +123,10 @@ def test_the_readme_test_command_passes_in_a_fresh_clone_on_a_stock_machine(tmp_
     assert subprocess.run(["git", "-C", str(clone), "config", "user.email"], env=env, capture_output=True).returncode == 1
     out = subprocess.run(["bash", "-c", command], cwd=clone, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                          text=True, timeout=3300)
-    tail = (out.stdout[-6000:] + "\n" + out.stderr[-3000:])
+    (tmp_path / "suite.txt").write_text(out.stdout + "\n--- stderr ---\n" + out.stderr)  # the whole output, failures included
+    failures = out.stdout.find("= FAILURES =")
+    tail = (out.stdout[failures:failures + 8000] if failures >= 0 else "") + out.stdout[-3000:] + "\n" + out.stderr[-3000:]
+    tail += f"\n(the whole output: {tmp_path / 'suite.txt'})"
     assert out.returncode == 0, tail
     closing = out.stdout.rstrip().splitlines()[-1]
     assert re.search(r"\d+ passed", closing) and "failed" not in closing and "error" not in closing, tail
