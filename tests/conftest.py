@@ -12,10 +12,19 @@ The default run is spread over two pytest-xdist workers (``-n 2 --dist loadfile`
 ``pyproject.toml``): each worker is its own process, and a test file runs whole on one worker,
 so a module-scoped fixture (a live daemon) is built once and sees all its module's tests. A
 session-scoped fixture (``tests/sim``'s scenarios) is built once per worker that uses it.
+
+Nothing the suite runs may write into the user's home (a shell under tmux wrote its history
+there, issue 38). So the run points ``HOME`` at an empty folder of its own before any test module
+is collected (its xdist workers inherit it), and fails at the end, naming the files, when anything
+appeared there, at the top of the real home or in its ``.agentcraft`` (the Foreman's default
+home): :func:`pytest_configure`, :func:`pytest_sessionfinish`.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +35,64 @@ from hypothesis import settings
 # must not turn a slow example into a failure (hypothesis' default deadline is 200 ms).
 settings.register_profile("foreman", deadline=None)
 settings.load_profile("foreman")
+
+_HOME_KEY = pytest.StashKey[tuple[Path, set[str], Path]]()
+"""The real home, the names seen in it at the start, and the run's own home."""
+_WRITTEN_KEY = pytest.StashKey[list[str]]()
+
+
+def _names(folder: Path) -> set[str]:
+    """The names directly in ``folder`` (an empty set when it is missing or unreadable)."""
+    try:
+        return {entry.name for entry in os.scandir(folder)}
+    except OSError:
+        return set()
+
+
+def _real_home_seen(real: Path) -> set[str]:
+    """What the end of the run compares in the real home: its top-level names and those in its
+    ``.agentcraft`` (the Foreman's default home). Names, not times: other programs of the user
+    may write their own files meanwhile; a new name is what a run of the suite would add."""
+    return {*_names(real), *(f".agentcraft/{name}" for name in _names(real / ".agentcraft"))}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the run a home of its own: ``HOME`` an empty temporary folder, set before any test
+    module is collected (a module may copy ``os.environ``), so every test and every process it
+    starts writes there, not into the user's home. An xdist worker inherits its controller's
+    (the controller checks it at the end); any other run (``-n 0``, or a pytest a test starts)
+    makes its own."""
+    if hasattr(config, "workerinput"):
+        return
+    real = Path(os.path.expanduser("~"))
+    fake = Path(tempfile.mkdtemp(prefix="foreman-tests-home-"))
+    config.stash[_HOME_KEY] = (real, _real_home_seen(real), fake)
+    os.environ["HOME"] = str(fake)
+
+
+def home_written(real: Path, seen: set[str], fake: Path) -> list[str]:
+    """What the run wrote into a home: every path in its own ``fake`` home, and each name new
+    in the real one since :func:`pytest_configure` (``seen``)."""
+    written = sorted(f"{path} (the suite's HOME)" for path in fake.rglob("*"))
+    written += sorted(f"{real / name} (the real HOME)" for name in _real_home_seen(real) - seen)
+    return written
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the run when it wrote into a home (see :func:`home_written`); remove its own home
+    when it is empty, else keep it for a look."""
+    stash = session.config.stash.get(_HOME_KEY, None)
+    if stash is None:
+        return
+    real, seen, fake = stash
+    written = home_written(real, seen, fake)
+    session.config.stash[_WRITTEN_KEY] = written
+    if written:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if not _names(fake):
+        shutil.rmtree(fake, ignore_errors=True)
+
 
 TEST_GIT_NAME = "Foreman Tests"
 TEST_GIT_EMAIL = "tests@foreman.invalid"
@@ -64,3 +131,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             seen.update(value for name, value in getattr(report, "user_properties", ()) if name == "claude_cli_version")
     for version in sorted(seen):
         terminalreporter.write_line(f"[tests/claude_cli] real claude CLI {version}")
+    written = terminalreporter.config.stash.get(_WRITTEN_KEY, [])
+    if written:
+        terminalreporter.section("the test suite wrote into a home", sep="=", red=True, bold=True)
+        terminalreporter.write_line("FAILED: nothing the suite runs may write into the user's home (tests/conftest.py):",
+                                    red=True)
+        for line in written:
+            terminalreporter.write_line(f"  {line}")

@@ -56,6 +56,7 @@ def scenario(fake: FakeClaude) -> None:
                         "kit": [work("kit", "farewell", FAREWELL), revise]})
 
 
+@pytest.mark.slow  # end to end: a goal to two merged tasks through the daemon; slow suite since issue 38
 async def test_goal_to_two_merged_tasks_with_requested_changes(tmp_path: Path, fake: FakeClaude, monkeypatch) -> None:
     scenario(fake)
     rig = Rig(tmp_path, fake, monkeypatch)

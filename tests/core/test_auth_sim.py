@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.sim._sim import SimClient, start_daemon, token_for
 
@@ -38,6 +39,7 @@ def _sample_children(pid: int, stop: threading.Event, seen: dict[int, dict[str, 
         stop.wait(0.005)
 
 
+@pytest.mark.slow  # end to end: a full sim run; slow suite since issue 38
 async def test_the_token_is_absent_from_every_agent_visible_place_in_a_full_sim_run(tmp_path: Path) -> None:
     daemon = start_daemon(tmp_path, "--auto-answer", "merge,permission,question", speed=1000.0)
     token = token_for(daemon.port)

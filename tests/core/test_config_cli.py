@@ -168,14 +168,48 @@ def test_config_error_exits_2_naming_the_key(tmp_path: Path) -> None:
     assert out.returncode == 2 and "'colour'" in out.stderr
 
 
-def test_doctor_checks_git_home_and_port(tmp_path: Path) -> None:
-    out = _foreman("doctor", "--home", str(tmp_path / "home"), "--port", "0")
+def _bin_with_git(folder: Path, bwrap: str | None = None) -> str:
+    """A PATH of one folder holding git and, given its script, a ``bwrap``: the doctor then sees
+    the same machine whether or not bubblewrap is installed on the one running the tests."""
+    import shutil
+
+    folder.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (folder / "git").symlink_to(git)
+    if bwrap is not None:
+        (folder / "bwrap").write_text(bwrap)
+        (folder / "bwrap").chmod(0o755)
+    return str(folder)
+
+
+# A bubblewrap that answers the doctor's probe (``bwrap --version``, then the namespaces around
+# ``true``) as a working one does; the real one is the thing under test in tests/sandbox.
+_WORKING_BWRAP = '#!/bin/sh\n[ "$1" = --version ] && { echo bubblewrap 0.8.0; exit 0; }\nexit 0\n'
+
+
+@pytest.mark.parametrize("bwrap", [None, _WORKING_BWRAP], ids=["without-bwrap", "with-bwrap"])
+def test_doctor_checks_git_home_and_port(tmp_path: Path, bwrap: str | None) -> None:
+    """All good with an OS sandbox; without bubblewrap (a stock machine) it works, with exactly the
+    sandbox's warning (found by a newcomer: this test said "all good" only where bwrap was installed)."""
+    env = {"PATH": _bin_with_git(tmp_path / "bin", bwrap)}
+    out = _foreman("doctor", "--home", str(tmp_path / "home"), "--port", "0", env=env)
     assert out.returncode == 0, out.stdout
     assert "[ok] git version" in out.stdout and ">= 2.38" in out.stdout
-    assert "is writable" in out.stdout and "port 0 is free" in out.stdout and "all good" in out.stdout
+    assert "is writable" in out.stdout and "port 0 is free" in out.stdout
+    if bwrap is not None:
+        assert "[ok] OS sandbox on (bubblewrap 0.8.0)" in out.stdout and "[warn]" not in out.stdout
+        assert out.stdout.rstrip().splitlines()[-1] == "all good"
+    else:
+        warned = [line for line in out.stdout.splitlines() if line.startswith("[warn]")]
+        assert warned == ["[warn] OS sandbox unavailable, agents' commands run unsandboxed: bwrap is not installed "
+                          "(Debian/Ubuntu: apt-get install bubblewrap)"], out.stdout
+        assert "fix: install bubblewrap (apt-get install bubblewrap)" in out.stdout
+        assert out.stdout.rstrip().splitlines()[-1] == "works, with 1 warning(s) above"
+    assert "[FAIL]" not in out.stdout
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    bad = _foreman("doctor", "--home", str(blocked / "home"), "--port", "0")
+    bad = _foreman("doctor", "--home", str(blocked / "home"), "--port", "0", env=env)
     assert bad.returncode == 1 and "[FAIL]" in bad.stdout and "fix:" in bad.stdout
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ._sim import normalise, run_to_end, tree_hash
 from .conftest import SEED, Run, contrary, run_async
 
@@ -26,6 +28,7 @@ def same_messages(a: Run, b: Run) -> tuple[list, list]:  # type: ignore[type-arg
     return normalise(a.client.messages, a.daemon.home), normalise(b.client.messages, b.daemon.home)
 
 
+@pytest.mark.slow  # end to end: a second whole scenario run; slow suite since issue 38
 def test_same_seed_and_answers_give_the_same_messages_and_tree(first_run: Run, tmp_path: Path) -> None:
     second = again(tmp_path, "--seed", SEED)
     a, b = same_messages(first_run, second)
@@ -38,6 +41,7 @@ def test_same_seed_and_answers_give_the_same_messages_and_tree(first_run: Run, t
     assert [m["seq"] for m in a] == list(range(1, len(a) + 1))
 
 
+@pytest.mark.slow  # end to end: a second whole scenario run; slow suite since issue 38
 def test_same_contrary_answers_give_the_same_messages_and_tree(contrary_run: Run, first_run: Run, tmp_path: Path) -> None:
     second = again(tmp_path, "--seed", SEED, answer=contrary)
     a, b = same_messages(contrary_run, second)
@@ -50,6 +54,7 @@ def ambient(run: Run) -> list[str]:
     return [m["line"]["text"] for m in run.client.messages if m["type"] == "log.append" and m["line"]["kind"] == "ambient"]
 
 
+@pytest.mark.slow  # end to end: a second whole scenario run; slow suite since issue 38
 def test_the_seed_only_changes_the_ambient_chatter(first_run: Run, tmp_path: Path) -> None:
     other = again(tmp_path, "--seed", str(int(SEED) + 1))
     assert other.tree == first_run.tree

@@ -24,6 +24,7 @@ def test_the_plan_deals_the_second_tasks_to_the_extra_workers_in_seat_order() ->
     assert set(six.values()).isdisjoint({"ember", "fern"})  # nine tasks: the fifth and sixth extra get none
 
 
+@pytest.mark.slow  # end to end: a scenario run to goal done with seven workers; slow suite since issue 38
 def test_a_team_of_seven_gives_the_generated_workers_tasks_and_the_goal_reaches_done(tmp_path: Path) -> None:
     daemon, c = run_async(run_to_end(tmp_path / "seven", "--seed", SEED, "--workers", "7"))
     repo = daemon.repo

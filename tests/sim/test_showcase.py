@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from ._sim import SimClient, git, start_daemon
 
 BUSY = {
@@ -35,6 +37,7 @@ def open_decisions(client: SimClient) -> list[tuple[str, str | None]]:
     return sorted((d["kind"], d.get("task")) for d in client.decisions.values() if d["status"] == "open")
 
 
+@pytest.mark.slow  # end to end: the scenario fast-forwarded, then a restart; slow suite since issue 38
 async def test_busy_showcase_holds_its_state_across_a_restart(tmp_path: Path) -> None:
     daemon = start_daemon(tmp_path, "--showcase", profile="showcase")
     assert daemon.repo.name == "sim-demo-showcase"
@@ -70,6 +73,7 @@ async def test_busy_showcase_holds_its_state_across_a_restart(tmp_path: Path) ->
         daemon.stop()
 
 
+@pytest.mark.slow  # end to end: the scenario fast-forwarded to its late state; slow suite since issue 38
 async def test_late_showcase(tmp_path: Path) -> None:
     daemon = start_daemon(tmp_path, "--showcase", "late", profile="showcase-late")
     assert daemon.repo.name == "sim-demo-showcase-late"

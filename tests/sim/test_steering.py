@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ._sim import SimClient, start_daemon, tree_hash
 from .conftest import Run, run_async
 
@@ -26,6 +28,7 @@ async def quiet(client: SimClient, timeout: float = 10.0) -> None:
     raise AssertionError("the scenario never went quiet")
 
 
+@pytest.mark.slow  # end to end: a whole scenario run, stopped and resumed; slow suite since issue 38
 async def test_stopped_agent_holds_the_scenario_until_resumed(tmp_path: Path, first_run: Run) -> None:
     daemon = start_daemon(tmp_path, "--no-autostart", "--no-ambient")
     started = asyncio.Event()
@@ -72,6 +75,7 @@ async def test_stopped_agent_holds_the_scenario_until_resumed(tmp_path: Path, fi
     assert tree_hash(daemon.repo) == first_run.tree  # the same work reached main
 
 
+@pytest.mark.slow  # end to end: a scenario run to goal done; slow suite since issue 38
 async def test_user_cancels_a_task_in_progress(tmp_path: Path) -> None:
     """`task.cancel` on a task being worked on: it is not offered for merge; the run still ends."""
     from foreman.backends.sim import patches

@@ -31,6 +31,7 @@ def real(tmp_path):
     daemon.stop()
 
 
+@pytest.mark.slow  # end to end: the full-screen client drives a real daemon's scenario; slow suite since issue 38
 async def test_pilot_against_the_real_daemon(real):
     app = ForemanApp(Locator(real.home, real.profile), reconnect_interval=0.05)
     async with app.run_test(size=(180, 50)) as pilot:
@@ -71,6 +72,7 @@ def run_tui(real, *args: str, timeout: float = 90) -> subprocess.CompletedProces
     return subprocess.run(cmd, cwd=ROOT, check=False, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.slow  # end to end: the demo script replays a whole scenario to goal done; slow suite since issue 38
 def test_the_demo_script_replays_to_goal_done(real, tmp_path):
     transcript = tmp_path / "out.txt"
     done = run_tui(real, "--script", str(ROOT / "scripts" / "sim-demo.script"), "--transcript", str(transcript), "--timeout", "60")

@@ -22,6 +22,7 @@ def real20(tmp_path):
     daemon.stop()
 
 
+@pytest.mark.slow  # end to end: a real daemon with 20 workers in the full-screen client; slow suite since issue 38
 async def test_twenty_workers_are_listed_in_seat_order_and_the_sim_says_what_the_extras_do(real20):
     app = ForemanApp(Locator(real20.home, real20.profile), reconnect_interval=0.05)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -61,6 +62,7 @@ async def _agents_after_start(tmp_path, *flags: str, reset: bool) -> dict:
         daemon.stop()
 
 
+@pytest.mark.slow  # end to end: real daemons restarted with other teams; slow suite since issue 38
 async def test_the_sims_extra_workers_follow_a_smaller_then_larger_team_across_restarts(tmp_path):
     """A newcomer's report: the sim kept ``--workers 8``'s extras on shift after a restart with
     ``--workers 6``. Extras left out go off shift (a feed line says so) and come back later."""

@@ -26,6 +26,18 @@ ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMU
 """pytest sets COLUMNS=80 and LINES=24; the app would take them over the terminal's size."""
 
 
+@pytest.fixture(autouse=True)
+def tmux_home(tmp_path, monkeypatch):
+    """The tmux server (started by a test's first ``tmux`` command, ended by its last) and every
+    shell and program in it get a home of the test's own: the shell of
+    ``test_a_background_daemon_is_not_stopped_by_keys_typed_in_its_terminal`` wrote its history
+    (``.bash_history``) into the user's home when ``kill-server`` ended it (issue 38)."""
+    home = tmp_path / "tmux-home"
+    home.mkdir()
+    monkeypatch.setitem(ENV, "HOME", str(home))
+    return home
+
+
 def tmux(*args: str) -> str:
     return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], capture_output=True, text=True,
                           check=True, timeout=10, env=ENV).stdout
@@ -63,14 +75,15 @@ def test_foreman_tui_in_tmux(tmp_path):
         tmux("send-keys", "-t", session, "C-q")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            alive = subprocess.run(["tmux", "-L", SOCKET, "has-session", "-t", session], check=False, capture_output=True, timeout=10)
+            alive = subprocess.run(["tmux", "-L", SOCKET, "has-session", "-t", session], check=False, capture_output=True,
+                                   timeout=10, env=ENV)
             if alive.returncode != 0:
                 break
             time.sleep(0.2)
         else:
             pytest.fail("ctrl+q did not end foreman tui")
     finally:
-        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], check=False, capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], check=False, capture_output=True, timeout=10, env=ENV)
         daemon.stop()
 
 
@@ -115,4 +128,4 @@ def test_a_background_daemon_is_not_stopped_by_keys_typed_in_its_terminal(tmp_pa
         if pid is not None:
             subprocess.run(["kill", "-CONT", str(pid)], capture_output=True)
             subprocess.run(["kill", str(pid)], capture_output=True)
-        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], check=False, capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], check=False, capture_output=True, timeout=10, env=ENV)
