@@ -326,7 +326,7 @@ class GuidedTask:
             self.locked = None
             if attempt.outcome == "passed":
                 self.stats.passed = True
-                how = f"({self.ci_command} passed)" if self.ci_command else "(no check command found)"
+                how = f"({_short(self.ci_command)} passed)" if self.ci_command else "(no check command found)"
                 left = f"{attempt.untouched}; " if attempt.untouched else ""
                 summary = (f"guided attempt {number}/{count} {how}: {left}"
                            + "; ".join(dict.fromkeys(attempt.actions))[:400])
@@ -389,3 +389,9 @@ class GuidedTask:
 
 __all__ = ["Attempt", "GuidedStats", "GuidedTask"]
 
+
+def _short(command: str) -> str:
+    """The check command as a note shows it: an interpreter named by its absolute path (a venv's
+    ``/long/path/.venv/bin/python``) by its name, so the note keeps room for what was done."""
+    head, sep, rest = command.partition(" ")
+    return (head.rsplit("/", 1)[-1] if head.startswith("/") else head) + sep + rest
