@@ -16,6 +16,7 @@ addopts, so it does not recurse).
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shutil
 import socket
@@ -86,6 +87,13 @@ def stock_env(base: Path, environ: Mapping[str, str] | None = None) -> dict[str,
     (base / "empty.gitconfig").write_text("")
     env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(base / "empty.gitconfig"),
                PATH=path_without(ABSENT_TOOLS, base / "bin", env.get("PATH", "")))
+    # The machine's own rust tool chain stays where it is: pip runs ``rustc --version`` for its
+    # user agent, and a rustup proxy whose home lacks ``.rustup`` writes its settings there (a user
+    # with rustup has that folder already, so nothing new appears in their home).
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the suite's own HOME is a temporary one
+    for variable, folder in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")):
+        if variable not in env and (real_home / folder).is_dir():
+            env[variable] = str(real_home / folder)
     return env
 
 
@@ -160,6 +168,8 @@ def test_the_stock_machine_has_no_bwrap_tmux_identity_or_home_of_this_run(tmp_pa
     assert env["PIP_FIND_LINKS"] == "/w" and env["LANG"] == "C.UTF-8"  # the machine's own settings stay
     assert Path(env["HOME"]).is_dir() and not list(Path(env["HOME"]).iterdir())
     assert Path(env["GIT_CONFIG_GLOBAL"]).read_text() == ""
+    rustup = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".rustup"
+    assert env.get("RUSTUP_HOME") == (str(rustup) if rustup.is_dir() else None)  # pip's `rustc --version` writes nothing
     for tool in ABSENT_TOOLS:
         assert shutil.which(tool, path=env["PATH"]) is None
     assert shutil.which("other", path=env["PATH"]) == str(base / "bin" / f"0-{fake.name}" / "other")  # the rest stays
