@@ -18,6 +18,7 @@ from .context import Ctx, worktree_of
 from .model import (
     AbortTurn,
     AwaitCheckout,
+    CheckWork,
     CommitLeftovers,
     Effect,
     HandOffCommitted,
@@ -25,11 +26,13 @@ from .model import (
     MergePrepared,
     MergeTried,
     RemoveWorktree,
+    Running,
     WorktreeSettled,
 )
 from .model import (
     HandOff as HandOffEffect,
 )
+from .taskrules import plan, plan_ended
 from .turnrules import block, launch
 
 
@@ -44,6 +47,8 @@ def merge_prepared(ctx: Ctx, e: MergePrepared) -> list[Effect]:
         core.complete_task(e.task, now, no_changes=True)
     elif e.outcome == "failed":
         block(ctx, e.task, f"its work could not be prepared for the merge: {e.reason}")
+    elif any(x.task == e.task and x.kind == "merge" and x.status == "open" for x in core.world.decisions.values()):
+        return []  # (asked again, e.g. a lead's request_merge repeated after a restart: one decision is enough)
     elif e.record is not None:
         dec = core.open_merge_decision(e.task, now, asked_by=LEAD, worktree=e.worktree, detail=e.detail,
                                        risks=e.risks)
@@ -209,9 +214,36 @@ def aborted(ctx: Ctx, agent: str, reason: str) -> list[Effect]:
     if run is not None:
         ctx.core.update_session(run.key, state="interrupted" if reason == "pause" else "aborted")
         effects.append(AbortTurn(agent))
+        if reason == "stop":
+            effects += redo_stopped(ctx, run)
     if reason == "cancel":
         for info in ctx.core.records(Worktree).values():
             task = ctx.core.world.tasks.get(info.task)
             if info.agent == agent and task is not None and task.status == "cancelled":
                 effects.append(CommitLeftovers(info.id))
     return effects
+
+
+def redo_stopped(ctx: Ctx, run: Running) -> list[Effect]:
+    """A turn stopped by ``/stop`` whose work the flow waits on is started again; it waits (in the
+    goal's or the agent's queue, the feed says so) until the agent is back. Without this, a goal
+    stayed ``planning`` and a task stayed in ``review`` for ever once its lead was stopped in the
+    middle of the turn (a paused turn is resumed instead; a worker's task goes back on the board,
+    :meth:`~foreman.core.agents.AgentRules.stop_agent`).
+
+    - a plan of a goal still ``planning``: planned again (a goal the stopped plan gave tasks goes
+      on with them, as after a restart);
+    - a review of a task still in ``review`` with no merge decision open: its work is checked and
+      CI run again, then the review (as after a restart).
+    """
+    w = ctx.core.world
+    if run.job == "plan" and run.goal_id and w.goals[run.goal_id].status == "planning":
+        if any(t.goal == run.goal_id for t in w.tasks.values()):
+            plan_ended(ctx, run.goal_id)
+            return []
+        return plan(ctx, run.goal_id)
+    task = w.tasks.get(run.task_id or "")
+    if run.job == "review" and task is not None and task.status == "review" and not any(
+            d.task == task.id and d.kind == "merge" and d.status == "open" for d in w.decisions.values()):
+        return [CheckWork(task.id, task.assignee or "")]
+    return []

@@ -158,8 +158,11 @@ def task_prepared(ctx: Ctx, e: TaskPrepared) -> list[Effect]:
     for line in e.feed:
         core.feed(line, now, kind="task", task=e.task, agent=e.agent)
     task = core.world.tasks.get(e.task)
-    if task is None or task.status != "todo" or (task.assignee not in (None, e.agent)):
-        return []  # it moved on while its worktree was made (cancelled, reassigned): the next pass sees it
+    agent = core.world.agents.get(e.agent)
+    if task is None or task.status != "todo" or (task.assignee not in (None, e.agent)) or agent is None \
+            or not agent.active:
+        return []  # it moved on while its worktree was made (cancelled, reassigned, its worker went off
+        # shift): the next pass sees it
     effects: list[Effect] = []
     for other in e.superseded:
         w = core.record(Worktree, other)
@@ -170,8 +173,12 @@ def task_prepared(ctx: Ctx, e: TaskPrepared) -> list[Effect]:
     answered = [x for x in core.world.decisions.values() if x.task == e.task and x.kind == "question"
                 and x.status == "answered"]
     takeover = e.takeover if e.takeover != e.agent else None
+    ci = core.record(CiRun, e.task)
+    base = e.base_note
+    if ci is not None and ci.state in ("failed", "timed_out"):
+        base += f"\nIts last CI run {ci.verdict}: run the tests, fix what fails, commit, then update_task review."
     prompt = prompts.work_prompt(core.task(e.task), takeover_from=takeover, answered=answered, unread=[],
-                                 base=e.base_note)
+                                 base=base.strip())
     return effects + launch(ctx, e.agent, "work", f"{e.agent}:{e.task}", prompt=prompt, task=e.task)
 
 
@@ -265,6 +272,13 @@ def ci_finished(ctx: Ctx, e: CiFinished) -> list[Effect]:
         core.feed(line, now, kind="ci", task=e.task)
         if not e.ok and not core.taskflow(e.task).ci_retried:
             core.update_taskflow(e.task, ci_retried=True)
+            other = [t.id for t in core.world.tasks.values() if t.status == "doing" and t.assignee == e.agent]
+            if other and core.task(e.task).status == "review":
+                # the worker started another task while CI ran: the task waits on the board for it
+                # (it could not go back to doing beside the other; the next work turn is told why)
+                core.set_task_status(e.task, "todo", now, who="foreman",
+                                     reason=f"CI failed; back to {e.agent} after {other[0]}")
+                return []
             if core.task(e.task).status == "review":
                 core.set_task_status(e.task, "doing", now, who="foreman", reason=None)
             head = f"CI {e.verdict} on {e.task}" if e.timed_out else f"CI failed on {e.task}"

@@ -110,6 +110,22 @@ def test_a_prepared_task_starts_with_its_workers_turn_and_retires_superseded_wor
     assert ctx.core.record(Session, f"kit:{t}").state == "running"  # type: ignore[union-attr]
 
 
+def test_a_task_prepared_for_a_worker_who_went_off_shift_meanwhile_stays_on_the_board() -> None:
+    """Found by the sim's chaos test: ``/stop`` while the worker's worktree was being made put the
+    task back on the board unassigned, then its ``TaskPrepared`` started it for the off-shift worker
+    (the core refused, and the step's failure blocked the task)."""
+    ctx = world()
+    t = task(ctx, agent="kit")
+    ctx.live.starting[t] = "kit"
+    ctx.core.stop_agent("kit", T0)
+    ctx.core.take()
+    assert (ctx.core.task(t).status, ctx.core.task(t).assignee) == ("todo", None)
+    effects = apply(ctx, TaskPrepared(t, "kit", f"kit-{t}", f"agentcraft/kit/{t}"))
+    assert not [e for e in effects if isinstance(e, RunTurn)]
+    assert (ctx.core.task(t).status, ctx.core.task(t).assignee) == ("todo", None)  # the next pass gives it to another
+    assert ctx.live.starting == {}
+
+
 def test_failed_starts_back_off_then_block_the_task_at_the_bound() -> None:
     ctx = world()
     t = task(ctx, agent="kit")
@@ -211,6 +227,26 @@ def test_a_ci_failure_goes_back_to_the_worker_once_then_on_to_the_merge() -> Non
     assert apply(ctx, fail) == [PrepareMerge(t, "CI FAILED (exit 1)")]  # the second failure goes on to the user
     feed = [f.text for f in ctx.core.world.feed]
     assert feed.count(f"CI failed on {t}") == 2
+
+
+def test_a_ci_failure_after_the_worker_started_another_task_waits_for_it_on_the_board() -> None:
+    """Found by the sim's chaos test: the worker handed a task in and started another while CI ran;
+    the failure tried to move the task back to doing beside the other (the core refused, and the
+    step's failure blocked the task). It goes back on the board for the same worker, whose next
+    work turn on it is told that its CI failed."""
+    ctx = world()
+    t = task(ctx, status="review")
+    other = task(ctx, "Add farewell", status="doing")
+    fail = CiFinished(t, "kit", "make test", ok=False, verdict="FAILED (exit 1)", output="test_x ... FAIL")
+    assert apply(ctx, fail) == []
+    assert (ctx.core.task(t).status, ctx.core.task(t).assignee) == ("todo", "kit")
+    assert ctx.core.task(other).status == "doing"
+    ctx.core.cancel_task(other, T0)  # (kit is free again)
+    ctx.core.take()
+    ctx.live.starting[t] = "kit"
+    (turn,) = [e for e in apply(ctx, TaskPrepared(t, "kit", f"kit-{t}", f"agentcraft/kit/{t}"))
+               if isinstance(e, RunTurn)]
+    assert turn.job == "work" and "Its last CI run FAILED (exit 1)" in turn.prompt
 
 
 def test_a_timed_out_ci_says_so_and_with_lead_review_the_lead_reviews() -> None:

@@ -1,0 +1,77 @@
+"""The lead taken off shift in the middle of a turn the flow waits on, then put back on: the work
+its turn was doing is started again, never left waiting for ever (found by the sim: a goal stayed
+``planning`` after ``/stop @marlow`` during its plan, with no plan turn to come)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from foreman.backends.scripted import Script
+from foreman.backends.turns import AgentTools, TurnRequest, TurnResult
+from foreman.core.roster import LEAD
+
+from ..conductor.scripted import ScriptedRig, commits_then_review, done
+from ..rig import wait_for
+
+
+def hanging_once(first: asyncio.Event, then: Script) -> Script:
+    """A script that, the first time, sets ``first`` and waits until the turn is aborted; then runs ``then``."""
+    async def script(req: TurnRequest, tools: AgentTools) -> TurnResult:
+        if not first.is_set():
+            first.set()
+            await asyncio.Event().wait()
+        return await then(req, tools)
+    return script
+
+
+async def test_a_plan_turn_stopped_then_resumed_plans_the_goal_again(tmp_path: Path) -> None:
+    started = asyncio.Event()
+
+    async def plan(req: TurnRequest, tools: AgentTools) -> TurnResult:
+        await tools.call("create_task", {"title": "Add greet", "description": "greet()", "assignee": "kit"})
+        return done()
+
+    lead = hanging_once(started, plan)
+    work = commits_then_review()
+    rig = ScriptedRig(tmp_path, lambda req: lead if req.agent == LEAD else work, ci="true", lead_review=False)
+    try:
+        await rig.start()
+        goal = rig.d.act(lambda c, now: c.submit_goal("greet", now, repo="proj"))
+        await asyncio.wait_for(started.wait(), 10)
+        rig.d.act(lambda c, now: c.stop_agent(LEAD, now))
+        await wait_for(lambda: LEAD not in rig.backend.runner.live.running, what="the plan turn aborted")
+        assert rig.world.goals[goal.id].status == "planning"
+        assert any(f"Goal {goal.id} waits" in f.text for f in rig.world.feed)  # the feed says what brings it back
+        rig.d.act(lambda c, now: c.resume_agent(LEAD, now))
+        await wait_for(lambda: rig.world.goals[goal.id].status == "active", what="the goal planned again")
+        await rig.wait_status("t1", "review")
+        assert [r.job for r in rig.runner.requests if r.agent == LEAD] == ["plan", "plan"]
+    finally:
+        await rig.stop()
+
+
+async def test_a_review_turn_stopped_then_resumed_reviews_the_task_again(tmp_path: Path) -> None:
+    started = asyncio.Event()
+
+    async def review(req: TurnRequest, tools: AgentTools) -> TurnResult:
+        await tools.call("request_merge", {"task": req.task, "summary": "reviewed"})
+        return done()
+
+    lead = hanging_once(started, review)
+    work = commits_then_review()
+    rig = ScriptedRig(tmp_path, lambda req: lead if req.agent == LEAD else work, ci="true")
+    try:
+        await rig.start()
+        t1 = rig.task("Add greet", assignee="kit")
+        await asyncio.wait_for(started.wait(), 20)
+        rig.d.act(lambda c, now: c.stop_agent(LEAD, now))
+        await wait_for(lambda: LEAD not in rig.backend.runner.live.running, what="the review turn aborted")
+        assert rig.status(t1) == "review" and rig.open_decision(t1) is None
+        rig.d.act(lambda c, now: c.resume_agent(LEAD, now))
+        dec = await wait_for(lambda: rig.open_decision(t1), what="t1's merge decision after the review ran again")
+        assert [r.job for r in rig.runner.requests if r.agent == LEAD] == ["review", "review"]
+        rig.d.act(lambda c, now: c.answer_decision(dec.id, 0, now))
+        await rig.wait_status(t1, "done")
+    finally:
+        await rig.stop()
