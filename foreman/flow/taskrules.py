@@ -160,9 +160,9 @@ def task_prepared(ctx: Ctx, e: TaskPrepared) -> list[Effect]:
     task = core.world.tasks.get(e.task)
     agent = core.world.agents.get(e.agent)
     if task is None or task.status != "todo" or (task.assignee not in (None, e.agent)) or agent is None \
-            or not agent.active:
+            or not agent.active or agent.paused:
         return []  # it moved on while its worktree was made (cancelled, reassigned, its worker went off
-        # shift): the next pass sees it
+        # shift or was paused): the next pass sees it
     effects: list[Effect] = []
     for other in e.superseded:
         w = core.record(Worktree, other)

@@ -110,19 +110,22 @@ def test_a_prepared_task_starts_with_its_workers_turn_and_retires_superseded_wor
     assert ctx.core.record(Session, f"kit:{t}").state == "running"  # type: ignore[union-attr]
 
 
-def test_a_task_prepared_for_a_worker_who_went_off_shift_meanwhile_stays_on_the_board() -> None:
-    """Found by the sim's chaos test: ``/stop`` while the worker's worktree was being made put the
-    task back on the board unassigned, then its ``TaskPrepared`` started it for the off-shift worker
-    (the core refused, and the step's failure blocked the task)."""
+@pytest.mark.parametrize("steer", ["stop", "pause"])
+def test_a_task_prepared_for_a_worker_who_left_meanwhile_stays_on_the_board(steer: str) -> None:
+    """Found by the sim's chaos test: ``/stop`` (or ``/pause``) while the worker's worktree was
+    being made, then its ``TaskPrepared`` started the task for the absent worker (the core refused,
+    and the step's failure blocked the task)."""
     ctx = world()
     t = task(ctx, agent="kit")
     ctx.live.starting[t] = "kit"
-    ctx.core.stop_agent("kit", T0)
+    if steer == "stop":
+        ctx.core.stop_agent("kit", T0)  # (its todo task goes back on the board unassigned)
+    else:
+        ctx.core.pause_agent("kit", T0)
     ctx.core.take()
-    assert (ctx.core.task(t).status, ctx.core.task(t).assignee) == ("todo", None)
     effects = apply(ctx, TaskPrepared(t, "kit", f"kit-{t}", f"agentcraft/kit/{t}"))
     assert not [e for e in effects if isinstance(e, RunTurn)]
-    assert (ctx.core.task(t).status, ctx.core.task(t).assignee) == ("todo", None)  # the next pass gives it to another
+    assert ctx.core.task(t).status == "todo"  # the next pass starts it (another worker, or kit once back)
     assert ctx.live.starting == {}
 
 
