@@ -32,7 +32,7 @@ from .model import (
 from .model import (
     HandOff as HandOffEffect,
 )
-from .taskrules import plan, plan_ended
+from .taskrules import plan_again, unreviewed
 from .turnrules import block, launch
 
 
@@ -238,12 +238,8 @@ def redo_stopped(ctx: Ctx, run: Running) -> list[Effect]:
     """
     w = ctx.core.world
     if run.job == "plan" and run.goal_id and w.goals[run.goal_id].status == "planning":
-        if any(t.goal == run.goal_id for t in w.tasks.values()):
-            plan_ended(ctx, run.goal_id)
-            return []
-        return plan(ctx, run.goal_id)
+        return plan_again(ctx, run.goal_id)
     task = w.tasks.get(run.task_id or "")
-    if run.job == "review" and task is not None and task.status == "review" and not any(
-            d.task == task.id and d.kind == "merge" and d.status == "open" for d in w.decisions.values()):
+    if run.job == "review" and task is not None and unreviewed(ctx, task.id):
         return [CheckWork(task.id, task.assignee or "")]
     return []

@@ -16,7 +16,7 @@ from .context import Ctx, busy_on
 from .mergerules import merge_answered
 from .model import CheckWork, CleanStale, CommitLeftovers, Effect, ReapLeftovers, RemoveWorktree
 from .model import HandOff as HandOffEffect
-from .taskrules import plan, session_holds
+from .taskrules import plan_again, session_holds, unreviewed
 from .turnrules import launch
 
 RESTARTED = "the Foreman restarted; asked again if still needed"
@@ -46,15 +46,11 @@ def restarted(ctx: Ctx) -> list[Effect]:
     effects += resume_sessions(ctx, asked)
     for goal in w.goals.values():
         if goal.status == "planning" and LEAD not in ctx.live.running:
-            if any(t.goal == goal.id for t in w.tasks.values()):
-                core.set_goal_status(goal.id, "active", now)
-            else:
-                effects += plan(ctx, goal.id)
+            effects += plan_again(ctx, goal.id)
     for task in list(w.tasks.values()):
         if task.status == "doing" and task.assignee not in ctx.live.running and not busy_on(ctx, task.assignee, task.id):
             core.set_task_status(task.id, "todo", now, who="foreman", reason=None)
-        elif task.status == "review" and not busy_on(ctx, LEAD, task.id) and not any(
-                x.task == task.id and x.kind == "merge" and x.status == "open" for x in w.decisions.values()):
+        elif unreviewed(ctx, task.id) and not busy_on(ctx, LEAD, task.id):
             effects.append(CheckWork(task.id, task.assignee or ""))  # (a resumed review of it ends in a decision)
     for dec in list(w.decisions.values()):
         if dec.kind == "merge" and dec.status == "answered" and dec.task and w.tasks[dec.task].status == "review":

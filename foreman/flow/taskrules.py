@@ -48,6 +48,23 @@ def plan(ctx: Ctx, goal_id: str) -> list[Effect]:
     return launch(ctx, LEAD, "plan", f"{LEAD}:{goal_id}", goal=goal_id, prompt=prompts.plan_prompt(g.text, g.id, []))
 
 
+def plan_again(ctx: Ctx, goal_id: str) -> list[Effect]:
+    """A goal still ``planning`` whose plan turn is gone (a restart, ``/stop`` of the lead): a goal
+    that turn gave tasks goes on with them (``active``), one without any is planned again."""
+    if any(t.goal == goal_id for t in ctx.core.world.tasks.values()):
+        ctx.core.set_goal_status(goal_id, "active", ctx.now)
+        return []
+    return plan(ctx, goal_id)
+
+
+def unreviewed(ctx: Ctx, task_id: str) -> bool:
+    """True when ``task_id`` is in ``review`` with no merge decision open (nothing will review it:
+    its work is to be checked again, then CI and the review)."""
+    w = ctx.core.world
+    return w.tasks[task_id].status == "review" and not any(
+        x.task == task_id and x.kind == "merge" and x.status == "open" for x in w.decisions.values())
+
+
 def plan_ended(ctx: Ctx, goal_id: str) -> None:
     """A plan turn ended: the goal is active when it has tasks, else done."""
     has_tasks = any(t.goal == goal_id for t in ctx.core.world.tasks.values())
