@@ -22,11 +22,16 @@ tests, commit your work with git, then call update_task with status "review". Co
 send_message; ask_user only for what only the user can decide. Never push. The user is {user}."""
 
 
-def plan_prompt(goal_text: str, goal_id: str, unread: list[str]) -> str:
-    """The lead's prompt for planning a goal."""
-    return (f"New goal {goal_id}: {goal_text}\n\nExplore the repository, write 'Plan: ...' to shared memory "
-            "(write_memory note 'plan'), then create the tasks with create_task (deps and assignees)."
-            + unread_block(unread))
+def plan_prompt(goal_text: str, goal_id: str, unread: list[str], made: list[Task] | None = None) -> str:
+    """The lead's prompt for planning a goal; ``made``: the tasks an earlier plan turn of the goal
+    already created (it was stopped or cut short: the lead adds what is missing, never twice)."""
+    text = (f"New goal {goal_id}: {goal_text}\n\nExplore the repository, write 'Plan: ...' to shared memory "
+            "(write_memory note 'plan'), then create the tasks with create_task (deps and assignees).")
+    if made:
+        listed = "\n".join(f"- {t.id}: {t.title} ({t.assignee or 'unassigned'})" for t in made)
+        text += ("\n\nYour plan of this goal was cut short. These tasks exist already: do not create them again; "
+                 f"create only what the plan still lacks.\n{listed}")
+    return text + unread_block(unread)
 
 
 def work_prompt(task: Task, *, takeover_from: str | None, answered: list[Decision], unread: list[str],

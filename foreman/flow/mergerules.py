@@ -32,7 +32,7 @@ from .model import (
 from .model import (
     HandOff as HandOffEffect,
 )
-from .taskrules import plan_again, unreviewed
+from .taskrules import plan_again, plan_unfinished, unreviewed
 from .turnrules import block, launch
 
 
@@ -231,13 +231,13 @@ def redo_stopped(ctx: Ctx, run: Running) -> list[Effect]:
     middle of the turn (a paused turn is resumed instead; a worker's task goes back on the board,
     :meth:`~foreman.core.agents.AgentRules.stop_agent`).
 
-    - a plan of a goal still ``planning``: planned again (a goal the stopped plan gave tasks goes
-      on with them, as after a restart);
+    - a plan not finished (:func:`~.taskrules.plan_unfinished`): planned again, told the tasks the
+      stopped plan made (as after a restart, :func:`~.taskrules.plan_again`);
     - a review of a task still in ``review`` with no merge decision open: its work is checked and
       CI run again, then the review (as after a restart).
     """
     w = ctx.core.world
-    if run.job == "plan" and run.goal_id and w.goals[run.goal_id].status == "planning":
+    if run.job == "plan" and run.goal_id and plan_unfinished(ctx, run.goal_id):
         return plan_again(ctx, run.goal_id)
     task = w.tasks.get(run.task_id or "")
     if run.job == "review" and task is not None and unreviewed(ctx, task.id):

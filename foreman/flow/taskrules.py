@@ -45,15 +45,28 @@ def plan(ctx: Ctx, goal_id: str) -> list[Effect]:
                               kind="agent", agent=LEAD)
         return []
     g = ctx.core.goal(goal_id)
-    return launch(ctx, LEAD, "plan", f"{LEAD}:{goal_id}", goal=goal_id, prompt=prompts.plan_prompt(g.text, g.id, []))
+    made = [t for t in ctx.core.world.tasks.values() if t.goal == goal_id]
+    return launch(ctx, LEAD, "plan", f"{LEAD}:{goal_id}", goal=goal_id,
+                  prompt=prompts.plan_prompt(g.text, g.id, [], made))
+
+
+def plan_unfinished(ctx: Ctx, goal_id: str) -> bool:
+    """True while ``goal_id``'s plan is not finished: the goal is ``planning``, or its plan turn
+    was stopped (session ``aborted``) after a task of it had started (which makes the goal
+    ``active``, :meth:`~foreman.core.tasks.TaskRules.start_task`). A cancelled or done goal's plan
+    is over."""
+    status = ctx.core.world.goals[goal_id].status
+    if status == "planning":
+        return True
+    session = ctx.core.record(Session, f"{LEAD}:{goal_id}")
+    return status == "active" and session is not None and session.job == "plan" and session.state == "aborted"
 
 
 def plan_again(ctx: Ctx, goal_id: str) -> list[Effect]:
-    """A goal still ``planning`` whose plan turn is gone (a restart, ``/stop`` of the lead): a goal
-    that turn gave tasks goes on with them (``active``), one without any is planned again."""
-    if any(t.goal == goal_id for t in ctx.core.world.tasks.values()):
-        ctx.core.set_goal_status(goal_id, "active", ctx.now)
-        return []
+    """A goal still ``planning`` whose plan turn is gone (a restart, ``/stop`` of the lead) is
+    planned again once the lead is free; the new turn is told the tasks the cut plan already made,
+    so it adds what the plan lacks (a goal left with the first tasks of its plan would otherwise go
+    on without the rest, or get them twice)."""
     return plan(ctx, goal_id)
 
 
@@ -146,7 +159,7 @@ def schedule(ctx: Ctx) -> list[Effect]:
     live = ctx.live
     while LEAD not in live.running and live.pending_goals and away(ctx, LEAD) is None:
         goal = live.pending_goals.pop(0)
-        if ctx.core.world.goals[goal].status == "planning":  # (not cancelled while it waited)
+        if plan_unfinished(ctx, goal):  # (not cancelled while it waited)
             effects += plan(ctx, goal)
     working = sum(1 for n, r in live.running.items() if n != LEAD and r.job in ("work", "followup")) + len(live.starting)
     for task in ctx.core.ready_tasks():
@@ -329,6 +342,6 @@ def review_ended(ctx: Ctx, task_id: str, merge_requested: bool, changes_requeste
     return []
 
 
-__all__ = ["MAX_START_ATTEMPTS", "ci_finished", "free_workers", "is_open", "maybe_followup", "plan",
-           "plan_ended", "plan_failed", "replan_answered", "review_ended", "review_ready", "schedule", "session_holds",
-           "start_failed", "task_prepared", "work_checked", "work_ended"]
+__all__ = ["MAX_START_ATTEMPTS", "ci_finished", "free_workers", "is_open", "maybe_followup", "plan", "plan_again",
+           "plan_ended", "plan_failed", "plan_unfinished", "replan_answered", "review_ended", "review_ready", "schedule",
+           "session_holds", "start_failed", "task_prepared", "unreviewed", "work_checked", "work_ended"]

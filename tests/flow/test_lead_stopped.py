@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from foreman.backends.scripted import Script
 from foreman.backends.turns import AgentTools, TurnRequest, TurnResult
 from foreman.core.roster import LEAD
@@ -47,6 +49,49 @@ async def test_a_plan_turn_stopped_then_resumed_plans_the_goal_again(tmp_path: P
         await wait_for(lambda: rig.world.goals[goal.id].status == "active", what="the goal planned again")
         await rig.wait_status("t1", "review")
         assert [r.job for r in rig.runner.requests if r.agent == LEAD] == ["plan", "plan"]
+    finally:
+        await rig.stop()
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["same-daemon", "after-a-restart"])
+async def test_a_plan_stopped_after_its_first_task_is_finished_when_the_lead_is_back(tmp_path: Path, restart: bool) -> None:
+    """A plan cut after it made some of its tasks is not taken as the whole plan, even once one of
+    them started (which makes the goal ``active``): the lead's next plan turn, also after a restart
+    while the lead is off shift, is told which tasks exist and adds the rest (found by the sim's
+    chaos test: a goal went on with its first task only)."""
+    made_one = asyncio.Event()
+    prompts: list[str] = []
+
+    async def lead(req: TurnRequest, tools: AgentTools) -> TurnResult:
+        prompts.append(req.prompt)
+        if not made_one.is_set():
+            await tools.call("create_task", {"title": "Add greet", "description": "greet()", "assignee": "kit"})
+            made_one.set()
+            await asyncio.Event().wait()  # stopped here, before its second task
+        if "Add farewell" not in req.prompt and "Add greet" in req.prompt:
+            await tools.call("create_task", {"title": "Add farewell", "description": "farewell()", "assignee": "kit"})
+        return done()
+
+    work = commits_then_review()
+    rig = ScriptedRig(tmp_path, lambda req: lead if req.agent == LEAD else work, ci="true", lead_review=False)
+    try:
+        await rig.start()
+        goal = rig.d.act(lambda c, now: c.submit_goal("greet and farewell", now, repo="proj"))
+        await asyncio.wait_for(made_one.wait(), 10)
+        await wait_for(lambda: rig.status("t1") != "todo", what="t1 started while the lead plans")
+        assert rig.world.goals[goal.id].status == "active"  # (a started task makes its goal active)
+        rig.d.act(lambda c, now: c.stop_agent(LEAD, now))
+        await wait_for(lambda: LEAD not in rig.backend.runner.live.running, what="the plan turn aborted")
+        if restart:
+            await rig.stop()
+            await rig.start()
+            assert any(f"Goal {goal.id} waits" in f.text for f in list(rig.world.feed)[-5:])  # (planned again once back)
+        rig.d.act(lambda c, now: c.resume_agent(LEAD, now))
+        await wait_for(lambda: len(rig.world.tasks) == 2, what="the plan finished")
+        await wait_for(lambda: LEAD not in rig.backend.runner.live.running, what="the second plan turn ended")
+        assert sorted(t.title for t in rig.world.tasks.values()) == ["Add farewell", "Add greet"]
+        assert "These tasks exist already" in prompts[1] and "t1: Add greet (kit)" in prompts[1]
+        assert "exist already" not in prompts[0]
     finally:
         await rig.stop()
 
