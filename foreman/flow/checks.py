@@ -110,4 +110,4 @@ async def prepare_review(edge: Edge, e: PrepareReview) -> ReviewReady | None:
                 and x.status == "answered"]
     prompt = prompts.review_prompt(task, diff_summary=summary, ci=e.ci_text, history=history, answered=answered,
                                    claims=e.claims[:1500], risks=risks)
-    return ReviewReady(e.task, prompt + (f"\n\n{e.note}" if e.note else ""))
+    return ReviewReady(e.task, prompt + (f"\n\n{e.note}" if e.note else ""), first=e.first)

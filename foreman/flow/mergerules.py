@@ -11,7 +11,7 @@ is done only once the base branch contains the commit. Answers are read by label
 
 from __future__ import annotations
 
-from ..core.records import HandOff, Worktree
+from ..core.records import CiRun, HandOff, Worktree
 from ..core.roster import LEAD
 from ..core.rules import merge_choice
 from .context import Ctx, worktree_of
@@ -25,6 +25,7 @@ from .model import (
     LandMerge,
     MergePrepared,
     MergeTried,
+    PrepareReview,
     RemoveWorktree,
     Running,
     WorktreeSettled,
@@ -233,13 +234,18 @@ def redo_stopped(ctx: Ctx, run: Running) -> list[Effect]:
 
     - a plan not finished (:func:`~.taskrules.plan_unfinished`): planned again, told the tasks the
       stopped plan made (as after a restart, :func:`~.taskrules.plan_again`);
-    - a review of a task still in ``review`` with no merge decision open: its work is checked and
-      CI run again, then the review (as after a restart).
+    - a review of a task still in ``review`` with no merge decision open: reviewed again, ahead of
+      the lead's other queued turns (the lead goes back to what it was doing); its CI is not run
+      again when it passed (nobody changes a task in review: the lead does not edit). Without a
+      passed run its work is checked and CI run again, then the review (as after a restart).
     """
     w = ctx.core.world
     if run.job == "plan" and run.goal_id and plan_unfinished(ctx, run.goal_id):
         return plan_again(ctx, run.goal_id)
     task = w.tasks.get(run.task_id or "")
     if run.job == "review" and task is not None and unreviewed(ctx, task.id):
+        ci = ctx.core.record(CiRun, task.id)
+        if ci is not None and ci.state == "passed":
+            return [PrepareReview(task.id, task.assignee or "", f"{ci.verdict} (before the review was stopped)", first=True)]
         return [CheckWork(task.id, task.assignee or "")]
     return []

@@ -175,6 +175,8 @@ class ReviewReady:
 
     task: str
     prompt: str
+    first: bool = False
+    """From :attr:`PrepareReview.first`."""
 
 
 @dataclass(frozen=True)
@@ -341,6 +343,8 @@ class PrepareReview:
     ci_text: str
     claims: str = ""
     note: str = ""
+    first: bool = False
+    """The review goes to the head of the lead's queue (it was the lead's turn when it was stopped)."""
 
 
 @dataclass(frozen=True)

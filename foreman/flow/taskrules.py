@@ -325,7 +325,7 @@ def review_ready(ctx: Ctx, e: ReviewReady) -> list[Effect]:
     """The lead reviews the task (its prompt holds the diff summary, CI and the risk scan)."""
     if ctx.core.world.tasks[e.task].status != "review":
         return []
-    return launch(ctx, LEAD, "review", f"{LEAD}:{e.task}", task=e.task, prompt=e.prompt)
+    return launch(ctx, LEAD, "review", f"{LEAD}:{e.task}", task=e.task, prompt=e.prompt, first=e.first)
 
 
 def review_ended(ctx: Ctx, task_id: str, merge_requested: bool, changes_requested: bool) -> list[Effect]:

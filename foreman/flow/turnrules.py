@@ -10,19 +10,23 @@ from .model import Effect, Running, RunTurn
 
 
 def launch(ctx: Ctx, agent: str, job: JobKind, key: str, *, prompt: str, task: str | None = None,
-           goal: str | None = None, session_id: str | None = None, question: str | None = None) -> list[Effect]:
+           goal: str | None = None, session_id: str | None = None, question: str | None = None,
+           first: bool = False) -> list[Effect]:
     """Start a turn of ``agent`` (session ``key``), or queue it.
 
     An agent runs one turn at a time: while it runs one, or is starting one, the new turn waits
     in its queue (a :class:`~foreman.core.records.QueuedTurn`, so a restart still starts it). An
     agent that is off shift (``/stop``) or paused runs no turn: the turn waits in the same queue
     until ``/spawn`` or ``/resume`` brings the agent back, and the feed says so. ``question`` (a
-    decision id): the turn first waits for its answer and starts with it.
+    decision id): the turn first waits for its answer and starts with it. ``first``: a queued turn
+    goes ahead of the agent's other queued turns (the turn it was stopped in, started again).
     """
     core = ctx.core
     why = away(ctx, agent)
     if agent in ctx.live.running or why:
         order = core.next_number(f"queued:{agent}")
+        if first and (ahead := queued(ctx, agent)):
+            order = ahead[0].order - 1
         core.put_record(QueuedTurn(id=f"{agent}:{order}", agent=agent, order=order, job=job, key=key, prompt=prompt,
                                    task=task, goal=goal, session_id=session_id, question=question))
         if why:

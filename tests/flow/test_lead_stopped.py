@@ -11,6 +11,7 @@ import pytest
 
 from foreman.backends.scripted import Script
 from foreman.backends.turns import AgentTools, TurnRequest, TurnResult
+from foreman.core.records import QueuedTurn
 from foreman.core.roster import LEAD
 
 from ..conductor.scripted import ScriptedRig, commits_then_review, done
@@ -118,5 +119,42 @@ async def test_a_review_turn_stopped_then_resumed_reviews_the_task_again(tmp_pat
         assert [r.job for r in rig.runner.requests if r.agent == LEAD] == ["review", "review"]
         rig.d.act(lambda c, now: c.answer_decision(dec.id, 0, now))
         await rig.wait_status(t1, "done")
+    finally:
+        await rig.stop()
+
+
+async def test_a_stopped_review_goes_first_when_the_lead_is_back_without_running_ci_again(tmp_path: Path) -> None:
+    """The lead stopped in its review of t1 while t2's review waits: back on shift, it reviews t1
+    first (what it was doing), on the CI run that passed (nobody changed t1 meanwhile: found by the
+    sim, whose team reviewed t2 first and never came back to t1)."""
+    started = asyncio.Event()
+    order: list[str] = []
+
+    async def review(req: TurnRequest, tools: AgentTools) -> TurnResult:
+        order.append(req.task or "")
+        await tools.call("request_merge", {"task": req.task, "summary": "reviewed"})
+        return done()
+
+    lead = hanging_once(started, review)
+    work = commits_then_review()
+    rig = ScriptedRig(tmp_path, lambda req: lead if req.agent == LEAD else work, ci="true")
+    try:
+        await rig.start()
+        t1 = rig.task("Add greet", assignee="kit")
+        await asyncio.wait_for(started.wait(), 20)
+        assert rig.backend.runner.live.running[LEAD].task_id == t1
+        t2 = rig.task("Add farewell", assignee="wren")
+        await wait_for(lambda: any(q.task == t2 for q in rig.d.core.records(QueuedTurn).values()),
+                       what="t2's review queued behind t1's")
+        rig.d.act(lambda c, now: c.stop_agent(LEAD, now))
+        await wait_for(lambda: any(q.task == t1 for q in rig.d.core.records(QueuedTurn).values()),
+                       what="t1's review queued again")
+        rig.d.act(lambda c, now: c.resume_agent(LEAD, now))
+        for t in (t1, t2):
+            dec = await wait_for(lambda t=t: rig.open_decision(t), what=f"{t}'s merge decision")
+            rig.d.act(lambda c, now, d=dec.id: c.answer_decision(d, 0, now))
+            await rig.wait_status(t, "done")
+        assert order == [t1, t2]  # (the stopped turn ran no script: it was aborted before)
+        assert sum(f.text == f"CI passed on {t1}" for f in rig.world.feed) == 1
     finally:
         await rig.stop()
