@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 
 from .. import procs
 from ..core.core import Core
-from ..core.records import TurnMarker, TurnProcess
+from ..core.records import TurnMarker, TurnProcess, Worktree
+from ..repos.lifecycle import clear_stale_locks
 from .edge import Edge
 
 logger = logging.getLogger(__name__)
@@ -60,18 +62,29 @@ def untrack(edge: Edge, turn_id: str) -> None:
         edge.host.act(drop)
 
 
+def _feed_line(task: str, line: str) -> Callable[[Core, float], object]:
+    """A core action writing ``line`` about ``task`` in the feed."""
+    return lambda core, now: core.feed(line, now, kind="task", task=task)
+
+
 def reap_leftovers(edge: Edge) -> None:
     """Kill the process trees of turns that died with a previous daemon (never a reused pid), and
-    every process still carrying one of their markers; each agent's next turn and hand-off wait
+    every process still carrying one of their markers, then remove the index locks the git
+    commands killed with it left in the agent's worktrees
+    (:func:`~foreman.repos.lifecycle.clear_stale_locks`); each agent's next turn and hand-off wait
     for it (:meth:`Edge.clean_up`)."""
     core = edge.host.core
     by_agent: dict[str, list[procs.ProcRef]] = {}
     marks: dict[str, list[str]] = {}
+    trees: dict[str, list[Worktree]] = {}
     for p in core.records(TurnProcess).values():
         by_agent.setdefault(p.agent, []).append(procs.ProcRef(p.pid, p.create_time))
     for m in core.records(TurnMarker).values():
         marks.setdefault(m.agent, []).append(m.marker)
-    if not by_agent and not marks:
+    for w in core.records(Worktree).values():
+        if w.state in ("active", "kept") and w.repo in core.world.repos:
+            trees.setdefault(w.agent, []).append(w)
+    if not by_agent and not marks and not trees:
         return
 
     def forget(core: Core, now: float) -> None:
@@ -90,6 +103,9 @@ def reap_leftovers(edge: Edge) -> None:
             killed = await procs.kill_by_marker(marker, grace=CLEANUP_GRACE)
             if killed:
                 logger.info("killed %d detached leftover process(es) of %s", len(killed), agent)
+        for w in trees.get(agent, []):
+            for path in await clear_stale_locks(core.repo(w.repo).path, [w.path]):
+                edge.host.act(_feed_line(w.task, f"{w.task}: removed the stale index.lock a killed git command left in {path}"))
 
-    for agent in {*by_agent, *marks}:
+    for agent in sorted({*by_agent, *marks, *trees}):
         edge.clean_up(agent, reap(agent, by_agent.get(agent, []), marks.get(agent, [])))

@@ -26,8 +26,9 @@ def restarted(ctx: Ctx) -> list[Effect]:
     """Reconcile the stored state after a restart (clean or a crash); see the module doc."""
     core, now, w = ctx.core, ctx.now, ctx.core.world
     effects: list[Effect] = []
-    if bool(core.records(TurnProcess)) or bool(core.records(TurnMarker)):
-        effects.append(ReapLeftovers())
+    if bool(core.records(TurnProcess)) or bool(core.records(TurnMarker)) or any(
+            info.state in ("active", "kept") for info in core.records(Worktree).values()):
+        effects.append(ReapLeftovers())  # (also a worktree's stale git lock, before its agent's next turn)
     asked = questions_of_sessions(ctx)
     for dec in list(w.decisions.values()):
         if dec.status == "open" and dec.kind in ("question", "permission") and dec.id not in asked.values():

@@ -260,3 +260,41 @@ async def _link_ok(root: Path, wt: Path) -> bool:
     except WorktreeUnsafe:
         return False
     return True
+
+
+async def clear_stale_locks(repo_root: StrPath, wt_paths: list[StrPath]) -> list[str]:
+    """Remove the ``index.lock`` a git command killed with a previous daemon left in a worktree.
+
+    git creates ``<admin dir>/index.lock`` while it writes the index and removes it when done; a
+    git process killed part-way leaves it, and every later ``git add`` or ``git commit`` there
+    fails ("Unable to create .../index.lock: File exists ... remove the file manually", git's own
+    advice). A lock is removed only when no process has its working directory inside the worktree
+    (a git still running there owns it). Worktrees whose links are broken are left to
+    :func:`clean_stale_worktrees`.
+
+    Args:
+        repo_root: the registered repository. wt_paths: its worktrees the Foreman keeps.
+
+    Returns:
+        The worktrees whose lock was removed (paths as given).
+    """
+    root = Path(repo_root)
+    cleared: list[str] = []
+    for wt_path in wt_paths:
+        wt = Path(wt_path)
+        if not wt.is_dir():
+            continue
+        try:
+            admin = await linked_admin_dir(root, wt)
+        except WorktreeUnsafe:
+            continue
+        lock = admin / "index.lock"
+        if not lock.exists() or _processes_inside(wt):
+            continue
+        try:
+            lock.unlink()
+        except FileNotFoundError:
+            continue  # (its git finished meanwhile)
+        logger.info("removed a stale %s left by a git command killed part-way", lock)
+        cleared.append(str(wt_path))
+    return cleared

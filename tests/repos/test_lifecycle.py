@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from foreman.repos.lifecycle import clean_stale_worktrees, retire_worktree
+from foreman.repos.lifecycle import clean_stale_worktrees, clear_stale_locks, retire_worktree
 from foreman.repos.worktrees import WorktreeBusy, ensure_worktree, worktree_path
 
 from .conftest import commit_all, out, sh, write
@@ -114,3 +115,25 @@ async def test_the_worktrees_parent_folders_and_the_trash_are_private(repo: Path
     mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
     assert mode(home_profile / "worktrees") == mode(home_profile / "worktrees" / "repo") == 0o700
     assert done.action == "trashed" and mode(trash) == 0o700
+
+
+async def test_a_stale_index_lock_is_removed_unless_a_process_works_inside(repo: Path, home_profile: Path) -> None:
+    """A git command killed with the daemon leaves ``index.lock``; every later commit there failed
+    ("File exists") until someone removed it by hand (found by the sim's chaos test)."""
+    wt = await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t1"), BRANCH, "main")
+    admin = Path(out(wt.path, "rev-parse", "--absolute-git-dir"))
+    (admin / "index.lock").write_text("")
+    write(wt.path / "feature.txt", "x\n")
+    with pytest.raises(subprocess.CalledProcessError):
+        commit_all(wt.path, "blocked by the lock")
+    sleeper = await asyncio.create_subprocess_exec("sleep", "30", cwd=wt.path)
+    try:
+        assert await clear_stale_locks(repo, [wt.path]) == []  # (a process inside may be the git that holds it)
+        assert (admin / "index.lock").exists()
+    finally:
+        sleeper.kill()
+        await sleeper.wait()
+    assert await clear_stale_locks(repo, [wt.path, home_profile / "gone"]) == [str(wt.path)]
+    assert not (admin / "index.lock").exists()
+    tip = commit_all(wt.path, "work")
+    assert out(repo, "rev-parse", BRANCH) == tip
