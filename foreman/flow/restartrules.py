@@ -53,6 +53,8 @@ def restarted(ctx: Ctx) -> list[Effect]:
             core.set_task_status(task.id, "todo", now, who="foreman", reason=None)
         elif unreviewed(ctx, task.id) and not busy_on(ctx, LEAD, task.id):
             effects.append(CheckWork(task.id, task.assignee or ""))  # (a resumed review of it ends in a decision)
+            ctx.live.recheck.append(task.id)
+    ctx.live.recheck.sort(key=lambda tid: (-w.tasks[tid].priority, int(tid[1:]) if tid[1:].isdigit() else 0, tid))
     for dec in list(w.decisions.values()):
         if dec.kind == "merge" and dec.status == "answered" and dec.task and w.tasks[dec.task].status == "review":
             effects += merge_answered(ctx, dec.id)

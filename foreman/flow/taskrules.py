@@ -155,7 +155,7 @@ def session_holds(ctx: Ctx, s: Session) -> bool:
 def schedule(ctx: Ctx) -> list[Effect]:
     """One scheduling pass: resume interrupted sessions, start queued turns and waiting goals, then
     start ready tasks (deps done, by priority) while ``--max-concurrent`` and free workers allow."""
-    effects = resume_interrupted(ctx) + start_queued(ctx)
+    effects = resume_interrupted(ctx) + start_queued(ctx) + release_reviews(ctx)
     live = ctx.live
     while LEAD not in live.running and live.pending_goals and away(ctx, LEAD) is None:
         goal = live.pending_goals.pop(0)
@@ -322,10 +322,35 @@ def ci_finished(ctx: Ctx, e: CiFinished) -> list[Effect]:
 
 
 def review_ready(ctx: Ctx, e: ReviewReady) -> list[Effect]:
-    """The lead reviews the task (its prompt holds the diff summary, CI and the risk scan)."""
+    """The lead reviews the task (its prompt holds the diff summary, CI and the risk scan).
+
+    The tasks a restart re-checks (``live.recheck``) are reviewed in the board's order (priority,
+    then id), not in the order their CI runs happen to end: a review ready before a more important
+    one waits for it (:func:`release_reviews`), so a restart replays the same way every time."""
+    if e.task in ctx.live.recheck:
+        ctx.live.ready[e.task] = e
+        return release_reviews(ctx)
     if ctx.core.world.tasks[e.task].status != "review":
         return []
     return launch(ctx, LEAD, "review", f"{LEAD}:{e.task}", task=e.task, prompt=e.prompt, first=e.first)
+
+
+def release_reviews(ctx: Ctx) -> list[Effect]:
+    """Start the re-checked reviews whose turn has come: the head of ``live.recheck`` once its
+    prompt is ready; a head that left review meanwhile (its CI failed, it was blocked, cancelled
+    or decided) no longer holds the others."""
+    live, w = ctx.live, ctx.core.world
+    effects: list[Effect] = []
+    while live.recheck:
+        head = live.recheck[0]
+        task = w.tasks.get(head)
+        if task is not None and unreviewed(ctx, head) and head not in live.ready:
+            break  # (its CI or its review prompt is still being made)
+        live.recheck.pop(0)
+        ready = live.ready.pop(head, None)
+        if ready is not None and task is not None and task.status == "review":
+            effects += launch(ctx, LEAD, "review", f"{LEAD}:{head}", task=head, prompt=ready.prompt, first=ready.first)
+    return effects
 
 
 def review_ended(ctx: Ctx, task_id: str, merge_requested: bool, changes_requested: bool) -> list[Effect]:
