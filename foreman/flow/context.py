@@ -40,6 +40,20 @@ def queued(ctx: Ctx, agent: str | None = None) -> list[QueuedTurn]:
     return sorted((q for q in rows if agent is None or q.agent == agent), key=lambda q: (q.agent, q.order))
 
 
+def board_rank(ctx: Ctx, task_id: str) -> tuple[int, int, str]:
+    """A task's place on the board: higher priority first, then older (the scheduler's order,
+    :meth:`~foreman.core.tasks.TaskRules.ready_tasks`)."""
+    task = ctx.core.world.tasks[task_id]
+    return (-task.priority, int(task_id[1:]) if task_id[1:].isdigit() else 0, task_id)
+
+
+def review_waits(ctx: Ctx, task_id: str) -> bool:
+    """True when the lead's review of ``task_id`` waits for a more important task a restart is
+    re-checking (:attr:`~.model.Live.recheck`): reviews after a restart go by the board's order."""
+    rank = board_rank(ctx, task_id)
+    return any(board_rank(ctx, other) < rank for other in ctx.live.recheck if other != task_id)
+
+
 def busy_on(ctx: Ctx, agent: str | None, task_id: str) -> bool:
     """True while ``agent`` runs a turn on ``task_id`` or has one queued."""
     if agent is None:

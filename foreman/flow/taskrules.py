@@ -326,7 +326,8 @@ def review_ready(ctx: Ctx, e: ReviewReady) -> list[Effect]:
 
     The tasks a restart re-checks (``live.recheck``) are reviewed in the board's order (priority,
     then id), not in the order their CI runs happen to end: a review ready before a more important
-    one waits for it (:func:`release_reviews`), so a restart replays the same way every time."""
+    one waits for it (:func:`release_reviews`; a review queued before the restart too,
+    :func:`~foreman.flow.context.review_waits`), so a restart replays the same way every time."""
     if e.task in ctx.live.recheck:
         ctx.live.ready[e.task] = e
         return release_reviews(ctx)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core.records import JobKind, QueuedTurn
 from ..core.roster import title
-from .context import Ctx, away, is_open, queued
+from .context import Ctx, away, is_open, queued, review_waits
 from .model import Effect, Running, RunTurn
 
 
@@ -50,6 +50,8 @@ def start_queued(ctx: Ctx) -> list[Effect]:
     for q in queued(ctx):
         a = w.agents.get(q.agent)
         if q.agent in ctx.live.running or q.agent in ctx.live.cleaning or a is None or not a.active or a.paused:
+            continue
+        if q.job == "review" and q.task in ctx.core.world.tasks and review_waits(ctx, q.task):
             continue
         ctx.core.drop_record(QueuedTurn, q.id)
         task = w.tasks.get(q.task or "")
