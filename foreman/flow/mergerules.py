@@ -235,8 +235,9 @@ def redo_stopped(ctx: Ctx, run: Running) -> list[Effect]:
     - a plan not finished (:func:`~.taskrules.plan_unfinished`): planned again, told the tasks the
       stopped plan made (as after a restart, :func:`~.taskrules.plan_again`);
     - a review of a task still in ``review`` with no merge decision open: reviewed again, ahead of
-      the lead's other queued turns (the lead goes back to what it was doing); its CI is not run
-      again when it passed (nobody changes a task in review: the lead does not edit). Without a
+      the lead's other queued turns but the more important reviews (the lead goes back to what it
+      was doing, :func:`~.turnrules.start_queued`); its CI is not run again when it passed (nobody
+      changes a task in review: the lead does not edit). Without a
       passed run its work is checked and CI run again, then the review (as after a restart).
     """
     w = ctx.core.world

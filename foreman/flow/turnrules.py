@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core.records import JobKind, QueuedTurn
 from ..core.roster import title
-from .context import Ctx, away, is_open, queued, review_waits
+from .context import Ctx, away, board_rank, is_open, queued, review_waits
 from .model import Effect, Running, RunTurn
 
 
@@ -43,16 +43,21 @@ def launch(ctx: Ctx, agent: str, job: JobKind, key: str, *, prompt: str, task: s
 
 def start_queued(ctx: Ctx) -> list[Effect]:
     """Start the turns that waited for their agent's previous one (a second review for the lead, a
-    follow-up for a worker busy elsewhere, a turn queued while the agent was away); drop those
-    whose task closed, or changed hands, meanwhile."""
+    follow-up for a worker busy elsewhere, a turn queued while the agent was away), oldest first;
+    the lead's waiting reviews go in the board's order (priority, then id: the lead reviews the
+    most important ready work first, the same way after every restart or steering), after a more
+    important task a restart re-checks (:func:`~.context.review_waits`). Drop those whose task
+    closed, or changed hands, meanwhile."""
     effects: list[Effect] = []
     w = ctx.core.world
     for q in queued(ctx):
         a = w.agents.get(q.agent)
         if q.agent in ctx.live.running or q.agent in ctx.live.cleaning or a is None or not a.active or a.paused:
             continue
-        if q.job == "review" and q.task in ctx.core.world.tasks and review_waits(ctx, q.task):
-            continue
+        if q.job == "review":
+            q = min((x for x in queued(ctx, q.agent) if x.job == "review"), key=lambda x: _review_rank(ctx, x))
+            if q.task in w.tasks and review_waits(ctx, q.task):
+                continue
         ctx.core.drop_record(QueuedTurn, q.id)
         task = w.tasks.get(q.task or "")
         if task is not None and task.status in ("done", "cancelled"):
@@ -62,6 +67,13 @@ def start_queued(ctx: Ctx) -> list[Effect]:
         effects += launch(ctx, q.agent, q.job, q.key, prompt=q.prompt, task=q.task, goal=q.goal,
                           session_id=q.session_id, question=q.question)
     return effects
+
+
+def _review_rank(ctx: Ctx, q: QueuedTurn) -> tuple[tuple[int, int, str], int]:
+    """A queued review's place: its task's on the board, then its queue order."""
+    if q.task not in ctx.core.world.tasks:
+        return ((1 << 30, 0, ""), q.order)
+    return (board_rank(ctx, q.task), q.order)
 
 
 def failed(ctx: Ctx, agent: str, job: str, task: str | None, reason: str) -> None:

@@ -93,3 +93,33 @@ async def test_a_review_queued_before_a_restart_waits_for_a_more_important_reche
         assert reviewed == [t1, t2]
     finally:
         await rig.stop()
+
+
+async def test_the_leads_waiting_reviews_go_by_priority_not_by_arrival(tmp_path: Path) -> None:
+    """Reviews queued while the lead was away start most important first when it is back."""
+    reviewed: list[str] = []
+
+    async def review(req: TurnRequest, tools: AgentTools) -> TurnResult:
+        reviewed.append(req.task or "")
+        await tools.call("request_merge", {"task": req.task, "summary": "reviewed"})
+        return done()
+
+    work = commits_then_review()
+    rig = ScriptedRig(tmp_path, lambda req: review if req.agent == LEAD else work, ci="true", workers=["kit", "wren"])
+    try:
+        await rig.start()
+        rig.d.act(lambda c, now: c.stop_agent(LEAD, now))
+        low = rig.task("Add farewell", assignee="wren", priority=1)
+        await wait_for(lambda: any(q.task == low for q in rig.d.core.records(QueuedTurn).values()),
+                       what="the less important review queued first")
+        high = rig.task("Add greet", assignee="kit", priority=5)
+        await wait_for(lambda: any(q.task == high for q in rig.d.core.records(QueuedTurn).values()),
+                       what="the more important review queued next")
+        rig.d.act(lambda c, now: c.spawn_agent(LEAD, now))
+        for t in (high, low):
+            dec = await wait_for(lambda t=t: rig.open_decision(t), what=f"{t}'s merge decision")
+            rig.d.act(lambda c, now, d=dec.id: c.answer_decision(d, 0, now))
+            await rig.wait_status(t, "done")
+        assert reviewed == [high, low]
+    finally:
+        await rig.stop()
