@@ -97,16 +97,22 @@ async def test_a_plan_stopped_after_its_first_task_is_finished_when_the_lead_is_
         await rig.stop()
 
 
-async def test_a_review_turn_stopped_then_resumed_reviews_the_task_again(tmp_path: Path) -> None:
-    started = asyncio.Event()
-
+def review_rig(tmp_path: Path, started: asyncio.Event, reviewed: list[str]) -> ScriptedRig:
+    """A rig whose lead's first review hangs until aborted (setting ``started``); its later reviews
+    ask for the merge (appending the task to ``reviewed``). Workers commit and hand in; CI passes."""
     async def review(req: TurnRequest, tools: AgentTools) -> TurnResult:
+        reviewed.append(req.task or "")
         await tools.call("request_merge", {"task": req.task, "summary": "reviewed"})
         return done()
 
     lead = hanging_once(started, review)
     work = commits_then_review()
-    rig = ScriptedRig(tmp_path, lambda req: lead if req.agent == LEAD else work, ci="true")
+    return ScriptedRig(tmp_path, lambda req: lead if req.agent == LEAD else work, ci="true")
+
+
+async def test_a_review_turn_stopped_then_resumed_reviews_the_task_again(tmp_path: Path) -> None:
+    started = asyncio.Event()
+    rig = review_rig(tmp_path, started, [])
     try:
         await rig.start()
         t1 = rig.task("Add greet", assignee="kit")
@@ -129,15 +135,7 @@ async def test_a_stopped_review_goes_first_when_the_lead_is_back_without_running
     sim, whose team reviewed t2 first and never came back to t1)."""
     started = asyncio.Event()
     order: list[str] = []
-
-    async def review(req: TurnRequest, tools: AgentTools) -> TurnResult:
-        order.append(req.task or "")
-        await tools.call("request_merge", {"task": req.task, "summary": "reviewed"})
-        return done()
-
-    lead = hanging_once(started, review)
-    work = commits_then_review()
-    rig = ScriptedRig(tmp_path, lambda req: lead if req.agent == LEAD else work, ci="true")
+    rig = review_rig(tmp_path, started, order)
     try:
         await rig.start()
         t1 = rig.task("Add greet", assignee="kit")
