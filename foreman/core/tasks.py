@@ -14,6 +14,12 @@ HISTORY_MAX = 100
 """A task keeps its last 100 history events (older ones are dropped)."""
 
 
+
+def board_order(task: Task) -> tuple[int, int, str]:
+    """A task's place on the board: higher priority first, then the older (``t3`` before ``t12``).
+    The order ready tasks start in, and the lead's waiting reviews go in."""
+    return (-task.priority, int(task.id[1:]) if task.id[1:].isdigit() else 0, task.id)
+
 class TaskRules(CoreBase):
     """Goal and task state changes (a mixin of :class:`~foreman.core.core.Core`)."""
 
@@ -132,7 +138,7 @@ class TaskRules(CoreBase):
     def ready_tasks(self) -> list[Task]:
         """Return the tasks that may start now, highest priority first (then oldest first)."""
         ready = [t for t in self.world.tasks.values() if t.status == "todo" and self.deps_done(t)]
-        return sorted(ready, key=lambda t: (-t.priority, int(t.id[1:]) if t.id[1:].isdigit() else 0))
+        return sorted(ready, key=board_order)
 
     def start_task(self, task_id: str, agent: str, now: float, *, branch: str | None = None, worktree: str | None = None) -> Task:
         """Move a todo (or blocked) task to doing under ``agent``.

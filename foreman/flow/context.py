@@ -9,6 +9,7 @@ from ..config import Settings
 from ..core.backoff import Backoff
 from ..core.core import Core
 from ..core.records import QueuedTurn, Worktree
+from ..core.tasks import board_order
 from .model import Live
 
 
@@ -41,10 +42,8 @@ def queued(ctx: Ctx, agent: str | None = None) -> list[QueuedTurn]:
 
 
 def board_rank(ctx: Ctx, task_id: str) -> tuple[int, int, str]:
-    """A task's place on the board: higher priority first, then older (the scheduler's order,
-    :meth:`~foreman.core.tasks.TaskRules.ready_tasks`)."""
-    task = ctx.core.world.tasks[task_id]
-    return (-task.priority, int(task_id[1:]) if task_id[1:].isdigit() else 0, task_id)
+    """Task ``task_id``'s place on the board (:func:`~foreman.core.tasks.board_order`)."""
+    return board_order(ctx.core.world.tasks[task_id])
 
 
 def review_waits(ctx: Ctx, task_id: str) -> bool:
