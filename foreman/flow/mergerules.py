@@ -33,7 +33,7 @@ from .model import (
 from .model import (
     HandOff as HandOffEffect,
 )
-from .taskrules import plan_again, plan_unfinished, unreviewed
+from .taskrules import plan, plan_unfinished, unreviewed
 from .turnrules import block, launch
 
 
@@ -233,7 +233,7 @@ def redo_stopped(ctx: Ctx, run: Running) -> list[Effect]:
     :meth:`~foreman.core.agents.AgentRules.stop_agent`).
 
     - a plan not finished (:func:`~.taskrules.plan_unfinished`): planned again, told the tasks the
-      stopped plan made (as after a restart, :func:`~.taskrules.plan_again`);
+      stopped plan made (as after a restart, :func:`~.taskrules.plan`);
     - a review of a task still in ``review`` with no merge decision open: reviewed again, ahead of
       the lead's other queued turns but the more important reviews (the lead goes back to what it
       was doing, :func:`~.turnrules.start_queued`); its CI is not run again when it passed (nobody
@@ -242,7 +242,7 @@ def redo_stopped(ctx: Ctx, run: Running) -> list[Effect]:
     """
     w = ctx.core.world
     if run.job == "plan" and run.goal_id and plan_unfinished(ctx, run.goal_id):
-        return plan_again(ctx, run.goal_id)
+        return plan(ctx, run.goal_id)
     task = w.tasks.get(run.task_id or "")
     if run.job == "review" and task is not None and unreviewed(ctx, task.id):
         ci = ctx.core.record(CiRun, task.id)

@@ -16,7 +16,7 @@ from .context import Ctx, board_rank, busy_on
 from .mergerules import merge_answered
 from .model import CheckWork, CleanStale, CommitLeftovers, Effect, ReapLeftovers, RemoveWorktree
 from .model import HandOff as HandOffEffect
-from .taskrules import plan_again, plan_unfinished, session_holds, unreviewed
+from .taskrules import plan, plan_unfinished, session_holds, unreviewed
 from .turnrules import launch
 
 RESTARTED = "the Foreman restarted; asked again if still needed"
@@ -47,7 +47,7 @@ def restarted(ctx: Ctx) -> list[Effect]:
     effects += resume_sessions(ctx, asked)
     for goal in w.goals.values():
         if plan_unfinished(ctx, goal.id) and LEAD not in ctx.live.running:
-            effects += plan_again(ctx, goal.id)
+            effects += plan(ctx, goal.id)
     for task in list(w.tasks.values()):
         if task.status == "doing" and task.assignee not in ctx.live.running and not busy_on(ctx, task.assignee, task.id):
             core.set_task_status(task.id, "todo", now, who="foreman", reason=None)

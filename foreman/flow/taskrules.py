@@ -34,7 +34,10 @@ MAX_START_ATTEMPTS = 10
 def plan(ctx: Ctx, goal_id: str) -> list[Effect]:
     """The lead's plan turn for ``goal_id``. The goal waits in ``live.pending_goals`` while the
     lead runs another turn, or is off shift or paused (the feed says so once, with the command
-    that brings the lead back); the scheduling pass plans it when the lead is free."""
+    that brings the lead back); the scheduling pass plans it when the lead is free. A plan planned
+    again (its turn was cut by a restart or ``/stop``, :func:`plan_unfinished`) is told the tasks
+    the goal has already, so it adds what the plan lacks instead of going on without the rest or
+    making them twice."""
     why = away(ctx, LEAD)
     if LEAD in ctx.live.running or why:
         if goal_id not in ctx.live.pending_goals:
@@ -60,14 +63,6 @@ def plan_unfinished(ctx: Ctx, goal_id: str) -> bool:
         return True
     session = ctx.core.record(Session, f"{LEAD}:{goal_id}")
     return status == "active" and session is not None and session.job == "plan" and session.state == "aborted"
-
-
-def plan_again(ctx: Ctx, goal_id: str) -> list[Effect]:
-    """A goal still ``planning`` whose plan turn is gone (a restart, ``/stop`` of the lead) is
-    planned again once the lead is free; the new turn is told the tasks the cut plan already made,
-    so it adds what the plan lacks (a goal left with the first tasks of its plan would otherwise go
-    on without the rest, or get them twice)."""
-    return plan(ctx, goal_id)
 
 
 def unreviewed(ctx: Ctx, task_id: str) -> bool:
@@ -368,6 +363,6 @@ def review_ended(ctx: Ctx, task_id: str, merge_requested: bool, changes_requeste
     return []
 
 
-__all__ = ["MAX_START_ATTEMPTS", "ci_finished", "free_workers", "is_open", "maybe_followup", "plan", "plan_again",
+__all__ = ["MAX_START_ATTEMPTS", "ci_finished", "free_workers", "is_open", "maybe_followup", "plan",
            "plan_ended", "plan_failed", "plan_unfinished", "replan_answered", "review_ended", "review_ready", "schedule",
            "session_holds", "start_failed", "task_prepared", "unreviewed", "work_checked", "work_ended"]
