@@ -448,8 +448,8 @@ class Live:
         running: agent -> its turn in flight. cleaning: agents whose last turn is still being
             cleaned up (their next turn waits). starting: task -> the agent its start is being
             prepared for. held: tasks in a hand-off. pending_goals: goals waiting for the lead.
-        recheck: tasks a restart re-checks for their review, most important first; ready: their
-            review prompts that came before a more important one's (:func:`.taskrules.review_ready`).
+        recheck: tasks a restart re-checks for their review whose review is not ready yet (a
+            less important review waits for them, :func:`.taskrules.review_ready`).
         start_failures: task -> failed starts in a row. retry_at: task -> when a failed start
             may be tried again (Unix seconds).
     """
@@ -462,4 +462,3 @@ class Live:
     start_failures: dict[str, int] = field(default_factory=dict)
     retry_at: dict[str, float] = field(default_factory=dict)
     recheck: list[str] = field(default_factory=list)
-    ready: dict[str, ReviewReady] = field(default_factory=dict)

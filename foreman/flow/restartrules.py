@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..core.records import HandOff, Session, TurnMarker, TurnProcess, Worktree
 from ..core.roster import LEAD
-from .context import Ctx, board_rank, busy_on
+from .context import Ctx, busy_on
 from .mergerules import merge_answered
 from .model import CheckWork, CleanStale, CommitLeftovers, Effect, ReapLeftovers, RemoveWorktree
 from .model import HandOff as HandOffEffect
@@ -54,7 +54,6 @@ def restarted(ctx: Ctx) -> list[Effect]:
         elif unreviewed(ctx, task.id) and not busy_on(ctx, LEAD, task.id):
             effects.append(CheckWork(task.id, task.assignee or ""))  # (a resumed review of it ends in a decision)
             ctx.live.recheck.append(task.id)
-    ctx.live.recheck.sort(key=lambda tid: board_rank(ctx, tid))
     for dec in list(w.decisions.values()):
         if dec.kind == "merge" and dec.status == "answered" and dec.task and w.tasks[dec.task].status == "review":
             effects += merge_answered(ctx, dec.id)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..backends import prompts
 from ..core.records import CiRun, Session, Worktree
 from ..core.roster import LEAD, title
-from .context import Ctx, away, busy_on, is_open, worktree_of
+from .context import Ctx, away, busy_on, is_open, review_waits, worktree_of
 from .model import (
     AskUser,
     CheckWork,
@@ -150,7 +150,8 @@ def session_holds(ctx: Ctx, s: Session) -> bool:
 def schedule(ctx: Ctx) -> list[Effect]:
     """One scheduling pass: resume interrupted sessions, start queued turns and waiting goals, then
     start ready tasks (deps done, by priority) while ``--max-concurrent`` and free workers allow."""
-    effects = resume_interrupted(ctx) + start_queued(ctx) + release_reviews(ctx)
+    forget_rechecks(ctx)
+    effects = resume_interrupted(ctx) + start_queued(ctx)
     live = ctx.live
     while LEAD not in live.running and live.pending_goals and away(ctx, LEAD) is None:
         goal = live.pending_goals.pop(0)
@@ -320,33 +321,21 @@ def review_ready(ctx: Ctx, e: ReviewReady) -> list[Effect]:
     """The lead reviews the task (its prompt holds the diff summary, CI and the risk scan).
 
     The tasks a restart re-checks (``live.recheck``) are reviewed in the board's order (priority,
-    then id), not in the order their CI runs happen to end: a review ready before a more important
-    one waits for it (:func:`release_reviews`; a review queued before the restart too,
-    :func:`~foreman.flow.context.review_waits`), so a restart replays the same way every time."""
+    then id), not in the order their CI runs happen to end: a review ready while a more important
+    task is still re-checked waits in the lead's queue (:func:`~foreman.flow.context.review_waits`,
+    :func:`~.turnrules.start_queued`), so a restart replays the same way every time."""
     if e.task in ctx.live.recheck:
-        ctx.live.ready[e.task] = e
-        return release_reviews(ctx)
+        ctx.live.recheck.remove(e.task)
     if ctx.core.world.tasks[e.task].status != "review":
         return []
-    return launch(ctx, LEAD, "review", f"{LEAD}:{e.task}", task=e.task, prompt=e.prompt, first=e.first)
+    return launch(ctx, LEAD, "review", f"{LEAD}:{e.task}", task=e.task, prompt=e.prompt, first=e.first,
+                  hold=review_waits(ctx, e.task))
 
 
-def release_reviews(ctx: Ctx) -> list[Effect]:
-    """Start the re-checked reviews whose turn has come: the head of ``live.recheck`` once its
-    prompt is ready; a head that left review meanwhile (its CI failed, it was blocked, cancelled
-    or decided) no longer holds the others."""
-    live, w = ctx.live, ctx.core.world
-    effects: list[Effect] = []
-    while live.recheck:
-        head = live.recheck[0]
-        task = w.tasks.get(head)
-        if task is not None and unreviewed(ctx, head) and head not in live.ready:
-            break  # (its CI or its review prompt is still being made)
-        live.recheck.pop(0)
-        ready = live.ready.pop(head, None)
-        if ready is not None and task is not None and task.status == "review":
-            effects += launch(ctx, LEAD, "review", f"{LEAD}:{head}", task=head, prompt=ready.prompt, first=ready.first)
-    return effects
+def forget_rechecks(ctx: Ctx) -> None:
+    """Drop from ``live.recheck`` the tasks that left review meanwhile (their CI failed, they were
+    blocked, cancelled or decided): they no longer hold the others' reviews."""
+    ctx.live.recheck = [t for t in ctx.live.recheck if t in ctx.core.world.tasks and unreviewed(ctx, t)]
 
 
 def review_ended(ctx: Ctx, task_id: str, merge_requested: bool, changes_requested: bool) -> list[Effect]:

@@ -11,7 +11,7 @@ from .model import Effect, Running, RunTurn
 
 def launch(ctx: Ctx, agent: str, job: JobKind, key: str, *, prompt: str, task: str | None = None,
            goal: str | None = None, session_id: str | None = None, question: str | None = None,
-           first: bool = False) -> list[Effect]:
+           first: bool = False, hold: bool = False) -> list[Effect]:
     """Start a turn of ``agent`` (session ``key``), or queue it.
 
     An agent runs one turn at a time: while it runs one, or is starting one, the new turn waits
@@ -20,10 +20,11 @@ def launch(ctx: Ctx, agent: str, job: JobKind, key: str, *, prompt: str, task: s
     until ``/spawn`` or ``/resume`` brings the agent back, and the feed says so. ``question`` (a
     decision id): the turn first waits for its answer and starts with it. ``first``: a queued turn
     goes ahead of the agent's other queued turns (the turn it was stopped in, started again).
+    ``hold``: queued even when the agent is free (it waits for another turn to come first).
     """
     core = ctx.core
     why = away(ctx, agent)
-    if agent in ctx.live.running or why:
+    if agent in ctx.live.running or why or hold:
         order = core.next_number(f"queued:{agent}")
         if first and (ahead := queued(ctx, agent)):
             order = ahead[0].order - 1
