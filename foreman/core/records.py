@@ -113,12 +113,16 @@ class MergeRecord(Record):
 class TaskFlow(Record):
     """The flow's counters of task ``id``: ``nudged`` (a worker ending without finishing got its
     one nudge), ``ci_retried`` (a CI failure went back to the worker once), ``node_losses``
-    (turns lost with their cluster nodes)."""
+    (turns lost with their cluster nodes), ``hook_refusals`` (the repository's commit hooks
+    refused its work for the merge, in a row) and ``returned`` (why it went back on the board
+    for its worker, told in the worker's next work turn on it; empty once told)."""
 
     kind: ClassVar[str] = "taskflow"
     nudged: bool = False
     ci_retried: bool = False
     node_losses: int = 0
+    hook_refusals: int = 0
+    returned: str = ""
 
 
 class QueuedTurn(Record):

@@ -46,15 +46,51 @@ def merge_prepared(ctx: Ctx, e: MergePrepared) -> list[Effect]:
         return []  # it moved on while its work was prepared
     if e.outcome == "nothing":
         core.complete_task(e.task, now, no_changes=True)
+    elif e.outcome == "refused":
+        return hook_refused(ctx, e)
     elif e.outcome == "failed":
         block(ctx, e.task, f"its work could not be prepared for the merge: {e.reason}")
     elif any(x.task == e.task and x.kind == "merge" and x.status == "open" for x in core.world.decisions.values()):
         return []  # (asked again, e.g. a lead's request_merge repeated after a restart: one decision is enough)
     elif e.record is not None:
+        core.update_taskflow(e.task, hook_refusals=0)
         dec = core.open_merge_decision(e.task, now, asked_by=LEAD, worktree=e.worktree, detail=e.detail,
                                        risks=e.risks)
         core.put_record(e.record.model_copy(update={"id": dec.id, "task": e.task}))
     return []
+
+
+MAX_HOOK_REFUSALS = 3
+"""Refusals in a row of the repository's commit hooks after which the task is blocked for the
+user (a hook the worker cannot satisfy, or one that needs something this machine lacks, would
+otherwise send the task round work, CI and review for ever)."""
+
+
+def hook_refused(ctx: Ctx, e: MergePrepared) -> list[Effect]:
+    """A commit hook of the repository refused the worker's leftovers: nothing was committed and
+    no decision opens; the task goes back to its worker with the hook's output (its next work turn
+    on it is told, when it works on another task meanwhile), and after :data:`MAX_HOOK_REFUSALS`
+    refusals in a row it is blocked with the hook's last words."""
+    core, now = ctx.core, ctx.now
+    task = core.task(e.task)
+    agent = task.assignee or ""
+    count = core.taskflow(e.task).hook_refusals + 1
+    core.update_taskflow(e.task, hook_refusals=count)
+    core.feed(f"{e.task}: {e.reason}", now, kind="task", task=e.task, agent=agent or None)
+    tail = e.output.strip()[-2000:]
+    if count >= MAX_HOOK_REFUSALS or not agent:
+        block(ctx, e.task, f"{e.reason} ({count} times in a row): {tail[-300:]}")
+        return []
+    told = (f"The repository's commit hooks refused your work on {task.id} for its merge: {e.reason}. "
+            f"Its output:\n{tail}\nFix what it reports, commit with git commit (which runs the hooks; "
+            f"--no-verify is not the way), then update_task review.")
+    other = [t.id for t in core.world.tasks.values() if t.status == "doing" and t.assignee == agent]
+    if other:  # it works on another task now: this one waits on the board for it (told when it comes back)
+        core.update_taskflow(e.task, returned=told)
+        core.set_task_status(e.task, "todo", now, who="foreman", reason=f"{e.reason}; back to {agent} after {other[0]}")
+        return []
+    core.set_task_status(e.task, "doing", now, who="foreman", reason=None)
+    return launch(ctx, agent, "followup", f"{agent}:{e.task}", task=e.task, prompt=told)
 
 
 def merge_answered(ctx: Ctx, decision_id: str) -> list[Effect]:

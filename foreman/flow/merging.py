@@ -11,6 +11,8 @@ merge-base --is-ancestor``; with ``--merge-style squash`` the squashed commit).
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from protocol import Diff, Repo, Risk, Task
@@ -19,7 +21,8 @@ from ..core.records import MergeRecord, Worktree
 from ..errors import ForemanError, MergeRefused
 from ..repos import diffs, refs, worktrees
 from ..repos import merge as gitmerge
-from ..repos.gitsafety import agent_identity
+from ..repos.gitsafety import agent_identity, safety_env
+from ..repos.hooks import CommitHooks, HookRefused
 from ..risk.report import merge_scan
 from .edge import Edge
 from .gitwork import author
@@ -32,22 +35,50 @@ def describe_commit(diff: Diff, tip: str, base: str) -> str:
     return f"+{diff.additions} -{diff.deletions} in {diff.files_changed} files, commit {tip[:12]} against {base[:12]}."
 
 
-async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> tuple[str | None, Diff | None]:
-    """Commit the worktree's leftovers on its branch; return ``(tip, diff of tip against the base)``.
+@dataclass(frozen=True)
+class Snapshot:
+    """A task's branch as it goes to its merge decision: ``tip`` (None: no branch), its ``diff``
+    against the base, and ``hooks``, what ran on the commit of the worker's leftovers (``None``:
+    nothing was left to commit; empty: the repository has no commit hook)."""
+
+    tip: str | None
+    diff: Diff | None
+    hooks: tuple[str, ...] | None = None
+
+
+async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> Snapshot:
+    """Commit the worktree's leftovers on its branch, after the repository's ``pre-commit`` and
+    ``commit-msg`` hooks passed on them (run as the worker's own ``git commit`` would:
+    :func:`foreman.repos.hooks.run_commit_hooks`).
 
     Raises:
+        HookRefused: a commit hook refused the leftovers (nothing was committed).
         ForemanError: the worktree is unsafe (its ``.git`` link is gone) or git failed.
     """
+    ran: tuple[str, ...] | None = None
     async with edge.wt_lock(info.id):
         if Path(info.path).exists():
-            await worktrees.commit_leftovers(Path(repo.path), Path(info.path), info.branch,
-                                             f"{info.task}: work {info.agent} left uncommitted, as reviewed for the merge",
-                                             author(info.agent))
+            wt = Path(info.path)
+            hooks = CommitHooks(safety_env(os.environ, agent=info.agent, worktree=wt), sandbox=edge.sandbox)
+            done = await worktrees.commit_for_agent(
+                Path(repo.path), wt, info.branch, f"{info.task}: work {info.agent} left uncommitted, as reviewed "
+                "for the merge", author(info.agent), hooks=hooks)
+            ran = done.hooks if done.commit is not None else None
         tip = await refs.branch_tip(repo.path, info.branch)
     if tip is None:
-        return None, None
+        return Snapshot(None, None)
     base = info.base or repo.base_branch
-    return tip, await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id)
+    return Snapshot(tip, await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id), ran)
+
+
+def hooks_line(ran: tuple[str, ...] | None) -> str:
+    """What the merge decision says of the repository's commit hooks (empty when nothing was left
+    to commit: the worker's own ``git commit`` ran them, and skipping them needs a permission)."""
+    if ran is None:
+        return ""
+    if not ran:
+        return "No commit hook in the repository."
+    return f"Hooks passed on the commit of the worker's leftovers: {', '.join(ran)}."
 
 
 async def risks_of(repo: Repo, info: Worktree, task: Task, commit: str) -> list[Risk]:
@@ -67,12 +98,15 @@ async def prepare_merge(edge: Edge, e: PrepareMerge) -> MergePrepared:
         return MergePrepared(e.task, "nothing", reason="no worktree")
     repo = core.repo(info.repo)
     try:
-        tip, diff = await snapshot_branch(edge, info, repo)
+        snap = await snapshot_branch(edge, info, repo)
+    except HookRefused as exc:
+        return MergePrepared(e.task, "refused", worktree=info.id, reason=exc.message, output=exc.output)
     except ForemanError as exc:
         return MergePrepared(e.task, "failed", reason=exc.message)
+    tip, diff = snap.tip, snap.diff
     if tip is None or diff is None or diff.files_changed == 0:
         return MergePrepared(e.task, "nothing", reason="no changes")
-    detail = f"{describe_commit(diff, tip, diff.base)} {e.summary}"[:500]
+    detail = " ".join(x for x in (describe_commit(diff, tip, diff.base), hooks_line(snap.hooks), e.summary) if x)[:500]
     risks = await risks_of(repo, info, task, tip)
     record = MergeRecord(id=f"pending:{e.task}", task=e.task, commit=tip, base=diff.base, branch=info.branch)
     return MergePrepared(e.task, "ready", worktree=info.id, record=record, detail=detail, risks=tuple(risks))
@@ -84,7 +118,11 @@ async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record
     tip = await refs.branch_tip(repo.path, info.branch)
     if tip == record.commit:
         return None
-    _, diff = await snapshot_branch(edge, info, repo) if tip is not None else (None, None)
+    try:
+        diff = (await snapshot_branch(edge, info, repo)).diff if tip is not None else None
+    except HookRefused as exc:
+        return MergeTried(decision_id, "refused", reason=f"merge refused: the branch moved since this decision "
+                                                         f"opened and {exc.message}:\n{exc.output[-1500:]}")
     tip = await refs.branch_tip(repo.path, info.branch)
     if tip is None or diff is None:
         return MergeTried(decision_id, "moved", reason=f"merge refused: the branch {info.branch} is gone")

@@ -184,16 +184,19 @@ class MergePrepared:
     """A reviewed task's work was committed for its merge decision.
 
     ``outcome``: ``ready`` (``record`` is the exact commit and base the decision shows, ``detail``
-    its line, ``risks`` the scan), ``nothing`` (no worktree or no change: the task is done) or
-    ``failed`` (``reason``: the task is blocked)."""
+    its line, ``risks`` the scan), ``nothing`` (no worktree or no change: the task is done),
+    ``refused`` (a commit hook of the repository refused the worker's leftovers: ``reason``
+    names it, ``output`` is what it printed; the task goes back to its worker) or ``failed``
+    (``reason``: the task is blocked)."""
 
     task: str
-    outcome: Literal["ready", "nothing", "failed"]
+    outcome: Literal["ready", "nothing", "refused", "failed"]
     worktree: str = ""
     record: MergeRecord | None = None
     detail: str = ""
     risks: tuple[Risk, ...] = ()
     reason: str = ""
+    output: str = ""
 
 
 @dataclass(frozen=True)

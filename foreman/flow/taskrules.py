@@ -203,6 +203,9 @@ def task_prepared(ctx: Ctx, e: TaskPrepared) -> list[Effect]:
     base = e.base_note
     if ci is not None and ci.state in ("failed", "timed_out"):
         base += f"\nIts last CI run {ci.verdict}: run the tests, fix what fails, commit, then update_task review."
+    if returned := core.taskflow(e.task).returned:
+        base += "\n" + returned
+        core.update_taskflow(e.task, returned="")
     prompt = prompts.work_prompt(core.task(e.task), takeover_from=takeover, answered=answered, unread=[],
                                  base=base.strip())
     return effects + launch(ctx, e.agent, "work", f"{e.agent}:{e.task}", prompt=prompt, task=e.task)

@@ -172,6 +172,8 @@ async def request_merge(edge: Edge, task_id: str, summary: str) -> str:
                 else f"{task_id} changed no files; closed as done without a merge")
     if result.outcome == "failed":
         return f"{task_id} is blocked: {result.reason}"
+    if result.outcome == "refused":
+        return f"no merge decision for {task_id}: {result.reason}; it went back to its worker with the hook's output"
     opened = [d for d in edge.host.core.world.decisions.values() if d.task == task_id and d.kind == "merge"
               and d.status == "open"]
     return f"merge decision {opened[-1].id} opened for {task_id}" if opened else f"{task_id} moved on; no merge decision"

@@ -111,6 +111,8 @@ def _git(c: Call):
         c.deny(f"git {sub} pushes to another repository")
         return None
     program_options(gc, sub)
+    if sub in SKIPS_HOOKS:
+        _check_no_verify(gc, sub)
     if sub in SIGNING_SUBS or sub == "tag":
         _check_signing(gc, sub)
     handler = SUBS.get(sub) or PROGRAM_SUBS.get(sub)
@@ -130,6 +132,33 @@ def _git(c: Call):
         return None
     c.exact(f"git {sub} is not a subcommand the policy knows (it may be an alias from your config)")
     return None
+
+
+SKIPS_HOOKS = {
+    "commit": "pre-commit and commit-msg", "merge": "pre-merge-commit and commit-msg", "pull": "pre-merge-commit",
+    "am": "applypatch-msg and pre-applypatch", "rebase": "pre-rebase",
+}
+"""Subcommands whose ``--no-verify`` skips repository hooks (git-commit(1), git-merge(1),
+git-pull(1), git-am(1), git-rebase(1)), and the hooks it skips."""
+
+_VALUE_SHORT = {"commit": "mFtcCuS"}
+_VALUE_LONG = {"commit": {"--message", "--file", "--template", "--reuse-message", "--reedit-message", "--fixup",
+                          "--squash", "--author", "--date", "--cleanup", "--pathspec-from-file", "--trailer"},
+               "merge": {"--message", "--file", "--strategy", "--strategy-option", "--cleanup", "--into-name"},
+               "pull": {"--strategy", "--strategy-option", "--depth", "--shallow-since", "--shallow-exclude",
+                        "--upload-pack", "--cleanup"}}
+
+
+def _check_no_verify(c: Call, sub: str) -> None:
+    """Ask before a command that skips the repository's hooks: a hook that refuses is the user's
+    rule for what may be committed, and the Foreman's own commits for agents run them too. git
+    takes a long option by any unambiguous prefix (gitcli(7)), so ``--no-ver`` counts; only
+    ``git commit`` has the short ``-n``."""
+    p = parse_opts(c.args, _VALUE_SHORT.get(sub, ""), _VALUE_LONG.get(sub, set()))
+    for flag, _ in p.opts:
+        if (flag.startswith("--no-v") and "--no-verify".startswith(flag)) or (sub == "commit" and flag == "-n"):
+            c.exact(f"git {sub} --no-verify skips the repository's hooks ({SKIPS_HOOKS[sub]})")
+            return
 
 
 def _check_signing(c: Call, sub: str) -> None:

@@ -45,12 +45,13 @@ from ._git import (
     rev_parse,
 )
 from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
+from .hooks import CommitHooks, run_commit_hooks
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "Worktree", "WorktreeBusy", "WorktreeHasWork", "branch_name", "check_link", "commit_leftovers",
-    "ensure_worktree", "remove_worktree", "slugify", "worktree_path",
+    "Committed", "Worktree", "WorktreeBusy", "WorktreeHasWork", "branch_name", "check_link", "commit_for_agent",
+    "commit_leftovers", "ensure_worktree", "remove_worktree", "slugify", "worktree_path",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -301,6 +302,33 @@ def _parse_author(author: str) -> tuple[str, str]:
 async def commit_leftovers(
     repo_root: StrPath, wt_path: StrPath, branch: str, message: str, author: str
 ) -> str | None:
+    """Commit whatever the agent left uncommitted onto its own branch, running no hook.
+
+    The snapshot commits of work in progress (a hand-off, a closed task, late writes of a
+    retired worktree) use this; the commit that goes to a merge decision runs the repository's
+    commit hooks first (:func:`commit_for_agent`). See there for the rules; returns the new
+    commit id, or None when there was nothing to commit.
+    """
+    return (await commit_for_agent(repo_root, wt_path, branch, message, author)).commit
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What :func:`commit_for_agent` did.
+
+    Attributes:
+        commit: the new commit id, or None when there was nothing to commit.
+        hooks: the repository's commit hooks that ran and passed on it (empty when none ran).
+    """
+
+    commit: str | None
+    hooks: tuple[str, ...] = ()
+
+
+async def commit_for_agent(
+    repo_root: StrPath, wt_path: StrPath, branch: str, message: str, author: str, *,
+    hooks: CommitHooks | None = None,
+) -> Committed:
     """Commit whatever the agent left uncommitted onto its own branch.
 
     Everything in the worktree counts (staged, unstaged, untracked; ignored files excluded).
@@ -310,11 +338,12 @@ async def commit_leftovers(
     the other branch nor the worktree's HEAD/index is touched. The ref moves with a
     compare-and-swap ``update-ref <ref> <new> <old>``. The commit is never signed.
 
-    The commit is written with ``git commit-tree``, which runs no hook: a repository
-    ``pre-commit`` (or ``commit-msg``) hook that refused the agent's own ``git commit`` does not
-    stop this snapshot, so the work reaches the branch, the decision and the merge - the same
-    effect as ``git commit --no-verify``. Only the ref update runs a ``reference-transaction``
-    hook, under :data:`~foreman.repos._git.HOOK_TIMEOUT`.
+    The commit is written with ``git commit-tree``, which runs no hook. With ``hooks``, the
+    repository's ``pre-commit`` and ``commit-msg`` hooks run first, as ``git commit`` would run
+    them (:func:`foreman.repos.hooks.run_commit_hooks`: the agent's environment and sandbox, a
+    time limit); a refusal commits nothing. Without, a hook that would have refused does not stop
+    the snapshot (the effect of ``git commit --no-verify``). The ref update runs a
+    ``reference-transaction`` hook, under :data:`~foreman.repos._git.HOOK_TIMEOUT`.
 
     Args:
         repo_root: the registered repository.
@@ -322,11 +351,14 @@ async def commit_leftovers(
         branch: the agent's own branch (short name, ``agentcraft/...``).
         message: the commit message.
         author: ``"Name <email>"`` for author and committer (the agent's identity).
+        hooks: run the repository's commit hooks this way first (None: no hook runs).
 
     Returns:
-        The new commit id, or None when there was nothing to commit.
+        :class:`Committed`: the new commit id (None when there was nothing to commit) and the
+        hooks that ran.
 
     Raises:
+        HookRefused: a commit hook refused (its output is on the exception); nothing was committed.
         WorktreeUnsafe: the ``.git`` link check failed; nothing was committed.
         RepoError: git failed, or the branch moved during the commit.
         ValueError: ``author`` is malformed.
@@ -339,18 +371,23 @@ async def commit_leftovers(
     on_branch = snap.head_ref == ref
     parent = own or snap.head
     if parent and (await git("rev-parse", f"{parent}^{{tree}}", cwd=repo_root)).text == snap.tree:
-        return None
+        return Committed(None)
     text = message.rstrip("\n") + "\n"
     if not on_branch:
         where = snap.head_ref or f"detached HEAD {snap.head}"
         text += f"\nSnapshot of the worktree while it had {where} checked out.\n"
+    tree = snap.tree
+    ran: tuple[str, ...] = ()
+    if hooks is not None:
+        passed = await run_commit_hooks(hooks, wt, snap.admin, tree, text)
+        tree, text, ran = passed.tree, passed.message, passed.ran
     ident = {
         "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
         "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
     }
     parents = ("-p", parent) if parent else ()
     commit = (
-        await git("commit-tree", "--no-gpg-sign", *parents, "-F", "-", snap.tree, cwd=repo_root, env=ident,
+        await git("commit-tree", "--no-gpg-sign", *parents, "-F", "-", tree, cwd=repo_root, env=ident,
                   input=text.encode())
     ).text
     await git("update-ref", "-m", "agentcraft: commit leftover work", ref, commit, own or ZERO_OID, cwd=repo_root,
@@ -360,7 +397,7 @@ async def commit_leftovers(
         if not res.ok:
             logger.warning("committed %s but could not reset the index of %s: %s", commit, wt, res.stderr)
     logger.info("committed leftovers of %s on %s as %s", wt, branch, commit[:12])
-    return commit
+    return Committed(commit, ran)
 
 
 async def remove_worktree(

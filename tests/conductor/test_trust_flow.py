@@ -213,7 +213,11 @@ async def test_a_worktree_that_lost_its_git_link_in_review_is_blocked_not_left_i
         await rig.stop()
 
 
-async def test_work_a_pre_commit_hook_refused_still_reaches_the_decision_and_the_merge(tmp_path: Path) -> None:
+async def test_work_a_pre_commit_hook_refused_never_reaches_a_decision_or_the_base(tmp_path: Path) -> None:
+    """Issue 37 item 4 turned this rule round: a hook that refused the agent's own commit used to be
+    bypassed by the Foreman's commit of the leftovers, which reached the decision and the merge.
+    The leftovers' commit runs the hook too now: the work goes back to the worker each time, and a
+    hook the worker never satisfies blocks the task; the base never gets the refused work."""
     refused: list[int] = []
 
     async def work(req: TurnRequest, tools) -> TurnResult:
@@ -232,11 +236,11 @@ async def test_work_a_pre_commit_hook_refused_still_reaches_the_decision_and_the
     try:
         await rig.start()
         t1 = rig.task("Commit refused by a hook", assignee="kit")
-        dec = await wait_for(lambda: rig.open_decision(t1), what="the merge decision")
-        assert refused == [1]  # the repository's hook really refused the agent's commit
-        await rig.c.answer(dec.id, 0)
-        await rig.wait_status(t1, "done")
-        assert git(rig.repo, "show", "main:hooked.txt") == "the hook refused my commit\n"
+        await rig.wait_status(t1, "blocked", timeout=60)
+        assert refused == [1, 1, 1]  # the repository's hook refused the agent's commit, each turn
+        assert rig.open_decision(t1) is None
+        assert "pre-commit: refused" in rig.world.tasks[t1].history[-1].what
+        assert "hooked.txt" not in git(rig.repo, "ls-tree", "--name-only", "main")
     finally:
         await rig.stop()
 

@@ -252,6 +252,33 @@ def test_a_ci_failure_after_the_worker_started_another_task_waits_for_it_on_the_
     assert turn.job == "work" and "Its last CI run FAILED (exit 1)" in turn.prompt
 
 
+def test_a_hook_refusal_while_the_worker_works_on_another_task_waits_for_it_on_the_board() -> None:
+    """The repository's commit hooks refused a task's work at its merge preparation while its
+    worker had started another task: it goes back on the board for the same worker, whose next work
+    turn on it carries the hook's output (once); a later decision resets the count of refusals."""
+    ctx = world()
+    t = task(ctx, status="review")
+    other = task(ctx, "Add farewell", status="doing")
+    refused = MergePrepared(t, "refused", reason="the repository's pre-commit hook refused the commit (exit 1)",
+                            output="lint: line too long (notes.txt:3)")
+    assert apply(ctx, refused) == []
+    assert (ctx.core.task(t).status, ctx.core.task(t).assignee) == ("todo", "kit")
+    assert ctx.core.taskflow(t).hook_refusals == 1
+    assert any("pre-commit hook refused" in f.text for f in ctx.core.world.feed)
+    ctx.core.cancel_task(other, T0)  # (kit is free again)
+    ctx.core.take()
+    ctx.live.starting[t] = "kit"
+    (turn,) = [e for e in apply(ctx, TaskPrepared(t, "kit", f"kit-{t}", f"agentcraft/kit/{t}"))
+               if isinstance(e, RunTurn)]
+    assert turn.job == "work" and "lint: line too long (notes.txt:3)" in turn.prompt
+    assert ctx.core.taskflow(t).returned == ""  # told once
+    ctx.core.set_task_status(t, "review", T0)
+    ctx.core.take()
+    record = MergeRecord(id="x", task=t, commit="c" * 40, base="b" * 40, branch=f"agentcraft/kit/{t}")
+    apply(ctx, MergePrepared(t, "ready", worktree=f"kit-{t}", record=record, detail="+1 -0"))
+    assert ctx.core.taskflow(t).hook_refusals == 0
+
+
 def test_a_timed_out_ci_says_so_and_with_lead_review_the_lead_reviews() -> None:
     ctx = world(lead_review=True)
     t = task(ctx, status="review")

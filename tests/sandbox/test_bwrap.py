@@ -23,6 +23,8 @@ from foreman.backends.local import commands
 from foreman.backends.sim.demo_repo import create_demo_repo, demo_test_command
 from foreman.repos import ci
 from foreman.repos.gitsafety import safety_env
+from foreman.repos.hooks import CommitHooks
+from foreman.repos.worktrees import commit_for_agent
 from foreman.sandbox import Sandbox, availability
 
 FOUND = availability()
@@ -233,3 +235,19 @@ async def test_the_ci_log_line_names_the_command_not_the_sandbox(world: World, c
     lines = [r.getMessage() for r in caplog.records if r.name == "foreman.repos.ci" and r.levelno == logging.INFO]
     assert len(lines) == 1 and re.fullmatch(r"ci 'exit 3' exited 3 after \d+\.\ds in the OS sandbox", lines[0]), lines
     assert not any("bwrap" in line for line in lines)
+
+
+async def test_commit_hooks_run_in_the_sandbox_and_can_stage(world: World) -> None:
+    """The repository's commit hooks run on the Foreman's commit of an agent's leftovers inside the
+    agent's sandbox (issue 37 item 4): a hook can stage on the temporary index (kept in the
+    worktree's git dir, which the sandbox lets git write) but not write outside the worktree."""
+    hooks = world.repo / ".git" / "hooks"
+    (hooks / "pre-commit").write_text(
+        f"#!/bin/sh\necho staged > staged.txt && git add staged.txt\necho x > {world.repo}/escaped 2>/dev/null\nexit 0\n")
+    (hooks / "pre-commit").chmod(0o755)
+    (world.wt / "work.txt").write_text("work\n")
+    done = await commit_for_agent(world.repo, world.wt, "agentcraft/kit/t1", "t1", "AgentCraft Kit <kit@agentcraft.invalid>",
+                                  hooks=CommitHooks(world.env, sandbox=world.sandbox, timeout=60))
+    assert done.commit is not None and done.hooks == ("pre-commit",)
+    assert git(world.repo, "ls-tree", "--name-only", "agentcraft/kit/t1").split() == ["README.md", "staged.txt", "work.txt"]
+    assert not (world.repo / "escaped").exists()
