@@ -15,10 +15,10 @@ from ..backends import prompts
 from ..core.records import Worktree
 from ..errors import ForemanError
 from ..executors import NodeLost, Place
-from ..repos import ci, diffs
+from ..repos import ci, diffs, refs
 from ..repos.gitsafety import safety_env
 from ..risk.report import merge_risks
-from . import processes
+from . import outside, processes
 from .edge import Edge
 from .model import CheckWork, CiFinished, PrepareReview, Reported, ReviewReady, RunCi, WorkChecked
 
@@ -49,7 +49,10 @@ async def check_work(edge: Edge, e: CheckWork) -> WorkChecked | None:
     repo = edge.host.core.repo(info.repo)
     wt = Path(info.path)
     try:
+        if (why := await outside.changed(repo, info, rewrites=True)) is not None:
+            return WorkChecked(e.task, e.agent, error=why, claims=e.claims, note=e.note)
         diff = await diffs.diff_worktree(Path(repo.path), wt, info.base or repo.base_branch)
+        await refs.remember_tip(repo.path, info.branch)
     except ForemanError as exc:
         return WorkChecked(e.task, e.agent, error=f"its worktree {wt} cannot be read: {exc.message}", claims=e.claims,
                            note=e.note)

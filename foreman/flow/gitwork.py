@@ -48,7 +48,9 @@ async def prepare_task(edge: Edge, e: PrepareTask) -> TaskPrepared | TaskStartFa
     an earlier owner (kit -> wren -> kit) does not resume the owner's stale worktree: it is
     removed and its branch caught up with the latest work (:func:`foreman.repos.retiring.catch_up`;
     commits only it has are kept on a side branch). Stale worktrees of the repository are cleaned
-    first. A failure (git refused, a busy folder) is a :class:`TaskStartFailed`.
+    first. A branch changed outside the Foreman since it last knew it (the task was blocked for
+    it, and retried) is recreated from its last known commit first (:mod:`.outside`). A failure
+    (git refused, a busy folder) is a :class:`TaskStartFailed`.
     """
     host, agent = edge.host, e.agent
     core = host.core
@@ -82,8 +84,10 @@ async def prepare_task(edge: Edge, e: PrepareTask) -> TaskPrepared | TaskStartFa
             latest = latest or other.branch
             if other.branch == latest and not takeover:
                 takeover = other.agent
-        start_point = latest if latest and latest != branch else None
         lines: list[str] = []
+        if latest and (restored := await refs.restore_branch(repo.path, latest)):  # changed outside, then retried
+            lines.append(f"{task.id}: {restored}")
+        start_point = latest if latest and latest != branch else None
         async with edge.wt_lock(wt_id):
             own = core.worktree_of(agent, task.id)
             if start_point is not None:
@@ -100,6 +104,7 @@ async def prepare_task(edge: Edge, e: PrepareTask) -> TaskPrepared | TaskStartFa
                                                    start_point=start_point)
             if made.submodules:
                 lines.append(f"{task.id}: {made.submodules}")
+            await refs.remember_tip(repo.path, branch)
             record = Worktree(id=wt_id, repo=repo.id, path=str(path), branch=branch, agent=agent, task=task.id,
                               base=repo.base_branch)
             host.act(lambda c, now: c.put_record(record))  # (under its lock: a removal in flight sees it active)

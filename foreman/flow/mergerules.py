@@ -144,7 +144,9 @@ def lead_decides_dependents(ctx: Ctx, task_id: str, note: str | None) -> list[Ef
 def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
     """What a merge came to: landed -> the task is done (its worktree closed once no turn runs in
     it); held -> it waits for the user's git operation in the checkout to end, then lands (the
-    feed says why; the decision stays answered); moved -> the decision re-opens with the new
+    feed says why; the decision stays answered); changed (its branch or worktree was changed
+    outside the Foreman) -> the task is blocked with the user's choices (:mod:`.outside`), never
+    re-opening the decision on a branch that is gone; moved -> the decision re-opens with the new
     commit; a conflict -> back to the worker; refused or failed -> the decision re-opens with the
     reason."""
     core, now = ctx.core, ctx.now
@@ -159,6 +161,10 @@ def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
         info = core.record(Worktree, dec.worktree or "")
         if info is not None and agent not in ctx.live.running:  # a running turn commits its leftovers when it ends
             return [CommitLeftovers(info.id, then_close=True)]
+        return []
+    if e.outcome == "changed":
+        if task.status == "review":
+            block(ctx, task.id, f"its merge did not land: {e.reason}")
         return []
     if e.outcome == "held":
         core.feed(f"{e.decision}: {task.id}'s merge waits: {e.reason}", now, kind="decision", task=task.id)

@@ -24,6 +24,7 @@ from ..repos import merge as gitmerge
 from ..repos.gitsafety import agent_identity, safety_env
 from ..repos.hooks import CommitHooks, HookRefused
 from ..risk.report import merge_scan
+from . import outside
 from .edge import Edge
 from .gitwork import author
 from .model import AwaitCheckout, LandMerge, MergeAnswered, MergePrepared, MergeTried, PrepareMerge
@@ -98,7 +99,10 @@ async def prepare_merge(edge: Edge, e: PrepareMerge) -> MergePrepared:
         return MergePrepared(e.task, "nothing", reason="no worktree")
     repo = core.repo(info.repo)
     try:
+        if (why := await outside.changed(repo, info, rewrites=False)) is not None:
+            return MergePrepared(e.task, "failed", reason=why)
         snap = await snapshot_branch(edge, info, repo)
+        await refs.remember_tip(repo.path, info.branch)
     except HookRefused as exc:
         return MergePrepared(e.task, "refused", worktree=info.id, reason=exc.message, output=exc.output)
     except ForemanError as exc:
@@ -128,6 +132,7 @@ async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record
         return MergeTried(decision_id, "moved", reason=f"merge refused: the branch {info.branch} is gone")
     reason = (f"the branch moved since this decision opened; it now shows {describe_commit(diff, tip, diff.base)} "
               f"Review the new diff, then answer again.")
+    await refs.remember_tip(repo.path, info.branch)  # (moved on from outside, the reviewed work kept: shown again)
     new = record.model_copy(update={"commit": tip, "base": diff.base})
     risks = await risks_of(repo, info, edge.host.core.task(info.task), tip)
     return MergeTried(decision_id, "moved", reason=reason, record=new, risks=tuple(risks))
@@ -158,6 +163,11 @@ async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
         return MergeTried(e.decision, "failed", reason=f"merge failed: no worktree {dec.worktree!r}")
     repo = core.repo(info.repo)
     record = core.record(MergeRecord, e.decision)
+    try:
+        if (why := await outside.changed(repo, info, rewrites=False)) is not None:
+            return MergeTried(e.decision, "changed", reason=why)
+    except ForemanError as exc:
+        return MergeTried(e.decision, "failed", reason=f"merge failed: {exc.message}")
     if record is not None and (again := await moved(edge, e.decision, info, repo, record)) is not None:
         return again
     try:

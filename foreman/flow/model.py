@@ -206,11 +206,13 @@ class MergeTried:
     ``outcome``: ``landed`` (the base contains the commit), ``moved`` (the branch moved since
     the decision opened: ``record`` and ``risks`` are the new commit's, ``reason`` says so),
     ``conflict`` (``files``), ``held`` (the user is in the middle of a git operation in the
-    checkout, or a git lock is held: it lands once they are done; ``reason``), ``refused`` /
-    ``failed`` (``reason``), ``skipped`` (the task is no longer in review)."""
+    checkout, or a git lock is held: it lands once they are done; ``reason``), ``changed``
+    (the task's branch or worktree was changed outside the Foreman: ``reason``, with the user's
+    choices; the task is blocked), ``refused`` / ``failed`` (``reason``), ``skipped`` (the task is
+    no longer in review)."""
 
     decision: str
-    outcome: Literal["landed", "moved", "conflict", "held", "refused", "failed", "skipped"]
+    outcome: Literal["landed", "moved", "conflict", "held", "changed", "refused", "failed", "skipped"]
     reason: str = ""
     files: tuple[str, ...] = ()
     record: MergeRecord | None = None

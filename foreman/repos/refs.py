@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import RepoError
-from ._git import ZERO_OID, GitFailed, StrPath, git, rev_parse
+from ._git import HOOK_TIMEOUT, ZERO_OID, GitFailed, StrPath, git, rev_parse
 from ._snapshot import snapshot
 
 
@@ -89,3 +89,86 @@ async def base_note(repo_root: StrPath, branch: str, base: str) -> str:
     return (f"Your branch {branch} left {base} at {fork.text[:7]}; {base} has moved on by {len(subjects)} "
             f"commit{'s' if len(subjects) != 1 else ''} since (now {short} ({subject})): {shown}. Merge {base} into "
             "your branch when your work depends on them.")
+
+
+LAST_KNOWN = "refs/agentcraft/last/"
+"""Where the Foreman keeps the last commit it knew of each task branch
+(``refs/agentcraft/last/<branch>``): the work survives a branch deleted or rewritten outside it,
+and ``git gc`` never collects it."""
+
+
+async def remember_tip(repo_root: StrPath, branch: str) -> str | None:
+    """Point ``refs/agentcraft/last/<branch>`` at ``branch``'s tip; return the tip (None, and
+    nothing changes, when the branch does not exist).
+
+    Raises:
+        RepoError: git failed.
+    """
+    root = Path(repo_root)
+    tip = await branch_tip(root, branch)
+    if tip is not None and await rev_parse(root, LAST_KNOWN + branch) != tip:
+        await git("update-ref", "-m", "agentcraft: last known tip", LAST_KNOWN + branch, tip, cwd=root,
+                  timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
+    return tip
+
+
+async def last_known(repo_root: StrPath, branch: str) -> str | None:
+    """The last commit of ``branch`` the Foreman knew of (:func:`remember_tip`), or None."""
+    return await rev_parse(Path(repo_root), LAST_KNOWN + branch)
+
+
+async def outside_change(repo_root: StrPath, branch: str, base: str, *, rewrites: bool = False) -> str | None:
+    """What happened to ``branch`` outside the Foreman since its last known commit, as a clause
+    (``"its branch agentcraft/kit/t1-x was deleted outside the Foreman"``), or None when nothing did
+    (or nothing is known of it).
+
+    Args:
+        repo_root: the registered repository.
+        branch: the task's branch (short name).
+        base: its base branch (short name): a branch sharing no history with it was replaced.
+        rewrites: its worker worked on it since (an amend or a rebase of its own is no change
+            from outside): only a deleted branch or an unrelated history count.
+
+    Raises:
+        RepoError: git failed.
+    """
+    root = Path(repo_root)
+    last = await last_known(root, branch)
+    if last is None:
+        return None
+    tip = await branch_tip(root, branch)
+    if tip is None:
+        return f"its branch {branch} was deleted outside the Foreman"
+    if tip == last:
+        return None
+    fork = await git("merge-base", tip, f"refs/heads/{base}", cwd=root, check=False)
+    if fork.rc == 1:
+        return f"its branch {branch} was replaced outside the Foreman by a history unrelated to {base} (now {tip[:12]})"
+    if rewrites or await is_ancestor(root, last, tip):
+        return None
+    return f"its branch {branch} was moved outside the Foreman to {tip[:12]}, which lacks the work it had"
+
+
+async def restore_branch(repo_root: StrPath, branch: str) -> str | None:
+    """Recreate ``branch`` at its last known commit when it was deleted or no longer contains it;
+    the tip it had is kept on ``<branch>-outside-<first 8 hex digits>`` (nothing is lost). Returns
+    a sentence for the feed, or None when there was nothing to restore.
+
+    Raises:
+        RepoError: git failed, or the branch moved during the restore (compare-and-swap).
+    """
+    root = Path(repo_root)
+    last = await last_known(root, branch)
+    if last is None:
+        return None
+    tip = await branch_tip(root, branch)
+    if tip is not None and await is_ancestor(root, last, tip):
+        return None
+    kept = ""
+    if tip is not None:
+        side = f"{branch}-outside-{tip[:8]}"
+        await git("update-ref", "-m", "agentcraft: keep what was on the branch", f"refs/heads/{side}", tip, cwd=root,
+                  timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
+        kept = f"; what it pointed at ({tip[:12]}) is kept on {side}"
+    await set_branch(root, branch, last, tip, reason="agentcraft: recreate from the last known commit")
+    return f"{branch} recreated at its last known commit {last[:12]}{kept}"

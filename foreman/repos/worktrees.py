@@ -360,7 +360,8 @@ async def commit_for_agent(
     Raises:
         HookRefused: a commit hook refused (its output is on the exception); nothing was committed.
         WorktreeUnsafe: the ``.git`` link check failed; nothing was committed.
-        RepoError: git failed, or the branch moved during the commit.
+        RepoError: git failed, the branch moved during the commit, or the branch is gone while the
+            worktree has no commit checked out (never a commit without a parent).
         ValueError: ``author`` is malformed.
     """
     name, email = _parse_author(author)
@@ -370,6 +371,9 @@ async def commit_for_agent(
     own = await rev_parse(repo_root, ref)
     on_branch = snap.head_ref == ref
     parent = own or snap.head
+    if parent is None:  # (a worktree always starts from a commit: its branch was deleted under it)
+        raise RepoError(f"{branch} is gone and {wt} has no commit checked out: nothing to commit onto (a commit "
+                        "without a parent would hold the whole tree as new history)", permanent=True)
     if parent and (await git("rev-parse", f"{parent}^{{tree}}", cwd=repo_root)).text == snap.tree:
         return Committed(None)
     text = message.rstrip("\n") + "\n"
