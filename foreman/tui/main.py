@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--commands", type=Path, help="run commands appended to FILE as they come (line mode)")
     parser.add_argument(
         "--auto-answer", default="", metavar="KINDS",
-        help="answer decisions of these kinds with their first option: merge,permission,question",
+        help="answer decisions of these kinds with their first option: merge,permission,question (full screen "
+        "and line mode; a merge with a critical risk finding is left to you)",
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a /wait or a reply may take (default 120)")
     parser.add_argument("--line", action="store_true", help="line mode: read commands from standard input")
@@ -76,7 +77,7 @@ def tui_main(argv: list[str]) -> int:
             return EXIT_FAILED
     from .app import ForemanApp  # Textual is imported only for the full-screen client
 
-    app = ForemanApp(locator=locator, client_name=CLIENT_NAME)
+    app = ForemanApp(locator=locator, client_name=CLIENT_NAME, auto_answer=kinds)
     app.run()
     return app.return_code or EXIT_OK
 

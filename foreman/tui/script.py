@@ -20,6 +20,7 @@ import protocol as p
 
 from . import commands as c
 from . import views
+from .autoanswer import AutoAnswerer
 from .client import Connection, ConnectionLost, RequestError
 from .mirror import Mirror, Outcome
 from .transcript import Transcript
@@ -87,35 +88,18 @@ class LineRunner:
         self.conn = conn
         self.mirror: Mirror = conn.mirror
         self.transcript = transcript
-        self.auto_answer = frozenset(auto_answer)
+        self.auto = AutoAnswerer(conn, auto_answer, lambda text, failed: transcript.write(text, 2 if failed else 0),
+                                 timeout=wait_timeout)
         self.wait_timeout = wait_timeout
         self.cwd = cwd
         self.goals: list[str] = []
         """Goal ids this session submitted (``/wait goal done`` waits for them)."""
         self.sent = 0
-        self._auto_done: set[str] = set()
-        self._tasks: set[asyncio.Task] = set()
 
     def on_message(self, msg: p.ServerMessage, outcome: Outcome) -> None:
         """Connection listener: write the transcript and start auto-answers."""
         self.transcript.on_message(msg, outcome, self.mirror)
-        if outcome is Outcome.APPLIED and self.auto_answer and msg.type in ("snapshot", "decision.upsert"):
-            for d in self.mirror.open_decisions():
-                if d.kind in self.auto_answer and d.id not in self._auto_done and d.options:
-                    self._auto_done.add(d.id)
-                    task = asyncio.get_running_loop().create_task(self._auto(d))
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-
-    async def _auto(self, d: p.Decision) -> None:
-        if d.kind == "merge" and any(r.severity == "critical" for r in d.risks):
-            self.transcript.write(f"auto-answer {d.id} skipped: the merge has a critical risk finding; answer it yourself")
-            return
-        self.transcript.write(f"auto-answer {d.id} ({d.kind}): 1 {d.options[0]}")
-        try:
-            await self.conn.request(p.DecisionAnswerIntent(decision=d.id, option=0, by="auto"), self.wait_timeout)
-        except (RequestError, ConnectionLost, TimeoutError) as exc:
-            self.transcript.write(f"auto-answer {d.id} failed: {exc or 'no reply'}", 2)
+        self.auto.on_message(msg, outcome)
 
     async def run_lines(self, lines: list[tuple[str, str]], *, strict: bool = True) -> None:
         """Run lines in order.
