@@ -137,8 +137,7 @@ async def _drive(args, conn: Connection, runner: LineRunner, transcript: Transcr
         if args.commands:
             await runner.tail(args.commands)
         elif args.line:  # until the end of the input, or until the goal is done
-            finished = {g.id for g in conn.mirror.goals.values() if g.status in ("done", "cancelled")}
-            await _first_of(_stdin(runner), runner.wait_goal_done(skip=finished))
+            await _first_of(_stdin(runner), runner.wait_goal_done(skip=runner.finished_at_connect or ()))
     except ScriptFailed as exc:
         transcript.close(f"FAILED {exc}")
         print(f"foreman tui: {views.safe(str(exc))}", file=sys.stderr)

@@ -95,9 +95,13 @@ class LineRunner:
         self.goals: list[str] = []
         """Goal ids this session submitted (``/wait goal done`` waits for them)."""
         self.sent = 0
+        self.finished_at_connect: frozenset[str] | None = None
+        """The goals already done or cancelled in the first snapshot (``--line`` waits for another)."""
 
     def on_message(self, msg: p.ServerMessage, outcome: Outcome) -> None:
         """Connection listener: write the transcript and start auto-answers."""
+        if self.finished_at_connect is None and outcome is Outcome.APPLIED and msg.type == "snapshot":
+            self.finished_at_connect = frozenset(g.id for g in self.mirror.goals.values() if g.status in ("done", "cancelled"))
         self.transcript.on_message(msg, outcome, self.mirror)
         self.auto.on_message(msg, outcome)
 

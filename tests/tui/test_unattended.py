@@ -138,9 +138,8 @@ async def test_line_mode_fails_when_the_goal_it_watches_is_cancelled(daemon, tmp
     proc = await tui(tmp_path, "--line", "--port", str(daemon.port), stdin=asyncio.subprocess.PIPE)
     try:
         async with asyncio.timeout(30):
-            while not daemon.hellos:
+            while not daemon.clients:  # (it had its snapshot, g1 active: the latest goal, watched)
                 await asyncio.sleep(0.05)
-        await asyncio.sleep(0.3)  # (the snapshot reached it)
         await daemon.push(p.GoalUpsert(seq=0, goal=daemon.mirror.goals["g1"].model_copy(update={"status": "cancelled"})))
         assert await asyncio.wait_for(proc.wait(), 15) == 1
         assert "goal g1 was cancelled" in (await proc.stderr.read()).decode()
