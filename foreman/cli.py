@@ -10,7 +10,6 @@ import asyncio
 import json
 import logging
 import os
-import shlex
 import shutil
 import signal
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, runtime
+from .announce import tui_command
 from .config import OPTIONS, Settings, check_paths, resolve
 from .errors import ForemanError
 from .logs import configure
@@ -303,7 +303,7 @@ def _start(settings: Settings) -> int:
         if fresh and not up:
             _forget_new_profile(settings.profile_dir)
         return 2
-    return 0
+    return 1 if daemon.say.finished == "cancelled" else 0  # (--exit-on-goal-done: a goal was cancelled)
 
 
 def _forget_new_profile(profile_dir: Path) -> None:
@@ -318,16 +318,9 @@ def _forget_new_profile(profile_dir: Path) -> None:
 
 
 def connect_hint(settings: Settings, port: int) -> str:
-    """The ``foreman tui`` command line that reaches this daemon from another terminal: with
-    ``--home`` unless the home is the default one, and ``--profile`` unless this daemon is the one
-    ``<home>/foreman.json`` names (the client's default)."""
-    words = ["foreman", "tui", "--port", str(port)]
-    if settings.sources.get("home", "default") != "default":
-        words += ["--home", str(settings.home)]
-    first = runtime.read_run_file(settings.home / runtime.RUN_FILE)
-    if first is None or first.get("pid") != os.getpid():
-        words += ["--profile", settings.profile]
-    return shlex.join(words)
+    """The ``foreman tui`` command line that reaches this daemon from another terminal
+    (:func:`foreman.announce.tui_command` with ``--port``)."""
+    return tui_command(settings, port)
 
 
 def _in_foreground(fd: int) -> bool:

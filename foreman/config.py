@@ -95,6 +95,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
     Option("ambient", _bool, True, "sim: idle chatter between beats and replies to your messages", kind="bool"),
     Option("auto_answer", _auto_answer, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
+    Option("exit_on_goal_done", _bool, False, "stop the daemon (state saved, as `foreman stop` does) once every goal is "
+           "finished, i.e. done or cancelled, and there is one at least (a profile whose goals are all finished stops "
+           "right after its start); exit code 0 when every goal is done, 1 when one was cancelled", kind="bool"),
     Option("sandbox", str, None, "sim: folder for the demo repositories (default: the checkout's sandbox/, else <home>/sandbox)"),
     Option("showcase", _choice("", "busy", "late"), "", "sim: hold a static showcase state (busy, or late)", kind="optional", const="busy"),
     Option("workers", _workers, ["3"], "team: a size 1..100 (the first N of juniper,kit,wren,rowan,tove; "

@@ -21,7 +21,7 @@ import protocol
 from protocol import Decision, Hello, Repo
 
 from . import __version__, daemon_repos, private, runtime
-from .budget import is_budget_decision
+from .announce import Announcer, auto_answerable
 from .config import Settings
 from .core.core import Core
 from .core.records import Worktree
@@ -84,6 +84,8 @@ class Daemon:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.auth = ("none", "")
         self.usage_base = protocol.Usage()
+        self.say = Announcer(settings)
+        """What the daemon says on its terminal (decisions waiting, goals finished, a summary at stop)."""
 
     # ------------------------------------------------------------------ state plumbing
     def now(self) -> float:
@@ -96,6 +98,7 @@ class Daemon:
             self.wipe_profile()
         world, self.seq = self.store.open()
         self.core = Core(world)
+        self.say.load(world)
         self.usage_base = protocol.Usage.model_validate(world.meta.get("usage_total", {}))
         """The running usage total at start: the session's usage is the total minus this."""
         self.encoded = {kind: {} for kind, _ in _SNAPSHOT_FIELDS}
@@ -170,6 +173,8 @@ class Daemon:
         self.server.broadcast([f for _, f in frames])
         for effect in effects:
             self._run_effect(effect)
+        if self.say.committed(changes, self.core.world):  # --exit-on-goal-done: every goal is finished
+            self.stopping.set()
         return self.seq
 
     def publish_status(self) -> None:
@@ -314,7 +319,7 @@ class Daemon:
         d = self.core.world.decisions.get(decision_id)
         if d is None or d.status != "open":
             return
-        if (d.kind == "merge" and any(r.severity == "critical" for r in d.risks)) or is_budget_decision(d):
+        if not auto_answerable(d, self.settings.auto_answer):
             logger.warning("not auto-answering %s: a critical merge risk or a budget is the user's call", decision_id)
             self.notifier.notify(f"{d.asked_by} needs you", f"{d.prompt} (critical risk: review it yourself)")
             return
@@ -408,6 +413,9 @@ class Daemon:
         self.spawn(self._poll_repos(), "repo-poll")
         self.spawn(self._checkpoints(), "wal-checkpoint")
         logger.info("Foreman %s (%s) listening on ws://127.0.0.1:%d", profile, self.settings.backend, self.port)
+        self.say.say_waiting()  # decisions left open by the previous run
+        if self.say.should_exit(self.core.world):  # --exit-on-goal-done on a profile whose goals are finished
+            self.stopping.set()
         return self.port
 
     async def _serve(self) -> int:
@@ -461,6 +469,8 @@ class Daemon:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.port:  # (it served: a start that failed has nothing to sum up)
+            self.say.summary(self.core.world)
         self.store.close()
         runtime.release(self.settings.home, self.settings.profile)
 

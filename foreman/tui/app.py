@@ -5,12 +5,14 @@ decisions (oldest first), the activity feed, messages, and a console for command
 banner says when the user is needed (a decision is open: highlighted, with a bell when one
 opens) and is quiet otherwise. F2 answers the oldest decision (or the one selected in the
 decisions pane when it has focus), F3 shows its diff. The command line takes the same commands as the line mode, with completion.
+With ``--auto-answer KINDS`` decisions of those kinds are answered with their first option, as in
+line mode (:mod:`foreman.tui.autoanswer`), and call nobody.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -26,6 +28,7 @@ import protocol as p
 
 from . import commands as c
 from . import views
+from .autoanswer import AutoAnswerer
 from .client import Connection, ConnectionLost, RequestError
 from .completion import complete
 from .main import EXIT_REFUSED
@@ -97,6 +100,8 @@ class ForemanApp(App[int]):
         locator: returns the daemon's URL (see :class:`~foreman.tui.discovery.Locator`).
         client_name: sent in ``hello``.
         reconnect_interval: first reconnect delay in seconds (tests make it short).
+        auto_answer: decision kinds answered with their first option as soon as they open
+            (``--auto-answer``; :class:`~foreman.tui.autoanswer.AutoAnswerer`, as in line mode).
     """
 
     TITLE = "Foreman"
@@ -123,13 +128,15 @@ class ForemanApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, locator: Callable[[], str], client_name: str = "foreman-tui", *, reconnect_interval: float = 0.3) -> None:
+    def __init__(self, locator: Callable[[], str], client_name: str = "foreman-tui", *, reconnect_interval: float = 0.3,
+                 auto_answer: Iterable[str] = ()) -> None:
         super().__init__()
         self.mirror = Mirror()
         self.conn = Connection(
             locator, self.mirror, client_name=client_name, listener=self._on_server,
             on_state=self._on_state, reconnect_interval=reconnect_interval,
         )
+        self.auto = AutoAnswerer(self.conn, auto_answer, lambda text, failed: self.say(text, "red" if failed else "yellow"))
         self._dirty = False
         self._seen_open: set[str] | None = None
         self.connection_state = "connecting"
@@ -169,6 +176,9 @@ class ForemanApp(App[int]):
         self._main.query_one("#messages", RichLog).border_title = "Messages"
         self._main.query_one("#console", RichLog).border_title = "Console"
         self._main.query_one("#command", Input).focus()
+        if self.auto.kinds:
+            self.say(f"--auto-answer {','.join(sorted(self.auto.kinds))}: such decisions are answered with their first option "
+                     "as they open (a merge with a critical risk finding is left to you)", "yellow")
         self._refresh_timer = self.set_interval(REFRESH_INTERVAL, self._refresh_panes)
         self.run_worker(self.conn.run(), name="connection", exit_on_error=False)
 
@@ -195,6 +205,7 @@ class ForemanApp(App[int]):
         if outcome is not Outcome.APPLIED:
             return
         self._dirty = True
+        self.auto.on_message(msg, outcome)
         match msg:
             case p.Snapshot():
                 self._load_logs()
@@ -253,7 +264,7 @@ class ForemanApp(App[int]):
     def _update_banner(self, open_: list[p.Decision]) -> None:
         banner = self._main.query_one("#banner", Static)
         ids = {d.id for d in open_}
-        new = [d for d in open_ if self._seen_open is not None and d.id not in self._seen_open]
+        new = [d for d in open_ if self._seen_open is not None and d.id not in self._seen_open and not self.auto.handles(d)]
         if self.mirror.synced:
             self._seen_open = ids
         if new:

@@ -313,12 +313,12 @@ class Connection:
             finally:
                 self._pending.pop(rid, None)
 
-    async def wait_for(self, predicate: Callable[[Mirror], bool], timeout: float) -> None:
+    async def wait_for(self, predicate: Callable[[Mirror], bool], timeout: float | None) -> None:
         """Wait until ``predicate(mirror)`` holds; checked now, after every change of the mirror
         and of the connection state.
 
         Raises:
-            TimeoutError: it did not hold within ``timeout`` seconds.
+            TimeoutError: it did not hold within ``timeout`` seconds (None: no limit).
         """
         async with asyncio.timeout(timeout):
             while not predicate(self.mirror):

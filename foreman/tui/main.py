@@ -12,7 +12,9 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 from foreman import __version__
 
@@ -44,12 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--commands", type=Path, help="run commands appended to FILE as they come (line mode)")
     parser.add_argument(
         "--auto-answer", default="", metavar="KINDS",
-        help="answer decisions of these kinds with their first option: merge,permission,question",
+        help="answer decisions of these kinds with their first option: merge,permission,question (full screen "
+        "and line mode; a merge with a critical risk finding is left to you)",
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a /wait or a reply may take (default 120)")
-    parser.add_argument("--line", action="store_true", help="line mode: read commands from standard input")
+    parser.add_argument("--line", action="store_true", help="line mode: read commands from standard input; ends at "
+                        "its end, or when the goal is done (the goals sent here, else the latest one not done yet at "
+                        "the start): exit 0, or 1 when that goal was cancelled")
     parser.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
-                        help="line mode: give up (exit 3) when no Foreman answers within SECONDS (default 30)")
+                        help="line mode: wait up to SECONDS for the Foreman to listen (a client started with its "
+                        "daemon), then give up with exit 3 (default 30)")
     return parser
 
 
@@ -76,7 +82,7 @@ def tui_main(argv: list[str]) -> int:
             return EXIT_FAILED
     from .app import ForemanApp  # Textual is imported only for the full-screen client
 
-    app = ForemanApp(locator=locator, client_name=CLIENT_NAME)
+    app = ForemanApp(locator=locator, client_name=CLIENT_NAME, auto_answer=kinds)
     app.run()
     return app.return_code or EXIT_OK
 
@@ -101,8 +107,8 @@ async def run_line_mode(args: argparse.Namespace, locator: Locator, kinds: set[s
         conn.listener = runner.on_message
 
         def on_state(state: str) -> None:
-            if state.startswith("disconnected"):
-                transcript.write(state)
+            if state.startswith("disconnected") and conn.connections:  # (before the first connection: waiting for
+                transcript.write(state)                                  # the daemon to listen, up to --connect-timeout)
 
         conn.on_state = on_state
         loop_task = asyncio.create_task(conn.run())
@@ -130,8 +136,8 @@ async def _drive(args, conn: Connection, runner: LineRunner, transcript: Transcr
             await runner.run_lines(lines)
         if args.commands:
             await runner.tail(args.commands)
-        elif args.line:
-            await _stdin(runner)
+        elif args.line:  # until the end of the input, or until the goal is done
+            await _first_of(_stdin(runner), runner.wait_goal_done(skip=runner.finished_at_connect or ()))
     except ScriptFailed as exc:
         transcript.close(f"FAILED {exc}")
         print(f"foreman tui: {views.safe(str(exc))}", file=sys.stderr)
@@ -150,13 +156,59 @@ def locator_text(conn: Connection) -> str:
     return describe() if describe else "the Foreman"
 
 
+async def _first_of(*steps: Coroutine[Any, Any, None]) -> None:
+    """Run ``steps`` until the first one ends; cancel the others; raise what the first raised."""
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        task.result()
+
+
 async def _stdin(runner: LineRunner) -> None:
+    """Run each line of standard input until its end. It is read when the event loop finds it
+    readable, never by a thread blocked on it: the session may end first (``--line`` at goal done),
+    and a thread blocked on a terminal would keep the process from exiting."""
     loop = asyncio.get_running_loop()
-    number = 0
-    while True:
-        raw = await loop.run_in_executor(None, sys.stdin.readline)
-        if not raw:
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):  # no standard input (closed, or not a file)
+        return
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
             return
-        number += 1
-        if raw.strip():
-            await runner.run_lines([(f"stdin:{number}", raw.strip())], strict=False)
+        except OSError:
+            data = b""
+        if not data:
+            loop.remove_reader(fd)
+        chunks.put_nowait(data)
+
+    try:
+        loop.add_reader(fd, readable)
+    except PermissionError:  # a regular file (`< commands.txt`): reading it never waits
+        while data := os.read(fd, 65536):
+            chunks.put_nowait(data)
+        chunks.put_nowait(b"")
+    number, pending = 0, b""
+    try:
+        while True:
+            data = await chunks.get()
+            pending += data or b"\n"  # (the end ends the last line too)
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                number += 1
+                text = raw.decode("utf-8", "replace").strip()
+                if text:
+                    await runner.run_lines([(f"stdin:{number}", text)], strict=False)
+            if not data:
+                return
+    finally:
+        loop.remove_reader(fd)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import get_args
 
@@ -20,6 +20,7 @@ import protocol as p
 
 from . import commands as c
 from . import views
+from .autoanswer import AutoAnswerer
 from .client import Connection, ConnectionLost, RequestError
 from .mirror import Mirror, Outcome
 from .transcript import Transcript
@@ -87,35 +88,22 @@ class LineRunner:
         self.conn = conn
         self.mirror: Mirror = conn.mirror
         self.transcript = transcript
-        self.auto_answer = frozenset(auto_answer)
+        self.auto = AutoAnswerer(conn, auto_answer, lambda text, failed: transcript.write(text, 2 if failed else 0),
+                                 timeout=wait_timeout)
         self.wait_timeout = wait_timeout
         self.cwd = cwd
         self.goals: list[str] = []
         """Goal ids this session submitted (``/wait goal done`` waits for them)."""
         self.sent = 0
-        self._auto_done: set[str] = set()
-        self._tasks: set[asyncio.Task] = set()
+        self.finished_at_connect: frozenset[str] | None = None
+        """The goals already done or cancelled in the first snapshot (``--line`` waits for another)."""
 
     def on_message(self, msg: p.ServerMessage, outcome: Outcome) -> None:
         """Connection listener: write the transcript and start auto-answers."""
+        if self.finished_at_connect is None and outcome is Outcome.APPLIED and msg.type == "snapshot":
+            self.finished_at_connect = frozenset(g.id for g in self.mirror.goals.values() if g.status in ("done", "cancelled"))
         self.transcript.on_message(msg, outcome, self.mirror)
-        if outcome is Outcome.APPLIED and self.auto_answer and msg.type in ("snapshot", "decision.upsert"):
-            for d in self.mirror.open_decisions():
-                if d.kind in self.auto_answer and d.id not in self._auto_done and d.options:
-                    self._auto_done.add(d.id)
-                    task = asyncio.get_running_loop().create_task(self._auto(d))
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-
-    async def _auto(self, d: p.Decision) -> None:
-        if d.kind == "merge" and any(r.severity == "critical" for r in d.risks):
-            self.transcript.write(f"auto-answer {d.id} skipped: the merge has a critical risk finding; answer it yourself")
-            return
-        self.transcript.write(f"auto-answer {d.id} ({d.kind}): 1 {d.options[0]}")
-        try:
-            await self.conn.request(p.DecisionAnswerIntent(decision=d.id, option=0, by="auto"), self.wait_timeout)
-        except (RequestError, ConnectionLost, TimeoutError) as exc:
-            self.transcript.write(f"auto-answer {d.id} failed: {exc or 'no reply'}", 2)
+        self.auto.on_message(msg, outcome)
 
     async def run_lines(self, lines: list[tuple[str, str]], *, strict: bool = True) -> None:
         """Run lines in order.
@@ -196,7 +184,7 @@ class LineRunner:
             raise ScriptFailed(
                 f"{where}: {text!r} did not happen within {self.wait_timeout:g} s ({hint(self.mirror)})"
             ) from None
-        except _GoalCancelled as exc:
+        except GoalCancelled as exc:
             raise ScriptFailed(f"{where}: {text!r}: goal {exc} was cancelled") from None
         self.transcript.write("ok", 2)
 
@@ -212,26 +200,52 @@ class LineRunner:
                 lambda m: task in m.tasks and m.tasks[task].status == status,
                 lambda m: f"{task} is {m.tasks[task].status}" if task in m.tasks else f"there is no task {task}",
             )
-        fixed = [wait.target] if wait.target else list(self.goals)
+        return self.goal_done(wait.target)
 
-        def goals(m: Mirror) -> list[p.Goal]:
+    def goal_done(self, target: str | None = None, *, skip: Collection[str] = ()):
+        """The test ``/wait goal done`` waits for, and a hint saying how far the goals are.
+
+        Args:
+            target: the goal to wait for; None: the goals this session submitted (:attr:`goals`,
+                read at each check), else the latest goal.
+            skip: goals that do not count as the latest one (``--line`` skips those already
+                finished when it connected, and waits for the next one).
+
+        Returns:
+            ``(done, hint)``: ``done(mirror)`` is True once every watched goal is done and raises
+            :class:`GoalCancelled` when one was cancelled; ``hint(mirror)`` describes them.
+        """
+        def goals(m: Mirror) -> tuple[list[p.Goal], int]:
+            fixed = [target] if target else list(self.goals)
             if fixed:
-                return [m.goals[g] for g in fixed if g in m.goals]
+                return [m.goals[g] for g in fixed if g in m.goals], len(fixed)
             latest = m.latest_goal()
-            return [latest] if latest else []
+            return ([latest] if latest is not None and latest.id not in skip else []), 1
 
         def done(m: Mirror) -> bool:
-            found = goals(m)
+            found, wanted = goals(m)
             for g in found:
                 if g.status == "cancelled":
-                    raise _GoalCancelled(g.id)
-            return bool(found) and len(found) >= len(fixed) and all(g.status == "done" for g in found)
+                    raise GoalCancelled(g.id)
+            return len(found) >= wanted and all(g.status == "done" for g in found)
 
         def hint(m: Mirror) -> str:
-            found = goals(m)
-            return ", ".join(f"{g.id} {g.status} {g.progress}%" for g in found) or "no goal yet"
+            return ", ".join(f"{g.id} {g.status} {g.progress}%" for g in goals(m)[0]) or "no goal yet"
 
         return done, hint
+
+    async def wait_goal_done(self, *, skip: Collection[str] = ()) -> None:
+        """Wait (with no time limit) until the goal this session watches is done: the goals it
+        submitted, else the latest goal not in ``skip`` (see :meth:`goal_done`).
+
+        Raises:
+            ScriptFailed: the goal was cancelled.
+        """
+        done, _ = self.goal_done(skip=skip)
+        try:
+            await self.conn.wait_for(done, None)
+        except GoalCancelled as exc:
+            raise ScriptFailed(f"goal {exc} was cancelled") from None
 
     async def tail(self, path: Path, poll_interval: float = 0.2) -> None:
         """Run lines appended to ``path`` as they come, until a ``/quit`` line.
@@ -263,7 +277,7 @@ class LineRunner:
             await asyncio.sleep(poll_interval)
 
 
-class _GoalCancelled(Exception):
+class GoalCancelled(Exception):
     """Raised inside a ``/wait goal done`` predicate: the goal can never be done."""
 
 
