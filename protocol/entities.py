@@ -113,6 +113,27 @@ class TaskEvent(WireModel):
     """What happened, for people (``status doing -> review``)."""
 
 
+MergeTestState = Literal["testing", "passed", "failed", "timed_out", "untested"]
+
+
+class MergeTest(WireModel):
+    """The last merge test of a task: its CI run on the exact commit its merge would land (the base
+    branch's tip plus the branch), made before the base moves (protocol v1, added in 1.x)."""
+
+    state: MergeTestState
+    """``testing`` (running now), ``passed`` (it landed, or lands next), ``failed`` / ``timed_out``
+    (the base did not move; the task went back to its worker), ``untested`` (no CI command:
+    merged as before, nothing was tested)."""
+    base: str = ""
+    """The base branch's commit the merge was built on (full id)."""
+    commit: str = ""
+    """The merge commit tested (full id)."""
+    verdict: str = ""
+    """For people: ``passed``, ``FAILED (exit 1)``, ``timed out after N s``, or why nothing was tested."""
+    at: float = 0.0
+    """Unix time in seconds of the last change."""
+
+
 class Task(WireModel):
     """A unit of work in the task graph."""
 
@@ -140,6 +161,11 @@ class Task(WireModel):
     """What the turns on this task used."""
     budget_usd: float | None = None
     """The task's spending cap in US dollars (None: no cap)."""
+    merge_queue: int | None = None
+    """Its place in its base branch's merge queue once its merge is approved: 1 is being tested
+    (or landing) now, 2 waits next ...; None when it is not queued."""
+    merge_test: MergeTest | None = None
+    """The last merge test of its approved merge, if any."""
 
 
 class DecisionAnswer(WireModel):

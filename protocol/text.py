@@ -73,3 +73,9 @@ def title_problem(what: str, text: str) -> str | None:
                     "bidirectional controls and no control characters other than newline and tab, so that every "
                     f"client shows the text that is stored; shown as it would be displayed: {display(text)[:120]!r}")
     return None
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ... ``11th`` ... ``21st``: a place (a merge queue's
+    ``Task.merge_queue``) as every client and the feed write it."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"

@@ -171,8 +171,20 @@ class CiRun(Record):
     verdict: str = ""
 
 
+class MergeQueued(Record):
+    """An approved merge (id: its decision) waiting in, or at the head of, the merge queue of
+    ``repo``'s ``base`` branch; served in ``order`` (answer order), removed once it landed or
+    went back."""
+
+    kind: ClassVar[str] = "mergeq"
+    task: str
+    repo: str
+    base: str
+    order: int
+
+
 RECORD_MODELS: dict[str, type[Record]] = {m.kind: m for m in (
-    Session, Worktree, HandOff, MergeRecord, TaskFlow, QueuedTurn, TurnProcess, TurnMarker, CiRun)}
+    Session, Worktree, HandOff, MergeRecord, TaskFlow, QueuedTurn, TurnProcess, TurnMarker, CiRun, MergeQueued)}
 """Record kind -> model (the store decodes rows with it)."""
 
 OLD_META_KEYS = ("sessions", "worktrees", "removals", "handoffs", "merge_commits", "nudged", "ci_retried",

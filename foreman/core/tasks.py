@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from protocol import Goal, Task, TaskEvent
+from protocol import Goal, MergeTest, Task, TaskEvent
 
 from ..errors import Conflict, StateError
 from .base import CoreBase
@@ -195,6 +195,22 @@ class TaskRules(CoreBase):
                 self.set_agent_work(task.assignee, task=None, worktree=None)
         self.feed(f"{task_id} is {status}" + (f": {reason}" if reason else ""), now, kind="task", task=task_id, agent=task.assignee)
         self._effect("schedule")
+        return new
+
+    def set_merge_state(self, task_id: str, *, queue: int | None | object = ..., test: MergeTest | None | object = ...) -> Task:
+        """Set a task's place in its merge queue (``queue``: 1 is being tested, None: not queued)
+        and its last merge test (``test``); a field not given is left as it is. Not a history event
+        (the feed says what happened). Raises NotFound."""
+        task = self.task(task_id)
+        update: dict[str, object] = {}
+        if queue is not ... and queue != task.merge_queue:
+            update["merge_queue"] = queue
+        if test is not ... and test != task.merge_test:
+            update["merge_test"] = test
+        if not update:
+            return task
+        new = task.model_copy(update=update)
+        self._upsert("task", new)
         return new
 
     def complete_task(self, task_id: str, now: float, *, decision: str | None = None, no_changes: bool = False, who: str = "foreman") -> Task:

@@ -22,8 +22,8 @@ from .model import (
     CommitLeftovers,
     Effect,
     HandOffCommitted,
-    LandMerge,
     MergePrepared,
+    MergeTesting,
     MergeTried,
     PrepareReview,
     RemoveWorktree,
@@ -33,6 +33,7 @@ from .model import (
 from .model import (
     HandOff as HandOffEffect,
 )
+from .queuerules import enqueue, held, leave
 from .taskrules import plan, plan_unfinished, unreviewed
 from .turnrules import block, launch
 
@@ -84,13 +85,26 @@ def hook_refused(ctx: Ctx, e: MergePrepared) -> list[Effect]:
     told = (f"The repository's commit hooks refused your work on {task.id} for its merge: {e.reason}. "
             f"Its output:\n{tail}\nFix what it reports, commit with git commit (which runs the hooks; "
             f"--no-verify is not the way), then update_task review.")
-    other = [t.id for t in core.world.tasks.values() if t.status == "doing" and t.assignee == agent]
-    if other:  # it works on another task now: this one waits on the board for it (told when it comes back)
-        core.update_taskflow(e.task, returned=told)
-        core.set_task_status(e.task, "todo", now, who="foreman", reason=f"{e.reason}; back to {agent} after {other[0]}")
+    return back_to_worker(ctx, e.task, told, e.reason)
+
+
+def back_to_worker(ctx: Ctx, task_id: str, told: str, why: str) -> list[Effect]:
+    """Send a task in review back to its worker with ``told`` (its follow-up prompt). A worker that
+    works on another task by then finds it on the board (``todo``, same assignee; ``why`` says
+    so), told in its next work turn on it (``TaskFlow.returned``): it could not go back to doing
+    beside the other."""
+    core, now = ctx.core, ctx.now
+    task = core.task(task_id)
+    agent = task.assignee or ""
+    if task.status != "review" or not agent:
         return []
-    core.set_task_status(e.task, "doing", now, who="foreman", reason=None)
-    return launch(ctx, agent, "followup", f"{agent}:{e.task}", task=e.task, prompt=told)
+    other = [t.id for t in core.world.tasks.values() if t.status == "doing" and t.assignee == agent]
+    if other:
+        core.update_taskflow(task_id, returned=told)
+        core.set_task_status(task_id, "todo", now, who="foreman", reason=f"{why}; back to {agent} after {other[0]}")
+        return []
+    core.set_task_status(task_id, "doing", now, who="foreman", reason=None)
+    return launch(ctx, agent, "followup", f"{agent}:{task_id}", task=task_id, prompt=told)
 
 
 def merge_answered(ctx: Ctx, decision_id: str) -> list[Effect]:
@@ -107,7 +121,7 @@ def merge_answered(ctx: Ctx, decision_id: str) -> list[Effect]:
     agent = task.assignee or ""
     choice = merge_choice(dec.answer.label)
     if choice == "merge":
-        return [LandMerge(decision_id)]
+        return enqueue(ctx, decision_id)
     if choice == "changes":
         core.set_task_status(task.id, "doing", now, who="user", reason=None)
         if not agent:
@@ -144,17 +158,41 @@ def lead_decides_dependents(ctx: Ctx, task_id: str, note: str | None) -> list[Ef
 def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
     """What a merge came to: landed -> the task is done (its worktree closed once no turn runs in
     it); held -> it waits for the user's git operation in the checkout to end, then lands (the
-    feed says why; the decision stays answered); changed (its branch or worktree was changed
+    feed says why; the decision stays answered; it stays the head of its queue); red (the merge
+    test failed on the exact commit that would land) -> back to the worker with the failing
+    output and the base's commits it collided with; changed (its branch or worktree was changed
     outside the Foreman) -> the task is blocked with the user's choices (:mod:`.outside`), never
     re-opening the decision on a branch that is gone; moved -> the decision re-opens with the new
     commit; a conflict -> back to the worker; refused or failed -> the decision re-opens with the
-    reason."""
+    reason. Anything but held leaves the merge queue (:func:`~.queuerules.leave`)."""
+    effects = _tried(ctx, e)
+    if e.outcome == "held":
+        held(ctx, e.decision)
+    else:
+        effects += leave(ctx, e.decision)
+    return effects
+
+
+def merge_testing(ctx: Ctx, e: MergeTesting) -> list[Effect]:
+    """The merge test of ``e.decision`` started: its task shows it (``Task.merge_test``)."""
+    dec = ctx.core.world.decisions.get(e.decision)
+    if dec is not None and dec.task in ctx.core.world.tasks:
+        ctx.core.set_merge_state(dec.task, test=e.test)
+        ctx.core.feed(f"{dec.task}: testing its merge into {e.test.verdict}", ctx.now, kind="ci", task=dec.task)
+    return []
+
+
+def _tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
     core, now = ctx.core, ctx.now
     dec = core.world.decisions.get(e.decision)
     if dec is None or not dec.task or e.outcome == "skipped":
         return []
     task = core.task(dec.task)
     agent = task.assignee or ""
+    if e.test is not None:
+        core.set_merge_state(task.id, test=e.test)
+    if e.outcome == "red":
+        return merge_red(ctx, task.id, e)
     if e.outcome == "landed":
         if task.status == "review":
             core.complete_task(task.id, now, decision=e.decision)
@@ -181,6 +219,21 @@ def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
     if dec.status == "answered":
         core.reopen_decision(e.decision, now, reason=e.reason or e.outcome, risks=e.risks)
     return []
+
+
+def merge_red(ctx: Ctx, task_id: str, e: MergeTried) -> list[Effect]:
+    """The merge test failed: the base did not move; the task goes back to its worker in its
+    worktree with the failing output and the base's commits its branch had not seen (a worker on
+    another task by then finds it on the board, told in its next work turn)."""
+    core, now = ctx.core, ctx.now
+    test = e.test
+    verdict = test.verdict if test is not None else "failed"
+    core.feed(f"{task_id}: its merge test {verdict}; {e.reason}", now, kind="ci", task=task_id)
+    seen = "\n".join(f"  {c}" for c in e.collided) or "  (none: the base has nothing the branch lacks)"
+    told = (f"Your work on {task_id} passed its own CI, but the merge into the base failed its test ({verdict}): "
+            f"{e.reason}\nThe base's commits your branch has not seen:\n{seen}\nThe test's output:\n"
+            f"{e.output[-3000:]}\nMerge the base into your branch, fix what fails, test, commit, then update_task review.")
+    return back_to_worker(ctx, task_id, told, f"merge test {verdict}")
 
 
 def leftovers_committed(ctx: Ctx, wt_id: str, exists: bool) -> list[Effect]:

@@ -21,12 +21,13 @@ from ..core.records import MergeRecord, Worktree
 from ..errors import ForemanError, MergeRefused
 from ..repos import diffs, refs, worktrees
 from ..repos import merge as gitmerge
-from ..repos.gitsafety import agent_identity, safety_env
+from ..repos.gitsafety import safety_env
 from ..repos.hooks import CommitHooks, HookRefused
 from ..risk.report import merge_scan
 from . import outside
 from .edge import Edge
 from .gitwork import author
+from .landing import test_and_land
 from .model import AwaitCheckout, LandMerge, MergeAnswered, MergePrepared, MergeTried, PrepareMerge
 
 
@@ -138,14 +139,15 @@ async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record
     return MergeTried(decision_id, "moved", reason=reason, record=new, risks=tuple(risks))
 
 
-async def landed(repo: Repo, commit: str, result: gitmerge.MergeResult, style: str) -> bool:
+async def landed(repo: Repo, commit: str, merged: str, style: str) -> bool:
     """True when the base branch now has ``commit``'s work: it contains the commit (``git
     merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is never
-    an ancestor) it contains the squashed commit; or the merge brought no change."""
+    an ancestor) it contains ``merged``, the squashed commit; or the merge brought no change
+    (``merged`` empty)."""
     base = f"refs/heads/{repo.base_branch}"
-    if result.commit is None or await refs.is_ancestor(repo.path, commit, base):
+    if not merged or await refs.is_ancestor(repo.path, commit, base):
         return True
-    return style == "squash" and await refs.is_ancestor(repo.path, result.commit, base)
+    return style == "squash" and await refs.is_ancestor(repo.path, merged, base)
 
 
 async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
@@ -171,11 +173,7 @@ async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
     if record is not None and (again := await moved(edge, e.decision, info, repo, record)) is not None:
         return again
     try:
-        result = await gitmerge.merge_branch(Path(repo.path), branch=info.branch, base_branch=repo.base_branch,
-                                             style=settings.merge_style, message=f"Merge {info.branch}: {task.title}",
-                                             sign=settings.sign_merges,
-                                             co_authors=[agent_identity(agent)[0]] if agent else [],
-                                             commit=record.commit if record is not None else None)
+        tried = await test_and_land(edge, e.decision, task, info, repo, record)
     except MergeRefused as exc:
         await host.refresh_repo(repo.id)
         if exc.reason in ("busy", "locked"):  # the user's git work comes first: wait for it, then land
@@ -189,10 +187,12 @@ async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
         await host.refresh_repo(repo.id)
         return MergeTried(e.decision, "failed", reason=f"merge failed: {exc.message}")
     await host.refresh_repo(repo.id)
-    if record is not None and not await landed(repo, record.commit, result, settings.merge_style):
+    merged = tried.test.commit if tried.test is not None else ""
+    if tried.outcome == "landed" and record is not None and not await landed(repo, record.commit, merged,
+                                                                             settings.merge_style):
         return MergeTried(e.decision, "refused",
                           reason=f"merge refused: {repo.base_branch} does not contain {record.commit[:12]} after the merge")
-    return MergeTried(e.decision, "landed")
+    return tried
 
 
 CHECKOUT_POLL = 1.0

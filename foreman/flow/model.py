@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Union
 
-from protocol import Risk
+from protocol import MergeTest, Risk
 
 from ..core.records import JobKind, MergeRecord
 
@@ -206,17 +206,30 @@ class MergeTried:
     ``outcome``: ``landed`` (the base contains the commit), ``moved`` (the branch moved since
     the decision opened: ``record`` and ``risks`` are the new commit's, ``reason`` says so),
     ``conflict`` (``files``), ``held`` (the user is in the middle of a git operation in the
-    checkout, or a git lock is held: it lands once they are done; ``reason``), ``changed``
+    checkout, or a git lock is held: it lands once they are done; ``reason``), ``red`` (the merge
+    test failed: ``test``, ``output``, ``collided`` the base's commits the branch had not seen; the
+    base did not move), ``changed``
     (the task's branch or worktree was changed outside the Foreman: ``reason``, with the user's
     choices; the task is blocked), ``refused`` / ``failed`` (``reason``), ``skipped`` (the task is
     no longer in review)."""
 
     decision: str
-    outcome: Literal["landed", "moved", "conflict", "held", "changed", "refused", "failed", "skipped"]
+    outcome: Literal["landed", "moved", "conflict", "held", "changed", "red", "refused", "failed", "skipped"]
     reason: str = ""
     files: tuple[str, ...] = ()
     record: MergeRecord | None = None
     risks: tuple[Risk, ...] | None = None
+    test: MergeTest | None = None
+    output: str = ""
+    collided: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MergeTesting:
+    """The merge test of decision ``decision`` started on ``test.commit`` (its state for clients)."""
+
+    decision: str
+    test: MergeTest
 
 
 @dataclass(frozen=True)
@@ -281,7 +294,7 @@ class Reported:
 
 Input = Union[GoalSubmitted, AgentAborted, TaskHandedOff, MessageDelivered, MergeAnswered, Tick, Restarted, TurnEnded,
               TaskPrepared, TaskStartFailed, WorkChecked, CiFinished, ReviewReady, MergePrepared, MergeTried,
-              LeftoversCommitted, HandOffCommitted, WorktreeSettled, Answered, Reported, StepFailed]
+              LeftoversCommitted, HandOffCommitted, WorktreeSettled, Answered, Reported, StepFailed, MergeTesting]
 """Every input of the flow."""
 
 # ---------------------------------------------------------------------------------------------- effects
@@ -456,7 +469,9 @@ class Live:
         recheck: tasks a restart re-checks for their review whose review is not ready yet (a
             less important review waits for them, :func:`.taskrules.review_ready`).
         start_failures: task -> failed starts in a row. retry_at: task -> when a failed start
-            may be tried again (Unix seconds).
+            may be tried again (Unix seconds). testing: ``repo:base`` -> the merge decision being
+            tested or landed there now (one per base branch; a restart tests it again).
+            merge_held: heads whose landing waits for the user's git operation (AwaitCheckout).
     """
 
     running: dict[str, Running] = field(default_factory=dict)
@@ -467,3 +482,5 @@ class Live:
     start_failures: dict[str, int] = field(default_factory=dict)
     retry_at: dict[str, float] = field(default_factory=dict)
     recheck: list[str] = field(default_factory=list)
+    testing: dict[str, str] = field(default_factory=dict)
+    merge_held: set[str] = field(default_factory=set)

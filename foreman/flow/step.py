@@ -13,7 +13,7 @@ the daemon writes to the store before it broadcasts them or the runner starts an
 | TaskPrepared / TaskStartFailed | :func:`.taskrules.task_prepared` / :func:`.taskrules.start_failed` |
 | TurnEnded | :func:`.endrules.turn_ended` |
 | WorkChecked / CiFinished / ReviewReady | :mod:`.taskrules` |
-| MergePrepared / MergeAnswered / MergeTried | :mod:`.mergerules` |
+| MergePrepared / MergeAnswered / MergeTried / MergeTesting | :mod:`.mergerules` (the queue: :mod:`.queuerules`) |
 | TaskHandedOff / HandOffCommitted / WorktreeSettled / AgentAborted | :mod:`.mergerules` |
 | MessageDelivered | :func:`.turnrules.maybe_followup` |
 | Answered | :func:`.taskrules.replan_answered` / :func:`.endrules.fresh_answered` |
@@ -23,7 +23,7 @@ the daemon writes to the store before it broadcasts them or the runner starts an
 
 from __future__ import annotations
 
-from . import endrules, mergerules, restartrules, taskrules, turnrules
+from . import endrules, mergerules, queuerules, restartrules, taskrules, turnrules
 from .context import Ctx, is_open
 from .model import (
     AgentAborted,
@@ -36,6 +36,7 @@ from .model import (
     LeftoversCommitted,
     MergeAnswered,
     MergePrepared,
+    MergeTesting,
     MergeTried,
     MessageDelivered,
     Reported,
@@ -83,6 +84,8 @@ def step(ctx: Ctx, inp: Input) -> list[Effect]:
             return mergerules.merge_answered(ctx, decision)
         case MergeTried():
             return mergerules.merge_tried(ctx, inp)
+        case MergeTesting():
+            return mergerules.merge_testing(ctx, inp)
         case LeftoversCommitted(worktree, exists, then_close):
             return mergerules.leftovers_committed(ctx, worktree, exists) if then_close else []
         case TaskHandedOff(task, old_agent):
@@ -113,7 +116,7 @@ def step(ctx: Ctx, inp: Input) -> list[Effect]:
 def failed_step(ctx: Ctx, e: StepFailed) -> list[Effect]:
     """An effect failed in a way nothing expected (a bug, a library error no edge translated): its
     task is blocked with the step named (the user retries it), the feed says so, and the flow goes
-    on with everything else."""
+    on with everything else (a merge it was in leaves its queue)."""
     text = f"{e.what} failed: {e.error}"
     if e.task:  # (nothing of its start or hand-off is in flight any more)
         ctx.live.starting.pop(e.task, None)
@@ -122,4 +125,4 @@ def failed_step(ctx: Ctx, e: StepFailed) -> list[Effect]:
         turnrules.block(ctx, e.task, text)
     else:
         ctx.core.feed(text[:500], ctx.now, kind="error", task=e.task)
-    return []
+    return queuerules.leave_task(ctx, e.task) if e.task else []

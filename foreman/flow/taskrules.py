@@ -24,6 +24,7 @@ from .model import (
     TaskStartFailed,
     WorkChecked,
 )
+from .queuerules import pump
 from .turnrules import block, launch, maybe_followup, start_queued
 
 MAX_START_ATTEMPTS = 10
@@ -149,9 +150,10 @@ def session_holds(ctx: Ctx, s: Session) -> bool:
 
 def schedule(ctx: Ctx) -> list[Effect]:
     """One scheduling pass: resume interrupted sessions, start queued turns and waiting goals, then
-    start ready tasks (deps done, by priority) while ``--max-concurrent`` and free workers allow."""
+    start ready tasks (deps done, by priority) while ``--max-concurrent`` and free workers allow;
+    the merge queues drop what left review (a cancelled task) and move on (:func:`.queuerules.pump`)."""
     forget_rechecks(ctx)
-    effects = resume_interrupted(ctx) + start_queued(ctx)
+    effects = resume_interrupted(ctx) + start_queued(ctx) + pump(ctx)
     live = ctx.live
     while LEAD not in live.running and live.pending_goals and away(ctx, LEAD) is None:
         goal = live.pending_goals.pop(0)

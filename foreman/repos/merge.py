@@ -144,10 +144,109 @@ async def merge_branch(
         return await _merge(root, branch, base_branch, style, message, sign, co_authors, commit)
 
 
+@dataclass(frozen=True)
+class MergeCandidate:
+    """The exact commit a merge would put on the base branch, built but not landed
+    (:func:`build_merge`): what a merge test runs on.
+
+    Attributes:
+        commit: the merge (or squash) commit; None when the branch brings no change.
+        base_before: the base branch's tip it was built on (landing requires it still there).
+        merged: the agent's commit that was merged (the branch head).
+        style: how it was built.
+    """
+
+    commit: str | None
+    base_before: str
+    merged: str
+    style: MergeStyle = "merge"
+
+
+async def build_merge(
+    repo_root: StrPath,
+    *,
+    branch: str,
+    base_branch: str,
+    style: MergeStyle,
+    message: str,
+    sign: bool,
+    co_authors: list[str],
+    commit: str | None = None,
+) -> MergeCandidate:
+    """Build the commit :func:`merge_branch` would land (steps 1 to 3), without moving anything.
+
+    Args and refusals as :func:`merge_branch` (but ``base_moved``, which only landing can meet).
+
+    Returns:
+        The :class:`MergeCandidate`; land it with :func:`land_candidate`.
+    """
+    root = Path(repo_root).resolve()
+    async with repo_lock(root):
+        return await _build(root, branch, base_branch, style, message, sign, co_authors, commit)
+
+
+async def land_candidate(repo_root: StrPath, *, branch: str, base_branch: str, candidate: MergeCandidate) -> MergeResult:
+    """Fast-forward the base branch to ``candidate.commit`` (step 4 of :func:`merge_branch`), only
+    while the base is still where the candidate was built: never land a result built (and tested)
+    on an older base.
+
+    Raises:
+        MergeRefused: ``reason="base_moved"`` (the base is no longer at ``candidate.base_before``:
+            build and test again), or a refusal of the checkout (``dirty``, ``busy``, ``locked`` ...).
+            Nothing changed.
+        RepoError: git failed, or the base does not contain the merged commit afterwards.
+    """
+    root = Path(repo_root).resolve()
+    async with repo_lock(root):
+        now = await rev_parse(root, f"refs/heads/{base_branch}")
+        if now != candidate.base_before:
+            raise MergeRefused(f"{base_branch} moved (from {candidate.base_before[:12]} to {(now or 'nothing')[:12]}) "
+                               "since the merge was built", reason="base_moved")
+        if candidate.commit is None:
+            return MergeResult(None, now, now, merged=candidate.merged)
+        checkout = await base_checkout(root, base_branch)
+        await _check_checkout(root, base_branch, checkout)
+        return await _land(root, branch, base_branch, candidate)
+
+
+async def _check_checkout(root: Path, base_branch: str, checkout: WorktreeEntry | None) -> None:
+    for place in dict.fromkeys([root, *([checkout.path] if checkout is not None else [])]):
+        if (busy := await operation_in_progress(Path(place), locks=False)) is not None:  # the user's work first
+            # (a lock is the checkout preflight's refusal, reason "locked", which the flow holds the same way)
+            raise MergeRefused(f"{busy} is in progress in {place}: the merge waits until it is done (finish or abort "
+                               "it there)", reason="busy", files=[str(place)])
+    dirty = await tracked_changes(checkout.path) if checkout is not None else []
+    if dirty and checkout is not None:
+        raise MergeRefused(
+            f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
+            f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
+            reason="dirty", files=dirty)
+
+
+async def _land(root: Path, branch: str, base_branch: str, c: MergeCandidate) -> MergeResult:
+    assert c.commit is not None
+    await _fast_forward(root, base_branch, c.base_before, c.commit)
+    if not await contains(root, base_branch, c.merged if c.style == "merge" else c.commit):
+        raise RepoError(f"{base_branch} does not contain {c.commit[:12]} after the fast-forward")
+    logger.info("merged %s into %s as %s (%s)", branch, base_branch, c.commit[:12], c.style)
+    return MergeResult(c.commit, c.base_before, c.commit, merged=c.merged)
+
+
 async def _merge(
     root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str],
     expected: str | None = None,
 ) -> MergeResult:
+    c = await _build(root, branch, base_branch, style, message, sign, co_authors, expected)
+    if c.commit is None:
+        return MergeResult(None, c.base_before, c.base_before, merged=c.merged)
+    result = await _land(root, branch, base_branch, c)
+    return MergeResult(result.commit, result.base_before, result.base_after, c.signed, merged=c.merged)
+
+
+async def _build(
+    root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str],
+    expected: str | None = None,
+) -> _Built:
     base_ref = f"refs/heads/{base_branch}"
     revs = await git("rev-parse", f"{base_ref}^{{commit}}", f"refs/heads/{branch}^{{commit}}", f"{base_ref}^{{tree}}",
                      cwd=root, check=False)
@@ -181,7 +280,7 @@ async def _merge(
     tree = value(tree)
     if tree == base_tree:
         logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
-        return MergeResult(None, base_before, base_before, merged=tip)
+        return _Built(None, base_before, tip, style)
     signed = sign and await _wants_signing(root)
     parents = ["-p", base_before] + (["-p", tip] if style == "merge" else [])
     res = await git("commit-tree", "-S" if signed else "--no-gpg-sign", *parents, "-F", "-", tree, cwd=root,
@@ -197,13 +296,12 @@ async def _merge(
                                "identity: run git config --global user.name 'Your Name' and git config --global "
                                "user.email you@example.com, then Merge again.", reason="identity")
         raise GitFailed(["commit-tree", tree], res.rc, err)
-    commit = res.text
-    await _fast_forward(root, base_branch, base_before, commit)
-    base_after = commit  # a fast-forward (or compare-and-swap) to it succeeded
-    if not await contains(root, base_branch, tip if style == "merge" else commit):
-        raise RepoError(f"{base_branch} does not contain {commit[:12]} after the fast-forward")
-    logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, commit[:12], style, ", signed" if signed else "")
-    return MergeResult(commit, base_before, base_after, signed, merged=tip)
+    return _Built(res.text, base_before, tip, style, signed)
+
+
+@dataclass(frozen=True)
+class _Built(MergeCandidate):
+    signed: bool = False
 
 
 async def _nothing() -> list[str]:

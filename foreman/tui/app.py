@@ -250,7 +250,7 @@ class ForemanApp(App[int]):
         order = {status: i for i, status in enumerate(views.TASK_STATUS_ORDER)}
         tasks = sorted(m.tasks.values(), key=lambda t: (order[t.status], id_order(t.id)))
         sync_table(self._main.query_one("#tasks", DataTable), [
-            (t.id, (t.id, t.status, t.title, ",".join(t.deps), t.assignee or "", views.money(t.usage.cost_usd))) for t in tasks
+            (t.id, (t.id, views.status_cell(t), t.title, ",".join(t.deps), t.assignee or "", views.money(t.usage.cost_usd))) for t in tasks
         ])
         open_ = m.open_decisions()
         if isinstance(self.screen, AnswerScreen) and self.screen.decision.id not in {d.id for d in open_}:

@@ -11,7 +11,7 @@ import datetime as _dt
 from collections.abc import Iterable
 
 import protocol as p
-from protocol.text import display
+from protocol.text import display, ordinal
 
 from ..core.usage import money  # noqa: F401  (one formatter for amounts, re-exported for the views)
 from .mirror import Mirror, id_order
@@ -135,9 +135,34 @@ def task_line(task: p.Task) -> str:
         parts.append("after " + ",".join(task.deps))
     if task.priority:
         parts.append(f"prio {task.priority}")
+    if note := merge_note(task):
+        parts.append(note)
     if task.status == "blocked" and task.blocked_reason:
         parts.append(f"— {task.blocked_reason}")
     return " ".join(parts)
+
+
+def merge_note(task: p.Task) -> str:
+    """Where the task's approved merge is: ``merge: testing``, ``merge: queued, 2nd``, the last merge
+    test's failure (``merge test FAILED (exit 1)``), ``merged untested``; empty otherwise."""
+    test = task.merge_test
+    if task.merge_queue == 1:
+        return "merge: testing" if test is not None and test.state == "testing" else "merge: landing"
+    if task.merge_queue:
+        return f"merge: queued, {ordinal(task.merge_queue)}"
+    if test is not None and test.state in ("failed", "timed_out") and task.status != "done":
+        return f"merge test {test.verdict}"
+    if test is not None and test.state == "untested" and task.status == "done":
+        return "merged untested"
+    return ""
+
+
+def status_cell(task: p.Task) -> str:
+    """The status column of the tasks table: the status, or ``merging`` / ``queued N`` while its
+    approved merge is tested or waits in the merge queue."""
+    if task.merge_queue == 1:
+        return "merging"
+    return f"queued {task.merge_queue}" if task.merge_queue else task.status
 
 
 def tasks_view(m: Mirror) -> list[str]:

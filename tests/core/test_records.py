@@ -29,7 +29,7 @@ def wt(state: str = "active", **kw: object) -> Worktree:
 
 def test_every_record_kind_is_registered_once_and_frozen() -> None:
     assert set(RECORD_MODELS) == {"session", "worktree", "handoff", "merge", "taskflow", "queued", "process", "marker",
-                                  "ci"}
+                                  "ci", "mergeq"}
     rec = wt()
     with pytest.raises(ValueError):
         rec.path = "/elsewhere"  # type: ignore[misc]

@@ -20,7 +20,7 @@ def reviewing_rig(tmp_path: Path, reviewed: list[str], *, delayed_ci: bool) -> t
     """A rig whose lead asks for the merge of each task it reviews (appending it to ``reviewed``)
     and whose workers commit and hand in. ``delayed_ci``: CI sleeps as many seconds as the file
     ``<delays>/<worktree folder>`` says (outside the worktree, so the OS sandbox, whose /tmp is
-    private, is off); else CI is ``true``. Returns the rig and the delays folder."""
+    private, is off; no file: no delay, as for the merge tests); else CI is ``true``. Returns the rig and the delays folder."""
     delays = tmp_path / "delays"
     delays.mkdir()
 
@@ -30,8 +30,8 @@ def reviewing_rig(tmp_path: Path, reviewed: list[str], *, delayed_ci: bool) -> t
         return done()
 
     work = commits_then_review()
-    ci = (f"{sys.executable} -c \"import os, time; "
-          f"time.sleep(float(open('{delays}/' + os.path.basename(os.getcwd())).read()))\"") if delayed_ci else "true"
+    ci = (f"{sys.executable} -c \"import os, time; p = '{delays}/' + os.path.basename(os.getcwd()); "
+          f"time.sleep(float(open(p).read()) if os.path.exists(p) else 0)\"") if delayed_ci else "true"
     rig = ScriptedRig(tmp_path, lambda req: review if req.agent == LEAD else work, ci=ci, workers=["kit", "wren"],
                       **({"os_sandbox": "off"} if delayed_ci else {}))
     return rig, delays

@@ -19,7 +19,7 @@ from foreman.core.core import Core
 from foreman.core.records import CiRun, HandOff, MergeRecord, QueuedTurn, Session, Worktree
 from foreman.flow.context import Ctx
 from foreman.flow.model import (
-    AbortTurn, AgentAborted, CheckWork, CiFinished, CommitLeftovers, GoalSubmitted, HandOff as HandOffEffect,
+    AbortTurn, AgentAborted, AwaitCheckout, CheckWork, CiFinished, CommitLeftovers, GoalSubmitted, HandOff as HandOffEffect,
     HandOffCommitted, LandMerge, Live, MergeAnswered, MergePrepared, MergeTried, PrepareMerge, PrepareReview,
     PrepareTask, RemoveWorktree, Restarted, RunCi, RunTurn, Running, StepFailed, TaskHandedOff, TaskPrepared,
     TaskStartFailed, Tick, TurnEnded, WorkChecked,
@@ -292,7 +292,7 @@ def test_a_timed_out_ci_says_so_and_with_lead_review_the_lead_reviews() -> None:
 def merge_decision(ctx: Ctx, t: str) -> str:
     record = MergeRecord(id="pending", task=t, commit="c" * 40, base="b" * 40, branch=f"agentcraft/kit/{t}")
     apply(ctx, MergePrepared(t, "ready", worktree=f"kit-{t}", record=record, detail="+1 -0 in 1 files"))
-    (dec,) = [d for d in ctx.core.world.decisions.values() if d.kind == "merge"]
+    (dec,) = [d for d in ctx.core.world.decisions.values() if d.kind == "merge" and d.task == t]
     assert ctx.core.record(MergeRecord, dec.id).commit == "c" * 40  # type: ignore[union-attr]
     return dec.id
 
@@ -310,6 +310,32 @@ def test_each_merge_answer_has_its_effect(option: int, status: str, effect: type
     assert ctx.core.task(t).status == status and [type(e) for e in effects] == [effect]
     if effect is RunTurn:
         assert "The user requested changes on t1: more tests" in effects[0].prompt
+
+
+def test_the_merge_queue_serves_one_per_base_and_drops_what_left_review() -> None:
+    """Issue 36: approved merges wait in answer order behind the one tested; a held head (the
+    user's git operation) keeps its place; a head whose task is cancelled while held leaves, and
+    the next one starts (before, nothing but the held merge's own answer moved the queue)."""
+    ctx = world()
+    t1, t2 = task(ctx, status="review"), task(ctx, "Add farewell", agent="wren", status="review")
+    d1, d2 = merge_decision(ctx, t1), merge_decision(ctx, t2)
+    ctx.core.answer_decision(d1, 0, T0)
+    ctx.core.answer_decision(d2, 0, T0)
+    ctx.core.take()
+    assert apply(ctx, MergeAnswered(d1)) == [LandMerge(d1)]
+    assert apply(ctx, MergeAnswered(d2)) == []  # waits behind d1
+    assert (ctx.core.task(t1).merge_queue, ctx.core.task(t2).merge_queue) == (1, 2)
+    assert any(f"{t2}'s merge is queued, 2nd on main (behind {t1})" in f.text for f in ctx.core.world.feed)
+    effects = apply(ctx, MergeTried(d1, "held", reason="a rebase is in progress"))
+    assert [type(e) for e in effects] == [AwaitCheckout] and ctx.core.task(t2).merge_queue == 2
+    assert apply(ctx, Tick()) == []  # held: still the head
+    ctx.core.cancel_task(t1, T0)
+    ctx.core.take()
+    assert LandMerge(d2) in apply(ctx, Tick())
+    assert (ctx.core.task(t1).merge_queue, ctx.core.task(t2).merge_queue) == (None, 1)
+    apply(ctx, MergeTried(d2, "landed"))
+    assert ctx.core.task(t2).status == "done"
+    assert ctx.live.testing == {} and ctx.core.task(t2).merge_queue is None
 
 
 @pytest.mark.parametrize(("outcome", "status", "decision"), [
