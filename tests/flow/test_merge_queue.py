@@ -187,18 +187,24 @@ def under_test(rig: ScriptedRig, task: str) -> Any:
     return test if test is not None and test.state == "testing" else None
 
 
+async def approved_and_testing(rig: ScriptedRig, gate: Path) -> tuple[str, Any, Any]:
+    """Start ``rig``, let kit's task reach its decision (its own CI passes), close the gate, approve
+    it and wait for its merge test to run; return (task, decision, the running MergeTest)."""
+    gate.write_text("")
+    await rig.start()
+    t1 = rig.task("Add a file", assignee="kit")
+    dec = await wait_for(lambda: rig.open_decision(t1), 60, "the decision")
+    gate.unlink()
+    await rig.c.answer(dec.id, 0)
+    return t1, dec, await wait_for(lambda: under_test(rig, t1), 30, "the merge test running")
+
+
 async def test_a_restart_during_a_merge_test_tests_again(tmp_path: Path) -> None:
     gate, flags = gated(tmp_path)
     rig = ScriptedRig(tmp_path, lambda req: one_file, lead_review=False, workers=["kit"], **flags)
     try:
-        gate.write_text("")
-        await rig.start()
-        t1 = rig.task("Add a file", assignee="kit")
-        dec = await wait_for(lambda: rig.open_decision(t1), 60, "the decision")
-        gate.unlink()
         before = git(rig.repo, "rev-parse", "main").strip()
-        await rig.c.answer(dec.id, 0)
-        first = await wait_for(lambda: under_test(rig, t1), 30, "the merge test running")
+        t1, dec, first = await approved_and_testing(rig, gate)
         await rig.stop()  # the daemon stops in the middle of the test
         assert git(rig.repo, "rev-parse", "main").strip() == before  # an unfinished test is never green
         await rig.start()
@@ -217,13 +223,7 @@ async def test_the_base_moving_during_a_test_is_tested_again_on_the_new_tip(tmp_
     gate, flags = gated(tmp_path)
     rig = ScriptedRig(tmp_path, lambda req: one_file, lead_review=False, workers=["kit"], **flags)
     try:
-        gate.write_text("")
-        await rig.start()
-        t1 = rig.task("Add a file", assignee="kit")
-        dec = await wait_for(lambda: rig.open_decision(t1), 60, "the decision")
-        gate.unlink()
-        await rig.c.answer(dec.id, 0)
-        first = await wait_for(lambda: under_test(rig, t1), 30, "the merge test running")
+        t1, _, first = await approved_and_testing(rig, gate)
         (rig.repo / "user.txt").write_text("the user's own commit\n")
         subprocess.run(["git", "add", "user.txt"], cwd=rig.repo, check=True)
         subprocess.run(["git", "commit", "-qm", "user's commit"], cwd=rig.repo, check=True)
