@@ -208,12 +208,11 @@ def _tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
         core.feed(f"{e.decision}: {task.id}'s merge waits: {e.reason}", now, kind="decision", task=task.id)
         return [AwaitCheckout(e.decision, task.repo or next(iter(core.world.repos), ""))]
     if e.outcome == "conflict" and agent:
-        core.set_task_status(task.id, "doing", now, who="foreman", reason=None)
         repo = core.world.repos.get(task.repo or "") or next(iter(core.world.repos.values()), None)
         base = repo.base_branch if repo is not None else "the base branch"
-        return launch(ctx, agent, "followup", f"{agent}:{task.id}", task=task.id,
-                      prompt=f"The base branch moved and {task.id} conflicts in: {', '.join(e.files)}. "
-                             f"Merge {base} into your branch, resolve, test, commit, then update_task review.")
+        return back_to_worker(ctx, task.id, f"The base branch moved and {task.id} conflicts in: {', '.join(e.files)}. "
+                              f"Merge {base} into your branch, resolve, test, commit, then update_task review.",
+                              "its merge conflicts")
     if e.record is not None:
         core.put_record(e.record)
     if dec.status == "answered":

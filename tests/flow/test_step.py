@@ -312,6 +312,30 @@ def test_each_merge_answer_has_its_effect(option: int, status: str, effect: type
         assert "The user requested changes on t1: more tests" in effects[0].prompt
 
 
+@pytest.mark.parametrize("outcome", ["conflict", "red"])
+def test_a_merge_sent_back_while_the_worker_works_on_another_task_waits_for_it_on_the_board(outcome: str) -> None:
+    """A conflict at the merge (or a red merge test) after the worker had started another task tried
+    to put the task back to doing beside the other: the core refused and the step's failure blocked
+    the task. It waits on the board for the same worker, whose next work turn on it is told why."""
+    ctx = world()
+    t = task(ctx, status="review")
+    did = merge_decision(ctx, t)
+    ctx.core.answer_decision(did, 0, T0)
+    other = task(ctx, "Add farewell", status="doing")
+    ctx.core.take()
+    apply(ctx, MergeAnswered(did))
+    tried = MergeTried(did, "conflict", files=("notes.py",)) if outcome == "conflict" else MergeTried(
+        did, "red", reason="main was not moved", output="FAIL: test_shout", collided=("abc123 rename hello",))
+    assert apply(ctx, tried) == []
+    assert (ctx.core.task(t).status, ctx.core.task(t).assignee) == ("todo", "kit")
+    assert ctx.core.task(other).status == "doing" and ctx.live.testing == {}
+    ctx.core.cancel_task(other, T0)
+    ctx.core.take()
+    ctx.live.starting[t] = "kit"
+    (turn,) = [e for e in apply(ctx, TaskPrepared(t, "kit", f"kit-{t}", f"agentcraft/kit/{t}")) if isinstance(e, RunTurn)]
+    assert ("conflicts in: notes.py" if outcome == "conflict" else "FAIL: test_shout") in turn.prompt
+
+
 def test_the_merge_queue_serves_one_per_base_and_drops_what_left_review() -> None:
     """Issue 36: approved merges wait in answer order behind the one tested; a held head (the
     user's git operation) keeps its place; a head whose task is cancelled while held leaves, and
