@@ -9,6 +9,7 @@ from ..config import Settings
 from ..core.backoff import Backoff
 from ..core.core import Core
 from ..core.records import QueuedTurn, Worktree
+from ..core.rules import merge_choice
 from ..core.tasks import board_order
 from .model import Live
 
@@ -70,3 +71,19 @@ def is_open(ctx: Ctx, task_id: str | None) -> bool:
     """True for a task that is still to be finished (``todo``, ``doing`` or ``review``)."""
     t = ctx.core.world.tasks.get(task_id or "")
     return t is not None and t.status in ("todo", "doing", "review")
+
+
+def pending_merge(ctx: Ctx, task_id: str) -> str | None:
+    """The approved merge of ``task_id`` not carried out yet: its latest merge decision, when the
+    user answered it Merge and its merge did not end since (``TaskFlow.merge_done``: landed, went
+    back to the worker, or was dropped). None otherwise. A task in review with one is in its merge
+    queue, not waiting for a review: a restart carries it out and opens no second decision."""
+    w = ctx.core.world
+    latest = None
+    for d in w.decisions.values():
+        if d.task == task_id and d.kind == "merge":
+            latest = d
+    if latest is None or latest.status != "answered" or latest.answer is None \
+            or merge_choice(latest.answer.label) != "merge" or ctx.core.taskflow(task_id).merge_done == latest.id:
+        return None
+    return latest.id

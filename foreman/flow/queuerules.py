@@ -36,6 +36,8 @@ def enqueue(ctx: Ctx, decision_id: str) -> list[Effect]:
     repo = core.world.repos.get(task.repo or "") or next(iter(core.world.repos.values()))
     info = core.record(Worktree, dec.worktree or "")
     entry = core.record(MergeQueued, decision_id)
+    if core.taskflow(task.id).merge_done == decision_id:  # (re-opened, then approved again: pending anew)
+        core.update_taskflow(task.id, merge_done="")
     if entry is None:
         entry = core.put_record(MergeQueued(id=decision_id, task=task.id, repo=repo.id,
                                             base=(info.base if info is not None else None) or repo.base_branch,
@@ -92,6 +94,12 @@ def leave(ctx: Ctx, decision_id: str) -> list[Effect]:
     core = ctx.core
     entry = core.record(MergeQueued, decision_id)
     ctx.live.merge_held.discard(decision_id)
+    dec = core.world.decisions.get(decision_id)
+    if dec is not None and dec.task in core.world.tasks:
+        core.update_taskflow(dec.task, merge_done=decision_id)
+        test = core.task(dec.task).merge_test
+        if test is not None and test.state == "testing":  # (dropped mid-test: no result to show)
+            core.set_merge_state(dec.task, test=None)
     if entry is not None:
         if ctx.live.testing.get(_key(entry)) == decision_id:
             del ctx.live.testing[_key(entry)]

@@ -5,14 +5,15 @@ waits for its own); pending hand-offs, commits of closed tasks and retired workt
 finished, stale worktrees cleaned; each agent's running session is resumed with its job kind
 (the question it asked last restated with its answer); a ``doing`` task without a turn (running
 or queued) goes back to ``todo``; a ``review`` task without a decision or a review turn has its
-work checked and CI run again; a merge answered but not carried out is carried out.
+work checked and CI run again; a merge approved but not carried out (:func:`.context.pending_merge`)
+is carried out.
 """
 
 from __future__ import annotations
 
 from ..core.records import HandOff, Session, TurnMarker, TurnProcess, Worktree
 from ..core.roster import LEAD
-from .context import Ctx, busy_on
+from .context import Ctx, busy_on, pending_merge
 from .mergerules import merge_answered
 from .model import CheckWork, CleanStale, CommitLeftovers, Effect, ReapLeftovers, RemoveWorktree
 from .model import HandOff as HandOffEffect
@@ -54,9 +55,9 @@ def restarted(ctx: Ctx) -> list[Effect]:
         elif unreviewed(ctx, task.id) and not busy_on(ctx, LEAD, task.id):
             effects.append(CheckWork(task.id, task.assignee or ""))  # (a resumed review of it ends in a decision)
             ctx.live.recheck.append(task.id)
-    for dec in list(w.decisions.values()):
-        if dec.kind == "merge" and dec.status == "answered" and dec.task and w.tasks[dec.task].status == "review":
-            effects += merge_answered(ctx, dec.id)
+    for task in list(w.tasks.values()):
+        if task.status == "review" and (pending := pending_merge(ctx, task.id)) is not None:
+            effects += merge_answered(ctx, pending)  # (back in its queue, in answer order)
     return effects
 
 

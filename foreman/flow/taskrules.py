@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..backends import prompts
 from ..core.records import CiRun, Session, Worktree
 from ..core.roster import LEAD, title
-from .context import Ctx, away, busy_on, is_open, review_waits, worktree_of
+from .context import Ctx, away, busy_on, is_open, pending_merge, review_waits, worktree_of
 from .model import (
     AskUser,
     CheckWork,
@@ -67,11 +67,13 @@ def plan_unfinished(ctx: Ctx, goal_id: str) -> bool:
 
 
 def unreviewed(ctx: Ctx, task_id: str) -> bool:
-    """True when ``task_id`` is in ``review`` with no merge decision open (nothing will review it:
-    its work is to be checked again, then CI and the review)."""
+    """True when ``task_id`` is in ``review`` with no merge decision open and no approved merge
+    pending (:func:`~.context.pending_merge`): nothing will review it, its work is to be checked
+    again, then CI and the review."""
     w = ctx.core.world
     return w.tasks[task_id].status == "review" and not any(
-        x.task == task_id and x.kind == "merge" and x.status == "open" for x in w.decisions.values())
+        x.task == task_id and x.kind == "merge" and x.status == "open" for x in w.decisions.values()) \
+        and pending_merge(ctx, task_id) is None
 
 
 def plan_ended(ctx: Ctx, goal_id: str) -> None:

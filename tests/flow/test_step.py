@@ -443,6 +443,43 @@ def test_a_restart_carries_out_a_merge_answered_before_the_crash() -> None:
     assert LandMerge(did) in apply(ctx, Restarted())
 
 
+def test_a_restart_during_a_merge_test_opens_no_second_decision_and_an_old_approval_is_not_redone() -> None:
+    """Found by a newcomer: a restart while a merge was tested took the task in review with no open
+    decision for unreviewed, ran its CI again and opened a second decision (answering it could
+    override the first). The approved merge is carried out again instead; an approval whose merge
+    already went back to the worker (red) is not carried out again when the task is back in review."""
+    ctx = world()
+    t = task(ctx, status="review")
+    did = merge_decision(ctx, t)
+    ctx.core.answer_decision(did, 0, T0)
+    ctx.core.take()
+    assert apply(ctx, MergeAnswered(did)) == [LandMerge(did)]
+    ctx.live = Live()  # (a new daemon)
+    effects = apply(ctx, Restarted())
+    assert LandMerge(did) in effects and not any(isinstance(e, CheckWork) for e in effects)
+    apply(ctx, MergeTried(did, "red", reason="main was not moved", output="FAIL"))
+    assert ctx.core.task(t).status == "doing"
+    ctx.core.set_task_status(t, "review", T0)  # the worker handed the fix in; CI runs when the daemon dies
+    ctx.core.take()
+    ctx.live = Live()
+    effects = apply(ctx, Restarted())
+    assert CheckWork(t, "kit") in effects and LandMerge(did) not in effects
+    # a decision re-opened (the branch moved) and approved again is pending again
+    record = MergeRecord(id="x", task=t, commit="e" * 40, base="b" * 40, branch=f"agentcraft/kit/{t}")
+    apply(ctx, MergePrepared(t, "ready", worktree=f"kit-{t}", record=record, detail="+2 -0"))
+    (d2,) = [d.id for d in ctx.core.world.decisions.values() if d.status == "open"]
+    ctx.core.answer_decision(d2, 0, T0)
+    ctx.core.take()
+    apply(ctx, MergeAnswered(d2))
+    apply(ctx, MergeTried(d2, "moved", reason="the branch moved"))
+    ctx.core.answer_decision(d2, 0, T0)
+    ctx.core.take()
+    apply(ctx, MergeAnswered(d2))
+    ctx.live = Live()
+    effects = apply(ctx, Restarted())
+    assert LandMerge(d2) in effects and not any(isinstance(e, CheckWork) for e in effects)
+
+
 def test_a_restart_starts_queued_turns_and_finishes_pending_hand_offs() -> None:
     ctx = world()
     t = task(ctx, status="doing")
