@@ -43,6 +43,8 @@ async def changed(repo: Repo, info: Worktree, *, rewrites: bool) -> str | None:
     what = await refs.outside_change(repo.path, info.branch, info.base or repo.base_branch, rewrites=rewrites)
     if what is None:
         return None
-    last = await refs.last_known(repo.path, info.branch) or ""
+    last = await refs.last_known(repo.path, info.branch)
+    if last is None:
+        return f"{what}: " + ways.format(f"starts it again from {info.base or repo.base_branch} (no commit of it is kept)")
     return (f"{what}: " + ways.format(f"recreates it from its last known commit {last[:12]}")
             + f" (kept at {refs.LAST_KNOWN}{info.branch})")

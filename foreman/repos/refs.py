@@ -119,8 +119,9 @@ async def last_known(repo_root: StrPath, branch: str) -> str | None:
 
 async def outside_change(repo_root: StrPath, branch: str, base: str, *, rewrites: bool = False) -> str | None:
     """What happened to ``branch`` outside the Foreman since its last known commit, as a clause
-    (``"its branch agentcraft/kit/t1-x was deleted outside the Foreman"``), or None when nothing did
-    (or nothing is known of it).
+    (``"its branch agentcraft/kit/t1-x was deleted outside the Foreman"``), or None when nothing did.
+    A deleted branch, or one made a symbolic ref (writing through it would move another branch),
+    counts even when no commit of it is known.
 
     Args:
         repo_root: the registered repository.
@@ -133,13 +134,13 @@ async def outside_change(repo_root: StrPath, branch: str, base: str, *, rewrites
         RepoError: git failed.
     """
     root = Path(repo_root)
-    last = await last_known(root, branch)
-    if last is None:
-        return None
+    if (target := await symbolic_target(root, branch)) is not None:
+        return f"its branch {branch} was made a symbolic ref to {target} outside the Foreman"
     tip = await branch_tip(root, branch)
     if tip is None:
         return f"its branch {branch} was deleted outside the Foreman"
-    if tip == last:
+    last = await last_known(root, branch)
+    if last is None or tip == last:
         return None
     fork = await git("merge-base", tip, f"refs/heads/{base}", cwd=root, check=False)
     if fork.rc == 1:
@@ -147,6 +148,14 @@ async def outside_change(repo_root: StrPath, branch: str, base: str, *, rewrites
     if rewrites or await is_ancestor(root, last, tip):
         return None
     return f"its branch {branch} was moved outside the Foreman to {tip[:12]}, which lacks the work it had"
+
+
+async def symbolic_target(repo_root: StrPath, branch: str) -> str | None:
+    """The ref ``refs/heads/<branch>`` points to when it is a symbolic ref (``refs/heads/main``),
+    else None. A write through such a ref moves its target (git-update-ref(1): refs are
+    dereferenced unless ``--no-deref``): the Foreman never writes through one."""
+    res = await git("symbolic-ref", "-q", f"refs/heads/{branch}", cwd=Path(repo_root), check=False)
+    return res.text if res.ok and res.text else None
 
 
 async def restore_branch(repo_root: StrPath, branch: str) -> str | None:
@@ -161,6 +170,8 @@ async def restore_branch(repo_root: StrPath, branch: str) -> str | None:
     last = await last_known(root, branch)
     if last is None:
         return None
+    if await symbolic_target(root, branch) is not None:  # drop the symbolic ref itself, never its target
+        await git("update-ref", "--no-deref", "-d", f"refs/heads/{branch}", cwd=root)
     tip = await branch_tip(root, branch)
     if tip is not None and await is_ancestor(root, last, tip):
         return None

@@ -46,6 +46,7 @@ from ._git import (
 )
 from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
 from .hooks import CommitHooks, run_commit_hooks
+from .refs import symbolic_target
 
 logger = logging.getLogger(__name__)
 
@@ -368,6 +369,9 @@ async def commit_for_agent(
     wt = Path(os.path.realpath(wt_path))
     snap = await snapshot(repo_root, wt)
     ref = f"refs/heads/{branch}"
+    if (target := await symbolic_target(repo_root, branch)) is not None:
+        raise RepoError(f"{branch} is a symbolic ref to {target}: a commit onto it would move {target}; nothing was "
+                        "committed", permanent=True)
     own = await rev_parse(repo_root, ref)
     on_branch = snap.head_ref == ref
     parent = own or snap.head

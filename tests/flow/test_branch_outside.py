@@ -40,10 +40,15 @@ def unrelated(repo: Path, branch: str) -> None:
     run(repo, "update-ref", f"refs/heads/{branch}", orphan)
 
 
+def symref(repo: Path, branch: str) -> None:
+    run(repo, "symbolic-ref", f"refs/heads/{branch}", "refs/heads/main")
+
+
 CHANGES: dict[str, tuple[Callable[[Path, str], None], str]] = {
     "deleted": (delete, "was deleted outside the Foreman"),
     "force-moved": (force_back, "was moved outside the Foreman"),
     "unrelated": (unrelated, "history unrelated to main"),
+    "symbolic": (symref, "was made a symbolic ref to refs/heads/main outside the Foreman"),
 }
 
 
@@ -93,13 +98,15 @@ async def test_a_branch_changed_under_an_answered_merge_blocks_and_retry_recreat
         await rig.stop()
 
 
-async def test_a_deleted_branch_never_gets_a_commit_without_parent(tmp_path: Path) -> None:
-    """The branch is deleted while the worker works (its leftovers uncommitted): the hand-in blocks
-    the task; before, the leftovers' commit had no parent (the whole tree as a new root)."""
+@pytest.mark.parametrize("change", ["deleted", "symbolic"])
+async def test_a_branch_changed_while_the_worker_works_blocks_at_the_hand_in(change: str, tmp_path: Path) -> None:
+    """The branch is deleted (or made a symbolic ref to main) while the worker works, its leftovers
+    uncommitted: the hand-in blocks the task. Before, the leftovers' commit had no parent (the whole
+    tree as a new root), or went through the symbolic ref onto main with no decision."""
     async def work(req: TurnRequest, tools: AgentTools) -> TurnResult:
         await write_and_commit(req, "first.txt", "committed\n", "a start")
         (req.cwd / "left.txt").write_text("uncommitted\n")
-        delete(rig.repo, rig.world.tasks[req.task].branch)
+        CHANGES[change][0](rig.repo, rig.world.tasks[req.task].branch)
         await tools.call("update_task", {"status": "review"})
         return done()
 
@@ -107,10 +114,12 @@ async def test_a_deleted_branch_never_gets_a_commit_without_parent(tmp_path: Pat
     try:
         await rig.start()
         roots = run(rig.repo, "rev-list", "--max-parents=0", "--all").split()
+        main_before = run(rig.repo, "rev-parse", "main")
         t1 = rig.task("Leave work", assignee="kit")
         await rig.wait_status(t1, "blocked", timeout=30)
         reason = rig.world.tasks[t1].blocked_reason or ""
-        assert "was deleted outside the Foreman" in reason and f"/task {t1} retry" in reason, reason
+        assert CHANGES[change][1] in reason and f"/task {t1} retry" in reason, reason
+        assert run(rig.repo, "rev-parse", "main") == main_before  # nothing reached main
         assert run(rig.repo, "rev-list", "--max-parents=0", "--all").split() == roots  # no new root commit
         await rig.c.ok({"type": "task.cancel", "task": t1})
         await rig.wait_status(t1, "cancelled", timeout=30)
@@ -147,5 +156,28 @@ async def test_a_removed_worktree_folder_blocks_and_retry_makes_a_new_one_from_t
         await rig.c.answer(dec.id, 0)
         await rig.wait_status(t1, "done", timeout=30)
         assert {"first.txt", f"kit-{t1}.txt"} <= set(git(rig.repo, "ls-tree", "--name-only", "main").split())
+    finally:
+        await rig.stop()
+
+
+async def test_a_deleted_branch_with_no_commit_kept_blocks_and_retry_starts_from_the_base(tmp_path: Path) -> None:
+    """Found by a newcomer: with the Foreman's ref to the last known commit deleted too, the merge
+    re-opened its decision for ever ("the branch is gone"). It blocks; a retry starts from main."""
+    rig = ScriptedRig.worker(tmp_path, commits_anew())
+    try:
+        await rig.start()
+        t1 = rig.task("Add a file", assignee="kit")
+        dec = await wait_for(lambda: rig.open_decision(t1), 60, "the merge decision")
+        branch = rig.world.tasks[t1].branch
+        delete(rig.repo, branch)
+        run(rig.repo, "update-ref", "-d", LAST_KNOWN + branch)
+        await rig.c.answer(dec.id, 0)
+        await rig.wait_status(t1, "blocked", timeout=30)
+        reason = rig.world.tasks[t1].blocked_reason or ""
+        assert "was deleted outside the Foreman" in reason and "starts it again from main" in reason, reason
+        await rig.c.ok({"type": "task.retry", "task": t1})
+        dec2 = await wait_for(lambda: rig.open_decision(t1), 60, "the merge decision after the retry")
+        await rig.c.answer(dec2.id, 0)
+        await rig.wait_status(t1, "done", timeout=30)
     finally:
         await rig.stop()
