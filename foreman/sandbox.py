@@ -322,7 +322,8 @@ def explain(output: str, *, home: str | None = None, network: bool = False) -> s
 
     Args:
         output: the command's merged output.
-        home: the user's home folder: a "No such file or directory" under it means it was hidden.
+        home: the user's home folder: a "No such file or directory" (or a shell's "not found") under
+            it means it was hidden.
         network: the command had the network (then a failed connection is not the sandbox's).
 
     Returns:
@@ -330,7 +331,7 @@ def explain(output: str, *, home: str | None = None, network: bool = False) -> s
         ``"; "``; None when nothing in the output points at the sandbox.
     """
     hints = [text for pattern, text in ((_READ_ONLY,) if network else (_READ_ONLY, _NO_NETWORK)) if pattern.search(output)]
-    if home and re.search(re.escape(home.rstrip("/")) + r"/\S*: No such file or directory|"
+    if home and re.search(re.escape(home.rstrip("/")) + r"/\S*: (?:No such file or directory|not found)|"
                           r"No such file or directory[^\n]*" + re.escape(home.rstrip("/")) + "/", output):
         hints.append(f"the home folder {home} is hidden in the OS sandbox except toolchain caches (pip, npm, cargo, ...)")
     return "; ".join(hints) or None

@@ -10,7 +10,10 @@ no hook, so :func:`run_commit_hooks` runs the two the way ``git commit`` would, 
 
 * in the worktree, with the agent's environment and in the OS sandbox, as the agent's own
   ``git commit`` would run them: a hook is the repository's code, and with ``core.hooksPath``
-  inside the worktree the agent can edit it, so it never runs with the daemon's rights;
+  inside the worktree the agent can edit it, so it never runs with the daemon's rights (the
+  hooks' own folder is kept visible there, read-only, when the sandbox would hide it: a shared
+  ``~/.githooks``); a tool a hook calls from a hidden folder (the home folder, ``/tmp``) is
+  missing there, and the refusal says so;
 * on a temporary index holding exactly the tree to commit, kept in the worktree's own git dir
   (the sandbox lets git write there; its private ``/tmp`` would hide a file from the hook);
 * each under a time limit (:data:`COMMIT_HOOK_TIMEOUT`): a hook that hangs is a refusal
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +108,11 @@ async def run_commit_hooks(hooks: CommitHooks, wt: Path, admin: Path, tree: str,
         HookRefused: a hook exited non-zero or ran out of time; nothing is to be committed.
         RepoError: git failed while preparing the hooks' index.
     """
-    present = [Path(p).name for p in await hook_paths(wt, COMMIT_HOOKS)]
+    paths = [Path(p) for p in await hook_paths(wt, COMMIT_HOOKS)]
+    present = [p.name for p in paths]
     if not present:
         return HooksPassed(tree, message, ())
+    hooks = visible(hooks, paths)
     index, msg_file = admin / _INDEX, admin / _MESSAGE
     pinned = {"GIT_DIR": str(admin), "GIT_WORK_TREE": str(wt), "GIT_INDEX_FILE": str(index)}
     try:
@@ -129,6 +134,17 @@ async def run_commit_hooks(hooks: CommitHooks, wt: Path, admin: Path, tree: str,
             except FileNotFoundError:
                 pass
     return HooksPassed(tree, message, tuple(present))
+
+
+def visible(hooks: CommitHooks, paths: list[Path]) -> CommitHooks:
+    """``hooks`` with the hooks' folders (and the folders their symlinks lead to) kept visible,
+    read-only, in its sandbox: a ``core.hooksPath`` under the home folder or ``/tmp``, which the
+    sandbox hides, would otherwise be missing there and refuse every commit ("cannot find a hook")
+    however the hook would answer."""
+    if hooks.sandbox is None:
+        return hooks
+    folders = {p.parent for p in paths} | {p.resolve().parent for p in paths}
+    return replace(hooks, sandbox=replace(hooks.sandbox, read_only=(*hooks.sandbox.read_only, *sorted(folders))))
 
 
 async def _run(hooks: CommitHooks, wt: Path, env: Mapping[str, str], name: str, *args: str) -> None:

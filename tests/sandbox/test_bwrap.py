@@ -7,10 +7,12 @@ or cannot create namespaces (``.ci/run`` installs it).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -23,7 +25,7 @@ from foreman.backends.local import commands
 from foreman.backends.sim.demo_repo import create_demo_repo, demo_test_command
 from foreman.repos import ci
 from foreman.repos.gitsafety import safety_env
-from foreman.repos.hooks import CommitHooks
+from foreman.repos.hooks import CommitHooks, HookRefused
 from foreman.repos.worktrees import commit_for_agent
 from foreman.sandbox import Sandbox, availability
 
@@ -251,3 +253,39 @@ async def test_commit_hooks_run_in_the_sandbox_and_can_stage(world: World) -> No
     assert done.commit is not None and done.hooks == ("pre-commit",)
     assert git(world.repo, "ls-tree", "--name-only", "agentcraft/kit/t1").split() == ["README.md", "staged.txt", "work.txt"]
     assert not (world.repo / "escaped").exists()
+
+
+@pytest.mark.parametrize("where", ["home", "tmp"])
+async def test_hooks_in_a_folder_the_sandbox_hides_still_run(world: World, tmp_path: Path, where: str) -> None:
+    """Found by a newcomer: ``core.hooksPath`` under the home folder (a shared ``~/.githooks``) or
+    under ``/tmp`` was hidden in the sandbox, so ``git hook run`` found no hook and every commit was
+    refused (3 refusals: blocked), whatever the hook said. The hooks' folder stays visible,
+    read-only; a tool a hook calls from the hidden home fails with the sandbox's hint."""
+    folder = (world.home / ".githooks") if where == "home" else Path(tempfile.mkdtemp(prefix="hooks-", dir="/tmp"))
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        await _hooks_in(world, folder)
+    finally:
+        if where == "tmp":
+            shutil.rmtree(folder)
+
+
+async def _hooks_in(world: World, folder: Path) -> None:
+    (folder / "pre-commit").write_text("#!/bin/sh\necho ran the shared hook\nexit 0\n")
+    (folder / "pre-commit").chmod(0o755)
+    git(world.repo, "config", "core.hooksPath", str(folder))
+    (world.wt / "work.txt").write_text("work\n")
+    hooks = CommitHooks(world.env, sandbox=world.sandbox, timeout=60)
+    done = await commit_for_agent(world.repo, world.wt, "agentcraft/kit/t1", "t1", "AgentCraft Kit <kit@agentcraft.invalid>",
+                                  hooks=hooks)
+    assert done.commit is not None and done.hooks == ("pre-commit",)
+    tool = world.home / "tools" / "lint"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\nexit 0\n")
+    tool.chmod(0o755)
+    (folder / "pre-commit").write_text(f"#!/bin/sh\n{tool}\n")
+    (world.wt / "more.txt").write_text("more\n")
+    with pytest.raises(HookRefused) as info:
+        await commit_for_agent(world.repo, world.wt, "agentcraft/kit/t1", "t1", "AgentCraft Kit <kit@agentcraft.invalid>",
+                               hooks=hooks)
+    assert "the home folder" in info.value.output and "hidden in the OS sandbox" in info.value.output
