@@ -155,6 +155,9 @@ def _check_no_verify(c: Call, sub: str) -> None:
     takes a long option by any unambiguous prefix (gitcli(7)), so ``--no-ver`` counts; only
     ``git commit`` has the short ``-n``."""
     p = parse_opts(c.args, _VALUE_SHORT.get(sub, ""), _VALUE_LONG.get(sub, set()))
+    if any(a.kind != LIT for a in p.operands):  # ("X=--no-verify; git commit $X": only option values may vary)
+        c.exact(f"git {sub} takes a word from a variable or substitution, which could be --no-verify")
+        return
     for flag, _ in p.opts:
         if (flag.startswith("--no-v") and "--no-verify".startswith(flag)) or (sub == "commit" and flag == "-n"):
             c.exact(f"git {sub} --no-verify skips the repository's hooks ({SKIPS_HOOKS[sub]})")

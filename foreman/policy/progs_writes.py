@@ -42,7 +42,51 @@ handles("mkdir")(_writer("m", {"--mode", "--context"}))
 handles("rmdir", "unlink")(_writer())
 handles("shred")(_writer("ns", {"--iterations", "--size", "--remove", "--random-source"}, action="shred"))
 handles("truncate")(_writer("sr", {"--size", "--reference"}, reads=("-r", "--reference")))
-handles("chmod")(_writer("", {"--reference"}, skip_first=True, tree_flags=("-R", "--recursive"), tree_action="chmod -R"))
+_CHMOD_MODE = frozenset("rwxXstugoa,+=01234567")
+
+
+@handles("chmod")
+def _chmod(c: Call):
+    """chmod(1): the first operand is the mode, unless ``--reference`` gives it; GNU chmod also
+    takes a symbolic mode that starts with ``-`` (``chmod -x FILE``): a word of its options holding
+    a mode character is the mode, and every operand is a file. Before, ``-x`` was read as an
+    option and the file as the mode, so ``chmod -x <anything>`` was allowed (found by a newcomer)."""
+    mode_given = False
+    files: list[Arg] = []
+    tree = False
+    args = c.args
+    i = 0
+    while i < len(args):
+        a, t = args[i], lit_text(args[i])
+        i += 1
+        if t == "--":
+            files += args[i:] if mode_given else args[i + 1:]
+            break
+        if t is not None and t.startswith("--"):
+            name = t.partition("=")[0]
+            mode_given |= name == "--reference"
+            if name == "--reference" and "=" not in t:
+                i += 1
+            tree |= name == "--recursive"
+            continue
+        if t is not None and t.startswith("-") and len(t) > 1:
+            if any(ch in _CHMOD_MODE for ch in t[1:]):
+                mode_given = True  # a symbolic mode such as -x, -rw, -w,+r
+            else:
+                tree |= "R" in t
+            continue
+        if mode_given:
+            files.append(a)
+        else:
+            mode_given = True
+    inside = False
+    for f in files:
+        inside |= c.write(f, tree=tree) in ("in", "unknown")
+    if inside and tree:
+        c.action("chmod -R", "chmod -R changes a whole directory tree")
+    return None
+
+
 handles("chown")(_writer("", {"--reference", "--from"}, skip_first=True, tree_flags=("-R", "--recursive"),
                          tree_action="chown -R"))
 handles("chgrp")(_writer("", {"--reference", "--from"}, skip_first=True, tree_flags=("-R", "--recursive"),
