@@ -231,7 +231,9 @@ def merge_red(ctx: Ctx, task_id: str, e: MergeTried) -> list[Effect]:
     seen = "\n".join(f"  {c}" for c in e.collided) or "  (none: the base has nothing the branch lacks)"
     told = (f"Your work on {task_id} passed its own CI, but the merge into the base failed its test ({verdict}): "
             f"{e.reason}\nThe base's commits your branch has not seen:\n{seen}\nThe test's output:\n"
-            f"{e.output[-3000:]}\nMerge the base into your branch, fix what fails, test, commit, then update_task review.")
+            f"{e.output[-3000:]}\n(The merge test runs on a fresh checkout of the merge commit: ignored files such as a "
+            f"local venv or node_modules are not there.)\nMerge the base into your branch, fix what fails, test, commit, "
+            f"then update_task review.")
     return back_to_worker(ctx, task_id, told, f"merge test {verdict}")
 
 
