@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,15 +67,20 @@ def commits_anew() -> Callable[[TurnRequest, AgentTools], Awaitable[TurnResult]]
     return script
 
 
+async def to_decision(rig: ScriptedRig) -> tuple[str, Any, str]:
+    """Start ``rig``, give kit a task and wait for its merge decision: (task, decision, branch)."""
+    await rig.start()
+    t1 = rig.task("Add a file", assignee="kit")
+    dec = await wait_for(lambda: rig.open_decision(t1), 60, "the merge decision")
+    return t1, dec, rig.world.tasks[t1].branch
+
+
 @pytest.mark.parametrize("change", CHANGES)
 async def test_a_branch_changed_under_an_answered_merge_blocks_and_retry_recreates_it(change: str,
                                                                                       tmp_path: Path) -> None:
     rig = ScriptedRig.worker(tmp_path, commits_anew())
     try:
-        await rig.start()
-        t1 = rig.task("Add a file", assignee="kit")
-        dec = await wait_for(lambda: rig.open_decision(t1), 60, "the merge decision")
-        branch = rig.world.tasks[t1].branch
+        t1, dec, branch = await to_decision(rig)
         reviewed = git(rig.repo, "rev-parse", f"refs/heads/{branch}").strip()
         assert git(rig.repo, "rev-parse", LAST_KNOWN + branch).strip() == reviewed  # the Foreman's ref to it
         act, said = CHANGES[change]
@@ -165,10 +171,7 @@ async def test_a_deleted_branch_with_no_commit_kept_blocks_and_retry_starts_from
     re-opened its decision for ever ("the branch is gone"). It blocks; a retry starts from main."""
     rig = ScriptedRig.worker(tmp_path, commits_anew())
     try:
-        await rig.start()
-        t1 = rig.task("Add a file", assignee="kit")
-        dec = await wait_for(lambda: rig.open_decision(t1), 60, "the merge decision")
-        branch = rig.world.tasks[t1].branch
+        t1, dec, branch = await to_decision(rig)
         delete(rig.repo, branch)
         run(rig.repo, "update-ref", "-d", LAST_KNOWN + branch)
         await rig.c.answer(dec.id, 0)
