@@ -398,8 +398,18 @@ async def commit_for_agent(
         await git("commit-tree", "--no-gpg-sign", *parents, "-F", "-", tree, cwd=repo_root, env=ident,
                   input=text.encode())
     ).text
-    await git("update-ref", "-m", "agentcraft: commit leftover work", ref, commit, own or ZERO_OID, cwd=repo_root,
-              timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
+    try:
+        await git("update-ref", "-m", "agentcraft: commit leftover work", ref, commit, own or ZERO_OID, cwd=repo_root,
+                  timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
+    except GitTimeout:
+        raise
+    except GitFailed as exc:  # the compare-and-swap lost: something committed on the branch meanwhile
+        now = await rev_parse(repo_root, ref)
+        if now == (own or None):
+            raise
+        by = "a commit hook of the repository (or another process)" if ran else "another process"
+        raise RepoError(f"{branch} moved to {(now or 'nothing')[:12]} while the leftovers were committed: {by} "
+                        "committed on it; nothing was committed over it") from exc
     if on_branch:
         res = await git("reset", "-q", cwd=wt, env=worktree_env(snap.admin, wt), check=False)
         if not res.ok:

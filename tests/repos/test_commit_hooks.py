@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from foreman.errors import RepoError
 from foreman.repos.gitsafety import safety_env
 from foreman.repos.hooks import CommitHooks, HookRefused
 from foreman.repos.worktrees import commit_for_agent, commit_leftovers, ensure_worktree, worktree_path
@@ -126,3 +127,16 @@ async def test_no_hook_no_change_and_nothing_to_commit(repo: Path, home_profile:
     write(wt / "a.txt", "a\n")
     done = await commit_for_agent(repo, wt, BRANCH, "t1", AUTHOR, hooks=agent_hooks(wt))
     assert done.commit is not None and done.hooks == ()
+
+
+async def test_a_hook_that_commits_itself_is_named_not_a_raw_git_error(repo: Path, home_profile: Path) -> None:
+    """Found by a newcomer: a pre-commit hook that makes its own commit on the branch made the
+    Foreman's compare-and-swap fail with git's "cannot lock ref" and no guidance."""
+    wt = await kit_worktree(repo, home_profile)
+    hook(repo / ".git" / "hooks", "pre-commit",
+         'unset GIT_INDEX_FILE; git add -A && git -c user.name=h -c user.email=h@x commit -q --no-verify -m "by the hook"\n')
+    write(wt / "a.txt", "a\n")
+    with pytest.raises(RepoError) as info:
+        await commit_for_agent(repo, wt, BRANCH, "t1", AUTHOR, hooks=agent_hooks(wt))
+    assert "while the leftovers were committed: a commit hook of the repository" in str(info.value)
+    assert out(repo, "log", "-1", "--format=%s", BRANCH) == "by the hook"  # its commit stays; nothing over it
