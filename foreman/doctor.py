@@ -299,8 +299,8 @@ def _sim_identity(settings: Settings, check: Check) -> None:
     if who is not None:
         check(True, f"git knows who you are: {who} ({identity_origin(None)}); {sim}")
     else:
-        check(False, f"git does not know who you are ({why}); the sim does not need it: {sim}. "
-              "The claude and local backends' approved merges do", IDENTITY_FIX, warning=True)
+        check(False, f"git does not know who you are: {why}; the sim does not need it: {sim}; the claude and local "
+              "backends need it: their approved merges would be refused without it", IDENTITY_FIX, warning=True)
 
 
 def _doctor_sandbox(settings: Settings, check: Check) -> None:
