@@ -63,6 +63,11 @@ class Option:
         return self.flag or "--" + self.key.replace("_", "-")
 
     @property
+    def choices(self) -> tuple[str, ...]:
+        """The values the option takes when they are a fixed set (empty, meaning unset, left out), else ()."""
+        return tuple(a for a in getattr(self.parse, "allowed", ()) if a)
+
+    @property
     def env(self) -> str:
         return "AGENTCRAFT_" + self.key.upper()
 

@@ -122,19 +122,20 @@ def test_help_lists_commands_and_every_start_option() -> None:
 
 def test_config_json_shows_values_and_sources(tmp_path: Path) -> None:
     _file(tmp_path, {"maxConcurrent": 2})
-    out = _foreman("config", "--json", "--port", "9999", env={"AGENTCRAFT_HOME": str(tmp_path), "AGENTCRAFT_SEED": "11"})
+    out = _foreman("config", "--json", "--profile", "sim", "--backend", "claude",
+                   env={"AGENTCRAFT_HOME": str(tmp_path), "AGENTCRAFT_SEED": "11"})
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["port"] == {"value": 9999, "source": "flag"}
+    assert data["backend"] == {"value": "claude", "source": "flag"}
     assert data["seed"] == {"value": 11, "source": "env"}
     assert data["maxConcurrent"] == {"value": 2, "source": "file"}
-    assert data["backend"] == {"value": "sim", "source": "default"}
+    assert data["port"] == {"value": 7878, "source": "default"}
     assert data["home"] == {"value": str(tmp_path), "source": "env"}
 
 
 def test_config_text_shows_lists_as_the_flags_take_them(tmp_path: Path) -> None:
     """`foreman config` showed the default team as ['3'] and unset values as None."""
-    out = _foreman("config", "--repo", str(tmp_path), env={"AGENTCRAFT_HOME": str(tmp_path)})
+    out = _foreman("config", env={"AGENTCRAFT_HOME": str(tmp_path), "AGENTCRAFT_REPO": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     lines = {line.split()[0]: line for line in out.stdout.splitlines()}
     assert lines["workers"].split()[1] == "3" and lines["workers"].endswith("(default)")
