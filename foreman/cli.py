@@ -254,12 +254,13 @@ def _stop(settings: Settings, timeout: float) -> int:
 
 
 def _check_local_profile(settings: Settings) -> None:
-    """Check the ``local`` section and the chosen local profile as ``start --backend local`` would.
+    """Check the ``local`` section and the chosen local profile as ``start`` would, when the team
+    uses the local backend (a section kept for later is not checked).
 
     Raises:
         ConfigError: names the key and the fix (:func:`foreman.backends.local.profiles.resolve_profile`).
     """
-    if settings.sections.get("local") or getattr(settings, "local_profile", None) or settings.backend == "local":
+    if "local" in settings.backends_in_use:
         from .backends.local.profiles import resolve_profile  # (a backend loads only when the settings pick it)
 
         resolve_profile(settings)
