@@ -4,12 +4,20 @@ a usage error is one line pointing to ``--help``, help lists the values an optio
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
+import psutil
 import pytest
 
 from foreman.cli import main
 from foreman.config import OPTIONS
+
+from .live import ROOT
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -93,3 +101,26 @@ def test_doctor_and_config_take_only_the_flags_they_use(capsys: pytest.CaptureFi
     assert code == 2 and "unrecognized arguments: --goal x" in err
     code, _, err = run(["config", "--reset"], capsys)
     assert code == 2 and "unrecognized arguments: --reset" in err
+
+
+def _foreman(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCRAFT_")}
+    full.update(env or {}, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "foreman", *args], capture_output=True, text=True, env=full, cwd=ROOT,
+                          stdin=subprocess.DEVNULL, timeout=60)
+
+
+def test_a_port_held_by_another_program_is_named_with_how_to_pick_another(tmp_path: Path) -> None:
+    """Found by a newcomer: a port held by another program was reported as "another Foreman may be
+    running (see foreman.json)", which named no Foreman, since none ran."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = _foreman("start", "--home", str(tmp_path / "home"), "--port", str(port), "--no-autostart",
+                       "--sandbox", str(tmp_path / "sandbox"))
+    assert out.returncode == 2
+    said = [line for line in out.stderr.splitlines() if line.startswith("foreman: ")]
+    assert said == [f"foreman: port {port} is already in use by {psutil.Process().name()} (pid {os.getpid()}): stop it, "
+                    "or start on another port with --port N (--port 0 lets the OS pick a free one)"], out.stderr
+    assert "another Foreman" not in out.stderr
