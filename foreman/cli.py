@@ -279,12 +279,12 @@ def _config(settings: Settings, *, as_json: bool) -> int:
 
 
 def _check_sandbox(settings: Settings) -> None:
-    """At start: refuse ``--os-sandbox required`` without a sandbox; say once when ``auto`` finds none."""
+    """At start: refuse ``--os-sandbox required`` without a sandbox; say once, as a warning, when
+    ``auto`` finds none (one log record: the terminal and foreman.log)."""
     from_settings(settings)  # raises SandboxUnavailable for "required"
     on, line = describe(settings)
-    if not on and settings.os_sandbox == "auto":
-        print(f"foreman: {line}", file=sys.stderr)
-    logging.getLogger("foreman.sandbox").info("%s", line)
+    level = logging.WARNING if not on and settings.os_sandbox == "auto" else logging.INFO
+    logging.getLogger("foreman.sandbox").log(level, "%s", line)
 
 
 def _warn_identity(settings: Settings) -> None:
