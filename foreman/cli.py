@@ -20,44 +20,64 @@ from typing import Any
 
 from . import __version__, runtime
 from .announce import tui_command
-from .config import OPTIONS, Settings, check_paths, resolve
+from .argparsing import Parser
+from .config import BY_KEY, OPTIONS, Settings, check_paths, resolve
 from .errors import ForemanError
 from .logs import configure
 from .sandbox import describe, from_settings
 
+CONFIG_FLAGS = ("backend", "local_profile")
+"""The settings ``foreman config`` takes as flags (besides ``--home`` and ``--profile``): the
+backend picks the profile and its config-file section; the local profile is checked as ``start``
+checks it. The others come from the environment and the config files it shows."""
 
-def _add_start_options(p: argparse.ArgumentParser) -> None:
+DOCTOR_FLAGS = ("backend", "lead_backend", "worker_backend", "workers", "worker_names", "repo", "sandbox", "port",
+                "os_sandbox", "claude_cli", "url", "model", "local_profile", "executor", "ray_address", "ray_resources")
+"""The settings ``foreman doctor`` checks or needs for a check (foreman/doctor.py): the team's
+backends, the repositories whose merge identity counts, the sim's demo folder, the port, the OS
+sandbox, the claude CLI, the local endpoint, the Ray cluster."""
+
+
+def _add_start_options(p: argparse.ArgumentParser, keys: tuple[str, ...] | None = None) -> None:
+    """Add ``--home``, ``--profile`` and the flags of the settings ``keys`` (default: every one)."""
     p.add_argument("--home", default=argparse.SUPPRESS, help="state root (default ~/.agentcraft; env AGENTCRAFT_HOME)")
     p.add_argument("--profile", default=argparse.SUPPRESS, help="profile name (default: the backend's name); state lives in <home>/<profile>")
     for opt in OPTIONS:
+        if keys is not None and opt.key not in keys:
+            continue
         env = f"(env {opt.env})"
+        values = "{" + ",".join(opt.choices) + "}" if opt.choices else None  # (argparse's own spelling of choices)
         if opt.kind == "bool":
             p.add_argument(opt.cli, dest=opt.key, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
                            help=f"{opt.help} {env}")
         elif opt.kind == "optional":
             p.add_argument(opt.cli, dest=opt.key, nargs="?", const=opt.const, default=argparse.SUPPRESS,
-                           help=f"{opt.help} {env}")
+                           metavar=values, help=f"{opt.help} {env}")
         else:
             shown = "" if opt.default is None or "default" in opt.help else (
                 f" (default {','.join(opt.default) if isinstance(opt.default, list) else opt.default})"
                 if opt.default not in ([], "") else "")
-            p.add_argument(opt.cli, dest=opt.key, default=argparse.SUPPRESS, metavar=opt.key.upper(),
+            p.add_argument(opt.cli, dest=opt.key, default=argparse.SUPPRESS, metavar=values or opt.key.upper(),
                            help=f"{opt.help}{shown} {env}")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the ``foreman`` argument parser (every subcommand and flag)."""
-    parser = argparse.ArgumentParser(prog="foreman", description="The Foreman: runs a team of coding agents on a real git repository.")
+    parser = Parser(prog="foreman", description="The Foreman: runs a team of coding agents on a real git repository.")
     parser.add_argument("--version", action="version", version=f"foreman {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     start = sub.add_parser("start", help="run the daemon (Ctrl+C or q+Enter stops it)",
                            description="Run the Foreman daemon. Precedence: flag > AGENTCRAFT_* env > <home>/<profile>/config.json > <home>/config.json > default.")
     _add_start_options(start)
-    cfg = sub.add_parser("config", help="print the resolved settings and where each came from")
-    _add_start_options(cfg)
+    cfg = sub.add_parser("config", help="print the resolved settings and where each came from",
+                         description="Print the settings `foreman start` would use and where each came from (flag, "
+                         "AGENTCRAFT_* env, the config files, default).")
+    _add_start_options(cfg, CONFIG_FLAGS)
     cfg.add_argument("--json", action="store_true", help="print JSON")
-    doctor = sub.add_parser("doctor", help="check the environment and say what to fix")
-    _add_start_options(doctor)
+    doctor = sub.add_parser("doctor", help="check the environment and say what to fix",
+                            description="Check what `foreman start` needs (git, its identity, the OS sandbox, the "
+                            "home, the port, the backends' prerequisites) with the settings it would use.")
+    _add_start_options(doctor, DOCTOR_FLAGS)
     stop = sub.add_parser("stop", help="stop a running Foreman (as Ctrl+C does: turns end, sessions stay resumable)",
                           description="Stop the Foreman of --profile, or the only one running under the home. Exit "
                           "codes: 0 stopped, 1 none running or still running after --timeout, 2 several run (name one).")
@@ -79,7 +99,7 @@ def _passthrough(name: str) -> Callable[[list[str]], int] | None:
     if name == "tui":
         from .tui import tui_main  # (per subcommand: `foreman tui` loads only what it runs)
 
-        return tui_main
+        return lambda argv: tui_main(argv, parser_class=Parser)
     if name == "policy":
         from .policy import policy_main  # (per subcommand: `foreman policy` loads only what it runs)
 
@@ -162,7 +182,7 @@ def _add_risk_usage_parsers(sub: Any) -> None:
     usage.add_argument("--home", default=argparse.SUPPRESS, help="state root (default ~/.agentcraft; env AGENTCRAFT_HOME)")
     usage.add_argument("--profile", default=argparse.SUPPRESS,
                        help="profile name (default: the backend's name); its store is read")
-    usage.add_argument("--backend", default=argparse.SUPPRESS,
+    usage.add_argument("--backend", default=argparse.SUPPRESS, metavar="{" + ",".join(BY_KEY["backend"].choices) + "}",
                        help="whose profile to read when --profile is not given (default: the configured backend)")
     usage.add_argument("--json", action="store_true", help="print JSON")
 
@@ -234,12 +254,13 @@ def _stop(settings: Settings, timeout: float) -> int:
 
 
 def _check_local_profile(settings: Settings) -> None:
-    """Check the ``local`` section and the chosen local profile as ``start --backend local`` would.
+    """Check the ``local`` section and the chosen local profile as ``start`` would, when the team
+    uses the local backend (a section kept for later is not checked).
 
     Raises:
         ConfigError: names the key and the fix (:func:`foreman.backends.local.profiles.resolve_profile`).
     """
-    if settings.sections.get("local") or getattr(settings, "local_profile", None) or settings.backend == "local":
+    if "local" in settings.backends_in_use:
         from .backends.local.profiles import resolve_profile  # (a backend loads only when the settings pick it)
 
         resolve_profile(settings)
@@ -258,12 +279,12 @@ def _config(settings: Settings, *, as_json: bool) -> int:
 
 
 def _check_sandbox(settings: Settings) -> None:
-    """At start: refuse ``--os-sandbox required`` without a sandbox; say once when ``auto`` finds none."""
+    """At start: refuse ``--os-sandbox required`` without a sandbox; say once, as a warning, when
+    ``auto`` finds none (one log record: the terminal and foreman.log)."""
     from_settings(settings)  # raises SandboxUnavailable for "required"
     on, line = describe(settings)
-    if not on and settings.os_sandbox == "auto":
-        print(f"foreman: {line}", file=sys.stderr)
-    logging.getLogger("foreman.sandbox").info("%s", line)
+    level = logging.WARNING if not on and settings.os_sandbox == "auto" else logging.INFO
+    logging.getLogger("foreman.sandbox").log(level, "%s", line)
 
 
 def _warn_identity(settings: Settings) -> None:

@@ -9,8 +9,9 @@ the one started, e.g. ``{"claude": {"workers": ["kit", "wren"]}}``; within one f
 section outranks the file's top-level keys. The merged :class:`Settings` remembers where each
 value came from (``flag``, ``env``, ``file``, ``file:<backend>``, ``home-file``,
 ``home-file:<backend>``, ``default``), so ``foreman config --json`` can show it. Unknown keys
-(also inside a backend section, whichever backend is started) and bad values raise
-:class:`~foreman.errors.ConfigError` naming the file, the key and the fix.
+and bad values raise :class:`~foreman.errors.ConfigError` naming the file, the key, the key meant
+when one is close, and the fix; a backend section is checked only when the team uses that backend
+(:attr:`Settings.backends_in_use`), so a section kept for later stops nothing.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
+from .config_agents import check_agents
 from .config_values import auto_answer as _auto_answer
 from .config_values import boolean as _bool
 from .config_values import choice as _choice
@@ -38,8 +40,8 @@ from .config_values import url as _url
 from .config_values import whole as _whole
 from .config_values import worker_names as _worker_names
 from .config_values import workers as _workers
-from .core.roster import DEFAULT_WORKER_NAMES, LEAD, NAME_RE, NAMED_WORKERS
-from .errors import ConfigError
+from .core.roster import DEFAULT_WORKER_NAMES
+from .errors import ConfigError, closest
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +63,11 @@ class Option:
     @property
     def cli(self) -> str:
         return self.flag or "--" + self.key.replace("_", "-")
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The values the option takes when they are a fixed set (empty, meaning unset, left out), else ()."""
+        return tuple(a for a in getattr(self.parse, "allowed", ()) if a)
 
     @property
     def env(self) -> str:
@@ -179,6 +186,11 @@ class Settings:
         """``home / profile``."""
         return self.home / self.profile
 
+    @property
+    def backends_in_use(self) -> frozenset[str]:
+        """The backends the team runs on (:func:`backends_in_use`)."""
+        return backends_in_use(self.values, self.sections)
+
     def as_json(self) -> dict[str, Any]:
         """Return ``{key: {"value": v, "source": s}}`` for ``foreman config --json``.
 
@@ -194,6 +206,16 @@ class Settings:
         for name, section in self.sections.items():
             out[name] = {"value": section, "source": self.sources.get(f"section:{name}", "file")}
         return out
+
+
+def backends_in_use(values: Mapping[str, Any], sections: Mapping[str, Any]) -> frozenset[str]:
+    """The backends a team with these settings runs on: the sim alone, or ``backend`` with a mixed
+    team's ``lead_backend``/``worker_backend`` and the backends the ``agents`` section names."""
+    if values["backend"] == "sim":
+        return frozenset({"sim"})
+    agents = sections.get("agents", {})
+    named = {over.get("backend") for over in agents.values() if isinstance(over, dict)}
+    return frozenset({values["backend"], values["lead_backend"], values["worker_backend"], *named} - {"", None})
 
 
 def default_home(env: Mapping[str, str]) -> Path:
@@ -236,13 +258,13 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
     _pick(backend_opt, values, sources, [("flag", flags.get("backend"), backend_opt.cli), ("env", env.get(backend_opt.env), backend_opt.env),
                                          *profile_file.layers(backend_opt, None, "file"), *home_file.layers(backend_opt, None, "home-file")])
     backend = values["backend"]
+    for cfg in (profile_file, home_file):  # the started backend's sections: whole, before their settings are read
+        cfg.check({backend})
     for opt in OPTIONS:
         if opt.key == "backend":
             continue
         _pick(opt, values, sources, [("flag", flags.get(opt.key), opt.cli), ("env", env.get(opt.env), opt.env),
                                      *profile_file.layers(opt, backend, "file"), *home_file.layers(opt, backend, "home-file")])
-    for cfg in (profile_file, home_file):  # a section for another backend: its values must still be valid
-        cfg.check_values()
     if values["user_name"] is None:
         values["user_name"] = _os_user(env)
     if values["notify"] is None:
@@ -256,6 +278,8 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
             sources[f"section:{name}"] = "file" if in_profile and not in_home else (
                 "home-file" if in_home and not in_profile else "file+home-file")
     settings = Settings(home=home, profile=profile, values=values, sources=sources, sections=sections)
+    for cfg in (profile_file, home_file):  # a mixed team's other backend: its section must be valid too
+        cfg.check(settings.backends_in_use)
     for line in unknown_env(env):
         logger.warning("%s", line)
     from .config_team import team_of  # (it reads this module's option table: imported here, not at the top)
@@ -361,6 +385,9 @@ class _File:
     top: dict[str, Any] = field(default_factory=dict)
     by_backend: dict[str, dict[str, Any]] = field(default_factory=dict)
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    broken: dict[str, ConfigError] = field(default_factory=dict)
+    """A backend section's first error (not an object, an unknown key), raised by :meth:`check`
+    only when the team uses that backend."""
 
     def layers(self, opt: Option, backend: str | None, source: str) -> list[tuple[str, Any, str]]:
         """The layers this file gives ``opt``: the started backend's section, then the top level."""
@@ -370,10 +397,13 @@ class _File:
         out.append((source, self.top.get(opt.file_key), f"{self.path}: {opt.file_key}"))
         return out
 
-    def check_values(self) -> None:
-        """Parse every backend section's settings (also those of a backend not started)."""
-        for backend, keys in self.by_backend.items():
-            for key, raw in keys.items():
+    def check(self, backends: Iterable[str]) -> None:
+        """Check the sections of ``backends`` (the team's; the others are not read): raise the
+        first error of one, or of a value in it (naming the file, the section and the key)."""
+        for backend in sorted(backends):
+            if backend in self.broken:
+                raise self.broken[backend]
+            for key, raw in self.by_backend.get(backend, {}).items():
                 if raw is not None:
                     _parse(BY_FILE_KEY[key], raw, f"{self.path}: {backend}.{key}")
 
@@ -389,14 +419,16 @@ def _read_file(path: Path) -> _File:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: must hold a JSON object of settings")
     for key, value in data.items():
-        if key in SECTIONS:
-            if not isinstance(value, dict):
-                raise ConfigError(f"{path}: {key} must be a JSON object (of settings for that backend, or per agent)")
-            if key in BACKEND_SECTIONS:
+        if key in BACKEND_SECTIONS:
+            try:
                 _split_section(path, key, value, out)
-            else:
-                check_agents(f"{path}: agents", value)
-                out.sections[key] = value
+            except ConfigError as exc:  # (raised when the team uses that backend: _File.check)
+                out.broken[key] = exc
+        elif key in SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: {key} must be a JSON object (of settings per agent)")
+            check_agents(f"{path}: agents", value)
+            out.sections[key] = value
         elif key in BY_FILE_KEY:
             out.top[key] = value
         else:
@@ -407,15 +439,24 @@ def _read_file(path: Path) -> _File:
 
 
 def _did_you_mean(key: str, known: list[str]) -> str:
-    """`` Did you mean 'userName'?`` for a near miss (snake_case, case, a typo), else ``""``."""
+    """`` Did you mean 'userName'?`` for a near miss (snake_case or another case, with a word on
+    camelCase; a typo: :func:`~foreman.errors.closest`), else ``""``."""
     camel = re.sub(r"[_-]([a-z0-9])", lambda m: m.group(1).upper(), key)
     exact = next((k for k in known if k.lower() == camel.lower()), None)
-    close = [exact] if exact else difflib.get_close_matches(camel, known, n=1, cutoff=0.8)
-    return f" Did you mean {close[0]!r}? (config files use camelCase keys)" if close else ""
+    if exact:
+        return f" Did you mean {exact!r}? (config files use camelCase keys)"
+    near = closest(camel, known)
+    return f" Did you mean {near!r}?" if near else ""
 
 
-def _split_section(path: Path, name: str, section: dict[str, Any], out: _File) -> None:
-    """Put a backend section's settings in ``out.by_backend`` and its other keys in ``out.sections``."""
+def _split_section(path: Path, name: str, section: Any, out: _File) -> None:
+    """Put a backend section's settings in ``out.by_backend`` and its other keys in ``out.sections``.
+
+    Raises:
+        ConfigError: the section is not an object, chooses the backend, or has an unknown key.
+    """
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: {name} must be a JSON object (of settings for that backend)")
     settings: dict[str, Any] = {}
     extras: dict[str, Any] = {}
     for key, value in section.items():
@@ -433,42 +474,3 @@ def _split_section(path: Path, name: str, section: dict[str, Any], out: _File) -
     out.by_backend[name] = settings
     if extras:
         out.sections[name] = extras
-
-
-AGENT_KEYS = ("backend", "model")
-AGENT_BACKENDS = ("claude", "local")
-
-
-def check_agents(where: str, section: Any) -> dict[str, dict[str, str]]:
-    """Check the ``agents`` section (the one rule: the config file's reader and the backends call it).
-
-    Shape: ``{"kit": {"backend": "local", "model": "..."}}``; each agent takes only
-    :data:`AGENT_KEYS`, a backend from :data:`AGENT_BACKENDS`.
-
-    Args:
-        where: names the section in messages: ``<config.json path>: agents``.
-        section: the section as read.
-
-    Returns:
-        The per-agent overrides, values as strings: ``{"kit": {"backend": "local"}}``.
-
-    Raises:
-        ConfigError: not an object, an unknown agent, key or backend, naming the file, the key and the fix.
-    """
-    if not isinstance(section, dict):
-        raise ConfigError(f"{where} must be an object like {{\"kit\": {{\"backend\": \"local\"}}}}")
-    names = (LEAD, *NAMED_WORKERS)
-    for agent, over in section.items():
-        if not isinstance(agent, str) or not NAME_RE.match(agent):  # the team's names are checked in resolve()
-            raise ConfigError(f"{where}: unknown agent {agent!r}. Use one of: {', '.join(names)}, or a worker "
-                              "of --workers beyond five (workerNames)")
-        if not isinstance(over, dict):
-            raise ConfigError(f"{where}.{agent} must be an object like {{\"backend\": \"local\", \"model\": \"...\"}}")
-        unknown = sorted(set(over) - set(AGENT_KEYS))
-        if unknown:
-            raise ConfigError(f"{where}.{agent}: unknown key {unknown[0]!r}: only 'backend' and 'model' "
-                              "may be set per agent. Remove it or fix its spelling")
-        backend = over.get("backend")
-        if backend is not None and backend not in AGENT_BACKENDS:
-            raise ConfigError(f"{where}.{agent}.backend: use 'claude' or 'local', not {backend!r}")
-    return {agent: {k: str(v) for k, v in over.items()} for agent, over in section.items()}

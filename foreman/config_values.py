@@ -77,15 +77,18 @@ def number(value: Any, what: str = "a number") -> float:
         raise ValueError(f"must be {what}, not {value!r}") from None
 
 
-def choice(*allowed: str) -> Callable[[Any], str]:
-    """A parser that accepts exactly one of ``allowed`` (its text)."""
-    shown = ", ".join(a if a else "'' (empty)" for a in allowed)
+class choice:  # noqa: N801 - used as the other parsers are: choice("merge", "squash")
+    """A parser that accepts exactly one of ``allowed`` (its text); ``allowed`` is kept, so the
+    help can show them (``--backend {sim,claude,local}``)."""
 
-    def check(value: Any) -> str:
-        if str(value) not in allowed:
+    def __init__(self, *allowed: str) -> None:
+        self.allowed = allowed
+
+    def __call__(self, value: Any) -> str:
+        if str(value) not in self.allowed:
+            shown = ", ".join(a if a else "'' (empty)" for a in self.allowed)
             raise ValueError(f"expected one of {shown}, got {value!r}")
         return str(value)
-    return check
 
 
 def port(value: Any) -> int:

@@ -428,10 +428,7 @@ class Daemon:
             return await self.server.start(self.settings.port)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise ConfigError(
-                    f"port {self.settings.port} is already in use: another Foreman may be running "
-                    f"(see {self.settings.home / 'foreman.json'}); stop it or start with --port N"
-                ) from None
+                raise ConfigError(runtime.port_in_use(self.settings.home, self.settings.port)) from None
             raise
 
     async def _preflight(self) -> None:
@@ -446,10 +443,7 @@ class Daemon:
                 try:
                     probe.bind(("127.0.0.1", self.settings.port))
                 except OSError:
-                    raise ConfigError(
-                        f"port {self.settings.port} is already in use: another Foreman may be running "
-                        f"(see {self.settings.home / 'foreman.json'}); stop it or start with --port N"
-                    ) from None
+                    raise ConfigError(runtime.port_in_use(self.settings.home, self.settings.port)) from None
 
         await asyncio.to_thread(executor_preflight, self.settings)  # (--executor ray: the head answers)
         if self.backend is None:

@@ -19,15 +19,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import psutil
-
 from .backends.sim.demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME
 from .backends.sim.team import demo_repo_path
 from .config import Settings, check_paths
 from .errors import ForemanError
 from .executors.doctor import ray_checks
 from .flow.assemble import backend_kinds
-from .runtime import RUN_FILE, read_run_file
+from .runtime import RUN_FILE, port_holder, read_run_file
 from .sandbox import describe
 
 IDENTITY_GLOBAL = 'git config --global user.name "Your Name" && git config --global user.email you@example.com'
@@ -161,12 +159,11 @@ def doctor_port(settings: Settings, check: Check) -> None:
         check(True, f"port {port} is held by {running}: that is fine, `foreman tui --profile {settings.profile}` "
                     "connects to it (a second `foreman start` of this profile would be refused)")
         return
-    other = _foreman_on(settings.home, port)
+    holder, other = port_holder(settings.home, port)
+    holder = holder or "another program"
     if other is not None:
-        holder = f"the Foreman of profile {other.get('profile')!r} (pid {other['pid']})"
         fix = f"start this profile on another port (--port N, or --port 0 to let the OS pick one), or stop {holder}"
     else:
-        holder = _listener(port) or "another program"
         fix = f"start on another port (--port N, or --port 0 to let the OS pick one), or stop {holder}"
     check(False, f"port {port} is in use by {holder}" + (f"; {running} listens on port {mine.get('port')}" if mine else ""),
           fix)
@@ -184,26 +181,6 @@ def _port_free(port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-def _foreman_on(home: Path, port: int) -> dict | None:
-    """The live run record under ``home`` (any profile) that names ``port``, or None."""
-    for path in [home / RUN_FILE, *sorted(home.glob(f"*/{RUN_FILE}"))]:
-        record = read_run_file(path)
-        if record is not None and record.get("port") == port:
-            return record
-    return None
-
-
-def _listener(port: int) -> str | None:
-    """``"python3 (pid 123)"``: the process listening on ``port`` when the OS lets us see it."""
-    try:
-        for conn in psutil.net_connections(kind="tcp"):
-            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
-                return f"{psutil.Process(conn.pid).name()} (pid {conn.pid})"
-    except (psutil.Error, OSError):
-        return None
-    return None
 
 
 # ---------------------------------------------------------------- git identity
@@ -299,8 +276,8 @@ def _sim_identity(settings: Settings, check: Check) -> None:
     if who is not None:
         check(True, f"git knows who you are: {who} ({identity_origin(None)}); {sim}")
     else:
-        check(False, f"git does not know who you are ({why}); the sim does not need it: {sim}. "
-              "The claude and local backends' approved merges do", IDENTITY_FIX, warning=True)
+        check(False, f"git does not know who you are: {why}; the sim does not need it: {sim}; the claude and local "
+              "backends need it: their approved merges would be refused without it", IDENTITY_FIX, warning=True)
 
 
 def _doctor_sandbox(settings: Settings, check: Check) -> None:

@@ -29,6 +29,9 @@ missing.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class ForemanError(Exception):
     """Base of every deliberate Foreman error.
@@ -140,3 +143,10 @@ class PolicyError(ForemanError):
     """The permission policy refused a command or file access."""
 
     code = "policy"
+
+
+def closest(word: str, known: Iterable[str]) -> str | None:
+    """The entry of ``known`` nearest to ``word`` (:func:`difflib.get_close_matches`, its default
+    cutoff), or None: what a message suggests for a misspelt key, flag or command."""
+    found = difflib.get_close_matches(word, list(known), n=1)
+    return found[0] if found else None

@@ -206,3 +206,30 @@ def _remove_run_files(home: Path, profile: str) -> None:
         top.unlink()
     except OSError:
         pass
+
+
+def port_holder(home: Path, port: int) -> tuple[str | None, dict[str, Any] | None]:
+    """Who listens on ``port``: ``("the Foreman of profile 'sim' (pid 12)", its run record)`` for a
+    Foreman of ``home``, ``("python3 (pid 34)", None)`` for another program the OS lets us see,
+    else ``(None, None)``."""
+    for path in [home / RUN_FILE, *sorted(home.glob(f"*/{RUN_FILE}"))]:
+        record = read_run_file(path)
+        if record is not None and record.get("port") == port:
+            return f"the Foreman of profile {record.get('profile')!r} (pid {record['pid']})", record
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                return f"{psutil.Process(conn.pid).name()} (pid {conn.pid})", None
+    except (psutil.Error, OSError):
+        pass
+    return None, None
+
+
+def port_in_use(home: Path, port: int) -> str:
+    """What ``foreman start`` says when ``port`` is taken: who holds it, when known, and how to
+    pick another port."""
+    holder, record = port_holder(home, port)
+    stop = f"stop it (`foreman stop --profile {record.get('profile')}`)" if record else "stop it"
+    return (f"port {port} is already in use{f' by {holder}' if holder else ' by another program'}: {stop}, "
+            "or start on another port with --port N (--port 0 lets the OS pick a free one)")
+

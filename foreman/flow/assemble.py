@@ -12,7 +12,8 @@ import os
 from typing import TYPE_CHECKING
 
 from ..backends.turns import TurnRunner
-from ..config import Settings, check_agents
+from ..config import Settings
+from ..config_agents import check_agents
 from ..errors import ConfigError
 from ..sandbox import from_settings
 from .team import LEAD, team_of
@@ -90,7 +91,7 @@ def _agent_overrides(settings: Settings) -> dict[str, dict[str, str]]:
     """Read the config file's ``agents`` section: ``{"kit": {"backend": "local", "model": "..."}}``.
 
     Raises:
-        ConfigError: an unknown agent, key or backend, naming it and the fix (:func:`foreman.config.check_agents`).
+        ConfigError: an unknown agent, key or backend, naming it and the fix (:func:`foreman.config_agents.check_agents`).
     """
     where = f"{settings.profile_dir / 'config.json'}: agents"
     overrides = check_agents(where, settings.sections.get("agents") or {})

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from ..argparsing import Parser
 from ..sandbox import policy_note
 from .api import classify_command
 
@@ -29,7 +30,7 @@ def policy_main(argv: list[str]) -> int:
         The exit status, so scripts can branch on it: 0 for ``allow``, 1 for ``deny``, 3 for
         ``ask`` (:data:`EXIT_CODES`); 2 for a usage error.
     """
-    parser = argparse.ArgumentParser(prog="foreman policy", description="Classify a shell command as allow, ask or deny.",
+    parser = Parser(prog="foreman policy", description="Classify a shell command as allow, ask or deny.",
                                      epilog="Exit status: 0 allow, 1 deny, 3 ask, 2 usage error.")
     parser.add_argument("--worktree", default=os.getcwd(), help="the agent's worktree (default: current directory)")
     parser.add_argument("--lead", action="store_true", help="classify as the lead (read-only in your checkout)")
@@ -41,8 +42,8 @@ def policy_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     words = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not words or not " ".join(words).strip():
-        parser.print_usage()
-        print("foreman policy: give a command after --, e.g. foreman policy -- git status", file=sys.stderr)
+        print("foreman policy: error: give a command after --, e.g. foreman policy -- git status; "
+              "see `foreman policy --help`", file=sys.stderr)
         return 2
     if not os.path.isdir(args.worktree):  # (the policy reads no file: a worktree to be is fine, but say so)
         print(f"foreman policy: note: --worktree {args.worktree} is not a folder here; paths are judged as if "

@@ -119,7 +119,7 @@ class ForemanApp(App[int]):
     RichLog { border: round $primary-darken-2; }
     #feed { height: 3fr; }
     #messages { height: 2fr; }
-    #console { height: 7; }
+    #console { height: 30%; min-height: 7; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f2", "answer", "Answer decision", priority=True),
@@ -336,7 +336,7 @@ class ForemanApp(App[int]):
             else:
                 self.say(lines)
         else:
-            self.say(f"ok: {action.summary}" + (f" -> {reply.result}" if reply.result else ""), "green")
+            self.say(c.acknowledged(action, reply.result), "green")
 
     def selected_decision(self) -> p.Decision | None:
         """The decision under the cursor when the decisions pane has focus, else the oldest open one."""

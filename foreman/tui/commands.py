@@ -69,6 +69,20 @@ class Send:
     summary: str
 
 
+def acknowledged(action: Send, result: str | None) -> str:
+    """What the client says when the daemon acknowledged ``action``, in words: ``ok: new goal g2:
+    Add tags``, ``ok: sent to kit: hello`` (a message's id is of no use to anyone), ``ok: added
+    repository r1: /src/app``; else ``ok: <summary>``."""
+    match action.intent:
+        case p.GoalSubmit(text=text) if result:
+            return f"ok: new goal {result}: {text}"
+        case p.MessageSend(to=to, text=text):
+            return f"ok: sent to {to}: {text}"
+        case p.RepoAdd(path=path) if result:
+            return f"ok: added repository {result}: {path}"
+    return f"ok: {action.summary}" + (f" ({result})" if result else "")
+
+
 @dataclass(frozen=True)
 class Answer:
     """``/answer`` before it is checked against the open decisions.

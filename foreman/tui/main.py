@@ -29,9 +29,10 @@ CLIENT_NAME = f"foreman-tui/{__version__}"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_REFUSED = 0, 1, 2, 3, 4
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the ``foreman tui`` argument parser."""
-    parser = argparse.ArgumentParser(
+def build_parser(parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Return the ``foreman tui`` argument parser, of ``parser_class`` (the ``foreman`` command
+    passes its own, whose errors are one line: the client imports nothing of the daemon's side)."""
+    parser = parser_class(
         prog="foreman tui",
         description="The Foreman's terminal client. With --script, --commands or --line it runs "
         "without a full-screen terminal (line mode).",
@@ -59,9 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def tui_main(argv: list[str]) -> int:
-    """Run ``foreman tui`` with ``argv`` (the words after ``tui``) and return the exit code."""
-    parser = build_parser()
+def tui_main(argv: list[str], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> int:
+    """Run ``foreman tui`` with ``argv`` (the words after ``tui``) and return the exit code;
+    ``parser_class`` parses them (:func:`build_parser`)."""
+    parser = build_parser(parser_class)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

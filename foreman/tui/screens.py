@@ -98,7 +98,9 @@ class TextScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(views.one_line(self.title_text)), id="title")
-        yield RichLog(id="text", wrap=False, highlight=False, markup=False)
+        # (not auto_scroll: the lines are written before the log has its size, and it scrolled to
+        # their end once laid out, past the top scroll_home asked for)
+        yield RichLog(id="text", wrap=False, highlight=False, markup=False, auto_scroll=False)
         yield Footer()
 
     def on_mount(self) -> None:

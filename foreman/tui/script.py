@@ -165,7 +165,7 @@ class LineRunner:
             assert isinstance(action.intent, p.MemoryRead)
             self.transcript.lines(views.memory_lines(reply, action.intent.note))
         else:
-            self.transcript.write(f"ok: {action.summary}" + (f" -> {reply.result}" if reply.result else ""), 2)
+            self.transcript.write(c.acknowledged(action, reply.result), 2)
             if isinstance(action.intent, p.GoalSubmit) and reply.result:
                 self.goals.append(reply.result)
             try:

@@ -152,6 +152,10 @@ def test_start_exit_on_goal_done_runs_the_sim_to_its_end_and_exits_0_saying_so(t
     world, _ = store.open()
     store.close()
     assert world.goals["g1"].status == "done" and world.tasks["t9"].status == "done"
+    # the final question's first option closes t7: the feed says who answered it (it said "closed by the user")
+    final = next(d for d in world.decisions.values() if d.prompt.endswith("Finish the goal without it?"))
+    closed = [item.text for item in world.feed if " cancelled: closed" in item.text]
+    assert closed == [f"t7 cancelled: closed: {final.id} was auto-answered"], closed
 
 
 def test_start_help_names_exit_on_goal_done_and_its_exit_codes() -> None:

@@ -57,7 +57,10 @@ def test_unknown_config_key_is_named(tmp_path: Path) -> None:
     ({"user_name": "ada"}, "'userName'"),  # found by a newcomer: `foreman config --json` prints snake_case
     ({"username": "ada"}, "'userName'"),
     ({"max_concurrent": 2}, "'maxConcurrent'"),
-    ({"local": {"turn_timeout": 5}}, "'turnTimeout'"),
+    ({"sim": {"turn_timeout": 5}}, "'turnTimeout'"),
+    ({"prot": 2}, "'port'"),  # found by a newcomer: too short a key for the old cutoff, so no guess
+    ({"workrs": 3}, "'workers'"),
+    ({"agents": {"kit": {"modle": "m"}}}, "'model'"),
 ])
 def test_an_unknown_key_near_a_known_one_gets_the_known_one_suggested(tmp_path: Path, file: dict,
                                                                          suggested: str) -> None:
@@ -65,6 +68,23 @@ def test_an_unknown_key_near_a_known_one_gets_the_known_one_suggested(tmp_path: 
     with pytest.raises(ConfigError) as info:
         resolve({"home": str(tmp_path)}, {})
     assert f"Did you mean {suggested}?" in info.value.message, info.value.message
+
+
+def test_the_camel_case_hint_is_given_only_for_a_key_in_another_case(tmp_path: Path) -> None:
+    for key, hinted in (("prot", False), ("user_name", True), ("MAXCONCURRENT", True)):
+        _file(tmp_path, {key: 1})
+        with pytest.raises(ConfigError) as info:
+            resolve({"home": str(tmp_path)}, {})
+        assert ("camelCase" in info.value.message) is hinted, info.value.message
+
+
+def test_an_unknown_key_of_a_local_profile_gets_the_known_one_suggested(tmp_path: Path) -> None:
+    from foreman.backends.local.profiles import resolve_profile
+
+    _file(tmp_path, {"local": {"profile": "small", "profiles": {"small": {"modl": "m"}}}}, profile="local")
+    with pytest.raises(ConfigError) as info:
+        resolve_profile(resolve({"home": str(tmp_path), "backend": "local"}, {}))
+    assert "Did you mean 'model'?" in info.value.message, info.value.message
 
 
 def test_an_unknown_key_far_from_every_known_one_gets_no_guess(tmp_path: Path) -> None:
@@ -122,19 +142,20 @@ def test_help_lists_commands_and_every_start_option() -> None:
 
 def test_config_json_shows_values_and_sources(tmp_path: Path) -> None:
     _file(tmp_path, {"maxConcurrent": 2})
-    out = _foreman("config", "--json", "--port", "9999", env={"AGENTCRAFT_HOME": str(tmp_path), "AGENTCRAFT_SEED": "11"})
+    out = _foreman("config", "--json", "--profile", "sim", "--backend", "claude",
+                   env={"AGENTCRAFT_HOME": str(tmp_path), "AGENTCRAFT_SEED": "11"})
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["port"] == {"value": 9999, "source": "flag"}
+    assert data["backend"] == {"value": "claude", "source": "flag"}
     assert data["seed"] == {"value": 11, "source": "env"}
     assert data["maxConcurrent"] == {"value": 2, "source": "file"}
-    assert data["backend"] == {"value": "sim", "source": "default"}
+    assert data["port"] == {"value": 7878, "source": "default"}
     assert data["home"] == {"value": str(tmp_path), "source": "env"}
 
 
 def test_config_text_shows_lists_as_the_flags_take_them(tmp_path: Path) -> None:
     """`foreman config` showed the default team as ['3'] and unset values as None."""
-    out = _foreman("config", "--repo", str(tmp_path), env={"AGENTCRAFT_HOME": str(tmp_path)})
+    out = _foreman("config", env={"AGENTCRAFT_HOME": str(tmp_path), "AGENTCRAFT_REPO": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     lines = {line.split()[0]: line for line in out.stdout.splitlines()}
     assert lines["workers"].split()[1] == "3" and lines["workers"].endswith("(default)")
@@ -232,8 +253,8 @@ def test_backend_section_applies_only_to_the_started_backend(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("section,fragment", [
     ({"claude": {"wrokers": ["kit"]}}, "unknown key 'wrokers' in the 'claude' section"),
-    ({"sim": {"speed": 0}}, "sim.speed: must be greater than 0"),  # not the started backend: still checked
-    ({"local": {"workers": ["marlow"]}}, "local.workers: worker 'marlow' is the lead's name"),
+    ({"claude": {"speed": 0}}, "claude.speed: must be greater than 0"),
+    ({"claude": {"workers": ["marlow"]}}, "claude.workers: worker 'marlow' is the lead's name"),
     ({"claude": {"backend": "local"}}, "claude.backend: a backend section cannot choose the backend"),
     ({"claude": ["kit"]}, "claude must be a JSON object"),
     ({"profiles": {}}, "unknown key 'profiles'"),
@@ -243,6 +264,36 @@ def test_backend_section_errors_name_the_key(tmp_path: Path, section: dict, frag
     with pytest.raises(ConfigError) as info:
         resolve({"home": str(tmp_path), "backend": "claude"}, {})
     assert fragment in info.value.message and "config.json" in info.value.message
+
+
+_UNUSED = {"claude": {"workers": ["zz!"], "modle": "x"}, "local": {"url": "ftp://x", "profile": "nope"},
+           "sim": {"speed": 0}}
+"""A section of each backend, each wrong: an unknown key, bad values, a profile not defined."""
+
+
+@pytest.mark.parametrize("backend,wrong", [("sim", "sim.speed"), ("claude", "'modle'"), ("local", "local.url")])
+def test_only_the_sections_of_the_backends_the_team_uses_are_checked(tmp_path: Path, backend: str, wrong: str,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by a newcomer: a `claude` section kept for later stopped `foreman start --backend sim`."""
+    from foreman.cli import main
+
+    _file(tmp_path, {k: v for k, v in _UNUSED.items() if k != backend}, profile=backend)
+    assert main(["config", "--home", str(tmp_path), "--backend", backend]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    _file(tmp_path, _UNUSED, profile=backend)
+    assert main(["config", "--home", str(tmp_path), "--backend", backend]) == 2
+    assert wrong in capsys.readouterr().err
+
+
+def test_a_mixed_team_checks_the_sections_of_both_its_backends(tmp_path: Path) -> None:
+    _file(tmp_path, {"local": {"maxTurns": 0}}, profile="claude")
+    resolve({"home": str(tmp_path), "backend": "claude"}, {})  # the local section is not used
+    with pytest.raises(ConfigError) as info:
+        resolve({"home": str(tmp_path), "backend": "claude", "worker_backend": "local"}, {})
+    assert "local.maxTurns: must be greater than 0" in info.value.message
+    _file(tmp_path, {"local": {"maxTurns": 0}, "agents": {"kit": {"backend": "local"}}}, profile="claude")
+    with pytest.raises(ConfigError):
+        resolve({"home": str(tmp_path), "backend": "claude"}, {})
 
 
 def test_local_section_keeps_its_endpoint_profiles_beside_settings(tmp_path: Path) -> None:
@@ -511,7 +562,7 @@ def test_config_and_doctor_check_the_local_profiles_as_start_does(tmp_path: Path
     from foreman.cli import main
 
     _file(tmp_path, file)
-    code = main([command, "--home", str(tmp_path), "--profile", "sim", *args])
+    code = main([command, "--home", str(tmp_path), "--profile", "sim", "--backend", "local", *args])
     err = capsys.readouterr().err
     assert code == 2 and named in err, err
 

@@ -61,6 +61,17 @@ def test_sim_quickstart_without_a_global_identity_is_a_warning_not_a_failure(tmp
     assert out.stdout.rstrip().splitlines()[-1] == f"works, with {warned} warning(s) above"  # not "all good"
 
 
+def test_the_sims_identity_warning_is_whole_sentences(tmp_path: Path) -> None:
+    """Found by a newcomer reading every line of `foreman doctor` in a fresh HOME: the warning
+    ended mid-sentence ("... The claude and local backends' approved merges do") and nested git's
+    own parentheses in its own."""
+    out = _doctor(tmp_path, "--port", "0", identity=False)
+    line = _line(out.stdout, "[warn] git does not know who you are")
+    assert line.endswith("; the claude and local backends need it: their approved merges would be refused without it"), line
+    assert "((" not in line and "))" not in line and "merges do" not in line
+    assert "fatal: unable to auto-detect email address" in line  # git's reason, as git says it
+
+
 def test_sim_names_both_identities_when_git_knows_you(tmp_path: Path) -> None:
     out = _doctor(tmp_path, "--port", "0")
     line = _line(out.stdout, "[ok] git knows who you are")

@@ -124,3 +124,20 @@ def test_rule_of_reads_the_line_the_ci_runner_appends() -> None:
     out = f"touch: cannot touch '/usr/x': Read-only file system\n\n{sandbox.RULE_PREFIX}read-only file system: outside\n"
     assert sandbox.rule_of(out) == "read-only file system: outside"
     assert sandbox.rule_of("FAILED (failures=1)\n") is None
+
+
+def test_start_without_bwrap_says_once_that_the_sandbox_is_off(tmp_path: Path) -> None:
+    """Found by a newcomer: the start printed the sandbox warning twice (a line of its own, then the
+    same as a log record). It is one log record, a warning, in the terminal and in foreman.log."""
+    import socket
+
+    home = tmp_path / "home"
+    with socket.socket() as held:  # (the start stops at the port, after the sandbox check, with no state)
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        out = _foreman_without_bwrap(tmp_path, "start", "--home", str(home), "--sandbox", str(tmp_path / "sandbox"),
+                                     "--port", str(held.getsockname()[1]), "--no-autostart")
+    assert out.returncode == 2
+    said = [line for line in out.stderr.splitlines() if "OS sandbox unavailable" in line]
+    assert len(said) == 1 and " WARNING " in said[0] and "apt-get install bubblewrap" in said[0], out.stderr
+    assert "OS sandbox unavailable" in (home / "sim" / "foreman.log").read_text()

@@ -19,11 +19,14 @@ STATUS = p.Status(backend="sim", version="9.9", user_name="ada")
 
 
 def diff_of(target: str) -> p.Diff:
+    """A one-line change of notes.py; for a target holding ``long``, 300 added lines more."""
     line = p.DiffLine(op="+", text="print('tags')", new=3)
-    hunk = p.DiffHunk(old_start=1, old_lines=2, new_start=1, new_lines=3, header="def main():", lines=[
-        p.DiffLine(op=" ", text="def main():", old=1, new=1), p.DiffLine(op="-", text="    pass", old=2), line])
-    f = p.DiffFile(path="notes.py", status="modified", additions=1, deletions=1, hunks=[hunk])
-    return p.Diff(repo="pocket", base="a" * 40, head="b" * 40, files=[f], additions=1, deletions=1, files_changed=1)
+    more = [p.DiffLine(op="+", text=f"print({n})", new=4 + n) for n in range(300 if "long" in target else 0)]
+    hunk = p.DiffHunk(old_start=1, old_lines=2, new_start=1, new_lines=3 + len(more), header="def main():", lines=[
+        p.DiffLine(op=" ", text="def main():", old=1, new=1), p.DiffLine(op="-", text="    pass", old=2), line, *more])
+    f = p.DiffFile(path="notes.py", status="modified", additions=1 + len(more), deletions=1, hunks=[hunk])
+    return p.Diff(repo="pocket", base="a" * 40, head="b" * 40, files=[f], additions=1 + len(more), deletions=1,
+                  files_changed=1)
 
 
 def world() -> p.Snapshot:
@@ -168,6 +171,8 @@ class FakeDaemon:
                 gid = f"g{len(self.mirror.goals) + 1}"
                 await self.push(p.GoalUpsert(seq=0, goal=p.Goal(id=gid, text=msg.text, created_at=time.time())))
                 result = gid
+            case p.MessageSend():  # (the daemon acks with the new message's id)
+                result = str(len(self.mirror.messages) + 1)
             case p.AgentPause():
                 a = self.mirror.agents[msg.agent]
                 await self.push(p.AgentUpsert(seq=0, agent=a.model_copy(update={"paused": True})))

@@ -65,7 +65,7 @@ async def test_script_sends_waits_answers_and_records(session, daemon):
     ])
     await bg
     text = out.getvalue()
-    assert "> Add emoji tags    (s:1)" in text and "ok: new goal: Add emoji tags -> g2" in text
+    assert "> Add emoji tags    (s:1)" in text and "ok: new goal g2: Add emoji tags" in text
     assert "DECISION d2 question from kit (t2): Emoji tags?" in text
     assert "1 Yes · 2 No" in text
     assert 'DECIDED d2 answered: 2 No (by user) "keep it simple"' in text

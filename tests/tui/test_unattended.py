@@ -117,7 +117,7 @@ async def test_line_mode_ends_when_its_goal_is_done(daemon, tmp_path):
         proc.stdin.write(b"second goal\n")  # (standard input stays open: only the goal ends the session)
         await proc.stdin.drain()
         async with asyncio.timeout(30):
-            while not any("ok: new goal: second goal -> g2" in line for line in out):
+            while not any("ok: new goal g2: second goal" in line for line in out):
                 await asyncio.sleep(0.05)
         assert proc.returncode is None  # g1, done when it connected, did not end it
         await daemon.push(p.GoalUpsert(seq=0, goal=daemon.mirror.goals["g2"].model_copy(update={"status": "active"})))

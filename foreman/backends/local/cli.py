@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...argparsing import Parser
 from .result import REASONS, DecodeResult
 from .textcodec import decode, render_action
 from .trace import read_traces, replay
@@ -26,7 +27,7 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
 
 
 def _decode_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="foreman decode",
         description="Decode one raw model reply with the local backend's text decoder.",
     )
@@ -80,7 +81,7 @@ def decode_main(argv: Sequence[str]) -> int:
 
 
 def _replay_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="foreman replay",
         description="Re-decode recorded model replies with the current decoder; contacts no model.",
     )

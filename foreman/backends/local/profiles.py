@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
-from ...errors import ConfigError
+from ...errors import ConfigError, closest
 
 DEFAULT_URL = "http://127.0.0.1:8790/v1"
 
@@ -145,8 +145,10 @@ def parse_profile(name: str, data: Mapping[str, Any], *, where: str = "local.pro
     for raw_key, value in data.items():
         key = _FILE_KEYS.get(raw_key)
         if key is None:
-            known = ", ".join(sorted(k for k in _FILE_KEYS if "_" not in k))
-            raise ConfigError(f"{where}.{name}: unknown key {raw_key!r}. Use one of: {known}")
+            known = sorted(k for k in _FILE_KEYS if "_" not in k)
+            near = closest(str(raw_key), known)
+            raise ConfigError(f"{where}.{name}: unknown key {raw_key!r}.{f' Did you mean {near!r}?' if near else ''} "
+                              f"Use one of: {', '.join(known)}")
         values[key] = _convert(key, value, f"{where}.{name}")
     return LocalProfile(**values)
 

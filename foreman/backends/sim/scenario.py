@@ -242,7 +242,8 @@ class Scenario(TaskWork):
         d = await self.answer(did)
         if d.answer is not None and d.answer.option == 0:
             if self.d.core.task(tid).status not in ("cancelled", "done"):
-                self.sim.once("final:cancel", lambda c, now: c.cancel_task(tid, now, who=LEAD, reason="closed by the user").id)
+                reason = "closed by the user" if d.answer.by == "user" else f"closed: {did} was {d.answer.by}-answered"
+                self.sim.once("final:cancel", lambda c, now: c.cancel_task(tid, now, who=LEAD, reason=reason).id)
             await self.say("final:msg", LEAD, "all", "Goal finished. Thanks, team!")
         else:
             await self.say("final:msg", LEAD, "all", f"Keeping {tid} open for later; the goal stays open.")
