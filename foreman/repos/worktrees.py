@@ -46,7 +46,7 @@ from ._git import (
 )
 from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
 from .hooks import CommitHooks, run_commit_hooks
-from .refs import symbolic_target
+from .refs import is_ancestor, symbolic_target
 
 logger = logging.getLogger(__name__)
 
@@ -361,8 +361,9 @@ async def commit_for_agent(
     Raises:
         HookRefused: a commit hook refused (its output is on the exception); nothing was committed.
         WorktreeUnsafe: the ``.git`` link check failed; nothing was committed.
-        RepoError: git failed, the branch moved during the commit, or the branch is gone while the
-            worktree has no commit checked out (never a commit without a parent).
+        RepoError: git failed, the branch moved during the commit, the branch is gone while the
+            worktree has no commit checked out (never a commit without a parent), or the worktree
+            has something checked out that lacks the branch's commits (a snapshot would drop them).
         ValueError: ``author`` is malformed.
     """
     name, email = _parse_author(author)
@@ -374,6 +375,11 @@ async def commit_for_agent(
                         "committed", permanent=True)
     own = await rev_parse(repo_root, ref)
     on_branch = snap.head_ref == ref
+    if not on_branch and own and snap.head and not await is_ancestor(repo_root, own, snap.head):
+        where = snap.head_ref or f"detached HEAD {snap.head[:12]}"
+        raise RepoError(f"{wt} has {where} checked out, which lacks {branch}'s commits (switched, or replaced by "
+                        f"another worktree, outside the task): a snapshot of it would drop them, so nothing was "
+                        f"committed; check {branch} out there again (git switch), then retry", permanent=True)
     parent = own or snap.head
     if parent is None:  # (a worktree always starts from a commit: its branch was deleted under it)
         raise RepoError(f"{branch} is gone and {wt} has no commit checked out: nothing to commit onto (a commit "

@@ -241,3 +241,18 @@ async def test_the_base_note_names_the_start_and_how_far_the_base_moved_on(repo:
     assert "user commit 6; user commit 5" in note and "and 2 more" in note and "user commit 0" not in note
     assert wt.path.exists()
     assert await base_note(repo, "agentcraft/kit/t1", "no-such-base") == ""
+
+
+async def test_commit_leftovers_refuses_a_checkout_that_lacks_the_branchs_commits(repo: Path, home_profile: Path) -> None:
+    """Found by a newcomer: the worktree's folder replaced by another worktree (or switched to a
+    branch without the task's commits) became a snapshot commit on the task branch that dropped
+    the task's committed files. Nothing is committed; the message says how to go on."""
+    wt = await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t1"), "agentcraft/kit/t1", "main")
+    write(wt.path / "task.txt", "the task's work\n")
+    commit_all(wt.path, "task work")
+    tip = out(repo, "rev-parse", "agentcraft/kit/t1")
+    sh(wt.path, "checkout", "-q", "-b", "other", "main")
+    write(wt.path / "intruder.txt", "x\n")
+    with pytest.raises(RepoError, match="lacks agentcraft/kit/t1's commits"):
+        await commit_leftovers(repo, wt.path, "agentcraft/kit/t1", "handoff", AUTHOR)
+    assert out(repo, "rev-parse", "agentcraft/kit/t1") == tip
