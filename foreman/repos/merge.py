@@ -154,12 +154,14 @@ class MergeCandidate:
         base_before: the base branch's tip it was built on (landing requires it still there).
         merged: the agent's commit that was merged (the branch head).
         style: how it was built.
+        signed: the commit was signed.
     """
 
     commit: str | None
     base_before: str
     merged: str
     style: MergeStyle = "merge"
+    signed: bool = False
 
 
 async def build_merge(
@@ -202,20 +204,26 @@ async def land_candidate(repo_root: StrPath, *, branch: str, base_branch: str, c
         if now != candidate.base_before:
             raise MergeRefused(f"{base_branch} moved (from {candidate.base_before[:12]} to {(now or 'nothing')[:12]}) "
                                "since the merge was built", reason="base_moved")
-        if candidate.commit is None:
-            return MergeResult(None, now, now, merged=candidate.merged)
+        if candidate.commit is None:  # (no change: nothing lands, nothing of the checkout is read)
+            return await _land(root, branch, base_branch, candidate)
         checkout = await base_checkout(root, base_branch)
-        await _check_checkout(root, base_branch, checkout)
+        await _refuse_busy(root, checkout)
+        _refuse_dirty(base_branch, checkout, await tracked_changes(checkout.path) if checkout is not None else [])
         return await _land(root, branch, base_branch, candidate)
 
 
-async def _check_checkout(root: Path, base_branch: str, checkout: WorktreeEntry | None) -> None:
+async def _refuse_busy(root: Path, checkout: WorktreeEntry | None) -> None:
+    """Refuse (``busy``) while the user is in the middle of a git operation in the repository or
+    the base's checkout: the user's work comes first."""
     for place in dict.fromkeys([root, *([checkout.path] if checkout is not None else [])]):
-        if (busy := await operation_in_progress(Path(place), locks=False)) is not None:  # the user's work first
+        if (busy := await operation_in_progress(Path(place), locks=False)) is not None:
             # (a lock is the checkout preflight's refusal, reason "locked", which the flow holds the same way)
             raise MergeRefused(f"{busy} is in progress in {place}: the merge waits until it is done (finish or abort "
                                "it there)", reason="busy", files=[str(place)])
-    dirty = await tracked_changes(checkout.path) if checkout is not None else []
+
+
+def _refuse_dirty(base_branch: str, checkout: WorktreeEntry | None, dirty: list[str]) -> None:
+    """Refuse (``dirty``) when the base's checkout has uncommitted changes to tracked files."""
     if dirty and checkout is not None:
         raise MergeRefused(
             f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
@@ -224,29 +232,29 @@ async def _check_checkout(root: Path, base_branch: str, checkout: WorktreeEntry 
 
 
 async def _land(root: Path, branch: str, base_branch: str, c: MergeCandidate) -> MergeResult:
-    assert c.commit is not None
+    """Move the base to ``c.commit`` (nothing to do when the branch brought no change)."""
+    if c.commit is None:
+        return MergeResult(None, c.base_before, c.base_before, merged=c.merged)
     await _fast_forward(root, base_branch, c.base_before, c.commit)
     if not await contains(root, base_branch, c.merged if c.style == "merge" else c.commit):
         raise RepoError(f"{base_branch} does not contain {c.commit[:12]} after the fast-forward")
-    logger.info("merged %s into %s as %s (%s)", branch, base_branch, c.commit[:12], c.style)
-    return MergeResult(c.commit, c.base_before, c.commit, merged=c.merged)
+    logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, c.commit[:12], c.style,
+                ", signed" if c.signed else "")
+    return MergeResult(c.commit, c.base_before, c.commit, c.signed, merged=c.merged)
 
 
 async def _merge(
     root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str],
     expected: str | None = None,
 ) -> MergeResult:
-    c = await _build(root, branch, base_branch, style, message, sign, co_authors, expected)
-    if c.commit is None:
-        return MergeResult(None, c.base_before, c.base_before, merged=c.merged)
-    result = await _land(root, branch, base_branch, c)
-    return MergeResult(result.commit, result.base_before, result.base_after, c.signed, merged=c.merged)
+    return await _land(root, branch, base_branch, await _build(root, branch, base_branch, style, message, sign,
+                                                               co_authors, expected))
 
 
 async def _build(
     root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str],
     expected: str | None = None,
-) -> _Built:
+) -> MergeCandidate:
     base_ref = f"refs/heads/{base_branch}"
     revs = await git("rev-parse", f"{base_ref}^{{commit}}", f"refs/heads/{branch}^{{commit}}", f"{base_ref}^{{tree}}",
                      cwd=root, check=False)
@@ -263,24 +271,15 @@ async def _build(
                 f"{branch} moved since the decision opened (it showed {want[:12]}, the branch is now at {tip[:12]}); "
                 "review the new diff and decide again", reason="moved")
     checkout = await base_checkout(root, base_branch)
-    for place in dict.fromkeys([root, *([checkout.path] if checkout is not None else [])]):
-        if (busy := await operation_in_progress(Path(place), locks=False)) is not None:  # the user's work first
-            # (a lock is the checkout preflight's refusal, reason "locked", which the flow holds the same way)
-            raise MergeRefused(f"{busy} is in progress in {place}: the merge waits until it is done (finish or abort "
-                               "it there)", reason="busy", files=[str(place)])
+    await _refuse_busy(root, checkout)
     # the checkout's status and the merged tree are read at once (both read-only); a dirty checkout still refuses first
     dirty, tree = await gather_all(tracked_changes(checkout.path) if checkout is not None else _nothing(),
                                    _merged_tree(root, base_before, tip, branch, base_branch))
-    dirty = value(dirty)
-    if dirty and checkout is not None:  # no checkout: nothing was read (_nothing)
-        raise MergeRefused(
-            f"{checkout.path} (where {base_branch} is checked out) has uncommitted changes to {len(dirty)} "
-            f"tracked file(s): {name_files(dirty)}. Commit, stash or discard them there, then Merge again.",
-            reason="dirty", files=dirty)
+    _refuse_dirty(base_branch, checkout, value(dirty))  # (no checkout: nothing was read, _nothing)
     tree = value(tree)
     if tree == base_tree:
         logger.info("%s brings no change to %s; nothing to merge", branch, base_branch)
-        return _Built(None, base_before, tip, style)
+        return MergeCandidate(None, base_before, tip, style)
     signed = sign and await _wants_signing(root)
     parents = ["-p", base_before] + (["-p", tip] if style == "merge" else [])
     res = await git("commit-tree", "-S" if signed else "--no-gpg-sign", *parents, "-F", "-", tree, cwd=root,
@@ -296,12 +295,7 @@ async def _build(
                                "identity: run git config --global user.name 'Your Name' and git config --global "
                                "user.email you@example.com, then Merge again.", reason="identity")
         raise GitFailed(["commit-tree", tree], res.rc, err)
-    return _Built(res.text, base_before, tip, style, signed)
-
-
-@dataclass(frozen=True)
-class _Built(MergeCandidate):
-    signed: bool = False
+    return MergeCandidate(res.text, base_before, tip, style, signed)
 
 
 async def _nothing() -> list[str]:
