@@ -39,6 +39,12 @@ def place_of(edge: Edge, info: Worktree) -> Place:
                  base=info.base or repo.base_branch, agent=info.agent, task=info.task)
 
 
+def ci_command(edge: Edge, wt: Path) -> list[str] | str | None:
+    """The test command CI and merge tests run for the worktree ``wt``: ``--ci``, else the one
+    detected there (:func:`foreman.repos.ci.detect_ci_command`); None when there is none."""
+    return edge.settings.ci or ci.detect_ci_command(wt) or None
+
+
 async def check_work(edge: Edge, e: CheckWork) -> WorkChecked | None:
     """Read the worktree of a task in review against its base (after its agent's leftover processes
     died), and find the test command CI runs there."""
@@ -58,7 +64,7 @@ async def check_work(edge: Edge, e: CheckWork) -> WorkChecked | None:
                            note=e.note)
     command = None
     if diff.files_changed:
-        found = edge.settings.ci or ci.detect_ci_command(wt)
+        found = ci_command(edge, wt)
         command = tuple(found) if isinstance(found, list) else found
     return WorkChecked(e.task, e.agent, diff.files_changed, command=command, claims=e.claims, note=e.note)
 

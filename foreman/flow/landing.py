@@ -26,13 +26,12 @@ from protocol import MergeTest, Repo, Task
 
 from ..core.records import MergeRecord, Worktree
 from ..errors import MergeRefused
-from ..repos import ci
 from ..repos import merge as gitmerge
 from ..repos.gitsafety import agent_identity, safety_env
 from ..repos.mergetest import collided, run_merge_test
 from ..repos.worktrees import repo_folder
 from . import processes
-from .checks import verdict
+from .checks import ci_command, verdict
 from .edge import Edge
 from .model import MergeTesting, MergeTried
 
@@ -53,8 +52,7 @@ async def test_and_land(edge: Edge, decision: str, task: Task, info: Worktree, r
     """
     settings = edge.settings
     agent = task.assignee or ""
-    found = settings.ci or ci.detect_ci_command(Path(info.path))
-    command = found if found else None
+    command = ci_command(edge, Path(info.path))
     base = info.base or repo.base_branch
     for _ in range(MAX_ROUNDS):
         candidate = await gitmerge.build_merge(

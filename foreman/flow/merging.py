@@ -4,9 +4,10 @@ exactly that commit when the user says Merge.
 Before the decision opens, whatever the worker left uncommitted is committed on its branch (the
 Foreman's snapshot commit) and the decision records that commit and the base it was diffed
 against. Merge merges only that commit: a branch that moved since re-opens the decision with the
-new diff (checked first, and by ``merge_branch(commit=...)`` itself, which refuses with
+new diff (checked first, and by ``build_merge(commit=...)`` itself, which refuses with
 ``reason="moved"``); the task is done only once the base branch contains the commit (``git
-merge-base --is-ancestor``; with ``--merge-style squash`` the squashed commit).
+merge-base --is-ancestor``, checked by ``land_candidate``; with ``--merge-style squash`` the
+squashed commit).
 """
 
 from __future__ import annotations
@@ -139,21 +140,10 @@ async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record
     return MergeTried(decision_id, "moved", reason=reason, record=new, risks=tuple(risks))
 
 
-async def landed(repo: Repo, commit: str, merged: str, style: str) -> bool:
-    """True when the base branch now has ``commit``'s work: it contains the commit (``git
-    merge-base --is-ancestor``); with ``--merge-style squash`` (one parent, so the commit is never
-    an ancestor) it contains ``merged``, the squashed commit; or the merge brought no change
-    (``merged`` empty)."""
-    base = f"refs/heads/{repo.base_branch}"
-    if not merged or await refs.is_ancestor(repo.path, commit, base):
-        return True
-    return style == "squash" and await refs.is_ancestor(repo.path, merged, base)
-
-
 async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
     """Merge exactly the commit the decision recorded into the base, off-tree (signed as the
-    settings say, the worker as co-author)."""
-    host, settings = edge.host, edge.settings
+    settings say, the worker as co-author), once its merge test passed (:mod:`.landing`)."""
+    host = edge.host
     core = host.core
     dec = core.decision(e.decision)
     task = core.task(dec.task or "")
@@ -187,12 +177,7 @@ async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
         await host.refresh_repo(repo.id)
         return MergeTried(e.decision, "failed", reason=f"merge failed: {exc.message}")
     await host.refresh_repo(repo.id)
-    merged = tried.test.commit if tried.test is not None else ""
-    if tried.outcome == "landed" and record is not None and not await landed(repo, record.commit, merged,
-                                                                             settings.merge_style):
-        return MergeTried(e.decision, "refused",
-                          reason=f"merge refused: {repo.base_branch} does not contain {record.commit[:12]} after the merge")
-    return tried
+    return tried  # (landed: land_candidate checked that the base contains the commit, or raised)
 
 
 CHECKOUT_POLL = 1.0
