@@ -154,6 +154,8 @@ def _check_no_verify(c: Call, sub: str) -> None:
     rule for what may be committed, and the Foreman's own commits for agents run them too. git
     takes a long option by any unambiguous prefix (gitcli(7)), so ``--no-ver`` counts; only
     ``git commit`` has the short ``-n``."""
+    if not any(_may_skip_hooks(lit_text(a), sub) for a in c.args):  # (most commands: no parse needed)
+        return
     p = parse_opts(c.args, _VALUE_SHORT.get(sub, ""), _VALUE_LONG.get(sub, set()))
     if any(a.kind != LIT for a in p.operands):  # ("X=--no-verify; git commit $X": only option values may vary)
         c.exact(f"git {sub} takes a word from a variable or substitution, which could be --no-verify")
@@ -162,6 +164,12 @@ def _check_no_verify(c: Call, sub: str) -> None:
         if (flag.startswith("--no-v") and "--no-verify".startswith(flag)) or (sub == "commit" and flag == "-n"):
             c.exact(f"git {sub} --no-verify skips the repository's hooks ({SKIPS_HOOKS[sub]})")
             return
+
+
+def _may_skip_hooks(t: str | None, sub: str) -> bool:
+    """Whether a word could make ``git <sub>`` skip the hooks, before options are told from their
+    values: any word that is not a literal, ``--no-v...``, or (commit) a short cluster with ``n``."""
+    return t is None or t.startswith("--no-v") or (sub == "commit" and t[:1] == "-" and t[1:2] != "-" and "n" in t)
 
 
 def _check_signing(c: Call, sub: str) -> None:
