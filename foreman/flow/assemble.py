@@ -49,6 +49,10 @@ def make_backend(settings: Settings) -> SimBackend | Conductor:
     Raises:
         ConfigError: the backend cannot run here (missing extra), saying what to do.
     """
+    if settings.backend == "sim" and settings.sim_flow:
+        from ..backends.sim.flowteam import SimTeam  # (a backend loads only when the settings pick it)
+
+        return SimTeam(settings)
     if settings.backend == "sim":
         from ..backends.sim.backend import SimBackend  # (a backend loads only when the settings pick it)
 

@@ -472,6 +472,7 @@ class Live:
             may be tried again (Unix seconds). testing: ``repo:base`` -> the merge decision being
             tested or landed there now (one per base branch; a restart tests it again).
             merge_held: heads whose landing waits for the user's git operation (AwaitCheckout).
+        stall_told: ``goal:blocked,tasks`` the lead was woken for (:mod:`.goalrules`).
     """
 
     running: dict[str, Running] = field(default_factory=dict)
@@ -484,3 +485,4 @@ class Live:
     recheck: list[str] = field(default_factory=list)
     testing: dict[str, str] = field(default_factory=dict)
     merge_held: set[str] = field(default_factory=set)
+    stall_told: set[str] = field(default_factory=set)

@@ -8,6 +8,7 @@ from ..backends import prompts
 from ..core.records import CiRun, Session, Worktree
 from ..core.roster import LEAD, title
 from .context import Ctx, away, busy_on, is_open, pending_merge, review_waits, worktree_of
+from .goalrules import wake_lead_on_stall
 from .model import (
     AskUser,
     CheckWork,
@@ -174,7 +175,7 @@ def schedule(ctx: Ctx) -> list[Effect]:
         live.starting[task.id] = agent
         effects.append(PrepareTask(task.id, agent))
         working += 1
-    return effects
+    return effects + wake_lead_on_stall(ctx)
 
 
 def task_prepared(ctx: Ctx, e: TaskPrepared) -> list[Effect]:

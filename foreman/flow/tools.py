@@ -210,8 +210,12 @@ class DaemonTools:
         self.activity("waiting_user", "waiting for your answer")
         on_question = self.on_question
         opened = (lambda dec: on_question(dec.id)) if on_question is not None else None
-        d = await self.d.ask("question", str(a.get("question", "")), options, asked_by=self.agent, task=self.task,
-                             goal=self.goal if not self.task else None, on_open=opened)
+        task, goal = self.task, self.goal
+        if "task" in a and not a["task"] and self.lead:  # the lead asks about the goal, not the task it reviews
+            goal = goal or (self.d.core.task(self.task).goal if self.task else None)
+            task = None
+        d = await self.d.ask("question", str(a.get("question", "")), options, asked_by=self.agent, task=task,
+                             goal=goal if not task else None, on_open=opened)
         self.activity(prev.state if prev.state != "waiting_user" else "thinking", prev.activity)
         if d.status != "answered" or d.answer is None:
             return "The question was withdrawn; carry on with your best judgement."

@@ -1,0 +1,119 @@
+"""The sim team's director: one scripted action at a time, in a fixed order, when the flow is quiet.
+
+The sim's agents run as scripted turns through the real flow (:mod:`.scripts`); several of their
+turns are in flight at once, as a model team's are. Left alone, which script acts first would
+depend on how fast each one's git commands return, and so would the order of the decisions the
+user sees. The director removes that race: a script asks for its cue before each action
+(:meth:`Director.act`) with a rank, and the director grants cues one at a time, only when
+
+- the flow is quiet (no input to apply, no effect in flight but turns and waits for the user:
+  :meth:`foreman.flow.runner.FlowRunner.quiet`), so every consequence of the last action (CI, a
+  review, a merge decision) has happened first; and
+- every turn in flight is either waiting for its cue or waiting for the user
+  (:meth:`Director.away`), so the lowest rank among them is known;
+- no decision waits for the user: the team waits for the answer, as the user would expect of a
+  demo, so when an answer comes never races with what the team does;
+
+and then to the lowest rank. The order of actions is therefore a function of the flow's state, not
+of timing. Waiting for the user releases the cue: the rest of the team goes on meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any
+
+POLL = 0.01
+"""Seconds between looks at the turns in flight (their set changes without a signal)."""
+
+
+class Director:
+    """Grants scripted agents their cues (see the module doc).
+
+    Args:
+        (none: :meth:`attach` connects it to the flow once the flow exists).
+    """
+
+    def __init__(self) -> None:
+        self._quiet: Callable[[], Awaitable[None]] | None = None
+        self._running: Callable[[], Iterable[str]] = lambda: ()
+        self._user_waits: Callable[[], bool] = lambda: False
+        self._waiting: dict[str, Any] = {}
+        self._away: set[str] = set()
+        self._holder: str | None = None
+        self._changed = asyncio.Event()
+        self.cues: list[tuple[str, Any]] = []
+        """Every cue granted, ``(agent, rank)``, in order (tests read it)."""
+
+    def attach(self, quiet: Callable[[], Awaitable[None]], running: Callable[[], Iterable[str]],
+               user_waits: Callable[[], bool]) -> None:
+        """Connect the director to the flow: ``quiet()`` waits until the flow is quiet, ``running()``
+        names the agents with a turn in flight, ``user_waits()`` is True while a decision is open."""
+        self._quiet, self._running, self._user_waits = quiet, running, user_waits
+
+    @contextlib.asynccontextmanager
+    async def act(self, agent: str, rank: Any) -> AsyncIterator[None]:
+        """Hold ``agent``'s cue for the body: wait until it is granted (lowest ``rank`` first, see
+        the module doc), run the body, release. Ranks must be comparable with each other."""
+        self._waiting[agent] = rank
+        self._poke()
+        try:
+            while True:
+                if self._holder is None and self._quiet is not None and self._lowest() == agent:
+                    await self._quiet()
+                    if self._grant(agent):  # (at once after the quiet wait: still quiet)
+                        break
+                await self._wait()
+        except BaseException:
+            self._waiting.pop(agent, None)
+            self._poke()
+            raise
+        try:
+            yield
+        finally:
+            self._holder = None
+            self._poke()
+
+    @contextlib.asynccontextmanager
+    async def away(self, agent: str) -> AsyncIterator[None]:
+        """``agent`` waits for the user for the body: the others may act meanwhile."""
+        self._away.add(agent)
+        self._poke()
+        try:
+            yield
+        finally:
+            self._away.discard(agent)
+            self._poke()
+
+    def _lowest(self) -> str | None:
+        if not self._waiting:
+            return None
+        return min(self._waiting, key=lambda a: (self._waiting[a], a))
+
+    def _grant(self, agent: str) -> bool:
+        """Give ``agent`` the cue if it is its turn now (the flow already quiet)."""
+        if self._holder is not None or self._lowest() != agent or self._user_waits():
+            return False
+        settled = set(self._waiting) | self._away
+        if any(a not in settled for a in self._running()):
+            return False
+        self._holder = agent
+        rank = self._waiting.pop(agent)
+        self.cues.append((agent, rank))
+        return True
+
+    def _poke(self) -> None:
+        self._changed.set()
+
+    async def _wait(self) -> None:
+        """Wait for a change, or :data:`POLL` seconds. (Not ``asyncio.wait_for``: on Python 3.11 it
+        can swallow a cancellation that comes as its timeout fires, and an aborted turn would then
+        wait for its cue for ever.)"""
+        self._changed.clear()
+        waiter = asyncio.ensure_future(self._changed.wait())
+        try:
+            await asyncio.wait({waiter}, timeout=POLL)
+        finally:
+            waiter.cancel()

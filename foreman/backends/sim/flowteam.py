@@ -1,0 +1,152 @@
+"""The sim team on the real flow: the conductor every model backend runs on, with scripted turns.
+
+:class:`SimTeam` is a :class:`~foreman.flow.conductor.Conductor` whose agents' turns run on the
+package's scripted runner with the sim's scripts (:mod:`.scripts`), ordered by a
+:class:`~.director.Director`. Everything between turns is the flow's: starting tasks in worktrees,
+CI, the lead's review, the merge decision, the merge queue and its merge test, hand-offs, retiring
+worktrees, restarts. What the sim adds is the demo repository (made at the first start, or with
+``--reset``) and the demo goal (submitted at start with ``--autostart``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import Any
+
+from ...config import Settings
+from ...flow.conductor import Conductor
+from ...flow.team import team_of
+from ..scripted import ScriptedRunner
+from ..turns import TurnRunner
+from .backend import DEMO_GOAL, _ensure_identity
+from .demo_repo import create_demo_repo
+from .director import Director
+from .scripts import SimScripts
+from .team import LEAD, WORKERS, demo_repo_path
+
+logger = logging.getLogger(__name__)
+
+
+def with_named_workers(settings: Settings) -> Settings:
+    """``settings`` with the five named workers on the team: the script gives each of them tasks
+    (``--workers 3`` would leave two tasks without their worker), as the scenario's sim does."""
+    workers = list(settings.workers)
+    if len(workers) == 1 and workers[0].isdigit():
+        workers = [str(max(5, int(workers[0])))]
+    else:
+        workers = [*WORKERS, *(w for w in workers if w not in WORKERS)]
+    return dataclasses.replace(settings, values={**settings.values, "workers": workers})
+
+
+class SimTeam(Conductor):
+    """The sim backend on the flow (see the module doc).
+
+    Args:
+        settings: the resolved settings (``speed``, ``autostart``, ``reset``, ``sandbox`` ...).
+
+    Attributes:
+        director: orders the scripted actions. scripts: the agents' turns. repo_id: the demo
+            repository's id once started.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        settings = with_named_workers(settings)
+        self.director = Director()
+        self.scripts = SimScripts(self.director, speed=settings.speed, user=settings.user_name)
+        runner = ScriptedRunner(self.scripts.pick)
+        runner.name = "sim"
+        runners: dict[str, TurnRunner] = {name: runner for name in (LEAD, *team_of(settings).workers)}
+        super().__init__(settings, runners, backend_name="sim")
+        self.repo_id = ""
+
+    async def start(self, daemon: Any) -> None:
+        """Make the demo repository if needed, start the flow, register the repository and submit
+        the demo goal (``--autostart``, once per profile)."""
+        path = demo_repo_path(self.settings)
+        if self.settings.reset or not (path / ".git").exists():
+            await asyncio.to_thread(create_demo_repo, path, force=True)
+        await _ensure_identity(path)
+        await super().start(daemon)
+        assert self.runner is not None  # (made by Conductor.start)
+        flow = self.runner
+        self.scripts.world = lambda: daemon.core.world
+        self.director.attach(flow.quiet, lambda: list(flow.live.running),
+                             lambda: any(d.status == "open" for d in daemon.core.world.decisions.values()))
+        repo = await daemon.add_repo(str(path))
+        self.repo_id = repo.id
+        if self.settings.autostart and not daemon.core.world.goals:
+            daemon.act(lambda c, now: c.submit_goal(DEMO_GOAL, now, repo=repo.id))
+        daemon.spawn(self._wrap(daemon), "sim-wrap")
+
+    def on_effect(self, effect: Any) -> None:
+        """The flow's effects, but a goal besides the demo's: the sim plans only its scenario, so it
+        says so in the feed and cancels the goal (it would otherwise wait for a plan for ever)."""
+        if effect.kind == "goal" and self.d is not None:
+            goal = self.d.core.world.goals.get(effect.ref)
+            if goal is not None and goal.text != DEMO_GOAL:
+                asyncio.get_running_loop().call_soon(self._decline_goal, goal.id)
+                return
+        super().on_effect(effect)
+
+    def _decline_goal(self, goal_id: str) -> None:
+        host = self.d
+        assert host is not None
+        goal = host.core.world.goals.get(goal_id)
+        if goal is None or goal.status not in ("planning", "active"):
+            return
+        text = (f"The sim plays one scripted scenario and cannot plan {goal_id}: start the Foreman with "
+                "--backend claude or --backend local for your own goals, or with --reset to play the scenario again.")
+        host.act(lambda c, now: c.feed(text, now, kind="error"))
+        host.act(lambda c, now: c.set_goal_status(goal_id, "cancelled", now))
+
+    @staticmethod
+    def _settled(world: Any) -> bool:
+        """The demo goal has come to rest: finished, or its open tasks all blocked on the user with
+        the user's answer given (no task ready or in work, no decision open)."""
+        goal = next((g for g in world.goals.values() if g.text == DEMO_GOAL), None)
+        if goal is None or any(d.status == "open" for d in world.decisions.values()):
+            return False
+        if goal.status in ("done", "cancelled"):
+            return True
+        tasks = [t for t in world.tasks.values() if t.goal == goal.id]
+        return bool(tasks) and all(t.status in ("done", "cancelled", "blocked") for t in tasks) and any(
+            d.kind == "question" and d.task is None and d.status == "answered" for d in world.decisions.values())
+
+    async def _wrap(self, daemon: Any) -> None:
+        """Once the demo goal is finished and the team's last turns have ended: everyone is done for
+        the day (in the lounge; a worker blocked on a task kept open stays blocked) and the feed says
+        the scenario is complete (once per profile)."""
+        assert self.runner is not None
+        while True:
+            world = daemon.core.world
+            if world.meta.get("sim", {}).get("finished"):
+                return
+            if self._settled(world) and not self.runner.live.running:
+                await self.runner.quiet()
+                if self._settled(daemon.core.world) and not self.runner.live.running:
+                    break
+            await asyncio.sleep(0.05)
+
+        def wrap(c: Any, now: float) -> None:
+            waiting = {t.assignee: t for t in c.world.tasks.values() if t.status == "blocked" and t.assignee}
+            for name, agent in c.world.agents.items():
+                if not agent.active:
+                    continue
+                if name in waiting:  # still waiting on the user for a task kept open
+                    task = waiting[name]
+                    c.set_agent_work(name, task=task.id, worktree=agent.worktree)
+                    c.set_activity(name, "blocked", now, activity=f"blocked on {task.id}: {task.blocked_reason or ''}")
+                else:
+                    c.set_activity(name, "done", now, station="lounge", activity="done for today")
+            c.feed(DONE_TEXT, now)
+            c.set_meta("sim", {**c.world.meta.get("sim", {}), "finished": True})
+
+        daemon.act(wrap)
+
+
+DONE_TEXT = "The sim scenario is complete"
+"""The feed line of a finished scenario."""
+
+__all__ = ["DONE_TEXT", "SimTeam", "with_named_workers"]

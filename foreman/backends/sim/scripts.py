@@ -1,0 +1,341 @@
+"""The sim team's turns, written down: what each agent does in a plan, work, review or follow-up turn.
+
+The sim runs on the real flow (:mod:`foreman.flow`), like a claude or local team: the flow decides
+which turns run (plan, work, CI, review, merge decision, merge queue, hand-off, retirement) and
+:class:`SimScripts` supplies each turn's actions through the package's scripted runner
+(:class:`foreman.backends.scripted.ScriptedRunner`). A script acts only through the agent's tools
+(:class:`~foreman.backends.turns.AgentTools`) and real git in the turn's worktree, as a model's tool
+calls would, and each action waits for its cue from the :class:`~.director.Director`, so the run
+is the same every time.
+
+What the team writes is :mod:`.patches` (the tasks t1..t9 of the pocket-notes demo and their
+steps). The scripts are idempotent, so a turn resumed after a restart does only what is left: a
+task already created, a step already committed and a question already answered are not done again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+from collections.abc import Callable
+
+from ...core.world import World
+from ..scripted import Script, sh
+from ..turns import AgentTools, TurnRequest, TurnResult
+from . import patches
+from .demo_repo import apply_step
+from .director import Director
+from .plan import plan_for
+from .team import LEAD, WORKERS
+
+ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t6", "t9", "t8")
+"""The order the workers' actions go in when several wait at once (the lead's go first)."""
+PERMISSION = "cat ~/.pocket-notes/notes.json"
+"""The command Tove asks to run on the user's own notes file to reproduce the date bug."""
+FINAL_OPTIONS = ("Close t7 and finish the goal", "Keep t7 open for later")
+"""The lead's last question when only the task that waits for the user is left."""
+PLAN_NOTE = "Plan is in shared memory (shared/plan). Juniper takes tags first; Tove the date bug."
+
+
+def _title_index() -> dict[str, str]:
+    return {content.title: pid for pid, content in patches.TASKS.items()}
+
+
+class SimScripts:
+    """Picks and runs the sim agents' turns (see the module doc).
+
+    Args:
+        director: grants each action its cue. speed: the sim's time multiplier (pauses between
+            actions are ``seconds / speed``). world: returns the daemon's world (read-only: the
+            scripts change it only through the tools). user: the user's name, for replies.
+    """
+
+    def __init__(self, director: Director, *, speed: float = 1.0, world: Callable[[], World] | None = None,
+                 user: str = "you") -> None:
+        self.director = director
+        self.speed = speed
+        self.world: Callable[[], World] = world or (lambda: World())
+        self.user = user
+        self._pids = _title_index()
+
+    # ------------------------------------------------------------------ choosing a turn's script
+    def pick(self, req: TurnRequest) -> Script:
+        """The script of turn ``req`` (by job, agent and task)."""
+        if req.job == "plan":
+            return self.plan
+        if req.job == "review" and req.task:
+            return self.review
+        if req.job == "work" and req.task:
+            return self.work
+        if req.task and not req.lead:
+            return self.followup
+        return self.chat
+
+    def pid(self, task_id: str | None) -> str | None:
+        """The plan id (``t1`` .. ``t9``) of one of the demo's tasks, by its title."""
+        task = self.world().tasks.get(task_id or "")
+        return self._pids.get(task.title) if task is not None else None
+
+    def rank(self, req: TurnRequest, n: int = 0) -> tuple[int, int, int]:
+        """The order of this turn's ``n``-th action among those waiting: the lead first, then the
+        workers in :data:`ORDER` of their tasks."""
+        if req.lead:
+            return (0, 0, n)
+        if req.task is None:  # a chat turn: a short answer, before the work goes on
+            return (0, 1, n)
+        pid = self.pid(req.task)
+        return (1, ORDER.index(pid) if pid in ORDER else len(ORDER), n)
+
+    async def pause(self, seconds: float) -> None:
+        """Let scenario time pass (scaled by the speed)."""
+        await asyncio.sleep(seconds / self.speed)
+
+    # ------------------------------------------------------------------ the lead
+    async def plan(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
+        """The lead turns the goal into the demo's nine tasks (those not made yet), writes the plan
+        note and tells the team."""
+        async with self.director.act(req.agent, self.rank(req)):
+            tools.activity("thinking", "planning the goal with the team", station="meeting")
+            await self.pause(1.0)
+            tools.activity("reading", "reading pocket-notes: store, cli, tests")
+        world = self.world()
+        have = {t.title: t.id for t in world.tasks.values() if t.goal == req.goal}
+        if not have:
+            async with self.director.act(req.agent, self.rank(req)):
+                tools.activity("reading", "reading AGENTS.md")
+                tools.log("AGENTS.md asks for the standard library only and a unittest with every change; "
+                          "the plan holds every task to both")
+        extras = [name for name, a in world.agents.items() if a.role != "lead" and a.active and name not in WORKERS]
+        assign = plan_for(extras)
+        ids: dict[str, str] = {}
+        for n, (pid, content) in enumerate(patches.TASKS.items(), start=1):
+            if content.title in have:
+                ids[pid] = have[content.title]
+                continue
+            async with self.director.act(req.agent, self.rank(req, n)):
+                made = await tools.call("create_task", {
+                    "title": content.title, "description": content.description,
+                    "deps": [ids[d] for d in content.deps], "assignee": assign[pid]}, unread=False)
+            ids[pid] = made.split()[1].rstrip(":")
+        async with self.director.act(req.agent, self.rank(req, 10)):
+            lines = "\n".join(f"- {ids[p]}: {c.title} ({assign[p]})" for p, c in patches.TASKS.items())
+            await tools.call("write_memory", {"note": "plan", "text": f"# Plan\n\n{lines}\n"}, unread=False)
+            await tools.call("send_message", {"to": "all", "text": PLAN_NOTE}, unread=False)
+        return _done(req)
+
+    async def review(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
+        """The lead reviews a task in review and asks for its merge."""
+        tid = req.task or ""
+        async with self.director.act(req.agent, self.rank(req)):
+            tools.activity("thinking", f"reviewing the diff of {tid}")
+            tools.log(f"reviewing {tid}: CI green, diff looks right")
+            await self.pause(1.0)
+        async with self.director.act(req.agent, self.rank(req, 1)):
+            await tools.call("request_merge", {"task": tid, "summary": "CI green; the diff does what the task asks"},
+                             unread=False)
+        return _done(req)
+
+    async def chat(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
+        """A turn for messages and the flow's news: the agent acknowledges the user's messages; the
+        lead drops a stretch task a worker asks about, drops the work that builds on a rejected task,
+        and asks the user how to end a goal whose open tasks only the user can unblock."""
+        async with self.director.act(req.agent, self.rank(req)):
+            lines = [*tools.unread(), *req.prompt.splitlines()]
+            for line in lines:
+                if line.startswith("user:"):
+                    await tools.call("send_message", {"to": "user", "text": f"Got it, {self.user}: I'll keep that in mind."},
+                                     unread=False)
+                asked = re.search(r"is (t\d+) in scope\?", line)
+                if req.lead and asked:
+                    await self._drop_stretch(tools, asked.group(1))
+            rejected = re.search(r"The user rejected (t\d+) at its merge", req.prompt)
+            if req.lead and rejected:
+                await self._drop_dependents(tools, rejected.group(1))
+        stalled = re.search(r"Every open task of goal \S+ is blocked: (t\d+)", req.prompt)
+        if req.lead and stalled:
+            await self._finish(req, tools, stalled.group(1))
+        return _done(req)
+
+    async def _drop_stretch(self, tools: AgentTools, tid: str) -> None:
+        task = self.world().tasks.get(tid)
+        if task is None or task.status in ("done", "cancelled"):
+            return
+        await tools.call("update_task", {"task": tid, "status": "cancelled", "note": "stretch goal, out of scope"},
+                         unread=False)
+        await tools.call("send_message", {"to": task.assignee or "all", "text": f"Let's drop {tid}: not in scope for "
+                                          "this goal."}, unread=False)
+
+    async def _drop_dependents(self, tools: AgentTools, rejected: str) -> None:
+        """Cancel the open tasks that build on ``rejected``, directly or through another, in plan order."""
+        world = self.world()
+        gone, dropped = {rejected}, []
+        for task in sorted(world.tasks.values(), key=lambda t: int(t.id[1:]) if t.id[1:].isdigit() else 0):
+            if gone & set(task.deps) and task.status not in ("done", "cancelled"):
+                gone.add(task.id)
+                dropped.append(task.id)
+                await tools.call("update_task", {"task": task.id, "status": "cancelled",
+                                                 "note": f"builds on the rejected {rejected}"}, unread=False)
+        if dropped:
+            await tools.call("send_message", {"to": "all", "text": f"{rejected} was rejected; dropping "
+                                              f"{', '.join(dropped)}, which build on it."}, unread=False)
+
+    async def _finish(self, req: TurnRequest, tools: AgentTools, waiting: str) -> None:
+        """Ask the user whether to finish the goal without the task only they can unblock."""
+        async with self.director.away(req.agent):
+            said = await tools.call("ask_user", {
+                "task": None, "question": f"{waiting} (publish to PyPI) still needs your token. Finish the goal without it?",
+                "options": list(FINAL_OPTIONS)}, unread=False)
+        async with self.director.act(req.agent, self.rank(req, 1)):
+            if FINAL_OPTIONS[0] in said:
+                await tools.call("update_task", {"task": waiting, "status": "cancelled", "note": "closed by the user"},
+                                 unread=False)
+                await tools.call("send_message", {"to": "all", "text": "Goal finished. Thanks, team!"}, unread=False)
+            else:
+                await tools.call("send_message", {"to": "all", "text": f"Keeping {waiting} open for later; the goal "
+                                                  "stays open."}, unread=False)
+
+    # ------------------------------------------------------------------ the workers
+    async def work(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
+        """A worker carries out its task: the steps it has not committed yet, then review (t3's first
+        version fails CI: its fix waits for the CI result)."""
+        pid = self.pid(req.task)
+        if pid is None:
+            return _done(req)
+        content = patches.TASKS[pid]
+        if content.blocked_on_user:
+            async with self.director.act(req.agent, self.rank(req)):
+                tools.activity("reading", f"reading what {req.task} needs")
+                await tools.call("update_task", {"status": "blocked", "note": content.blocked_on_user}, unread=False)
+                await tools.call("send_message", {"to": "user", "text": f"I can't publish without you: {content.blocked_on_user}"},
+                                 unread=False)
+                tools.activity("blocked", f"blocked on {req.task}: {content.blocked_on_user}")
+            return _done(req)
+        if content.stretch:  # a nice-to-have: the worker asks the lead first, and waits for the answer
+            async with self.director.act(req.agent, self.rank(req)):
+                tools.activity("reading", "reading about markdown import")
+                await tools.call("send_message", {"to": LEAD, "text": f"Starting {req.task}: is {req.task} in scope?"},
+                                 unread=False)
+            async with self.director.away(req.agent):
+                while not any("in scope" in line for line in tools.unread()) \
+                        and self.world().tasks[req.task or ""].status == "doing":
+                    await asyncio.sleep(0.02)
+        if pid == "t5":
+            await self._reproduce(req, tools)
+        if pid == "t6":
+            await self._overloaded(req, tools)
+        variant = await self._variant(req, tools, pid)
+        steps = patches.steps_for(pid, variant, include_revisions=False)
+        first = [s for s in steps if s.trigger == "work"]
+        await self._commit(req, tools, pid, first)
+        async with self.director.act(req.agent, self.rank(req, 90)):
+            await tools.call("update_task", {"status": "review"}, unread=False)
+        return _done(req)
+
+    async def followup(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
+        """A worker's follow-up on its task (CI failed, changes requested, a merge test red, a
+        message): the fix or revision steps it has not committed yet, then review again."""
+        pid = self.pid(req.task)
+        if pid is None:
+            return await self.chat(req, tools)
+        async with self.director.act(req.agent, self.rank(req)):
+            said = "\n".join(tools.unread())
+        variant = self._answered_variant(req, pid)
+        steps = patches.steps_for(pid, variant)
+        todo = [s for s in steps if s.trigger == "ci_fix"]
+        if "Changes requested" in said or "changes on" in req.prompt:
+            todo += [s for s in steps if s.trigger == "revision"]
+        await self._commit(req, tools, pid, todo)
+        async with self.director.act(req.agent, self.rank(req, 90)):
+            if self.world().tasks[req.task or ""].status == "doing":
+                await tools.call("update_task", {"status": "review"}, unread=False)
+        return _done(req)
+
+    async def _commit(self, req: TurnRequest, tools: AgentTools, pid: str, steps: list[patches.Step]) -> None:
+        """Commit each step not committed yet, one cue each."""
+        for n, step in enumerate(steps, start=1):
+            async with self.director.act(req.agent, self.rank(req, n)):
+                if step.message in await asyncio.to_thread(_subjects, req):
+                    continue
+                tools.activity("editing", f"editing {', '.join(sorted(step.writes)[:3])}")
+                await self.pause(1.0)
+                await asyncio.to_thread(_commit_step, req, step)
+                tools.log(f"committed: {step.message}", kind="result")
+
+    async def _reproduce(self, req: TurnRequest, tools: AgentTools) -> None:
+        """Tove asks to read the user's notes file to reproduce the date bug (a permission decision)."""
+        async with self.director.act(req.agent, self.rank(req)):
+            tools.activity("running", "trying to reproduce the date bug")
+        async with self.director.away(req.agent):
+            allowed, _ = await tools.permit("Bash", {"command": PERMISSION})
+        async with self.director.act(req.agent, self.rank(req)):
+            feed = getattr(tools, "feed", None)
+            if allowed:
+                tools.activity("running", "reproduced the bug on your notes file")
+                await tools.call("write_memory", {"note": "repro", "shared": False,
+                                                  "text": "Reproduced with the user's notes: ages over a day lose their days."},
+                                 unread=False)
+            else:
+                tools.activity("editing", "denied: building a synthetic fixture instead")
+            if callable(feed):
+                feed(f"Tove {'reproduced the bug on real data' if allowed else 'reproduced the bug with a fixture'}")
+
+    async def _overloaded(self, req: TurnRequest, tools: AgentTools) -> None:
+        """Rowan's model service is overloaded for a moment and answers on retry (an agent in error
+        that recovers by itself)."""
+        async with self.director.act(req.agent, self.rank(req)):
+            tools.activity("error", "API overloaded (529): retrying in 30 s")
+            feed = getattr(tools, "feed", None)
+            if callable(feed):
+                feed("Rowan hit an API overload; retrying")
+            await self.pause(1.5)
+            tools.activity("reading", "back: the API answered on retry")
+
+    async def _variant(self, req: TurnRequest, tools: AgentTools, pid: str) -> str | None:
+        """The variant the task builds: the answer to its product question (asked once)."""
+        question = patches.TASKS[pid].question
+        if question is None:
+            return None
+        known = self._answered_variant(req, pid)
+        if known is not None:
+            return known
+        async with self.director.away(req.agent):
+            said = await tools.call("ask_user", {"question": question.prompt, "options": list(question.options)},
+                                    unread=False)
+        for option, label in enumerate(question.options, start=1):
+            if label in said:
+                return patches.variant_for_answer(pid, option)
+        return None
+
+    def _answered_variant(self, req: TurnRequest, pid: str) -> str | None:
+        """The variant an earlier answer to the task's product question chose (None: not answered)."""
+        question = patches.TASKS[pid].question
+        if question is None:
+            return None
+        for d in self.world().decisions.values():
+            if d.kind == "question" and d.task == req.task and d.prompt == question.prompt and d.answer is not None:
+                return patches.variant_for_answer(pid, d.answer.option + 1)
+        return None
+
+
+def _subjects(req: TurnRequest) -> set[str]:
+    """The subjects of the commits on the turn's branch (what earlier turns already committed)."""
+    try:
+        return set(sh(req.cwd, "git", "log", "--format=%s", "-n", "200", env=req.env or None).splitlines())
+    except subprocess.CalledProcessError:
+        return set()
+
+
+def _commit_step(req: TurnRequest, step: patches.Step) -> None:
+    """Write a step's files in the turn's worktree and commit them with the turn's environment."""
+    apply_step(req.cwd, step)
+    sh(req.cwd, "git", "add", "-A", env=req.env or None)
+    if sh(req.cwd, "git", "status", "--porcelain", env=req.env or None).strip():
+        sh(req.cwd, "git", "commit", "-q", "-m", step.message, env=req.env or None)
+
+
+def _done(req: TurnRequest) -> TurnResult:
+    return TurnResult(ok=True, session_id=req.session_id or f"sim-{req.turn_id}", text="done")
+
+
+__all__ = ["FINAL_OPTIONS", "ORDER", "PERMISSION", "SimScripts"]

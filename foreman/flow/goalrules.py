@@ -1,0 +1,54 @@
+"""A goal that can only wait: every task still open on it is blocked.
+
+Nothing in the flow moves such a goal on: no task is ready, no turn runs, no decision is open, and
+the blocked tasks wait for something only the user has (a token, a choice). Left alone, it waits
+without a word. :func:`wake_lead_on_stall` gives the lead one turn to ask the user how to end the
+goal (finish it without those tasks, or keep them open) and to act on the answer.
+"""
+
+from __future__ import annotations
+
+from ..core.roster import LEAD
+from .context import Ctx, queued
+from .model import Effect
+from .turnrules import launch
+
+FINISHED = ("done", "cancelled")
+
+
+def stalled_goals(ctx: Ctx) -> list[tuple[str, list[str]]]:
+    """The active goals whose open tasks are all blocked: ``[(goal id, [blocked task ids])]``."""
+    out = []
+    for goal in ctx.core.world.goals.values():
+        if goal.status != "active":
+            continue
+        open_ = [t for t in ctx.core.world.tasks.values() if t.goal == goal.id and t.status not in FINISHED]
+        if open_ and all(t.status == "blocked" for t in open_):
+            out.append((goal.id, sorted(t.id for t in open_)))
+    return out
+
+
+def wake_lead_on_stall(ctx: Ctx) -> list[Effect]:
+    """For each stalled goal (:func:`stalled_goals`) the lead has not been told of with these same
+    blocked tasks, while the lead is free (no turn running or queued), no merge is under way and no decision waits: one
+    follow-up turn of the lead naming the tasks and why each is blocked, asking it to ask the user.
+    Told once per set of blocked tasks (:attr:`~.model.Live.stall_told`; a restart may tell it once
+    more)."""
+    live = ctx.live
+    if LEAD in live.running or queued(ctx, LEAD) or live.testing \
+            or any(d.status == "open" for d in ctx.core.world.decisions.values()):
+        return []
+    effects: list[Effect] = []
+    for goal, blocked in stalled_goals(ctx):
+        key = f"{goal}:{','.join(blocked)}"
+        if key in live.stall_told:
+            continue
+        live.stall_told.add(key)
+        world = ctx.core.world
+        why = "; ".join(f"{t} ({world.tasks[t].blocked_reason or 'no reason given'})" for t in blocked)
+        effects += launch(ctx, LEAD, "followup", f"{LEAD}:chat", goal=goal,
+                          prompt=f"Every open task of goal {goal} is blocked: {why}. Ask the user how to end the goal "
+                                 "(ask_user with task null): finish it without them (update_task with status "
+                                 "\"cancelled\"), or keep them open.")
+        break  # (one lead turn at a time)
+    return effects
