@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.records import Worktree
 from ..core.roster import title
-from ..errors import ForemanError, WorktreeUnsafe
+from ..errors import ForemanError, RepoError, WorktreeUnsafe
 from ..repos import refs, retiring, worktrees
 from ..repos.lifecycle import clean_stale_worktrees
 from .edge import Edge
@@ -56,6 +56,9 @@ async def prepare_task(edge: Edge, e: PrepareTask) -> TaskPrepared | TaskStartFa
     core = host.core
     try:
         task = core.task(e.task)
+        if not task.repo and not core.world.repos:
+            raise RepoError("no repository is registered: add one with `/repo add <path>` (foreman tui), "
+                            "and the task starts")
         repo = core.repo(task.repo) if task.repo else next(iter(core.world.repos.values()))
         cleaned = await clean_stale(edge, CleanStale(repo.id))
         if cleaned is not None:

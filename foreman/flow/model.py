@@ -473,6 +473,8 @@ class Live:
             tested or landed there now (one per base branch; a restart tests it again).
             merge_held: heads whose landing waits for the user's git operation (AwaitCheckout).
         stall_told: ``goal:blocked,tasks`` the lead was woken for (:mod:`.goalrules`).
+        reserved: task -> the only worker who may take it while it has no assignee (a backend whose
+            team keeps to a plan, the sim's, fills it; empty: any free worker may).
     """
 
     running: dict[str, Running] = field(default_factory=dict)
@@ -486,3 +488,4 @@ class Live:
     testing: dict[str, str] = field(default_factory=dict)
     merge_held: set[str] = field(default_factory=set)
     stall_told: set[str] = field(default_factory=set)
+    reserved: dict[str, str] = field(default_factory=dict)

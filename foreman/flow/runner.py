@@ -69,6 +69,7 @@ class FlowRunner:
         self.jobs: set[asyncio.Task[Any]] = set()
         """The effects running in the background."""
         self._busy: set[asyncio.Task[Any]] = set()
+        self._kinds: dict[asyncio.Task[Any], str] = {}
         self._queue: deque[Input] = deque()
         self._applying = False
         self._kick = asyncio.Event()
@@ -117,6 +118,7 @@ class FlowRunner:
             name = type(effect).__name__
             job = self.host.spawn(self._finish(effect, result), f"{_JOB.get(name, name)} {_ref(effect)}")
             self.jobs.add(job)
+            self._kinds[job] = name
             if name not in WAITING:
                 self._busy.add(job)
                 self._quiet.clear()
@@ -129,6 +131,7 @@ class FlowRunner:
 
     def _job_done(self, job: asyncio.Task[Any]) -> None:
         self.jobs.discard(job)
+        self._kinds.pop(job, None)
         self._busy.discard(job)
         self._settle()
 
@@ -147,6 +150,10 @@ class FlowRunner:
             await asyncio.sleep(0)  # (a job's done-callback and a kick run on the loop's next turn)
             if self._quiet.is_set():
                 return
+
+    def in_flight(self) -> list[str]:
+        """The effects running in the background, by class name (``["RemoveWorktree", ...]``)."""
+        return sorted(self._kinds.values())
 
     async def _finish(self, effect: Effect, work: Awaitable[Input | None]) -> None:
         try:

@@ -169,7 +169,8 @@ def schedule(ctx: Ctx) -> list[Effect]:
         if task.id in live.held or task.id in live.starting or not ctx.backoff.ready(task.id, ctx.now):
             continue
         free = free_workers(ctx)
-        agent = task.assignee if task.assignee in free else (None if task.assignee else (free[0] if free else None))
+        mine = task.assignee or live.reserved.get(task.id)
+        agent = mine if mine in free else (None if mine else (free[0] if free else None))
         if agent is None:
             continue
         live.starting[task.id] = agent

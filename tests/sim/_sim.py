@@ -360,14 +360,14 @@ def show_main(repo: Path, path: str) -> str:
     return git(repo, "show", f"main:{path}")
 
 
-_TIME_KEYS = frozenset({"at", "createdAt", "startedAt"})
+_TIME_KEYS = frozenset({"at", "createdAt", "startedAt", "wallSeconds"})
 _SHA = re.compile(r"\b[0-9a-f]{7,40}\b")
 
 
 def normalise(messages: list[dict[str, Any]], *roots: Path) -> list[Any]:
     """Drop what differs between two runs by design.
 
-    Timestamps (``at``, ``createdAt``, ``startedAt``), commit ids (they hash commit dates:
+    Timestamps (``at``, ``createdAt``, ``startedAt``) and turns' wall-clock times (``wallSeconds``), commit ids (they hash commit dates:
     repository ``head`` and hex ids inside text) and the runs' temporary directories (``roots``).
     ``seq`` is kept: equal sequences have equal seqs.
     """

@@ -9,13 +9,13 @@ user sees. The director removes that race: a script asks for its cue before each
 - the flow is quiet (no input to apply, no effect in flight but turns and waits for the user:
   :meth:`foreman.flow.runner.FlowRunner.quiet`), so every consequence of the last action (CI, a
   review, a merge decision) has happened first; and
-- every turn in flight is either waiting for its cue or waiting for the user
-  (:meth:`Director.away`), so the lowest rank among them is known;
-- no decision waits for the user: the team waits for the answer, as the user would expect of a
-  demo, so when an answer comes never races with what the team does;
+- every turn in flight is waiting for its cue, so the lowest rank among them is known (an agent
+  waiting for the user's answer is not: it acts on the answer first);
+- no decision waits for the user: the team waits for the answer, as the old scripted demo did, so
+  when an answer comes never races with what the team does;
 
 and then to the lowest rank. The order of actions is therefore a function of the flow's state, not
-of timing. Waiting for the user releases the cue: the rest of the team goes on meanwhile.
+of timing.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ class Director:
         self._running: Callable[[], Iterable[str]] = lambda: ()
         self._user_waits: Callable[[], bool] = lambda: False
         self._waiting: dict[str, Any] = {}
-        self._away: set[str] = set()
         self._holder: str | None = None
         self._changed = asyncio.Event()
         self.cues: list[tuple[str, Any]] = []
@@ -76,17 +75,6 @@ class Director:
             self._holder = None
             self._poke()
 
-    @contextlib.asynccontextmanager
-    async def away(self, agent: str) -> AsyncIterator[None]:
-        """``agent`` waits for the user for the body: the others may act meanwhile."""
-        self._away.add(agent)
-        self._poke()
-        try:
-            yield
-        finally:
-            self._away.discard(agent)
-            self._poke()
-
     def _lowest(self) -> str | None:
         if not self._waiting:
             return None
@@ -96,8 +84,7 @@ class Director:
         """Give ``agent`` the cue if it is its turn now (the flow already quiet)."""
         if self._holder is not None or self._lowest() != agent or self._user_waits():
             return False
-        settled = set(self._waiting) | self._away
-        if any(a not in settled for a in self._running()):
+        if any(a not in self._waiting for a in self._running()):
             return False
         self._holder = agent
         rank = self._waiting.pop(agent)

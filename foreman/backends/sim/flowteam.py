@@ -23,10 +23,16 @@ from ..turns import TurnRunner
 from .backend import DEMO_GOAL, _ensure_identity
 from .demo_repo import create_demo_repo
 from .director import Director
+from .plan import plan_for
 from .scripts import SimScripts
 from .team import LEAD, WORKERS, demo_repo_path
 
 logger = logging.getLogger(__name__)
+
+
+def scenario_goal(world: Any) -> str | None:
+    """The goal the scenario plays: the first one submitted (the demo's with ``--autostart``)."""
+    return min(world.goals, key=lambda g: int(g[1:]) if g[1:].isdigit() else 0, default=None)
 
 
 def with_named_workers(settings: Settings) -> Settings:
@@ -54,7 +60,7 @@ class SimTeam(Conductor):
     def __init__(self, settings: Settings) -> None:
         settings = with_named_workers(settings)
         self.director = Director()
-        self.scripts = SimScripts(self.director, speed=settings.speed, user=settings.user_name)
+        self.scripts = SimScripts(self.director, speed=settings.speed, user=settings.user_name, seed=settings.seed)
         runner = ScriptedRunner(self.scripts.pick)
         runner.name = "sim"
         runners: dict[str, TurnRunner] = {name: runner for name in (LEAD, *team_of(settings).workers)}
@@ -72,7 +78,21 @@ class SimTeam(Conductor):
         assert self.runner is not None  # (made by Conductor.start)
         flow = self.runner
         self.scripts.world = lambda: daemon.core.world
-        self.director.attach(flow.quiet, lambda: list(flow.live.running),
+        if self.settings.ambient:
+            self.scripts.ambient = lambda who, text: daemon.act(lambda c, now: c.log(who, text, now, kind="ambient"))
+        daemon.act(self._deal_again)
+
+
+        async def settled() -> None:
+            """The flow is quiet and no worktree removal runs (the flow lets those wait on a busy folder
+            in the background; a sim's never is, and its end must not race with the next action)."""
+            while True:
+                await flow.quiet()
+                if not set(flow.in_flight()) & {"RemoveWorktree", "CleanStale"}:
+                    return
+                await asyncio.sleep(0.01)
+
+        self.director.attach(settled, lambda: list(flow.live.running),
                              lambda: any(d.status == "open" for d in daemon.core.world.decisions.values()))
         repo = await daemon.add_repo(str(path))
         self.repo_id = repo.id
@@ -80,15 +100,40 @@ class SimTeam(Conductor):
             daemon.act(lambda c, now: c.submit_goal(DEMO_GOAL, now, repo=repo.id))
         daemon.spawn(self._wrap(daemon), "sim-wrap")
 
+    def _deal_again(self, core: Any, now: float) -> None:
+        """A task of the plan not started yet whose worker is no longer on the team (a restart with a
+        smaller ``--workers``) goes back to its worker in the plan for the team there is now; a
+        started task keeps its worker (it waits for them, as for a worker stopped by ``/stop``)."""
+        world = core.world
+        extras = [n for n, a in world.agents.items() if a.role != "lead" and a.active and n not in WORKERS]
+        plan = plan_for(extras)
+        for task in list(world.tasks.values()):
+            pid = self.scripts.pid(task.id)
+            agent = world.agents.get(task.assignee or "")
+            if pid is None or task.status != "todo" or (agent is not None and agent.active):
+                continue
+            worker = world.agents.get(plan[pid])
+            if worker is not None and worker.active and plan[pid] != task.assignee:  # (else it waits for them)
+                core.reassign_task(task.id, plan[pid], now, who=LEAD)
+
     def on_effect(self, effect: Any) -> None:
         """The flow's effects, but a goal besides the demo's: the sim plans only its scenario, so it
         says so in the feed and cancels the goal (it would otherwise wait for a plan for ever)."""
         if effect.kind == "goal" and self.d is not None:
-            goal = self.d.core.world.goals.get(effect.ref)
-            if goal is not None and goal.text != DEMO_GOAL:
-                asyncio.get_running_loop().call_soon(self._decline_goal, goal.id)
+            scenario = scenario_goal(self.d.core.world)
+            if scenario is not None and effect.ref != scenario:
+                asyncio.get_running_loop().call_soon(self._decline_goal, effect.ref)
                 return
         super().on_effect(effect)
+        if self.runner is not None and self.d is not None:
+            self._reserve(self.d.core.world, self.runner.live.reserved)
+
+    def _reserve(self, world: Any, reserved: dict[str, str]) -> None:
+        """Keep each task of the script for its worker: the one it was last given to (the plan's,
+        or the user's by reassigning), so a task its worker left (``/stop``) waits for them."""
+        for task in world.tasks.values():
+            if task.assignee and self.scripts.pid(task.id) is not None:
+                reserved[task.id] = task.assignee
 
     def _decline_goal(self, goal_id: str) -> None:
         host = self.d
@@ -105,7 +150,7 @@ class SimTeam(Conductor):
     def _settled(world: Any) -> bool:
         """The demo goal has come to rest: finished, or its open tasks all blocked on the user with
         the user's answer given (no task ready or in work, no decision open)."""
-        goal = next((g for g in world.goals.values() if g.text == DEMO_GOAL), None)
+        goal = world.goals.get(scenario_goal(world) or "")
         if goal is None or any(d.status == "open" for d in world.decisions.values()):
             return False
         if goal.status in ("done", "cancelled"):

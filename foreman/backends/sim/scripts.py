@@ -16,17 +16,20 @@ task already created, a step already committed and a question already answered a
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 import subprocess
 from collections.abc import Callable
 
+from ...core.roster import title
 from ...core.world import World
 from ..scripted import Script, sh
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import patches
 from .demo_repo import apply_step
 from .director import Director
-from .plan import plan_for
+from .plan import idle_extras, plan_for, tasks_of
+from .scenario_base import AMBIENT
 from .team import LEAD, WORKERS
 
 ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t6", "t9", "t8")
@@ -48,12 +51,15 @@ class SimScripts:
     Args:
         director: grants each action its cue. speed: the sim's time multiplier (pauses between
             actions are ``seconds / speed``). world: returns the daemon's world (read-only: the
-            scripts change it only through the tools). user: the user's name, for replies.
+            scripts change it only through the tools). user: the user's name, for replies. seed: the
+            seed of the ambient chatter. ambient: logs an ambient line for an agent (None: no chatter).
     """
 
     def __init__(self, director: Director, *, speed: float = 1.0, world: Callable[[], World] | None = None,
-                 user: str = "you") -> None:
+                 user: str = "you", seed: int = 7, ambient: Callable[[str, str], None] | None = None) -> None:
         self.director = director
+        self.rng = random.Random(seed)
+        self.ambient = ambient
         self.speed = speed
         self.world: Callable[[], World] = world or (lambda: World())
         self.user = user
@@ -109,20 +115,37 @@ class SimScripts:
         extras = [name for name, a in world.agents.items() if a.role != "lead" and a.active and name not in WORKERS]
         assign = plan_for(extras)
         ids: dict[str, str] = {}
-        for n, (pid, content) in enumerate(patches.TASKS.items(), start=1):
-            if content.title in have:
-                ids[pid] = have[content.title]
-                continue
-            async with self.director.act(req.agent, self.rank(req, n)):
+        async with self.director.act(req.agent, self.rank(req, 1)):  # (one cue: the plan is one move)
+            for pid, content in patches.TASKS.items():
+                if content.title in have:
+                    ids[pid] = have[content.title]
+                    continue
                 made = await tools.call("create_task", {
                     "title": content.title, "description": content.description,
                     "deps": [ids[d] for d in content.deps], "assignee": assign[pid]}, unread=False)
-            ids[pid] = made.split()[1].rstrip(":")
+                ids[pid] = made.split()[1].rstrip(":")
+            if not have:
+                self._say_plan(tools, assign, extras, ids)
         async with self.director.act(req.agent, self.rank(req, 10)):
             lines = "\n".join(f"- {ids[p]}: {c.title} ({assign[p]})" for p, c in patches.TASKS.items())
             await tools.call("write_memory", {"note": "plan", "text": f"# Plan\n\n{lines}\n"}, unread=False)
             await tools.call("send_message", {"to": "all", "text": PLAN_NOTE}, unread=False)
         return _done(req)
+
+    @staticmethod
+    def _say_plan(tools: AgentTools, assign: dict[str, str], extras: list[str], ids: dict[str, str]) -> None:
+        """One feed line: which workers beyond the named five the plan gives which tasks, and who waits."""
+        feed = getattr(tools, "feed", None)
+        if not extras or not callable(feed):
+            return
+        given = [w for w in extras if tasks_of(assign, w)]
+        parts = [f"{title(w)} takes {' and '.join(ids[p] for p in tasks_of(assign, w))}" for w in given]
+        text = f"Marlow planned for a team of {len(WORKERS) + len(extras)} workers: " + ", ".join(parts)
+        idle = idle_extras(assign, extras)
+        if idle:
+            text += (f"; the script has nine tasks, so {', '.join(title(w) for w in idle)} "
+                     f"{'waits' if len(idle) == 1 else 'wait'} in the lounge")
+        feed(text)
 
     async def review(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
         """The lead reviews a task in review and asks for its merge."""
@@ -182,10 +205,9 @@ class SimScripts:
 
     async def _finish(self, req: TurnRequest, tools: AgentTools, waiting: str) -> None:
         """Ask the user whether to finish the goal without the task only they can unblock."""
-        async with self.director.away(req.agent):
-            said = await tools.call("ask_user", {
-                "task": None, "question": f"{waiting} (publish to PyPI) still needs your token. Finish the goal without it?",
-                "options": list(FINAL_OPTIONS)}, unread=False)
+        said = await tools.call("ask_user", {
+            "task": None, "question": f"{waiting} (publish to PyPI) still needs your token. Finish the goal without it?",
+            "options": list(FINAL_OPTIONS)}, unread=False)
         async with self.director.act(req.agent, self.rank(req, 1)):
             if FINAL_OPTIONS[0] in said:
                 await tools.call("update_task", {"task": waiting, "status": "cancelled", "note": "closed by the user"},
@@ -216,10 +238,12 @@ class SimScripts:
                 tools.activity("reading", "reading about markdown import")
                 await tools.call("send_message", {"to": LEAD, "text": f"Starting {req.task}: is {req.task} in scope?"},
                                  unread=False)
-            async with self.director.away(req.agent):
-                while not any("in scope" in line for line in tools.unread()) \
-                        and self.world().tasks[req.task or ""].status == "doing":
-                    await asyncio.sleep(0.02)
+            while True:  # (until the lead answers, or cancels the task: which aborts this turn)
+                async with self.director.act(req.agent, self.rank(req)):
+                    if any("in scope" in line for line in tools.unread()) \
+                            or self.world().tasks[req.task or ""].status != "doing":
+                        break
+                await asyncio.sleep(0.02)
         if pid == "t5":
             await self._reproduce(req, tools)
         if pid == "t6":
@@ -230,7 +254,19 @@ class SimScripts:
         await self._commit(req, tools, pid, first)
         async with self.director.act(req.agent, self.rank(req, 90)):
             await tools.call("update_task", {"status": "review"}, unread=False)
+            self.chatter()
         return _done(req)
+
+    def chatter(self) -> None:
+        """The team's idle life: an idle agent, picked with the seeded random generator, does
+        something small (a log line of kind ``ambient``; ``--no-ambient`` turns it off)."""
+        if self.ambient is None:
+            return
+        world = self.world()
+        idle = sorted(n for n, a in world.agents.items() if a.state in ("idle", "done") and a.active and not a.paused)
+        if idle:
+            who = self.rng.choice(idle)
+            self.ambient(who, f"{world.agents[who].title} {self.rng.choice(AMBIENT)}")
 
     async def followup(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
         """A worker's follow-up on its task (CI failed, changes requested, a merge test red, a
@@ -266,8 +302,7 @@ class SimScripts:
         """Tove asks to read the user's notes file to reproduce the date bug (a permission decision)."""
         async with self.director.act(req.agent, self.rank(req)):
             tools.activity("running", "trying to reproduce the date bug")
-        async with self.director.away(req.agent):
-            allowed, _ = await tools.permit("Bash", {"command": PERMISSION})
+        allowed, _ = await tools.permit("Bash", {"command": PERMISSION})
         async with self.director.act(req.agent, self.rank(req)):
             feed = getattr(tools, "feed", None)
             if allowed:
@@ -299,9 +334,8 @@ class SimScripts:
         known = self._answered_variant(req, pid)
         if known is not None:
             return known
-        async with self.director.away(req.agent):
-            said = await tools.call("ask_user", {"question": question.prompt, "options": list(question.options)},
-                                    unread=False)
+        said = await tools.call("ask_user", {"question": question.prompt, "options": list(question.options)},
+                                unread=False)
         for option, label in enumerate(question.options, start=1):
             if label in said:
                 return patches.variant_for_answer(pid, option)
