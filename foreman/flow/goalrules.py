@@ -1,12 +1,14 @@
 """A goal that can only wait: every task still open on it is blocked.
 
 Nothing in the flow moves such a goal on: no task is ready, no turn runs, no decision is open, and
-the blocked tasks wait for something only the user has (a token, a choice). Left alone, it waits
+a worker blocked its task on something only the user has (a token, a choice). Left alone, it waits
 without a word. :func:`wake_lead_on_stall` gives the lead one turn to ask the user how to end the
 goal (finish it without those tasks, or keep them open) and to act on the answer.
 """
 
 from __future__ import annotations
+
+from protocol import Task
 
 from ..core.roster import LEAD
 from .context import Ctx, queued
@@ -17,15 +19,23 @@ FINISHED = ("done", "cancelled")
 
 
 def stalled_goals(ctx: Ctx) -> list[tuple[str, list[str]]]:
-    """The active goals whose open tasks are all blocked: ``[(goal id, [blocked task ids])]``."""
+    """The active goals whose open tasks are all blocked, one at least by its own worker:
+    ``[(goal id, [blocked task ids])]``."""
     out = []
     for goal in ctx.core.world.goals.values():
         if goal.status != "active":
             continue
         open_ = [t for t in ctx.core.world.tasks.values() if t.goal == goal.id and t.status not in FINISHED]
-        if open_ and all(t.status == "blocked" for t in open_):
+        if open_ and all(t.status == "blocked" for t in open_) and any(_by_its_worker(t) for t in open_):
             out.append((goal.id, sorted(t.id for t in open_)))
     return out
+
+
+def _by_its_worker(task: Task) -> bool:
+    """True when ``task`` was blocked by its own worker (it needs something of the user), not by the
+    Foreman (a failed turn or start, a reached budget the user stopped at: the user was told)."""
+    last = next((e for e in reversed(task.history) if "-> blocked" in e.what), None)
+    return last is not None and last.who == task.assignee
 
 
 def wake_lead_on_stall(ctx: Ctx) -> list[Effect]:

@@ -52,7 +52,8 @@ async def test_permission_withdrawn_by_stop_is_asked_again_after_resume(tmp_path
 
 async def test_message_of_an_off_shift_agent_waits_until_it_is_back(tmp_path: Path) -> None:
     settings = resolve({"backend": "sim", "home": str(tmp_path / "home"), "sandbox": str(tmp_path / "sb"), "port": 0,
-                        "autostart": False, "ambient": False, "notify": False, "profile": "sim"}, env={})
+                        "autostart": False, "ambient": False, "notify": False, "profile": "sim",
+                        "sim_flow": False}, env={})  # (the scenario's own director, which --showcase runs)
     d = Daemon(settings)
     await d.start()
     try:

@@ -117,8 +117,13 @@ class SimTeam(Conductor):
                 core.reassign_task(task.id, plan[pid], now, who=LEAD)
 
     def on_effect(self, effect: Any) -> None:
-        """The flow's effects, but a goal besides the demo's: the sim plans only its scenario, so it
-        says so in the feed and cancels the goal (it would otherwise wait for a plan for ever)."""
+        """The flow's effects, but a goal besides the scenario's (the sim plans only its scenario, so
+        it says so in the feed and cancels the goal: it would otherwise wait for a plan for ever),
+        and, with ``--no-ambient``, a message from the user (no agent answers it)."""
+        if effect.kind == "deliver" and not self.settings.ambient and self.d is not None:
+            unread = self.d.core.world.meta.get("unread", {}).get(effect.ref, [])
+            if unread and all(m.get("from") == "user" for m in unread):
+                return  # --no-ambient: the sim's agents leave the user's messages unanswered
         if effect.kind == "goal" and self.d is not None:
             scenario = scenario_goal(self.d.core.world)
             if scenario is not None and effect.ref != scenario:

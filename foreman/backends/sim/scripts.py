@@ -20,6 +20,7 @@ import random
 import re
 import subprocess
 from collections.abc import Callable
+from typing import Any
 
 from ...core.roster import title
 from ...core.world import World
@@ -210,8 +211,11 @@ class SimScripts:
             "options": list(FINAL_OPTIONS)}, unread=False)
         async with self.director.act(req.agent, self.rank(req, 1)):
             if FINAL_OPTIONS[0] in said:
-                await tools.call("update_task", {"task": waiting, "status": "cancelled", "note": "closed by the user"},
-                                 unread=False)
+                asked = [d for d in self.world().decisions.values() if d.kind == "question" and d.task is None
+                         and d.asked_by == req.agent and d.answer is not None]
+                by = asked[-1].answer.by if asked and asked[-1].answer is not None else "user"
+                note = "closed by the user" if by == "user" else f"closed: {asked[-1].id} was {by}-answered"
+                await tools.call("update_task", {"task": waiting, "status": "cancelled", "note": note}, unread=False)
                 await tools.call("send_message", {"to": "all", "text": "Goal finished. Thanks, team!"}, unread=False)
             else:
                 await tools.call("send_message", {"to": "all", "text": f"Keeping {waiting} open for later; the goal "
@@ -299,21 +303,35 @@ class SimScripts:
                 tools.log(f"committed: {step.message}", kind="result")
 
     async def _reproduce(self, req: TurnRequest, tools: AgentTools) -> None:
-        """Tove asks to read the user's notes file to reproduce the date bug (a permission decision)."""
-        async with self.director.act(req.agent, self.rank(req)):
-            tools.activity("running", "trying to reproduce the date bug")
-        allowed, _ = await tools.permit("Bash", {"command": PERMISSION})
-        async with self.director.act(req.agent, self.rank(req)):
-            feed = getattr(tools, "feed", None)
-            if allowed:
-                tools.activity("running", "reproduced the bug on your notes file")
-                await tools.call("write_memory", {"note": "repro", "shared": False,
-                                                  "text": "Reproduced with the user's notes: ages over a day lose their days."},
-                                 unread=False)
-            else:
-                tools.activity("editing", "denied: building a synthetic fixture instead")
-            if callable(feed):
-                feed(f"Tove {'reproduced the bug on real data' if allowed else 'reproduced the bug with a fixture'}")
+        """Tove asks to read the user's notes file to reproduce the date bug (a permission decision,
+        the team's first: its rank goes before every other worker's action). Asked once: a turn
+        resumed after a restart takes the earlier answer; one withdrawn by ``/stop`` is asked again at
+        once when she is back (the user saw it already)."""
+        earlier = self._earlier(req, "permission")
+        if earlier is not None and earlier.answer is not None:
+            allowed = earlier.answer.option in (0, 2)
+        else:
+            if earlier is None:
+                async with self.director.act(req.agent, (1, -1, 0)):
+                    tools.activity("running", "trying to reproduce the date bug")
+            allowed, _ = await tools.permit("Bash", {"command": PERMISSION})
+        # (acting on the answer needs no cue: no one is granted one until she waits for her next)
+        feed = getattr(tools, "feed", None)
+        if allowed:
+            tools.activity("running", "reproduced the bug on your notes file")
+            await tools.call("write_memory", {"note": "repro", "shared": False,
+                                              "text": "Reproduced with the user's notes: ages over a day lose their days."},
+                             unread=False)
+        else:
+            tools.activity("editing", "denied: building a synthetic fixture instead")
+        if callable(feed):
+            feed(f"Tove {'reproduced the bug on real data' if allowed else 'reproduced the bug with a fixture'}")
+
+    def _earlier(self, req: TurnRequest, kind: str) -> Any:
+        """The last decision of ``kind`` this agent asked on this task (None: none yet)."""
+        asked = [d for d in self.world().decisions.values() if d.kind == kind and d.task == req.task
+                 and d.asked_by == req.agent]
+        return max(asked, key=lambda d: int(d.id[1:]) if d.id[1:].isdigit() else 0, default=None)
 
     async def _overloaded(self, req: TurnRequest, tools: AgentTools) -> None:
         """Rowan's model service is overloaded for a moment and answers on retry (an agent in error
