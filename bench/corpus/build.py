@@ -2,7 +2,7 @@
 
 Each source module (one per repository shape) sets ``SHAPE``, ``REPO`` (the repo script, next to
 the task files) and ``TASKS``: dicts with ``id``, ``split``, ``kind``, ``goal`` (what the agent
-sees), ``solution`` (the reference edits, for the validator only) and either ``check`` (Python run
+sees), ``setup`` (optional: code the check starts with, shared by a module's checks), ``solution`` (the reference edits, for the validator only) and either ``check`` (Python run
 in the finished repository, exit 0 = done) or ``mutants`` (for a task that asks for a test: the
 check is then generated, see :data:`MUTATION_CHECK`).
 
@@ -78,7 +78,7 @@ def _entry(task: dict, shape: str, repo: str) -> dict:
     if mutants:
         check = MUTATION_CHECK % json.dumps(mutants)
     else:
-        check = task["check"]
+        check = textwrap.dedent(task.get("setup", "")) + textwrap.dedent(task["check"])
     entry = {"id": task["id"], "split": task["split"], "goal": textwrap.dedent(task["goal"]).strip(), "check": textwrap.dedent(check).strip() + "\n",
              "repo": repo, "shape": shape, "kind": task["kind"], "solution": task["solution"]}
     if mutants:

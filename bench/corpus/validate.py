@@ -111,6 +111,10 @@ def shape_problems(task: dict) -> str:
         return f"unknown kind {task['kind']!r}"
     if task["kind"] == "add-test" and not task.get("mutants"):
         return "an add-test task without mutants"
+    try:
+        compile(task["check"], task["id"], "exec")
+    except SyntaxError as exc:
+        return f"the check does not compile: {exc}"
     if not (HERE / task["repo"]).is_file():
         return f"repo script {task['repo']} not found"
     return ""
