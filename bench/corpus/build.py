@@ -4,7 +4,9 @@ Each source module (one per repository shape) sets ``SHAPE``, ``REPO`` (the repo
 the task files) and ``TASKS``: dicts with ``id``, ``split``, ``kind``, ``goal`` (what the agent
 sees), ``setup`` (optional: code the check starts with, shared by a module's checks), ``solution`` (the reference edits, for the validator only) and either ``check`` (Python run
 in the finished repository, exit 0 = done) or ``mutants`` (for a task that asks for a test: the
-check is then generated, see :data:`MUTATION_CHECK`).
+check is then generated, see :data:`MUTATION_CHECK`). Optional ``alternatives`` (other correct
+solutions: the check must pass on each) and ``wrong`` (plausible wrong ones: it must fail on each)
+are ``{"why", "edits"}`` dicts; a module may add them from its own ``VARIANTS`` (id -> keys).
 
     python bench/corpus/build.py            # write dev.json and holdout.json
     python bench/corpus/build.py --check    # exit 1 when they differ from the sources
@@ -67,7 +69,11 @@ def load_sources(folder: Path = HERE / "tasks") -> list[dict]:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        tasks += [_entry(task, module.SHAPE, module.REPO) for task in module.TASKS]
+        variants = getattr(module, "VARIANTS", {})
+        unknown = set(variants) - {task["id"] for task in module.TASKS}
+        if unknown:
+            raise ValueError(f"{path.name}: VARIANTS of no task: {sorted(unknown)}")
+        tasks += [_entry({**task, **variants.get(task["id"], {})}, module.SHAPE, module.REPO) for task in module.TASKS]
     return tasks
 
 
@@ -83,6 +89,9 @@ def _entry(task: dict, shape: str, repo: str) -> dict:
              "repo": repo, "shape": shape, "kind": task["kind"], "solution": task["solution"]}
     if mutants:
         entry["mutants"] = mutants
+    for key in ("alternatives", "wrong"):
+        if task.get(key):
+            entry[key] = task[key]
     return entry
 
 

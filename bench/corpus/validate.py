@@ -5,7 +5,9 @@ For each task of ``dev.json`` and ``holdout.json``: build the start repository f
 script (once per script, then copied), run the check (it must fail), apply the reference solution,
 run the check again (it must pass) and the repository's tests (they must pass). For a task that
 asks for a test, each mutant must also survive the start repository's tests (else it proves
-nothing about the new test). Checks run in temporary folders, two tasks at a time by default.
+nothing about the new test). The check must also pass on each other correct solution a task lists
+(``alternatives``) and fail on each plausible wrong one (``wrong``). Checks run in temporary
+folders, two tasks at a time by default.
 
     python bench/corpus/validate.py                  # every task; exit 1 on any failure
     python bench/corpus/validate.py --split dev --jobs 1
@@ -57,10 +59,11 @@ def run_tests(repo: Path) -> subprocess.CompletedProcess[str]:
 
 
 def apply_solution(repo: Path, edits: list[dict]) -> None:
-    """Apply a reference solution: write whole files, or replace text found exactly once.
+    """Apply a reference solution: write whole files, add to their end, or replace text found exactly once (text of
+    several lines, or replaced by several lines, must start at the start of a line).
 
     Raises:
-        ValueError: an edit's text is not in its file exactly once.
+        ValueError: an edit's text is not in its file exactly once, or a block starts inside a line.
     """
     for change in edits:
         path = repo / change["path"]
@@ -68,9 +71,16 @@ def apply_solution(repo: Path, edits: list[dict]) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(change["content"], encoding="utf-8")
             continue
+        if "append" in change:
+            path.write_text(path.read_text(encoding="utf-8").rstrip("\n") + "\n\n\n" + change["append"], encoding="utf-8")
+            continue
         text = path.read_text(encoding="utf-8")
         if text.count(change["old"]) != 1:
             raise ValueError(f"solution edit of {change['path']}: its text is there {text.count(change['old'])} times")
+        at = text.index(change["old"])
+        if "\n" in change["old"] + change["new"] and at and text[at - 1] != "\n":
+            # a block put in the middle of a line would land at the wrong indentation
+            raise ValueError(f"solution edit of {change['path']}: a block of lines that starts inside a line")
         path.write_text(text.replace(change["old"], change["new"]), encoding="utf-8")
 
 
@@ -96,11 +106,22 @@ def validate_task(task: dict, start: Path, work: Path) -> str:
     after = run_check(task["check"], repo)
     if after.returncode != 0:
         return f"the check fails on the reference solution: {_tail(after)}"
-    if task.get("mutants"):
-        return ""  # the check itself ran the repository's tests on the solution first (they passed)
-    tests = run_tests(repo)
-    if tests.returncode != 0:
-        return f"the repository's tests fail on the reference solution: {_tail(tests)}"
+    if not task.get("mutants"):  # (an add-test check runs the repository's tests itself first)
+        tests = run_tests(repo)
+        if tests.returncode != 0:
+            return f"the repository's tests fail on the reference solution: {_tail(tests)}"
+    for key, must_pass in (("alternatives", True), ("wrong", False)):
+        for n, other in enumerate(task.get(key, []), 1):
+            copy = work / f"{task['id']}-{key}-{n}"
+            shutil.copytree(start, copy)
+            try:
+                apply_solution(copy, other["edits"])
+            except (OSError, ValueError) as exc:
+                return f"{key} {n} ({other['why']}): {exc}"
+            run = run_check(task["check"], copy)
+            if (run.returncode == 0) != must_pass:
+                said = "fails on" if must_pass else "passes"
+                return f"the check {said} {key} {n} ({other['why']}): {_tail(run)}"
     return ""
 
 

@@ -16,9 +16,19 @@ def write(path: str, content: str) -> dict[str, str]:
     return {"path": path, "content": textwrap.dedent(content).lstrip("\n")}
 
 
+def append(path: str, text: str) -> dict[str, str]:
+    """Add ``text`` (dedented) at the end of ``path``, after two blank lines."""
+    return {"path": path, "append": textwrap.dedent(text).strip("\n") + "\n"}
+
+
 def mutant(path: str, old: str, new: str, why: str) -> dict[str, str]:
     """A wrong version of the code: ``old`` replaced by ``new`` in ``path``; ``why`` says what it breaks."""
     return {"path": path, "old": old, "new": new, "why": why}
+
+
+def variant(why: str, *edits: dict[str, str]) -> dict:
+    """Another solution of a task (correct or wrong, by the list it is in): why, then its edits."""
+    return {"why": why, "edits": list(edits)}
 
 
 def _text(block: str, indent: int) -> str:

@@ -167,10 +167,12 @@ TASKS = [
                 show.add_argument("--category", help="only this category")
                 show.add_argument("--min", type=float, help="only entries of at least this amount")''', indent=4),
             edit("ledger/cli.py", '''
-                        entries = [e for e in entries if e.category == args.category]''', '''
-                        entries = [e for e in entries if e.category == args.category]
-                    if args.min is not None:
-                        entries = [e for e in entries if e.amount >= args.min]''', indent=8),
+                if args.category:
+                    entries = [e for e in entries if e.category == args.category]''', '''
+                if args.category:
+                    entries = [e for e in entries if e.category == args.category]
+                if args.min is not None:
+                    entries = [e for e in entries if e.amount >= args.min]''', indent=8),
         ],
     },
     {
@@ -249,7 +251,7 @@ TASKS = [
         "setup": LEDGER, "check": """
             entries(("2026-01-02", 5, "food", ""))
             before = content()
-            for bad in ("yesterday", "2026-13-01", "2026-02-30", ""):
+            for bad in ("yesterday", "2026-13-01", "2026-02-30", "03/02/2026"):
                 code, out, err = ledger("add", "5", "food", "--date", bad)
                 assert code == 2, (bad, code, out, err)
                 assert "date" in err.lower(), (bad, err)
@@ -417,8 +419,8 @@ TASKS = [
         "mutants": [
             mutant("ledger/cli.py", "entries = [e for e in entries if e.category == args.category]",
                    "entries = list(entries)", "list --category shows every category"),
-            mutant("ledger/cli.py", "entries = [e for e in entries if e.category == args.category]",
-                   "entries = entries[:1]", "list --category shows the first entry only"),
+            mutant("ledger/cli.py", "if e.category == args.category]", "if e.category != args.category]",
+                   "list --category shows every category but that one"),
         ],
         "solution": [edit("tests/test_cli.py", '''
             def test_total(self):''', '''

@@ -1,6 +1,6 @@
 """Tasks on the "flat" shape (flat.py): textutil.py and numfmt.py, tested with unittest."""
 
-from _spec import edit, mutant
+from _spec import append, edit, mutant, variant, write
 
 SHAPE = "flat"
 REPO = "flat.py"
@@ -84,8 +84,9 @@ TASKS = [
                 >>> textutil.truncate("hello world", 8)
                 'hello wo...'
 
-            That is 11 characters. The result, suffix included, must never be longer than width, so this call
-            should give 'hello...'. Text that already fits must still come back unchanged.
+            That is 11 characters. The result, suffix included, must never be longer than width: as much of the
+            text as fits, then the suffix, so this call should give 'hello...'. Text that already fits must still
+            come back unchanged.
         """,
         "check": """
             from textutil import truncate
@@ -300,7 +301,8 @@ TASKS = [
         "goal": """
             title_case() keeps small words like "of", "the" and "and" lower-case inside a title but capitalises
             them as the first or last word ("the lord of the rings" -> "The Lord of the Rings"). Nothing tests
-            that; please add a test for it to test_textutil.py. Don't change textutil.py.
+            that; please add a test to test_textutil.py that covers both: a small word inside the title, and a
+            small word as the first or last word. Don't change textutil.py.
         """,
         "mutants": [
             mutant("textutil.py", "and word.lower() in SMALL_WORDS", "and word.lower() in ()",
@@ -338,3 +340,205 @@ TASKS = [
                     self.assertEqual(human_size(1024), "1.0 KB")''', indent=4)],
     },
 ]
+
+TRUNCATE_RETURN = "    return text[:width] + suffix"
+SIZE_KB = '''
+    elif n < 1024 ** 2:
+        return f"{n / 1024:.1f} KB"'''
+
+VARIANTS = {
+    "flat-initials": {
+        "alternatives": [variant("hyphens replaced, then split", edit("textutil.py", "import re", '''
+            import re
+
+
+            def initials(name):
+                return "".join(word[0] for word in name.replace("-", " ").split()).upper()'''))],
+        "wrong": [variant("splits on spaces only", edit("textutil.py", "import re", '''
+            import re
+
+
+            def initials(name):
+                return "".join(word[0].upper() for word in name.split())'''))],
+    },
+    "flat-format-duration": {
+        "alternatives": [variant("a list built step by step", edit("numfmt.py", "def ordinal(n):", '''
+            def format_duration(seconds):
+                parts = []
+                if seconds >= 3600:
+                    parts.append(f"{seconds // 3600}h")
+                if seconds % 3600 >= 60:
+                    parts.append(f"{seconds % 3600 // 60}m")
+                if seconds % 60 or not parts:
+                    parts.append(f"{seconds % 60}s")
+                return " ".join(parts)
+
+
+            def ordinal(n):'''))],
+        "wrong": [variant("zero parts kept", edit("numfmt.py", "def ordinal(n):", '''
+            def format_duration(seconds):
+                h, rest = divmod(seconds, 3600)
+                m, s = divmod(rest, 60)
+                return f"{h}h {m}m {s}s"
+
+
+            def ordinal(n):'''))],
+    },
+    "flat-ordinal-teens": {
+        "alternatives": [variant("the teens tested first", edit("numfmt.py", '''
+            suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")''', '''
+            if n % 100 in (11, 12, 13):
+                return f"{n}th"
+            suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")''', indent=4))],
+        "wrong": [variant("only 11 to 13 themselves", edit("numfmt.py", '''
+            suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")''', '''
+            suffix = "th" if n in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")''', indent=4))],
+    },
+    "flat-truncate-width": {
+        "alternatives": [variant("room computed first", edit("textutil.py", TRUNCATE_RETURN, '''
+            room = max(0, width - len(suffix))
+            return text[:room] + suffix''', indent=4))],
+        "wrong": [variant("the suffix's length taken as 3", edit("textutil.py", TRUNCATE_RETURN,
+                                                               "    return text[:width - 3] + suffix"))],
+    },
+    "flat-slug-separator": {
+        "alternatives": [variant("the dashes replaced at the end", edit("textutil.py", '''
+            def slugify(text):
+                """A lower-case ASCII slug for text: 'Hello, World!' -> 'hello-world'."""
+                ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+                return "-".join(re.findall(r"[a-z0-9]+", ascii_text.lower()))''', '''
+            def slugify(text, separator="-"):
+                ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+                return "-".join(re.findall(r"[a-z0-9]+", ascii_text.lower())).replace("-", separator)'''))],
+        "wrong": [variant("the parameter is not used", edit("textutil.py", "def slugify(text):",
+                                                          'def slugify(text, separator="-"):'))],
+    },
+    "flat-size-precision": {
+        "alternatives": [variant("a loop with the precision in the format", edit("numfmt.py", '''
+            def human_size(n):
+                """A byte count as a short string: 512 -> '512 B', 1536 -> '1.5 KB'."""''', '''
+            def human_size(n, precision=1):
+                if n < 1024:
+                    return f"{n} B"
+                value = n
+                for unit in ("KB", "MB", "GB", "TB"):
+                    value /= 1024
+                    if value < 1024 or unit == "TB":
+                        return f"{value:.{precision}f} {unit}"
+
+
+            def _old_human_size(n):'''))],
+        "wrong": [variant("round() then str(), which drops trailing zeros", edit("numfmt.py", "def human_size(n):",
+                                                                           "def human_size(n, precision=1):"),
+                          edit("numfmt.py", SIZE_KB, '''
+                              elif n < 1024 ** 2:
+                                  return f"{round(n / 1024, precision)} KB"''', indent=4))],
+    },
+    "flat-size-negative": {
+        "alternatives": [variant("a guard at the end of the byte branch", edit("numfmt.py", '''
+            if n < 1024:
+                return f"{n} B"''', '''
+            if n < 1024:
+                if n < 0:
+                    raise ValueError("negative size")
+                return f"{n} B"''', indent=4))],
+        "wrong": [variant("an assert (AssertionError, and gone under -O)", edit("numfmt.py", '''
+            if n < 1024:
+                return f"{n} B"''', '''
+            assert n >= 0, "negative size"
+            if n < 1024:
+                return f"{n} B"''', indent=4))],
+    },
+    "flat-percent-zero": {
+        "alternatives": [variant("the ZeroDivisionError translated", edit("numfmt.py", '''
+            return f"{100 * part / whole:.1f}%"''', '''
+            try:
+                return f"{100 * part / whole:.1f}%"
+            except ZeroDivisionError:
+                raise ValueError("cannot take a percentage of a zero whole") from None''', indent=4))],
+        "wrong": [variant("a message that does not say what is wrong", edit("numfmt.py", '''
+            return f"{100 * part / whole:.1f}%"''', '''
+            if not whole:
+                raise ValueError("bad input")
+            return f"{100 * part / whole:.1f}%"''', indent=4))],
+    },
+    "flat-words-helper": {
+        "alternatives": [variant("words() defined last, title_case iterating over it", edit("textutil.py", """
+            words = re.findall(r"[\\w']+", text)
+            out = []
+            for i, word in enumerate(words):
+                if 0 < i < len(words) - 1""", """
+            found = words(text)
+            out = []
+            for i, word in enumerate(found):
+                if 0 < i < len(found) - 1""", indent=4), edit("textutil.py", """
+            return len(re.findall(r"[\\w']+", text))""", """
+            return sum(1 for _ in words(text))""", indent=4), append("textutil.py", """
+            def words(text):
+                return re.findall(r"[\\w']+", text)"""))],
+        "wrong": [variant("words() added, title_case keeps its own copy", edit("textutil.py", """
+            return len(re.findall(r"[\\w']+", text))""", """
+            return len(words(text))""", indent=4), append("textutil.py", """
+            def words(text):
+                return re.findall(r"[\\w']+", text)"""))],
+    },
+    "flat-size-units-loop": {
+        "alternatives": [variant("a loop dividing step by step", edit("numfmt.py", '''
+            def human_size(n):
+                """A byte count as a short string: 512 -> '512 B', 1536 -> '1.5 KB'."""''', '''
+            UNITS = ("B", "KB", "MB", "GB", "TB")
+
+
+            def human_size(n):
+                value, unit = n, UNITS[0]
+                for bigger in UNITS[1:]:
+                    if value < 1024:
+                        break
+                    value, unit = value / 1024, bigger
+                return f"{value} {unit}" if unit == UNITS[0] else f"{value:.1f} {unit}"
+
+
+            def _old_human_size(n):'''))],
+        "wrong": [variant("UNITS added, the chain kept", edit("numfmt.py", '''
+            def human_size(n):''', '''
+            UNITS = ("B", "KB", "MB", "GB", "TB")
+
+
+            def human_size(n):'''))],
+    },
+    "flat-title-small-words-test": {
+        "alternatives": [variant("a pytest function in a new file", write("test_title_case.py", '''
+            from textutil import title_case
+
+
+            def test_small_words():
+                assert title_case("a tale of two cities") == "A Tale of Two Cities"
+            '''))],
+        "wrong": [variant("a small word inside the title only", write("test_title_case.py", '''
+            from textutil import title_case
+
+
+            def test_small_words():
+                assert title_case("war and peace") == "War and Peace"
+            '''))],
+    },
+    "flat-size-boundary-test": {
+        "alternatives": [variant("a parametrized pytest test in a new file", write("test_boundary.py", '''
+            import pytest
+
+            from numfmt import human_size
+
+
+            @pytest.mark.parametrize("n, text", [(1023, "1023 B"), (1024, "1.0 KB")])
+            def test_boundary(n, text):
+                assert human_size(n) == text
+            '''))],
+        "wrong": [variant("a test far from the boundary", write("test_boundary.py", '''
+            from numfmt import human_size
+
+
+            def test_kilobytes():
+                assert human_size(2048) == "2.0 KB"
+            '''))],
+    },
+}

@@ -1,6 +1,6 @@
 """Tasks on the "package" shape (package.py): the inventory package, pytest with fixtures."""
 
-from _spec import edit, mutant
+from _spec import append, edit, mutant
 
 SHAPE = "package"
 REPO = "package.py"
@@ -285,10 +285,7 @@ TASKS = [
                 sku, name, qty, price, category = line.split(",")
                 inventory.add(Item(sku, name, int(qty), float(price), category))''', '''
                 inventory.add(parse_row(line.split(",")))''', indent=8),
-            edit("inventory/csvio.py", "    return inventory", '''
-                return inventory
-
-
+            append("inventory/csvio.py", '''
                 def parse_row(row):
                     """The Item of one CSV row: [sku, name, qty, price, category]."""
                     sku, name, qty, price, category = row
@@ -352,7 +349,7 @@ TASKS = [
         """,
         "mutants": [
             mutant("inventory/csvio.py", 'f"{item.price:.2f}"', 'f"{item.price:.0f}"', "prices lose their cents"),
-            mutant("inventory/csvio.py", "item.qty, f", "1, f", "quantities are not saved"),
+            mutant("inventory/csvio.py", "item.qty, f", "item.qty + 1, f", "quantities are saved off by one"),
             mutant("inventory/csvio.py", "item.category])", '"general"])', "categories are not saved"),
         ],
         "solution": [edit("tests/test_csvio.py", '''
