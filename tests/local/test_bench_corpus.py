@@ -88,10 +88,18 @@ def test_the_validator_accepts_a_task_and_names_what_is_wrong_with_a_broken_one(
         "the check fails on the reference solution")
     wrong_place = [{**fix["solution"][0], "old": "text that is not in the file"}]
     assert "is there 0 times" in validate.validate_task({**fix, "solution": wrong_place}, start, tmp_path / "d")
-    breaks_tests = [{**fix["solution"][0], "new": fix["solution"][0]["new"] + "\nraise SystemExit(3)"}]
+    failing_test = {"path": "test_broken.py", "content": "def test_broken():\n    assert False\n"}
     assert "tests fail on the reference solution" in validate.validate_task(
-        {**fix, "check": "import sys; sys.exit(0 if open('.git/HEAD') and __import__('os').path.exists('x') else 1)",
-         "solution": breaks_tests + [{"path": "x", "content": ""}]}, start, tmp_path / "e")
+        {**fix, "solution": [*fix["solution"], failing_test]}, start, tmp_path / "e")
+    inside = [{**fix["solution"][0], "new": fix["solution"][0]["new"] + "\n"}]
+    if not fix["solution"][0]["old"].startswith(" "):  # a block must start at the start of a line
+        assert "starts inside a line" in validate.validate_task({**fix, "solution": inside}, start, tmp_path / "f")
+    itself = {"why": "the reference solution", "edits": fix["solution"]}
+    assert validate.validate_task({**fix, "alternatives": [itself]}, start, tmp_path / "g") == ""
+    assert validate.validate_task({**fix, "wrong": [itself]}, start, tmp_path / "h").startswith(
+        "the check passes wrong 1 (the reference solution)")
+    assert validate.validate_task({**fix, "alternatives": [{"why": "nothing", "edits": []}]}, start,
+                                  tmp_path / "i").startswith("the check fails on alternatives 1 (nothing)")
 
 
 def test_the_validator_refuses_a_mutant_the_old_tests_already_catch(starts: dict[str, Path], tmp_path: Path) -> None:
