@@ -1,6 +1,6 @@
 """Tasks on the "package" shape (package.py): the inventory package, pytest with fixtures."""
 
-from _spec import append, edit, mutant
+from _spec import append, edit, mutant, variant, write
 
 SHAPE = "package"
 REPO = "package.py"
@@ -384,3 +384,242 @@ TASKS = [
             def test_unknown_sku(inventory):''')],
     },
 ]
+
+LOAD_BODY = '''
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        sku, name, qty, price, category = line.split(",")
+        inventory.add(Item(sku, name, int(qty), float(price), category))'''
+"""How load_csv reads the file, at its indentation."""
+
+REMOVE = '''
+    def remove(self, sku, qty=1):
+        """Take qty units of an item out of stock; an item with no units left is dropped."""
+        item = self.get_item(sku)
+        item.qty -= qty'''
+
+VARIANTS = {
+    "pkg-search": {
+        "alternatives": [variant("casefold and attrgetter", edit("inventory/store.py", "from inventory.errors import UnknownSku",
+                                                                "from operator import attrgetter\n\nfrom inventory.errors import UnknownSku"),
+                                 edit("inventory/store.py", '''
+                                     def __len__(self):''', '''
+                                     def search(self, text):
+                                         found = [i for i in self._items if text.casefold() in i.name.casefold()]
+                                         found.sort(key=attrgetter("sku"))
+                                         return found
+
+                                     def __len__(self):''', indent=4))],
+        "wrong": [variant("case-sensitive", edit("inventory/store.py", '''
+            def items(self):''', '''
+            def search(self, text):
+                return sorted((i for i in self._items if text in i.name), key=lambda i: i.sku)
+
+            def items(self):''', indent=4))],
+    },
+    "pkg-value-by-category": {
+        "alternatives": [variant("a defaultdict, not rounded", edit("inventory/store.py", '''
+            def low_stock(self, threshold=5):''', '''
+            def value_by_category(self):
+                import collections
+                totals = collections.defaultdict(float)
+                for item in self._items:
+                    totals[item.category] += item.qty * item.price
+                return dict(totals)
+
+            def low_stock(self, threshold=5):''', indent=4))],
+        "wrong": [variant("prices summed, not values", edit("inventory/store.py", '''
+            def low_stock(self, threshold=5):''', '''
+            def value_by_category(self):
+                totals = {}
+                for item in self._items:
+                    totals[item.category] = totals.get(item.category, 0) + item.price
+                return totals
+
+            def low_stock(self, threshold=5):''', indent=4))],
+    },
+    "pkg-csv-quoted-names": {
+        "alternatives": [variant("csv.DictReader", edit("inventory/csvio.py", LOAD_BODY, '''
+            with open(path, newline="", encoding="utf-8") as f:
+                for row in csv.DictReader(f):
+                    if row["sku"]:
+                        inventory.add(Item(row["sku"], row["name"], int(row["qty"]), float(row["price"]), row["category"]))''',
+                indent=4))],
+        "wrong": [variant("the name taken as everything between the first and the last three commas",
+                          edit("inventory/csvio.py", '''
+                              sku, name, qty, price, category = line.split(",")''', '''
+                              sku, rest = line.split(",", 1)
+                              name, qty, price, category = rest.rsplit(",", 3)''', indent=8))],
+    },
+    "pkg-low-stock-threshold": {
+        "alternatives": [variant("not above the threshold", edit("inventory/store.py", "if item.qty < threshold]",
+                                                                 "if not item.qty > threshold]"))],
+        "wrong": [variant("the default raised to 6 instead", edit("inventory/store.py", "def low_stock(self, threshold=5):",
+                                                                  "def low_stock(self, threshold=6):"))],
+    },
+    "pkg-total-value-category": {
+        "alternatives": [variant("items filtered first", edit("inventory/store.py", '''
+            def total_value(self):
+                """The value of all the stock, rounded to cents."""
+                return round(sum(item.value for item in self._items), 2)''', '''
+            def total_value(self, category=None):
+                items = self._items
+                if category is not None:
+                    items = [i for i in items if i.category == category]
+                return round(sum(i.value for i in items), 2)''', indent=4))],
+        "wrong": [variant("an unknown category counts everything", edit("inventory/store.py", '''
+            def total_value(self):
+                """The value of all the stock, rounded to cents."""
+                return round(sum(item.value for item in self._items), 2)''', '''
+            def total_value(self, category=None):
+                items = [i for i in self._items if i.category == category] or self._items
+                return round(sum(i.value for i in items), 2)''', indent=4))],
+    },
+    "pkg-load-skip-invalid": {
+        "alternatives": [variant("csv.reader and a helper", edit("inventory/csvio.py", '''
+            def load_csv(path):
+                """Read an inventory written by save_csv."""''', '''
+            def load_csv(path, skip_invalid=False):
+                inventory = Inventory()
+                with open(path, newline="", encoding="utf-8") as f:
+                    rows = list(csv.reader(f))[1:]
+                for row in filter(None, rows):
+                    try:
+                        item = Item(row[0], row[1], int(row[2]), float(row[3]), row[4])
+                    except (ValueError, IndexError):
+                        if not skip_invalid:
+                            raise ValueError(f"bad row: {row}") from None
+                        continue
+                    inventory.add(item)
+                return inventory
+
+
+            def _old_load_csv(path):'''))],
+        "wrong": [variant("only short rows skipped", edit("inventory/csvio.py", "def load_csv(path):",
+                                                        "def load_csv(path, skip_invalid=False):"),
+                          edit("inventory/csvio.py", '''
+                              sku, name, qty, price, category = line.split(",")''', '''
+                              if skip_invalid and line.count(",") != 4:
+                                  continue
+                              sku, name, qty, price, category = line.split(",")''', indent=8))],
+    },
+    "pkg-insufficient-stock": {
+        "alternatives": [variant("checked before the item is touched, with a message", edit(
+            "inventory/errors.py", '''
+                class UnknownSku(InventoryError, KeyError):''', '''
+                class InsufficientStock(InventoryError):
+                    def __init__(self, sku, have, want):
+                        super().__init__(f"only {have} of {sku}, {want} asked")
+
+
+                class UnknownSku(InventoryError, KeyError):'''),
+            edit("inventory/store.py", REMOVE, '''
+                def remove(self, sku, qty=1):
+                    from inventory.errors import InsufficientStock
+                    have = self.get_item(sku).qty
+                    if have < qty:
+                        raise InsufficientStock(sku, have, qty)
+                    item = self.get_item(sku)
+                    item.qty -= qty''', indent=4))],
+        "wrong": [variant("raised after the stock was changed", edit(
+            "inventory/errors.py", '''
+                class UnknownSku(InventoryError, KeyError):''', '''
+                class InsufficientStock(InventoryError):
+                    pass
+
+
+                class UnknownSku(InventoryError, KeyError):'''),
+            edit("inventory/store.py", REMOVE, '''
+                def remove(self, sku, qty=1):
+                    from inventory.errors import InsufficientStock
+                    item = self.get_item(sku)
+                    item.qty -= qty
+                    if item.qty < 0:
+                        raise InsufficientStock(sku)''', indent=4))],
+    },
+    "pkg-item-validation": {
+        "alternatives": [variant("one test of both", edit("inventory/models.py", '''
+            @property''', '''
+            def __post_init__(self):
+                if min(self.qty, self.price) < 0:
+                    raise ValueError("quantity and price must be at least 0")
+
+            @property''', indent=4))],
+        "wrong": [variant("checked when added to an inventory, not when created", edit("inventory/store.py", '''
+            def add(self, item):
+                """Add an item; an item whose SKU is already there adds its quantity to it."""''', '''
+            def add(self, item):
+                if item.qty < 0 or item.price < 0:
+                    raise ValueError("negative")''', indent=4))],
+    },
+    "pkg-parse-row": {
+        "alternatives": [variant("csv.reader rows handed to parse_row", edit("inventory/csvio.py", LOAD_BODY, '''
+            with open(path, newline="", encoding="utf-8") as f:
+                rows = list(csv.reader(f))
+            for row in rows[1:]:
+                if row:
+                    inventory.add(parse_row(row))''', indent=4),
+            append("inventory/csvio.py", '''
+                def parse_row(row):
+                    sku, name, qty, price, category = row
+                    return Item(sku=sku, name=name, qty=int(qty), price=float(price), category=category)'''))],
+        "wrong": [variant("parse_row added, load_csv keeps its own copy", append("inventory/csvio.py", '''
+            def parse_row(row):
+                sku, name, qty, price, category = row
+                return Item(sku, name, int(qty), float(price), category)'''))],
+    },
+    "pkg-get-rename": {
+        "alternatives": [variant("get_item wraps get, remove calls get", edit("inventory/store.py", '''
+            def get_item(self, sku):
+                """The item with this SKU. Raises UnknownSku when there is none."""''', '''
+            def get_item(self, sku):
+                import warnings
+                warnings.warn("use get()", DeprecationWarning)
+                return self.get(sku)
+
+            def get(self, sku):''', indent=4),
+            edit("inventory/store.py", "        item = self.get_item(sku)\n", "        item = self.get(sku)\n"))],
+        "wrong": [variant("a silent alias", edit("inventory/store.py", '''
+            def remove(self, sku, qty=1):''', '''
+            get = get_item
+
+            def remove(self, sku, qty=1):''', indent=4))],
+    },
+    "pkg-roundtrip-test": {
+        "alternatives": [variant("items of its own, compared field by field", write("tests/test_roundtrip.py", '''
+            from inventory import Inventory, Item
+            from inventory.csvio import load_csv, save_csv
+
+
+            def test_round_trip(tmp_path):
+                path = tmp_path / "out.csv"
+                items = [Item("P-1", "Paint white", 7, 12.35, "paint"), Item("R-2", "Roller", 2, 4.5, "tools")]
+                save_csv(Inventory(items), path)
+                loaded = [(i.sku, i.name, i.qty, i.price, i.category) for i in load_csv(path).items()]
+                assert loaded == [("P-1", "Paint white", 7, 12.35, "paint"), ("R-2", "Roller", 2, 4.5, "tools")]
+            '''))],
+        "wrong": [variant("only the number of items compared", write("tests/test_roundtrip.py", '''
+            from inventory.csvio import load_csv, save_csv
+
+
+            def test_round_trip(inventory, csv_path):
+                save_csv(inventory, csv_path)
+                assert len(load_csv(csv_path)) == len(inventory)
+            '''))],
+    },
+    "pkg-remove-all-test": {
+        "alternatives": [variant("a new file, the item counted out", write("tests/test_remove_all.py", '''
+            def test_remove_everything(inventory):
+                inventory.remove("S-300", 12)
+                assert len(inventory) == 2
+            '''))],
+        "wrong": [variant("removes only some units", write("tests/test_remove_all.py", '''
+            def test_remove_some(inventory):
+                inventory.remove("S-300", 2)
+                assert inventory.get_item("S-300").qty == 10
+            '''))],
+    },
+}
