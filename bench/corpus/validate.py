@@ -63,7 +63,9 @@ def apply_solution(repo: Path, edits: list[dict]) -> None:
     several lines, or replaced by several lines, must start at the start of a line).
 
     Raises:
-        ValueError: an edit's text is not in its file exactly once, or a block starts inside a line.
+        ValueError: an edit's text is not in its file exactly once, a block starts inside a line, or a
+            Python file it changes does not compile (a wrong solution must fail the check on its
+            behaviour, not on a typo of the corpus).
     """
     for change in edits:
         path = repo / change["path"]
@@ -82,6 +84,11 @@ def apply_solution(repo: Path, edits: list[dict]) -> None:
             # a block put in the middle of a line would land at the wrong indentation
             raise ValueError(f"solution edit of {change['path']}: a block of lines that starts inside a line")
         path.write_text(text.replace(change["old"], change["new"]), encoding="utf-8")
+    for rel in sorted({change["path"] for change in edits if change["path"].endswith(".py")}):
+        try:
+            compile((repo / rel).read_text(encoding="utf-8"), rel, "exec")
+        except SyntaxError as exc:
+            raise ValueError(f"{rel} does not compile after the edits: {exc}") from None
 
 
 def _tail(run: subprocess.CompletedProcess[str]) -> str:

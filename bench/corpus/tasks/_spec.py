@@ -26,6 +26,11 @@ def mutant(path: str, old: str, new: str, why: str) -> dict[str, str]:
     return {"path": path, "old": old, "new": new, "why": why}
 
 
+def join(*blocks: str) -> str:
+    """Blocks of code written at different indentations, each dedented, one after the other."""
+    return "\n".join(textwrap.dedent(block).strip("\n") for block in blocks)
+
+
 def variant(why: str, *edits: dict[str, str]) -> dict:
     """Another solution of a task (correct or wrong, by the list it is in): why, then its edits."""
     return {"why": why, "edits": list(edits)}

@@ -1,6 +1,6 @@
 """Tasks on the "cli" shape (cli.py): the ledger command (argparse), tested with unittest."""
 
-from _spec import edit, mutant, write
+from _spec import append, edit, join, mutant, variant, write
 
 SHAPE = "cli"
 REPO = "cli.py"
@@ -38,11 +38,11 @@ TASKS = [
             sorted by category name.
         """,
         "setup": LEDGER, "check": """
-            entries(("2026-01-02", 12.5, "food", ""), ("2026-01-03", 30, "travel", "train"), ("2026-01-04", 2.25, "food", ""),
+            entries(("2026-01-02", 12.5, "food", ""), ("2026-01-03", 30, "travel", "train"), ("2026-01-04", 22.25, "food", ""),
                     ("2026-01-05", 10, "books", ""))
             code, out, err = ledger("categories")
             assert code == 0, err
-            assert out.split("\\n")[:3] == ["books: 10.00", "food: 14.75", "travel: 30.00"], out
+            assert out.split("\\n")[:3] == ["books: 10.00", "food: 34.75", "travel: 30.00"], out
             assert out.strip().count("\\n") == 2, out
             entries()
             assert ledger("categories")[:2] == (0, ""), ledger("categories")
@@ -455,3 +455,287 @@ TASKS = [
             def test_entries_are_saved(self):''', indent=4)],
     },
 ]
+
+ADD_DATE = "        date = datetime.date.today().isoformat()"
+LIST_FILTER = '''
+        if args.category:
+            entries = [e for e in entries if e.category == args.category]'''
+
+VARIANTS = {
+    "cli-categories": {
+        "alternatives": [variant("a function of its own, a defaultdict", edit("ledger/cli.py", PARSER_END, '''
+            total.add_argument("--category", help="only this category")
+            sub.add_parser("categories")
+            return parser''', indent=4), edit("ledger/cli.py", TOTAL_BRANCH, join(TOTAL_BRANCH, '''
+            elif args.command == "categories":
+                show_categories(book.load(args.file))'''), indent=4), append("ledger/cli.py", '''
+            def show_categories(entries):
+                import collections
+                sums = collections.defaultdict(float)
+                for entry in entries:
+                    sums[entry.category] += entry.amount
+                for name in sorted(sums):
+                    print("%s: %.2f" % (name, sums[name]))'''))],
+        "wrong": [variant("sorted by total, not by name", edit("ledger/cli.py", PARSER_END, '''
+            total.add_argument("--category", help="only this category")
+            sub.add_parser("categories")
+            return parser''', indent=4), edit("ledger/cli.py", TOTAL_BRANCH, join(TOTAL_BRANCH, '''
+            elif args.command == "categories":
+                entries = book.load(args.file)
+                sums = {c: book.total(entries, c) for c in {e.category for e in entries}}
+                for name, value in sorted(sums.items(), key=lambda kv: kv[1]):
+                    print(f"{name}: {value:.2f}")'''), indent=4))],
+    },
+    "cli-month": {
+        "alternatives": [variant("dates parsed", edit("ledger/cli.py", PARSER_END, '''
+            total.add_argument("--category", help="only this category")
+            sub.add_parser("month").add_argument("month")
+            return parser''', indent=4), edit("ledger/cli.py", TOTAL_BRANCH, join(TOTAL_BRANCH, '''
+            elif args.command == "month":
+                year, month = map(int, args.month.split("-"))
+                chosen = []
+                for e in book.load(args.file):
+                    d = datetime.date.fromisoformat(e.date)
+                    if (d.year, d.month) == (year, month):
+                        chosen.append(e)
+                print("Total for %s: %.2f" % (args.month, book.total(chosen)))'''), indent=4))],
+        "wrong": [variant("the month of every year", edit("ledger/cli.py", PARSER_END, '''
+            total.add_argument("--category", help="only this category")
+            sub.add_parser("month").add_argument("month")
+            return parser''', indent=4), edit("ledger/cli.py", TOTAL_BRANCH, join(TOTAL_BRANCH, '''
+            elif args.command == "month":
+                chosen = [e for e in book.load(args.file) if e.date[5:7] == args.month[5:7]]
+                print(f"Total for {args.month}: {book.total(chosen):.2f}")'''), indent=4))],
+    },
+    "cli-add-date": {
+        "alternatives": [variant("an if", edit("ledger/cli.py", ADD_DATE, '''
+            if args.date:
+                date = args.date
+            else:
+                date = str(datetime.date.today())''', indent=8))],
+        "wrong": [variant("today as a date object, which JSON cannot store", edit("ledger/cli.py", ADD_DATE,
+                                                                               "        date = args.date or datetime.date.today()"))],
+    },
+    "cli-missing-file": {
+        "alternatives": [variant("caught in the commands", edit("ledger/cli.py", '''
+            def main(argv=None):''', '''
+            def load_or_empty(path):
+                try:
+                    return book.load(path)
+                except FileNotFoundError:
+                    return []
+
+
+            def main(argv=None):'''), edit("ledger/cli.py", '''
+                elif args.command == "list":
+                    entries = book.load(args.file)''', '''
+                elif args.command == "list":
+                    entries = load_or_empty(args.file)''', indent=4), edit("ledger/cli.py", TOTAL_BRANCH, '''
+                elif args.command == "total":
+                    entries = load_or_empty(args.file)
+                    print(f"Total: {book.total(entries, args.category):.2f}")''', indent=4))],
+        "wrong": [variant("list fixed, total not", edit("ledger/cli.py", '''
+            elif args.command == "list":
+                entries = book.load(args.file)''', '''
+            elif args.command == "list":
+                entries = book.load(args.file) if os.path.exists(args.file) else []''', indent=4))],
+    },
+    "cli-list-min": {
+        "alternatives": [variant("a dest of its own", edit("ledger/cli.py", '''
+            show.add_argument("--category", help="only this category")''', '''
+            show.add_argument("--category", help="only this category")
+            show.add_argument("--min", dest="minimum", type=float, default=None)''', indent=4),
+            edit("ledger/cli.py", LIST_FILTER, join(LIST_FILTER, '''
+                    entries = [e for e in entries if args.minimum is None or not e.amount < args.minimum]'''), indent=8))],
+        "wrong": [variant("above the amount, not at least", edit("ledger/cli.py", '''
+            show.add_argument("--category", help="only this category")''', '''
+            show.add_argument("--category", help="only this category")
+            show.add_argument("--min", type=float)''', indent=4),
+            edit("ledger/cli.py", LIST_FILTER, join(LIST_FILTER, '''
+                    if args.min is not None:
+                        entries = [e for e in entries if e.amount > args.min]'''), indent=8))],
+    },
+    "cli-total-since": {
+        "alternatives": [variant("dates compared as dates", edit("ledger/cli.py", PARSER_END, '''
+            total.add_argument("--category", help="only this category")
+            total.add_argument("--since", type=datetime.date.fromisoformat)
+            return parser''', indent=4), edit("ledger/cli.py", TOTAL_BRANCH, '''
+            elif args.command == "total":
+                entries = book.load(args.file)
+                if args.since is not None:
+                    entries = [e for e in entries if datetime.date.fromisoformat(e.date) >= args.since]
+                print(f"Total: {book.total(entries, args.category):.2f}")''', indent=4))],
+        "wrong": [variant("after the date, not on or after", edit("ledger/cli.py", PARSER_END, '''
+            total.add_argument("--category", help="only this category")
+            total.add_argument("--since")
+            return parser''', indent=4), edit("ledger/cli.py", TOTAL_BRANCH, '''
+            elif args.command == "total":
+                entries = [e for e in book.load(args.file) if not args.since or e.date > args.since]
+                print(f"Total: {book.total(entries, args.category):.2f}")''', indent=4))],
+    },
+    "cli-amount-invalid": {
+        "alternatives": [variant("checked in main with parser.error", edit("ledger/cli.py", '''
+            args = build_parser().parse_args(argv)''', '''
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            if args.command == "add" and not args.amount > 0:
+                parser.error(f"amount must be positive, got {args.amount}")''', indent=4))],
+        "wrong": [variant("an error message and exit status 1", edit("ledger/cli.py", '''
+            args = build_parser().parse_args(argv)''', '''
+            args = build_parser().parse_args(argv)
+            if args.command == "add" and args.amount <= 0:
+                print("error: amount must be positive", file=sys.stderr)
+                return 1''', indent=4), edit("ledger/cli.py", "import os\n", "import os\nimport sys\n"))],
+    },
+    "cli-date-invalid": {
+        "alternatives": [variant("strptime in main", edit("ledger/cli.py", '''
+            args = build_parser().parse_args(argv)''', '''
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            if getattr(args, "date", None) is not None:
+                try:
+                    datetime.datetime.strptime(args.date, "%Y-%m-%d")
+                except ValueError:
+                    parser.error(f"bad --date {args.date!r}, use YYYY-MM-DD")''', indent=4))],
+        "wrong": [variant("the shape checked, not the calendar", edit("ledger/cli.py", '''
+            args = build_parser().parse_args(argv)''', '''
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            import re
+            if getattr(args, "date", None) and not re.fullmatch(r"\\d{4}-\\d{2}-\\d{2}", args.date):
+                parser.error("bad date")''', indent=4))],
+    },
+    "cli-subcommand-functions": {
+        "alternatives": [variant("the functions return nothing, main returns 0", write("ledger/cli.py", '''
+            """The command line: add, list and total."""
+
+            import argparse
+            import datetime
+            import os
+
+            from ledger import book
+
+
+            def cmd_add(args):
+                entries = book.load(args.file) if os.path.exists(args.file) else []
+                entries.append(book.Entry(datetime.date.today().isoformat(), args.amount, args.category, args.note))
+                book.save(args.file, entries)
+                print(f"added {args.amount:.2f} {args.category}")
+
+
+            def cmd_list(args):
+                for entry in book.load(args.file):
+                    if args.category and entry.category != args.category:
+                        continue
+                    line = f"{entry.date}  {entry.amount:8.2f}  {entry.category}"
+                    print(f"{line}  {entry.note}" if entry.note else line)
+
+
+            def cmd_total(args):
+                print(f"Total: {book.total(book.load(args.file), args.category):.2f}")
+
+
+            def build_parser():
+                parser = argparse.ArgumentParser(prog="ledger")
+                parser.add_argument("--file", default="ledger.json")
+                sub = parser.add_subparsers(dest="command", required=True)
+                add = sub.add_parser("add")
+                add.add_argument("amount", type=float)
+                add.add_argument("category")
+                add.add_argument("--note", default="")
+                add.add_argument("--date")
+                add.set_defaults(func=cmd_add)
+                for name, func in (("list", cmd_list), ("total", cmd_total)):
+                    command = sub.add_parser(name)
+                    command.add_argument("--category")
+                    command.set_defaults(func=func)
+                return parser
+
+
+            def main(argv=None):
+                args = build_parser().parse_args(argv)
+                args.func(args)
+                return 0
+            '''))],
+        "wrong": [variant("the functions added, main still dispatches by name", append("ledger/cli.py", '''
+            def cmd_add(args):
+                return main(["--file", args.file, "add", str(args.amount), args.category])
+
+
+            def cmd_list(args):
+                return main(["--file", args.file, "list"])
+
+
+            def cmd_total(args):
+                return main(["--file", args.file, "total"])'''))],
+    },
+    "cli-format-entry": {
+        "alternatives": [variant("imported by name into cli.py", edit("ledger/book.py", '''
+            def total(entries, category=None):''', '''
+            def format_entry(entry):
+                parts = [entry.date, f"{entry.amount:8.2f}", entry.category] + ([entry.note] if entry.note else [])
+                return "  ".join(parts)
+
+
+            def total(entries, category=None):'''), edit("ledger/cli.py", "from ledger import book",
+                                                         "from ledger import book\nfrom ledger.book import format_entry"),
+            edit("ledger/cli.py", '''
+                line = f"{entry.date}  {entry.amount:8.2f}  {entry.category}"
+                print(f"{line}  {entry.note}" if entry.note else line)''', '''
+                print(format_entry(entry))''', indent=12))],
+        "wrong": [variant("format_entry added, list keeps its own copy", edit("ledger/book.py", '''
+            def total(entries, category=None):''', '''
+            def format_entry(entry):
+                line = f"{entry.date}  {entry.amount:8.2f}  {entry.category}"
+                return f"{line}  {entry.note}" if entry.note else line
+
+
+            def total(entries, category=None):'''))],
+    },
+    "cli-category-filter-test": {
+        "alternatives": [variant("a pytest test running the command", write("tests/test_filter.py", '''
+            import json
+            import subprocess
+            import sys
+
+
+            def test_list_category(tmp_path):
+                path = tmp_path / "l.json"
+                path.write_text(json.dumps([{"date": "2026-01-01", "amount": 1, "category": "food", "note": "soup"},
+                                            {"date": "2026-01-02", "amount": 2, "category": "rent", "note": "may"}]))
+                out = subprocess.run([sys.executable, "-m", "ledger", "--file", str(path), "list", "--category", "food"],
+                                     capture_output=True, text=True, check=True).stdout
+                assert "soup" in out and "may" not in out
+            '''))],
+        "wrong": [variant("checks that food is shown, not that the rest is hidden", edit("tests/test_cli.py", '''
+            def test_total(self):''', '''
+            def test_list_category(self):
+                self.run_cli("add", "2", "food", "--note", "bread")
+                self.run_cli("add", "3", "travel", "--note", "bus")
+                self.assertIn("bread", self.run_cli("list", "--category", "food")[1])
+
+            def test_total(self):''', indent=4))],
+    },
+    "cli-total-format-test": {
+        "alternatives": [variant("a pytest test with capsys", write("tests/test_total_format.py", '''
+            from ledger.cli import main
+
+
+            def test_two_decimals(tmp_path, capsys):
+                f = str(tmp_path / "l.json")
+                main(["--file", f, "add", "1.25", "a"])
+                main(["--file", f, "add", "2.25", "b"])
+                capsys.readouterr()
+                main(["--file", f, "total"])
+                assert capsys.readouterr().out.strip() == "Total: 3.50"
+            '''))],
+        "wrong": [variant("the number compared, not the text", edit("tests/test_cli.py", '''
+            def test_entries_are_saved(self):''', '''
+            def test_total_sum(self):
+                self.run_cli("add", "1.25", "food")
+                self.run_cli("add", "2.25", "food")
+                self.assertEqual(float(self.run_cli("total")[1].split(":")[1]), 3.5)
+
+            def test_entries_are_saved(self):''', indent=4))],
+    },
+}
