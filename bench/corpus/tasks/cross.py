@@ -1,7 +1,7 @@
 """Tasks on the "cross" shape (cross.py): the shop's checkout, where what a test of the cart or the
 receipt shows is decided in another module (money, pricing, layout)."""
 
-from _spec import edit, mutant, write
+from _spec import append, edit, mutant, variant, write
 
 SHAPE = "cross"
 REPO = "cross.py"
@@ -214,12 +214,14 @@ TASKS = [
         """,
         "setup": SHOP, "check": """
             c = cart(("kettle", 4000, 1), ("tea", 399, 2), code="SAVE10", tax_rate=0.1)
-            for width in (40, 36, 32):
+            for width in (40, 36, 32, 44):
                 lines = render(c, width=width).splitlines()
                 assert len(lines) == 6 and all(len(line) == width for line in lines), (width, lines)
                 assert lines[0].startswith("kettle x1 ") and lines[0].endswith(" $40.00"), lines
+            from shop import layout
+            assert len(layout.line("Total", "$1.00")) == 32, "rendering at a width changed the layout for every receipt"
+            assert all(len(line) == 32 for line in render(c).splitlines()), "the default is no longer 32"
             assert render(c) == render(c, width=32)
-            assert all(len(line) == 32 for line in render(c).splitlines())
         """,
         "solution": [
             edit("shop/layout.py", '''
@@ -434,3 +436,274 @@ TASKS = [
             def test_discount_code(self):''', indent=4)],
     },
 ]
+
+FORMAT = '''
+def format_money(cents):
+    """Cents as dollars: 123456 -> '$1,234.56'."""
+    dollars, rest = divmod(cents, 100)
+    return f"${dollars}.{rest:02d}"'''
+
+PARSE_SPLIT = '''
+    dollars, _, fraction = text.partition(".")'''
+
+APPLY = '''
+    def apply_code(self, code):
+        """Use a discount code (any case)."""
+        self.code = code.upper()'''
+
+VARIANTS = {
+    "cross-split-evenly": {
+        "alternatives": [variant("cents handed out one by one", append("shop/money.py", '''
+            def split_evenly(cents, n):
+                shares = [0] * n
+                for i in range(cents):
+                    shares[i % n] += 1
+                return shares'''), edit("shop/cart.py", TOTAL, TOTAL + SPLIT, indent=4))],
+        "wrong": [variant("equal shares, the remainder lost", append("shop/money.py", '''
+            def split_evenly(cents, n):
+                return [cents // n] * n'''), edit("shop/cart.py", TOTAL, TOTAL + SPLIT, indent=4))],
+    },
+    "cross-best-code": {
+        "alternatives": [variant("the amounts compared in a loop", append("shop/pricing.py", '''
+            def best_code(subtotal):
+                best, most = None, 0
+                for code in DISCOUNT_CODES:
+                    off = subtotal * discount_for(code, subtotal) // 100
+                    if off > most:
+                        best, most = code, off
+                return best'''), edit("shop/cart.py", TOTAL, TOTAL + APPLY_BEST, indent=4))],
+        "wrong": [variant("the largest percent, whatever the minimum", append("shop/pricing.py", '''
+            def best_code(subtotal):
+                return max(DISCOUNT_CODES, key=lambda code: DISCOUNT_CODES[code][0])'''),
+                          edit("shop/cart.py", TOTAL, TOTAL + APPLY_BEST, indent=4))],
+    },
+    "cross-thousands": {
+        "alternatives": [variant("the float format's separator", edit("shop/money.py", FORMAT, '''
+            def format_money(cents):
+                return f"${cents / 100:,.2f}"'''))],
+        "wrong": [variant("the receipt formats its amounts itself, money.format_money unchanged", write("shop/receipt.py", '''
+            from shop import layout, pricing
+
+
+            def _money(cents):
+                return f"${cents / 100:,.2f}"
+
+
+            def render(cart):
+                lines = [layout.line(f"{sku} x{qty}", _money(cents * qty)) for sku, cents, qty in cart.lines]
+                lines.append(layout.line("Subtotal", _money(cart.subtotal())))
+                percent = pricing.discount_for(cart.code, cart.subtotal()) if cart.code else 0
+                if percent:
+                    lines.append(layout.line(f"Discount {cart.code} ({percent}%)", "-" + _money(cart.discount())))
+                if cart.tax_rate:
+                    lines.append(layout.line("Tax", _money(cart.tax())))
+                lines.append(layout.line("Total", _money(cart.total())))
+                return "\\n".join(lines)
+            '''))],
+    },
+    "cross-tax-rounding": {
+        "alternatives": [variant("Decimal, half up", edit("shop/pricing.py", "    return int(cents * rate)", '''
+            from decimal import ROUND_HALF_UP, Decimal
+            return int((Decimal(cents) * Decimal(str(rate))).quantize(Decimal(1), rounding=ROUND_HALF_UP))''', indent=4))],
+        "wrong": [variant("rounded up", edit("shop/pricing.py", "    return int(cents * rate)", '''
+            import math
+            return math.ceil(cents * rate)''', indent=4))],
+    },
+    "cross-currency-symbol": {
+        "alternatives": [variant("a local formatter in render", edit("shop/money.py", FORMAT, '''
+            def format_money(cents, symbol="$"):
+                dollars, rest = divmod(cents, 100)
+                return symbol + f"{dollars}.{rest:02d}"'''),
+            write("shop/receipt.py", '''
+                from functools import partial
+
+                from shop import layout, money, pricing
+
+
+                def render(cart, symbol="$"):
+                    fmt = partial(money.format_money, symbol=symbol)
+                    lines = [layout.line(f"{sku} x{qty}", fmt(cents * qty)) for sku, cents, qty in cart.lines]
+                    lines.append(layout.line("Subtotal", fmt(cart.subtotal())))
+                    percent = pricing.discount_for(cart.code, cart.subtotal()) if cart.code else 0
+                    if percent:
+                        lines.append(layout.line(f"Discount {cart.code} ({percent}%)", "-" + fmt(cart.discount())))
+                    if cart.tax_rate:
+                        lines.append(layout.line("Tax", fmt(cart.tax())))
+                    lines.append(layout.line("Total", fmt(cart.total())))
+                    return "\\n".join(lines)
+                '''))],
+        "wrong": [variant("the symbol on the total line only", edit("shop/money.py", FORMAT, '''
+            def format_money(cents, symbol="$"):
+                dollars, rest = divmod(cents, 100)
+                return f"{symbol}{dollars}.{rest:02d}"'''), edit("shop/receipt.py", "def render(cart):", 'def render(cart, symbol="$"):'),
+            edit("shop/receipt.py", 'money.format_money(cart.total())', 'money.format_money(cart.total(), symbol)'))],
+    },
+    "cross-receipt-width": {
+        "alternatives": [variant("rjust in layout, width passed on", edit("shop/layout.py", '''
+            def line(label, value):
+                """label and value padded with spaces to WIDTH columns (at least one space between them)."""
+                gap = max(1, WIDTH - len(label) - len(value))
+                return label + " " * gap + value''', '''
+            def line(label, value, width=None):
+                width = WIDTH if width is None else width
+                return label + " " + value.rjust(max(len(value), width - len(label) - 1))'''),
+            write("shop/receipt.py", RECEIPT_WITH.format(param="width=32", a="", l=", width=width")))],
+        "wrong": [variant("the module's WIDTH changed for good", edit("shop/receipt.py", '''
+            def render(cart):
+                """The receipt: one line per cart line, then the subtotal, the discount, the tax and the total."""''', '''
+            def render(cart, width=32):
+                layout.WIDTH = width'''))],
+    },
+    "cross-unknown-code": {
+        "alternatives": [variant("a lookup in pricing that the cart calls", edit("shop/pricing.py", '''
+            def discount_for(code, subtotal):''', '''
+            class UnknownCode(ValueError):
+                pass
+
+
+            def check_code(code):
+                if code.upper() not in DISCOUNT_CODES:
+                    raise UnknownCode(f"unknown discount code {code!r}")
+                return code.upper()
+
+
+            def discount_for(code, subtotal):'''), edit("shop/cart.py", APPLY, '''
+                def apply_code(self, code):
+                    self.code = pricing.check_code(code)''', indent=4))],
+        "wrong": [variant("raised when the discount is computed, not when the code is applied", edit("shop/pricing.py", '''
+            def discount_for(code, subtotal):
+                """The percent off that code gives on subtotal (cents): 0 for an unknown code or below its minimum."""
+                if code not in DISCOUNT_CODES:
+                    return 0''', '''
+            class UnknownCode(ValueError):
+                pass
+
+
+            def discount_for(code, subtotal):
+                if code not in DISCOUNT_CODES:
+                    raise UnknownCode(code)'''))],
+    },
+    "cross-price-validation": {
+        "alternatives": [variant("a regular expression", edit("shop/money.py", PARSE_SPLIT, '''
+            import re
+            if not re.fullmatch(r"[\\d,]*(\\.\\d{0,2})?", text):
+                raise ValueError(f"bad price {text!r}")
+            dollars, _, fraction = text.partition(".")''', indent=4))],
+        "wrong": [variant("refused by the cart only", edit("shop/cart.py", '''
+            cents = money.parse_money(price) if isinstance(price, str) else int(price)''', '''
+            if isinstance(price, str) and ("-" in price or len(price.partition(".")[2]) > 2):
+                raise ValueError(price)
+            cents = money.parse_money(price) if isinstance(price, str) else int(price)''', indent=8))],
+    },
+    "cross-discount-amount": {
+        "alternatives": [variant("imported by name", edit("shop/pricing.py", '''
+            def tax(cents, rate):''', '''
+            def discount_amount(code, subtotal):
+                percent = discount_for(code, subtotal)
+                return subtotal * percent // 100
+
+
+            def tax(cents, rate):'''), edit("shop/cart.py", "from shop import money, pricing",
+                                             "from shop import money, pricing\nfrom shop.pricing import discount_amount"),
+            edit("shop/cart.py", "return self.subtotal() * pricing.discount_for(self.code, self.subtotal()) // 100",
+                 "return discount_amount(self.code, self.subtotal())"),
+            edit("shop/receipt.py", "amount = cart.subtotal() * percent // 100", "amount = cart.discount()"))],
+        "wrong": [variant("the receipt keeps its own computation", edit("shop/pricing.py", '''
+            def tax(cents, rate):''', '''
+            def discount_amount(code, subtotal):
+                return subtotal * discount_for(code, subtotal) // 100
+
+
+            def tax(cents, rate):'''), edit("shop/cart.py",
+                                             "return self.subtotal() * pricing.discount_for(self.code, self.subtotal()) // 100",
+                                             "return pricing.discount_amount(self.code, self.subtotal())"))],
+    },
+    "cross-code-dataclass": {
+        "alternatives": [variant("keyword fields and getattr", edit("shop/pricing.py", '''
+            DISCOUNT_CODES = {
+                # code: (percent off, minimum subtotal in cents)
+                "WELCOME5": (5, 0),
+                "SAVE10": (10, 2000),
+                "BIG20": (20, 10000),
+            }''', '''
+            import dataclasses
+
+
+            @dataclasses.dataclass(frozen=True)
+            class Code:
+                percent: int
+                minimum: int = 0
+
+
+            DISCOUNT_CODES = {
+                "WELCOME5": Code(percent=5),
+                "SAVE10": Code(percent=10, minimum=2000),
+                "BIG20": Code(percent=20, minimum=10000),
+            }'''), edit("shop/pricing.py", '''
+                percent, minimum = DISCOUNT_CODES[code]
+                return percent if subtotal >= minimum else 0''', '''
+                code = DISCOUNT_CODES[code]
+                return code.percent if subtotal >= getattr(code, "minimum") else 0''', indent=4))],
+        "wrong": [variant("a dataclass that is not frozen", edit("shop/pricing.py", '''
+            DISCOUNT_CODES = {
+                # code: (percent off, minimum subtotal in cents)
+                "WELCOME5": (5, 0),
+                "SAVE10": (10, 2000),
+                "BIG20": (20, 10000),
+            }''', '''
+            from dataclasses import astuple, dataclass
+
+
+            @dataclass
+            class Code:
+                percent: int
+                minimum: int
+
+
+            DISCOUNT_CODES = {"WELCOME5": Code(5, 0), "SAVE10": Code(10, 2000), "BIG20": Code(20, 10000)}'''),
+            edit("shop/pricing.py", "percent, minimum = DISCOUNT_CODES[code]", "percent, minimum = astuple(DISCOUNT_CODES[code])"))],
+    },
+    "cross-code-minimum-test": {
+        "alternatives": [variant("the cart's total in tests/test_cart.py", write("tests/test_minimum.py", '''
+            from shop.cart import Cart
+
+
+            def test_below_minimum():
+                cart = Cart()
+                cart.add("mug", "$15.00")
+                cart.apply_code("SAVE10")
+                assert cart.total() == 1500
+            '''))],
+        "wrong": [variant("a code above its minimum", write("tests/test_minimum.py", '''
+            from shop.cart import Cart
+            from shop.receipt import render
+
+
+            def test_minimum():
+                cart = Cart()
+                cart.add("kettle", 2500)
+                cart.apply_code("SAVE10")
+                assert "Discount" in render(cart)
+            '''))],
+    },
+    "cross-price-comma-test": {
+        "alternatives": [variant("pytest, two units", write("tests/test_prices.py", '''
+            from shop.cart import Cart
+
+
+            def test_thousands_separator():
+                cart = Cart()
+                cart.add("sofa", "$1,234.50", qty=2)
+                assert cart.subtotal() == 246900
+            '''))],
+        "wrong": [variant("a price without a separator", write("tests/test_prices.py", '''
+            from shop.cart import Cart
+
+
+            def test_large_price():
+                cart = Cart()
+                cart.add("sofa", "$1234.50")
+                assert cart.subtotal() == 123450
+            '''))],
+    },
+}
