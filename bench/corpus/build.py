@@ -62,13 +62,16 @@ the original's stale bytecode)."""
 
 def load_sources(folder: Path = HERE / "tasks") -> list[dict]:
     """Every task of the source modules in ``folder``, in file then source order, as written to JSON."""
-    sys.path.insert(0, str(folder))
     tasks = []
     for path in sorted(folder.glob("[!_]*.py")):
         spec = importlib.util.spec_from_file_location(f"corpus_tasks_{path.stem}", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        sys.path.insert(0, str(folder))  # for the sources' `from _spec import ...`, while they load
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(str(folder))
         variants = getattr(module, "VARIANTS", {})
         unknown = set(variants) - {task["id"] for task in module.TASKS}
         if unknown:

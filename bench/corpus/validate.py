@@ -16,6 +16,7 @@ folders, two tasks at a time by default.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -26,10 +27,21 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build import HERE, KINDS, SPLITS, load_sources, rendered  # noqa: E402
+def _build() -> ModuleType:
+    """build.py, loaded from this folder (the validator is run as a script or imported by a test)."""
+    path = Path(__file__).resolve().parent / "build.py"
+    spec = importlib.util.spec_from_file_location("corpus_build", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build = _build()
+HERE, KINDS, SPLITS, load_sources, rendered = build.HERE, build.KINDS, build.SPLITS, build.load_sources, build.rendered
 
 TIMEOUT = 300
 """Seconds one check or test run may take."""

@@ -19,7 +19,6 @@ CORPUS = ROOT / "bench" / "corpus"
 
 
 def _load(name: str) -> ModuleType:
-    sys.path.insert(0, str(CORPUS))  # validate.py imports build.py from its folder
     spec = importlib.util.spec_from_file_location(f"corpus_{name}", CORPUS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
