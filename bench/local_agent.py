@@ -298,6 +298,25 @@ def _serve(args: argparse.Namespace, cache: Path):
                              binary=Path(args.server_binary) if args.server_binary else None)
 
 
+def pick(tasks: tuple[BenchTask, ...], chosen: str | None) -> list[int]:
+    """The 1-based numbers of the tasks ``--tasks`` names: numbers or task ids, comma-separated (all when None).
+
+    Raises:
+        SystemExit: a number out of range or an id no task has.
+    """
+    if not chosen:
+        return list(range(1, len(tasks) + 1))
+    ids = {task.id: n for n, task in enumerate(tasks, 1) if task.id}
+    numbers = []
+    for word in chosen.split(","):
+        word = word.strip()
+        number = int(word) if word.isdigit() else ids.get(word, 0)
+        if not 1 <= number <= len(tasks):
+            raise SystemExit(f"--tasks: no task {word!r} (1-{len(tasks)} or an id of the tasks file)")
+        numbers.append(number)
+    return numbers
+
+
 async def main_async(args: argparse.Namespace) -> int:
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     if args.one:
@@ -306,7 +325,7 @@ async def main_async(args: argparse.Namespace) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     tasks = _tasks(args)
     served = _serve(args, cache)
-    picked = [int(i) for i in args.tasks.split(",")] if args.tasks else list(range(1, len(tasks) + 1))
+    picked = pick(tasks, args.tasks)
     rows = []
     try:
         for number in picked:
@@ -355,7 +374,7 @@ async def main_async(args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="the local backend on small tasks with a real local model")
-    parser.add_argument("--tasks", help="comma-separated task numbers (1-based; default all)")
+    parser.add_argument("--tasks", help="comma-separated task numbers (1-based) or ids of the --tasks-file (default all)")
     parser.add_argument("--tasks-file", help='a JSON list of {"id", "goal", "check"} instead of the built-in tasks')
     parser.add_argument("--repo-script", help="a Python script called as `python FILE DIR` that creates the repository "
                         "(for the tasks whose entry names no \"repo\")")

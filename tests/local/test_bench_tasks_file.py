@@ -59,3 +59,17 @@ def test_the_corpus_task_files_load_with_their_repo_scripts() -> None:
 def test_the_bench_help_still_runs() -> None:
     out = subprocess.run([sys.executable, str(BENCH), "--help"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0 and "--repo-script" in out.stdout
+
+
+def test_tasks_are_picked_by_number_or_by_id(tmp_path: Path) -> None:
+    bench = _bench()
+    tasks_file = tmp_path / "tasks.json"
+    tasks_file.write_text(json.dumps([{"id": f"t-{n}", "goal": "g", "check": "pass"} for n in range(1, 4)]))
+    tasks = bench.load_tasks(str(tasks_file))
+    assert bench.pick(tasks, None) == [1, 2, 3]
+    assert bench.pick(tasks, "3,1") == [3, 1]
+    assert bench.pick(tasks, "t-2, 3") == [2, 3]
+    for wrong in ("4", "0", "t-9"):
+        with pytest.raises(SystemExit, match="no task"):
+            bench.pick(tasks, wrong)
+    assert bench.pick(bench.TASKS, "1,5") == [1, 5]  # the built-in tasks have no ids
