@@ -175,6 +175,19 @@ def requested_test(description: str, repo: Path) -> bool | None:
                                                    re.MULTILINE) is not None for rel in named)
 
 
+def judge(task: BenchTask, repo: Path) -> tuple[bool, str, bool | None]:
+    """Whether the task is done in the repository as it is checked out: its tests pass, the task's
+    check passes and the test file it asks for is there. Returns (success, why not, test placed)."""
+    suite = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo,
+                           capture_output=True, text=True)
+    check = subprocess.run([sys.executable, "-c", task.check], cwd=repo, capture_output=True, text=True)
+    test_placed = requested_test(task.description, repo)
+    success = suite.returncode == 0 and check.returncode == 0 and test_placed is not False
+    note = "" if success else ("suite failed" if suite.returncode else "check failed: " + check.stderr[-200:]
+                               if check.returncode else "the requested test file is missing or has no test")
+    return success, note, test_placed
+
+
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True).stdout
 
@@ -248,14 +261,8 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
     test_placed = None
     if status == "done":
         subprocess.run(["git", "checkout", "-q", "main"], cwd=repo)
-        suite = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo,
-                               capture_output=True, text=True)
-        check = subprocess.run([sys.executable, "-c", task.check], cwd=repo, capture_output=True, text=True)
-        test_placed = requested_test(task.description, repo)
-        success = suite.returncode == 0 and check.returncode == 0 and test_placed is not False
+        success, note, test_placed = judge(task, repo)
         false_success = not success
-        note = "" if success else ("suite failed" if suite.returncode else "check failed: " + check.stderr[-200:]
-                                   if check.returncode else "the requested test file is missing or has no test")
     else:
         note = f"task ended {status}"
     attempts = [a for g in guided for a in g.attempts]

@@ -73,3 +73,21 @@ def test_tasks_are_picked_by_number_or_by_id(tmp_path: Path) -> None:
         with pytest.raises(SystemExit, match="no task"):
             bench.pick(tasks, wrong)
     assert bench.pick(bench.TASKS, "1,5") == [1, 5]  # the built-in tasks have no ids
+
+
+@pytest.mark.parametrize("kind", ["fix-bug", "add-test"])
+def test_the_bench_judges_a_corpus_task_as_the_validator_does(kind: str, tmp_path: Path) -> None:
+    """On a corpus task the bench's verdict (its tests, the check, the asked test file) is "not done"
+    on the start repository and "done" once the reference solution is in."""
+    bench = _bench()
+    spec = importlib.util.spec_from_file_location("corpus_validate", ROOT / "bench" / "corpus" / "validate.py")
+    validate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(validate)
+    entry = next(t for t in validate.load_tasks(("dev",)) if t["kind"] == kind)
+    task = next(t for t in bench.load_tasks(str(ROOT / "bench" / "corpus" / "dev.json")) if t.id == entry["id"])
+    repo = tmp_path / "repo"
+    bench.make_repo(repo, task.repo)
+    success, note, _ = bench.judge(task, repo)
+    assert not success and note.startswith("check failed")
+    validate.apply_solution(repo, entry["solution"])
+    assert bench.judge(task, repo)[:2] == (True, "")
