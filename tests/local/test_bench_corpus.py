@@ -129,7 +129,8 @@ def test_the_whole_corpus_validates() -> None:
 
 def named_holdout(ids: list[str], root: Path = ROOT) -> list[str]:
     """``path: id`` for each holdout id found in the project's code, tests and docs (the corpus data aside)."""
-    corpus_data = {CORPUS / "tasks", CORPUS / "dev.json", CORPUS / "holdout.json", ROOT / "bench" / "results"}
+    corpus = root / "bench" / "corpus"
+    corpus_data = {corpus / "tasks", corpus / "dev.json", corpus / "holdout.json", root / "bench" / "results"}
     files = [p for top in ("foreman", "protocol", "tests", "bench", "docs", "scripts", ".ci") for p in (root / top).rglob("*")
              if p.is_file() and "__pycache__" not in p.parts]
     files += [p for p in root.glob("*.md")]
@@ -148,6 +149,13 @@ def named_holdout(ids: list[str], root: Path = ROOT) -> list[str]:
 def test_no_holdout_task_is_named_outside_the_corpus_data() -> None:
     holdout = [t["id"] for t in TASKS if t["split"] == "holdout"]
     assert holdout and named_holdout(holdout) == []
-    # the scan sees the files it should: a dev id is named in the task data only, a holdout id in holdout.json
-    assert named_holdout([t["id"] for t in TASKS if t["split"] == "dev"]) == []
-    assert (CORPUS / "holdout.json").read_text(encoding="utf-8").count(holdout[0]) == 1
+
+
+def test_the_scan_looks_in_code_tests_and_docs_but_not_in_the_corpus_data(tmp_path: Path) -> None:
+    for rel in ("foreman/backends/rule.py", "tests/test_x.py", "bench/tool.py", "docs/notes.md", "README.md",
+                "bench/corpus/tasks/flat.py", "bench/corpus/holdout.json", "bench/results/run.json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("# tuned on shape-some-task\n")
+    assert sorted(named_holdout(["shape-some-task"], tmp_path)) == [
+        f"{rel}: shape-some-task" for rel in ("README.md", "bench/tool.py", "docs/notes.md",
+                                                "foreman/backends/rule.py", "tests/test_x.py")]
