@@ -108,6 +108,15 @@ def wait_until(pred: Any, timeout: float = 20.0, what: str = "condition") -> Any
         time.sleep(0.05)
 
 
+def in_thread(coro: Any) -> Any:
+    """Run a coroutine on its own loop in a worker thread (Playwright's sync API holds this thread's loop)."""
+    import asyncio
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def read_record(daemon: SimDaemon) -> dict[str, Any]:
     """The daemon's run record (``foreman.json``)."""
     return json.loads((daemon.home / daemon.profile / "foreman.json").read_text())

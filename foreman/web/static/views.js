@@ -32,7 +32,11 @@ export function render(store, dirty, ctx) {
   const none = new Set();
   if (all || dirty.status || dirty.agent) renderStatus(store);
   if (all || dirty.goal || dirty.task) renderGoals(store);
-  if (all || dirty.task || dirty.agent) renderBoard(store, all ? null : dirty.task || none, ctx);
+  if (all || dirty.task || dirty.decision) {
+    const ids = new Set(dirty.task || none); // a decision opened or answered flags its task's card
+    for (const id of dirty.decision || none) { const d = store.decisions.get(id); if (d && d.task) ids.add(d.task); }
+    renderBoard(store, all ? null : ids, ctx);
+  }
   if (all || dirty.agent) renderAgents(store, all ? null : dirty.agent || none, ctx);
   if (all || dirty.decision || dirty.task || dirty.feed) renderInbox(store, all ? null : dirty.decision || none, ctx);
   if (all || dirty.feed) renderLog("feed-list", store.feed, all, feedItem);
