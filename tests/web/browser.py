@@ -29,6 +29,10 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PHONE = {"width": 390, "height": 844}
 
+STUB = ("window.__notes = []; window.Notification = class { constructor(title, o) { window.__notes.push([title, o.body]); }"
+        " static get permission() { return 'granted'; } static requestPermission() { return Promise.resolve('granted'); } };")
+"""A stand-in for the browser's Notification (headless Chromium shows none): it records them."""
+
 
 def need_browser() -> None:
     """Skip the calling test (or module) unless playwright and /usr/bin/chromium are both there."""

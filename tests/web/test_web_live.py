@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ..sim._sim import SimClient, start_daemon
-from .browser import card_status, chromium, in_thread, login_url, need_browser, open_page, wait_until
+from .browser import STUB, card_status, chromium, in_thread, login_url, need_browser, open_page, wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +20,10 @@ def test_answering_a_merge_decision_in_the_page_moves_the_task(tmp_path: Path) -
     daemon = start_daemon(tmp_path / "home", "--seed", "11")  # the scenario runs, and waits for the user at each decision
     try:
         with chromium(tmp_path) as context:
+            context.add_init_script(STUB)
             page = open_page(context, login_url(daemon))
+            page.click("#notify")  # opt in: a decision that opens from now on raises a notification
+            page.wait_for_selector("#notify[aria-pressed=true]")
             merge = None
             while merge is None:  # answer what comes before the first merge (a permission) with its first option
                 card = page.wait_for_selector("#decision-list .decision", timeout=60_000)
@@ -38,6 +41,9 @@ def test_answering_a_merge_decision_in_the_page_moves_the_task(tmp_path: Path) -
             wait_until(lambda: card_status(page, task) == "done", 60, f"{task} in the done column")
             assert page.locator(f"#columns .task[data-task={task}].waiting").count() == 0
             assert "(merged)" in page.inner_text("#feed-list")
+            # the scenario goes on to its next decision: the page says so with a notification
+            notes = wait_until(lambda: page.evaluate("window.__notes"), 60, "a notification")
+            assert notes[0][0].endswith("needs you") and notes[0][1]
             assert page.errors == []
     finally:
         daemon.stop()

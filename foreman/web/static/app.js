@@ -14,7 +14,7 @@ let frame = 0;
 
 /** Figures the tests and bench/web_bench.py read (window.foremanWeb.stats). */
 const stats = {firstRenderAt: null, renders: 0, applied: 0, applyMs: 0, renderMs: 0, renderedSeq: null,
-               arrivals: [], connects: 0};
+               arrivals: [], renderLog: [], connects: 0};
 
 function setConn(state, text) {
   document.body.dataset.conn = state;
@@ -50,6 +50,8 @@ function draw() {
   stats.renderedSeq = store.seq;
   document.body.dataset.seq = String(store.seq);
   if (stats.firstRenderAt === null && store.status) stats.firstRenderAt = t1;
+  if (store.status) primed = true;
+  if (stats.renderLog.length < 5000) stats.renderLog.push([store.seq, t1]);
 }
 
 function onMessage(ev) {
@@ -121,13 +123,15 @@ function needLogin() {
 }
 
 // ------------------------------------------------------------------ notifications (opt-in)
+// Decisions open at the page's first render are not news; one that opens later (or while the
+// page was away, seen in a catch-up) is.
 const seenDecisions = new Set();
-let notifyReady = false;
+let primed = false;
 
 function notifyDecision(decision) {
   if (seenDecisions.has(decision.id)) return;
   seenDecisions.add(decision.id);
-  if (!notifyReady || localStorage.getItem("foreman.notify") !== "on") return;
+  if (!primed || localStorage.getItem("foreman.notify") !== "on") return;
   if (!("Notification" in window) || Notification.permission !== "granted") return;
   const n = new Notification(`${decision.askedBy} needs you`, {body: decision.prompt, tag: decision.id});
   n.onclick = () => { window.focus(); location.hash = "#inbox"; };
@@ -151,8 +155,6 @@ function setupNotify() {
     paint();
   });
   paint();
-  // decisions already open when the page loads are not news
-  setTimeout(() => { notifyReady = true; }, 1500);
 }
 
 window.foremanWeb = {store, stats, request};

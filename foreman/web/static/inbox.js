@@ -120,7 +120,7 @@ export function renderDiff(diff) {
       ...hunks);
   });
   return h("div", {},
-    h("p", {class: "dim"}, `${diff.filesChanged} files · +${diff.additions} −${diff.deletions} · ${safe(diff.base)}…${safe(diff.head).slice(0, 10)}`),
+    h("p", {class: "dim"}, `${diff.filesChanged} files · +${diff.additions} −${diff.deletions} · ${safe(diff.base).slice(0, 10)}…${safe(diff.head).slice(0, 10)}`),
     ...files,
     budget <= 0 ? h("p", {class: "dim"}, `(only the first ${MAX_DIFF_LINES} lines are shown)`) : null);
 }
