@@ -6,9 +6,12 @@ import asyncio
 import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 import websockets
 from websockets.datastructures import Headers
@@ -16,8 +19,8 @@ from websockets.http11 import Request
 
 from foreman.web.gate import SESSION_DAYS, WebGate, login_code
 
-from ..sim._sim import SimDaemon, start_daemon, token_for
-from .browser import http_get, login_url
+from ..sim._sim import ROOT, SimDaemon, start_daemon, token_for
+from .browser import http_get, login_url, read_record, wait_until
 
 
 def request(path: str = "/", **headers: str) -> Request:
@@ -118,3 +121,54 @@ async def _sockets(port: int, cookie: str) -> None:
         await ws.send(json.dumps({"type": "hello", "protocol": 1, "client": "test"}))
         assert json.loads(await ws.recv())["code"] == "unauthorized"
     assert token_for(port)
+
+
+def foreman(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m foreman ARGS`` as a user would (no AGENTCRAFT_* variables unless given)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCRAFT_") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    return subprocess.run([sys.executable, "-m", "foreman", *args], cwd=ROOT, env={**base, **(env or {})},
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_foreman_web_opens_the_link_only_where_a_desktop_is(daemon: SimDaemon, tmp_path: Path) -> None:
+    opener = tmp_path / "opener.sh"
+    opened = tmp_path / "opened.txt"
+    opener.write_text(f'#!/bin/sh\necho "$1" >> {opened}\n')
+    opener.chmod(0o755)
+    where = ("--home", str(daemon.home), "--profile", daemon.profile)
+    headless = foreman("web", *where, env={"BROWSER": str(opener)})
+    assert headless.returncode == 0 and "/login?code=" in headless.stdout
+    assert not opened.exists()  # no DISPLAY: printed only
+    desk = foreman("web", *where, env={"BROWSER": str(opener), "DISPLAY": ":0"})
+    assert desk.returncode == 0
+    wait_until(opened.exists, 10, "the browser opener")
+    assert opened.read_text().strip() == desk.stdout.strip().splitlines()[-1]  # the link it printed
+    assert foreman("web", *where, "--no-open", env={"BROWSER": str(opener), "DISPLAY": ":0"}).returncode == 0
+    assert len(opened.read_text().splitlines()) == 1
+    nobody = foreman("web", "--home", str(tmp_path / "empty"), "--no-open")
+    assert nobody.returncode == 1 and "no Foreman runs" in nobody.stderr
+
+
+def test_web_lan_listens_on_every_interface_still_needs_the_login_and_warns(tmp_path: Path) -> None:
+    refused = foreman("start", "--backend", "sim", "--home", str(tmp_path / "h0"), "--port", "0", "--web-lan", "--no-auth")
+    assert refused.returncode == 2 and "--web-lan" in refused.stderr and "--no-auth" in refused.stderr
+    daemon = start_daemon(tmp_path / "home", "--no-autostart", "--no-ambient", "--web-lan")
+    try:
+        assert read_record(daemon).get("lan") is True
+        listening = [c.laddr for c in psutil.Process(daemon.proc.pid).net_connections("tcp")
+                     if c.status == psutil.CONN_LISTEN and c.laddr.port == daemon.port]
+        assert listening and all(a.ip in ("0.0.0.0", "::") for a in listening), listening
+        wait_until(lambda: "warning: --web-lan" in daemon.log.read_text(), 10, "the start's warning")
+        base = f"http://127.0.0.1:{daemon.port}"
+        status, body = http_get(base + "/", {"Host": f"192.168.1.9:{daemon.port}"})
+        assert status == 401 and "foreman web" in body  # any Host, but the login is still required
+        out = foreman("web", "--home", str(daemon.home), "--profile", daemon.profile, "--no-open")
+        assert out.returncode == 0 and "warning: this Foreman listens beyond localhost" in out.stderr
+        link = out.stdout.strip().splitlines()[1]
+        import urllib.request
+
+        phone = urllib.request.Request(link, headers={"Host": f"192.168.1.9:{daemon.port}"})
+        with urllib.request.urlopen(phone, timeout=10) as resp:  # a phone's request, by its Host
+            assert resp.status == 200 and "HttpOnly" in resp.headers["Set-Cookie"]
+    finally:
+        daemon.stop()

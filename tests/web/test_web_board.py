@@ -5,6 +5,9 @@ in place, and the inbox works at a phone's width."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import http.server
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,6 +62,35 @@ def test_the_one_time_link_logs_in_once_and_without_it_the_page_is_401(held: tup
         again = context.new_page()
         assert again.goto(url).status == 401  # the link was spent
         assert again.goto(f"http://127.0.0.1:{daemon.port}/").status == 401
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_page_of_another_origin_cannot_use_the_session(held: tuple[SimDaemon, SimClient], tmp_path: Path) -> None:
+    daemon, _ = held
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<!doctype html><title>another program on this machine</title>")
+    # another port of 127.0.0.1: the same site, so the browser sends the cookie there, but another origin
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with chromium(tmp_path) as context:
+            open_page(context, login_url(daemon))  # this browser is logged in
+            other = context.new_page()
+            other.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+            socket = other.evaluate("""port => new Promise(done => { const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+                ws.onopen = () => done("open"); ws.onerror = () => done("refused"); })""", daemon.port)
+            assert socket == "refused"
+            read = other.evaluate("port => fetch(`http://127.0.0.1:${port}/store.js`, {credentials: 'include'})"
+                                  ".then(r => r.status, () => 'blocked')", daemon.port)
+            assert read == "blocked"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_the_board_shows_the_sims_tasks_agents_and_goal(held: tuple[SimDaemon, SimClient], tmp_path: Path) -> None:
