@@ -160,6 +160,12 @@ def test_the_inbox_and_its_answers_work_at_a_phones_width(held: tuple[SimDaemon,
             box: Any = b.bounding_box()
             assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] and box["height"] >= 40
         assert question.locator(".prompt").bounding_box()["width"] <= PHONE["width"]  # type: ignore[index]
+        merge = page.locator("#decision-list .decision[data-kind=merge]")
+        merge.get_by_role("button", name="Show diff").click()  # the diff scrolls inside its card, not the page
+        page.wait_for_selector(".decision[data-kind=merge] .diff .file")
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        box = merge.locator(".diff").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= PHONE["width"]
         decision = question.get_attribute("data-decision")
         page.fill(f".decision[data-decision={decision}] textarea", "counts, please")
         buttons[0].click()

@@ -95,6 +95,9 @@ def test_goals_messages_and_the_feed(page: Any) -> None:
     page.fill("#message-form input[name=text]", "thanks, everyone")
     page.click("#message-form button")
     page.wait_for_function("() => document.querySelector('#message-list').innerText.includes('user → all thanks, everyone')")
+    page.fill("#message-form input[name=text]", "see \u202egnp.exe")  # a right-to-left override is shown, not obeyed
+    page.click("#message-form button")
+    page.wait_for_function("() => document.querySelector('#message-list').innerText.includes('see <U+202E>gnp.exe')")
     feed = page.inner_text("#feed-list")
     assert "Showcase: holding the busy state" in feed and "t1 done (merged)" in feed
     assert page.input_value("#message-form input[name=text]") == ""
