@@ -81,7 +81,7 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("backend", _choice("sim", "claude", "local"), "sim", "which backend runs the agents"),
-    Option("port", _port, 7878, "WebSocket port on 127.0.0.1 (0 picks a free one)"),
+    Option("port", _port, 7878, "WebSocket port on 127.0.0.1, which serves the browser view too (0 picks a free one)"),
     Option("user_name", str, None, "how the agents address you (default: your OS user name)"),
     Option("repo", _list, [], "repositories to register at start, comma-separated (sim: a fresh sandbox/sim-demo)"),
     Option("goal", str, None, "submit this goal right away"),
