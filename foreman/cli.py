@@ -84,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     stop.add_argument("--home", default=argparse.SUPPRESS, help="state root (default: $AGENTCRAFT_HOME or ~/.agentcraft)")
     stop.add_argument("--profile", default=argparse.SUPPRESS, help="the profile whose Foreman to stop")
     stop.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for it to end (default 30)")
+    web = sub.add_parser("web", help="print (and open) a one-time login link to the browser view",
+                         description="Print a one-time link that logs a browser into the running Foreman's page "
+                         "(served on its port), and open it when a desktop is there.")
+    web.add_argument("--home", default=argparse.SUPPRESS, help="state root (default: $AGENTCRAFT_HOME or ~/.agentcraft)")
+    web.add_argument("--profile", default=argparse.SUPPRESS, help="the profile whose Foreman to open")
+    web.add_argument("--no-open", action="store_true", help="print the link only (no browser is started)")
     sub.add_parser("tui", help="the terminal client (see foreman tui --help)", add_help=False)
     sub.add_parser("policy", help="classify a shell command as an agent would be judged (see foreman policy --help)", add_help=False)
     sub.add_parser("decode", help="decode one raw model reply (local backend)", add_help=False)
@@ -151,6 +157,11 @@ def _main(argv: list[str] | None) -> int:
             from .protodoc import docs_main  # (per subcommand: `foreman docs` loads only what it runs)
 
             return docs_main(check=args.check, out=Path(args.out) if args.out else None)
+        if args.command == "web":
+            from .web.command import web_main  # (per subcommand: `foreman web` loads only what it runs)
+
+            return web_main(resolve({k: v for k, v in vars(args).items() if k in ("home", "profile")}),
+                            open_browser=not args.no_open)
         if args.command == "stop":
             return _stop(resolve({k: v for k, v in vars(args).items() if k in ("home", "profile")}), args.timeout)
         flags = {k: v for k, v in vars(args).items() if k not in ("command", "json")}
@@ -394,7 +405,10 @@ async def _serve(daemon: Any, on_up: Callable[[], Any] = lambda: None) -> None:
         await daemon.start()
         on_up()
         say(f"Foreman {daemon.settings.profile} ({daemon.settings.backend}) on ws://127.0.0.1:{daemon.port}  "
-            f"- connect with: {connect_hint(daemon.settings, daemon.port)}   (q + Enter or Ctrl+C to stop)")
+            f"- connect with: {connect_hint(daemon.settings, daemon.port)}   (q + Enter or Ctrl+C to stop; a browser: `foreman web`)")
+        if daemon.settings.web_lan:
+            say(f"warning: --web-lan: listening on every interface (port {daemon.port}); anyone on your network can "
+                "reach it; `foreman web` logins are still required, and plain http is not encrypted")
         await daemon.stopping.wait()
     finally:
         await daemon.stop()

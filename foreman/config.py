@@ -81,12 +81,14 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("backend", _choice("sim", "claude", "local"), "sim", "which backend runs the agents"),
-    Option("port", _port, 7878, "WebSocket port on 127.0.0.1 (0 picks a free one)"),
+    Option("port", _port, 7878, "WebSocket port on 127.0.0.1, which serves the browser view too (0 picks a free one)"),
     Option("user_name", str, None, "how the agents address you (default: your OS user name)"),
     Option("repo", _list, [], "repositories to register at start, comma-separated (sim: a fresh sandbox/sim-demo)"),
     Option("goal", str, None, "submit this goal right away"),
     Option("reset", _bool, False, "wipe this profile's state first", kind="bool"),
     Option("allow_browser_origins", _bool, False, "accept WebSocket requests from browsers (development only)", kind="bool"),
+    Option("web_lan", _bool, False, "listen on every interface, not only 127.0.0.1, so a phone on your network can open "
+           "the browser view (`foreman web`); the token and its login are still required", kind="bool"),
     Option("auth", _bool, True, "clients must present the profile's token from foreman.json (--no-auth: any local process, an agent's included, may read and steer)", kind="bool"),
     Option("repo_poll_ms", _positive(_whole), 10_000, "how often repositories are re-checked for head/dirty changes (ms)"),
     Option("merge_style", _choice("merge", "squash"), "merge", "approved merges: a merge commit, or one squashed commit"),
@@ -288,7 +290,15 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
     from .config_team import team_of  # (it reads this module's option table: imported here, not at the top)
 
     team_of(settings)  # --workers and --worker-names must fit together (the error names both)
+    if values.get("web_lan") and not values.get("auth"):
+        raise ConfigError("--web-lan needs the token: it cannot be combined with --no-auth")
     return settings
+
+
+def has_desktop(env: Mapping[str, str] | None = None) -> bool:
+    """True when a graphical session is there to open a browser in (``DISPLAY`` or ``WAYLAND_DISPLAY``)."""
+    env = os.environ if env is None else env
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 OTHER_ENV = ("AGENTCRAFT_HOME", "AGENTCRAFT_PROFILE", "AGENTCRAFT_TURN")

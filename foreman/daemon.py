@@ -34,6 +34,7 @@ from .notifier import Notifier
 from .server import WebSocketServer
 from .store import Store
 from .usage import usage_status
+from .web.gate import WebGate
 
 logger = logging.getLogger(__name__)
 
@@ -72,10 +73,11 @@ class Daemon:
         """The wire JSON of every entity by kind and id, in creation order (the snapshot joins them)."""
         self._recent: dict[str, deque[str]] = {}
         self._waiters: dict[str, list[asyncio.Future[Decision]]] = {}
+        token = secrets.token_urlsafe(32) if settings.auth else None
         self.server = WebSocketServer(
             on_hello=self.on_hello, on_intent=self.on_intent, snapshot=self.snapshot_frame,
-            allow_browser_origins=settings.allow_browser_origins,
-            token=secrets.token_urlsafe(32) if settings.auth else None,
+            allow_browser_origins=settings.allow_browser_origins, token=token,
+            web=WebGate(token, self.profile_dir / "web.key", lan=settings.web_lan),
         )
         self.notifier = Notifier(enabled=settings.notify, silent=settings.toast_silent)
         self.backend: Any = backend
@@ -391,7 +393,7 @@ class Daemon:
             raise
         record: dict[str, Any] = {
             "port": self.port, "host": "127.0.0.1", "backend": self.settings.backend,
-            "version": __version__, "startedAt": self.now(),
+            "version": __version__, "startedAt": self.now(), **({"lan": True} if self.settings.web_lan else {}),
         }
         if self.server.token is not None:
             record["token"] = self.server.token
@@ -425,7 +427,7 @@ class Daemon:
             ConfigError: the port is taken (says what to do).
         """
         try:
-            return await self.server.start(self.settings.port)
+            return await self.server.start(self.settings.port, "0.0.0.0" if self.settings.web_lan else "127.0.0.1")
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
                 raise ConfigError(runtime.port_in_use(self.settings.home, self.settings.port)) from None

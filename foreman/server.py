@@ -3,9 +3,12 @@
 The server knows nothing of the core. It hands every decoded intent to a handler (the
 daemon) and sends whatever text the daemon broadcasts. Guards:
 
-* Only 127.0.0.1 is bound. A request with an ``Origin`` header (every browser sends one) or a
-  ``Host`` other than ``127.0.0.1``, ``localhost`` or ``[::1]`` (DNS rebinding) is refused
-  with HTTP 401 unless ``allow_browser_origins``.
+* Only 127.0.0.1 is bound (every interface with ``--web-lan``). A request with an ``Origin``
+  header (every browser sends one) or a ``Host`` other than ``127.0.0.1``, ``localhost`` or
+  ``[::1]`` (DNS rebinding) is refused with HTTP 401 unless ``allow_browser_origins``, or unless it
+  is the daemon's own browser view (:mod:`foreman.web.gate`): its own origin and a valid session
+  cookie. A request that is not a WebSocket upgrade is the browser view's (the page, its assets,
+  the one-time login) and is answered by the gate.
 * Unless started without a token (``--no-auth``), a client must present the profile's token:
   in ``hello.token`` or as ``Authorization: Bearer <token>`` on the upgrade request (a wrong
   bearer token is refused with HTTP 401). Until it does, it reads nothing and changes nothing:
@@ -37,6 +40,7 @@ import protocol
 from protocol import Hello
 
 from .errors import ForemanError
+from .web.gate import WebGate, is_upgrade
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +110,7 @@ class WebSocketServer:
         snapshot: returns a fresh snapshot frame (for lagging clients).
         allow_browser_origins: skip the Origin/Host guard (development only).
         token: the client token every client must present; None accepts any client (``--no-auth``).
+        web: the browser view's gate (None: no page is served, and browsers are refused).
     """
 
     def __init__(
@@ -116,12 +121,14 @@ class WebSocketServer:
         snapshot: Callable[[], str],
         allow_browser_origins: bool = False,
         token: str | None = None,
+        web: WebGate | None = None,
     ) -> None:
         self.on_hello = on_hello
         self.on_intent = on_intent
         self.snapshot = snapshot
         self.allow_browser_origins = allow_browser_origins
         self.token = token
+        self.web = web
         self.clients: set[Client] = set()
         self._server: Server | None = None
 
@@ -143,7 +150,10 @@ class WebSocketServer:
             ping_timeout=60,
         )
         sock = next(iter(self._server.sockets))
-        return int(sock.getsockname()[1])
+        port = int(sock.getsockname()[1])
+        if self.web is not None:
+            self.web.port = port
+        return port
 
     async def close(self) -> None:
         """Stop accepting, close every connection and wait for them to end."""
@@ -166,13 +176,19 @@ class WebSocketServer:
         return credentials.strip() if scheme.lower() == "bearer" else ""
 
     def _guard(self, connection: ServerConnection, request: Request) -> Response | None:
+        if self.web is not None and not is_upgrade(request):
+            return self.web.respond(request)  # the browser view: its page, its assets, its login
         bearer = self._bearer(request)
         if bearer is not None and self.token is not None and not self.token_ok(bearer):
             return connection.respond(HTTPStatus.UNAUTHORIZED, "wrong token: read it from <home>/<profile>/foreman.json\n")
         if self.allow_browser_origins:
             return None
         if "Origin" in request.headers:
-            return connection.respond(HTTPStatus.UNAUTHORIZED, "browser origins are refused (start with --allow-browser-origins)\n")
+            if self.web is not None and self.web.browser_socket_ok(request):
+                return None  # the daemon's own page, with its session cookie
+            return connection.respond(HTTPStatus.UNAUTHORIZED, "browser origins are refused (log in with `foreman web`)\n")
+        if self.web is not None and self.web.lan:
+            return None if self.web.host_ok(request) else connection.respond(HTTPStatus.UNAUTHORIZED, "no Host\n")
         hosts = request.headers.get_all("Host")
         host = hosts[0].strip().lower() if len(hosts) == 1 else ""  # none or several Host headers: refused
         hostname = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
@@ -266,7 +282,8 @@ class WebSocketServer:
 
     async def _handle(self, ws: ServerConnection) -> None:
         client = Client(ws, f"{ws.remote_address}")
-        client.authed = self.token is None or (ws.request is not None and self.token_ok(self._bearer(ws.request)))
+        client.authed = self.token is None or (ws.request is not None and self.token_ok(self._bearer(ws.request))) or (
+            self.web is not None and self.web.session_ok(ws.request))
         self.clients.add(client)
         try:
             async for frame in ws:
