@@ -138,7 +138,7 @@ async def _run(edge: Edge, decision: str, agent: str, repo: Repo, base: str, can
     edge.runner.submit(MergeTesting(decision, started, run=run))
     name = f"{decision}-car{run}" if run else decision
     folder = edge.host.profile_dir / "merge-tests" / repo_folder(repo.id) / name
-    for stale in folder.parent.glob(f"{decision}-car*") if folder.parent.exists() else ():
+    for stale in sorted(folder.parent.glob(f"{decision}-car*")) if folder.parent.is_dir() else []:
         if stale != folder:  # (a discarded car's, or one a previous daemon left behind)
             await discard(repo.path, stale)
     key = f"mergetest:{name}"
