@@ -237,8 +237,11 @@ async def test_a_restart_during_the_train_tests_again_from_the_head(tmp_path: Pa
         assert git(rig.repo, "rev-parse", "main").strip() == base
         assert not any(line.startswith("end ") for line in train.log())  # neither test finished
         await rig.start()
-        await wait_for(lambda: train.log().count("start t1") == 2 and train.log().count("start t1+t2") == 2, 30,
-                       "both tested again after the restart")
+        try:
+            await wait_for(lambda: train.log().count("start t1") == 2 and train.log().count("start t1+t2") == 2, 30,
+                           "both tested again after the restart")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; CI log {train.log()}; feed {rig.c.feed()[-12:]}") from None
         train.open()
         await rig.wait_status(t2, "done", timeout=60)
         first, last = rig.world.tasks[t1].merge_test, rig.world.tasks[t2].merge_test
