@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings as hsettings, strategies as st
 from protocol import MergeTest
 
+from foreman.core.records import MergeQueued
 from foreman.flow.context import Ctx
 from foreman.flow.model import (
     AwaitCheckout, LandMerge, Live, MergeAnswered, MergeTesting, MergeTried, RunTurn, Speculate, StopSpeculation, Tick,
@@ -135,3 +137,117 @@ def test_a_cancelled_car_is_stopped_and_a_restart_drops_every_car() -> None:
     car_started(ctx, d2, t1)
     restarted: Any = Ctx(ctx.core, Live(), ctx.settings, T0, ctx.backoff)  # a new process: nothing in memory
     assert apply(restarted, Tick()) == [LandMerge(d1)]  # the head first, tested again; no car yet
+
+
+def test_a_train_of_three_builds_each_car_on_the_one_ahead() -> None:
+    ctx = world(merge_train=3)
+    ts = [task(ctx, f"T{n}", agent=a, status="review") for n, a in enumerate(("kit", "wren", "juniper"))]
+    ds = [merge_decision(ctx, t) for t in ts]
+    for d in ds:
+        ctx.core.answer_decision(d, 0, T0)
+    ctx.core.take()
+    for d in ds:
+        apply(ctx, MergeAnswered(d))
+    C = "c" * 40
+    assert apply(ctx, MergeTesting(ds[0], started(BASE, A))) == [Speculate(ds[1], onto=A, behind=ts[0], run=1)]
+    assert apply(ctx, MergeTesting(ds[1], started(A, B, ts[0]), run=1)) == [Speculate(ds[2], onto=B, behind=ts[1], run=2)]
+    apply(ctx, MergeTesting(ds[2], started(B, C, ts[1]), run=2))
+    assert apply(ctx, MergeTried(ds[2], "tested", test=passed(B, C, ts[1]), run=2)) == []  # waits for both ahead
+    assert apply(ctx, MergeTried(ds[1], "tested", test=passed(A, B, ts[0]), run=1)) == []
+    assert LandMerge(ds[1], tested=passed(A, B, ts[0])) in apply(ctx, MergeTried(ds[0], "landed", test=passed(BASE, A)))
+    assert ctx.core.task(ts[2]).status == "review"  # the third waits for the second's landing
+    assert apply(ctx, MergeTried(ds[1], "landed", test=passed(A, B, ts[0])))[-1] == LandMerge(
+        ds[2], tested=passed(B, C, ts[1]))
+
+
+STEPS = st.lists(st.tuples(st.sampled_from(["head", "car", "pass", "red", "land", "head-red", "held", "again",
+                                            "outside", "cancel", "tick", "pass", "land"]), st.integers(0, 2)), max_size=60)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(STEPS, st.integers(1, 3))
+def test_whatever_happens_merges_land_in_order_each_on_what_the_one_ahead_landed(steps: list[Any], train: int) -> None:
+    """Random orders of test starts, results, landings, holds, cancels and outside commits on a
+    queue of three: only the head ever lands; a speculative result lands only on the commit the
+    flow itself landed last (else it is tested again on the tip); merges land in answer order; the
+    cars are entries 2..N, each built on the commit under test of the one right ahead."""
+    ctx = world(merge_train=train)
+    ts = [task(ctx, f"T{n}", agent=a, status="review") for n, a in enumerate(("kit", "wren", "juniper"))]
+    ds = [merge_decision(ctx, t) for t in ts]
+    for d in ds:
+        ctx.core.answer_decision(d, 0, T0)
+    ctx.core.take()
+    pending: dict[str, Any] = {}  # decision -> its LandMerge in flight
+    commits = iter(f"{n:040x}" for n in range(1, 10_000))
+    tip, landed_by_flow, order = BASE, BASE, []
+
+    def run(inp: Any) -> None:
+        for e in apply(ctx, inp):
+            if isinstance(e, LandMerge):
+                assert ctx.live.testing.get("proj:main") == e.decision  # only the head lands
+                if e.tested is not None:
+                    assert e.tested.base == landed_by_flow  # built on exactly what the one ahead landed
+                pending[e.decision] = e
+
+    for d in ds:
+        run(MergeAnswered(d))
+    for what, n in steps:
+        head = ctx.live.testing.get("proj:main")
+        cars = sorted(ctx.live.cars.items(), key=lambda kv: kv[1].run)
+        if what == "head" and head in pending and not pending[head].tested:
+            run(MergeTesting(head, started(tip, next(commits))))
+        elif what == "car" and cars:
+            d, car = cars[n % len(cars)]
+            if car.result is None:
+                run(MergeTesting(d, started(car.onto, next(commits), "t"), run=car.run))
+        elif what in ("pass", "red") and cars:
+            d, car = cars[n % len(cars)]
+            if car.result is None and d not in ctx.live.built:
+                run(MergeTesting(d, started(car.onto, next(commits), "t"), run=car.run))
+            if ctx.live.cars.get(d) is car and car.result is None and d in ctx.live.built:
+                test = passed(car.onto, ctx.live.built[d], "t")
+                run(MergeTried(d, "tested" if what == "pass" else "red", test=test, run=car.run))
+        elif what == "land" and head in pending:
+            if not pending[head].tested and head not in ctx.live.built:
+                run(MergeTesting(head, started(tip, next(commits))))
+            e, base = pending.pop(head), None
+            commit = e.tested.commit if e.tested is not None else ctx.live.built.get(head)
+            base = e.tested.base if e.tested is not None else None
+            if commit is None or (base is not None and base != tip):  # not built yet, or the CAS refused
+                if commit is not None:  # built and tested again on the tip (test_and_land goes on)
+                    pending[head] = LandMerge(head)
+                    run(MergeTesting(head, started(tip, next(commits))))
+                else:
+                    pending[head] = e
+                continue
+            tip = landed_by_flow = commit
+            order.append(head)
+            run(MergeTried(head, "landed", test=passed(base or BASE, commit)))
+        elif what == "head-red" and head in pending and ctx.live.built.get(head) and not pending[head].tested:
+            pending.pop(head)
+            run(MergeTried(head, "red", reason="main was not moved", test=passed(tip, ctx.live.built[head])))
+        elif what == "held" and head in pending and not pending[head].tested:
+            pending.pop(head)
+            run(MergeTried(head, "held", reason="a rebase is in progress"))
+        elif what == "again" and head is not None and head in ctx.live.merge_held:
+            run(MergeAnswered(head))
+        elif what == "outside":
+            tip = next(commits)
+        elif what == "cancel" and ctx.core.task(ts[n]).status == "review":
+            ctx.core.cancel_task(ts[n], T0)
+            ctx.core.take()
+            pending.pop(ds[n], None)
+            run(Tick())
+        else:
+            run(Tick())
+        queued = sorted(ctx.core.records(MergeQueued).values(), key=lambda x: x.order)
+        ids = [q.id for q in queued]
+        head = ctx.live.testing.get("proj:main")
+        if head in ids:
+            ids.remove(head)
+            ids.insert(0, head)
+        for d, car in ctx.live.cars.items():
+            assert d in ids and (d == head or 0 < ids.index(d) < train)  # cars: the entries 2..N (or the head's)
+            if d != head:
+                assert car.ahead == ids[ids.index(d) - 1]
+    assert order == sorted(order, key=ds.index)  # landed in answer order
