@@ -152,7 +152,7 @@ def merge_note(task: p.Task) -> str:
         return "merge: testing" if test is not None and test.state == "testing" else "merge: landing"
     if task.merge_queue:
         if test is not None and test.behind:
-            how = {"testing": "testing", "passed": "passed"}.get(test.state) or test.verdict.split(":")[0]
+            how = {"testing": "testing", "passed": "passed", "untested": "untested"}.get(test.state) or test.verdict
             return f"merge: queued, {ordinal(task.merge_queue)}, {how} behind {test.behind}"
         return f"merge: queued, {ordinal(task.merge_queue)}"
     if test is not None and test.state in ("failed", "timed_out") and task.status != "done":
