@@ -251,3 +251,31 @@ async def test_a_restart_during_the_train_tests_again_from_the_head(tmp_path: Pa
         assert not list(Path(rig.flags["home"]).rglob("merge-tests/*/d*"))  # no test's worktree is left
     finally:
         await rig.stop()
+
+
+async def test_a_red_second_goes_back_once_the_head_landed_without_a_second_run(tmp_path: Path) -> None:
+    """The second's test on top of the head fails: nothing happens until the head lands (the head
+    might still go red); then the result is the second's own, on exactly the base's tip, and it goes
+    back to its worker with it, not tested again."""
+    train = Train(tmp_path)
+    rig = train.rig
+    try:
+        (train.ctl / "red-t2").write_text("")
+        t1, t2, _, _ = await train.approve_two()
+        await train.both_testing()
+        train.open("t1+t2")  # the second's speculative test ends first, red
+        await wait_for(lambda: "end t1+t2 red" in train.log(), 30, "t2's red speculative result")
+        await asyncio.sleep(0.5)
+        assert rig.status(t2) == "review" and rig.world.tasks[t2].merge_queue == 2  # it waits for t1
+        train.open("t1")
+        await rig.wait_status(t1, "done", timeout=60)
+        follow = await wait_for(lambda: next((p for a, j, p in train.team.prompts if a == "wren" and j == "followup"),
+                                             None), 30, "t2 back with its worker")
+        assert "merge into the base failed its test" in follow and "Merge agentcraft/kit/t1" in follow  # what it met
+        landed = rig.world.tasks[t1].merge_test
+        red = rig.world.tasks[t2].merge_test
+        assert landed is not None and red is not None and red.state == "failed" and red.base == landed.commit
+        assert git(rig.repo, "rev-parse", "main").strip() == landed.commit  # the red one never landed
+        assert [x for x in train.log() if x.startswith("start")] == ["start t1", "start t1+t2"]  # no second run
+    finally:
+        await rig.stop()
