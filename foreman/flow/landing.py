@@ -153,4 +153,4 @@ async def _run(edge: Edge, decision: str, agent: str, repo: Repo, base: str, can
     return started.model_copy(update={"state": state, "at": time.time(), "verdict": verdict(res, timeout)}), res.output
 
 
-__all__ = ["MAX_ROUNDS", "test_and_land"]
+__all__ = ["MAX_ROUNDS", "speculate", "test_and_land"]
