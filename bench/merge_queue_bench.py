@@ -10,7 +10,13 @@ each task the time from the approval to ``done`` (landed on ``main``) is recorde
 is the queue's whole drain. Times are ``time.monotonic`` wall seconds; each figure is the median
 of ``--runs`` runs. The OS sandbox is used when this machine has one (as a user's daemon would).
 
-    .venv/bin/python bench/merge_queue_bench.py [--lengths 1,2,4] [--runs 3]
+``--train 1,2`` measures each length with each ``--merge-train`` (1: one merge test at a time; 2:
+the second entry tested on top of the head at once, a merge train). ``--ci-sleep S`` makes the CI
+command the demo suite followed by ``S`` seconds of sleep: a test run that waits (I/O, a service,
+a browser) rather than computes, which is where a train's concurrent tests pay even on 2 busy
+cores; without it the CI is the demo's own suite (detected), a fraction of a second of CPU.
+
+    .venv/bin/python bench/merge_queue_bench.py [--lengths 1,2,4] [--runs 3] [--train 1,2] [--ci-sleep 2]
 """
 
 from __future__ import annotations
@@ -49,12 +55,21 @@ async def _wait(pred: Any, timeout: float) -> None:
         await asyncio.sleep(0.01)
 
 
-async def one_run(length: int, tmp: Path) -> list[float]:
-    """Approval-to-landing seconds of each of ``length`` merges approved at once (task order)."""
+def sleeping_ci(seconds: float) -> str:
+    """The demo suite, then ``seconds`` of sleep (its exit status kept)."""
+    return f"{sys.executable} -m unittest discover -s tests -q && sleep {seconds:g}"
+
+
+async def one_run(length: int, tmp: Path, train: int = 1, ci_sleep: float | None = None) -> list[float]:
+    """Approval-to-landing seconds of each of ``length`` merges approved at once (task order), with
+    ``--merge-train train`` (and the sleeping CI of :func:`sleeping_ci` when ``ci_sleep`` is set)."""
     repo = tmp / "pocket-notes"
     create_demo_repo(repo)
-    settings = resolve({"home": str(tmp / "home"), "port": 0, "backend": "sim", "workers": [str(length)],
-                        "lead_review": False, "max_concurrent": length}, env={})
+    flags: dict[str, Any] = {"home": str(tmp / "home"), "port": 0, "backend": "sim", "workers": [str(length)],
+                             "lead_review": False, "max_concurrent": length, "merge_train": train}
+    if ci_sleep is not None:
+        flags["ci"] = sleeping_ci(ci_sleep)
+    settings = resolve(flags, env={})
     runner = ScriptedRunner(lambda req: _work)
     daemon = Daemon(settings, backend=Conductor(settings, {n: runner for n in (LEAD, *ALL_WORKERS)},
                                                 backend_name="scripted"))
@@ -99,17 +114,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", default="1,2,4", help="queue lengths to measure (comma-separated)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--train", default="1", help="--merge-train values to measure each length with (comma-separated)")
+    ap.add_argument("--ci-sleep", type=float, default=None,
+                    help="CI: the demo suite then this many seconds of sleep (default: the demo suite alone)")
     args = ap.parse_args()
-    print(f"{'queue':>5} {'first landed':>13} {'last landed':>12} {'per merge':>10}   (median of {args.runs} runs, s)")
+    ci = "the demo suite" if args.ci_sleep is None else f"the demo suite + sleep {args.ci_sleep:g} s"
+    print(f"CI: {ci}; median of {args.runs} runs, seconds")
+    print(f"{'queue':>5} {'train':>5} {'first landed':>13} {'last landed':>12} {'per merge':>10}")
     for length in (int(x) for x in args.lengths.split(",")):
-        firsts, lasts = [], []
-        for _ in range(args.runs):
-            with tempfile.TemporaryDirectory(prefix="mq-bench-") as tmp:
-                times = asyncio.run(one_run(length, Path(tmp)))
-            firsts.append(times[0])
-            lasts.append(max(times))
-        last = statistics.median(lasts)
-        print(f"{length:>5} {statistics.median(firsts):>13.2f} {last:>12.2f} {last / length:>10.2f}")
+        for train in (int(x) for x in args.train.split(",")):
+            firsts, lasts = [], []
+            for _ in range(args.runs):
+                with tempfile.TemporaryDirectory(prefix="mq-bench-") as tmp:
+                    times = asyncio.run(one_run(length, Path(tmp), train, args.ci_sleep))
+                firsts.append(times[0])
+                lasts.append(max(times))
+            last = statistics.median(lasts)
+            print(f"{length:>5} {train:>5} {statistics.median(firsts):>13.2f} {last:>12.2f} {last / length:>10.2f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

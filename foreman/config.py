@@ -99,6 +99,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_concurrent", _positive(_whole), 3, "workers running at once"),
     Option("ci", str, None, "test command run after each task, and on each approved merge before it lands (default: detected)"),
     Option("ci_timeout", _positive(_number), 600.0, "seconds before a CI run or merge test is killed with its whole process tree"),
+    Option("merge_train", _positive(_whole), 1, "merge tests run at once per base branch: 1 tests the queue's head "
+           "alone; N > 1 also tests the next N-1 approved merges, each on top of the ones ahead (a merge train)"),
     Option("speed", _positive(_number), 1.0, "sim: time multiplier (higher is faster)"),
     Option("seed", _whole, 7, "sim: random seed for the ambient chatter"),
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),

@@ -69,7 +69,7 @@ _SAMPLES_BY_MODEL: dict[tuple[str, str], Any] = {
     ("DiffLine", "old"): None, ("MemoryNote", "text"): "# Plan\n\n- t1 storage\n",
     ("GoalSubmit", "text"): "Add tags to pocket-notes", ("MessageSend", "text"): "please add a test for empty tags",
     ("DecisionAnswerIntent", "text"): None, ("DecisionAnswerIntent", "option"): 0, ("RepoAdd", "path"): "/home/you/code/pocket-notes",
-    ("TaskPrioritize", "priority"): 5,
+    ("TaskPrioritize", "priority"): 5, ("MergeTest", "behind"): None,
 }
 _SAMPLES: dict[str, Any] = {
     "id": 7, "seq": 42, "since": 41, "protocol": 1, "client": "minecraft-mod/1.2", "agent": "kit", "to": "kit",

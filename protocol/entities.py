@@ -132,6 +132,10 @@ class MergeTest(WireModel):
     """For people: ``passed``, ``FAILED (exit 1)``, ``timed out after N s``, or why nothing was tested."""
     at: float = 0.0
     """Unix time in seconds of the last change."""
+    behind: str | None = None
+    """A speculative test of a merge train (``--merge-train`` above 1; added in 1.x): the task whose
+    merge, not landed yet, this one was built on (``base`` is that merge commit); it lands only
+    after that task's merge landed exactly that commit. None: built on the base branch's tip."""
 
 
 class Task(WireModel):
@@ -163,7 +167,8 @@ class Task(WireModel):
     """The task's spending cap in US dollars (None: no cap)."""
     merge_queue: int | None = None
     """Its place in its base branch's merge queue once its merge is approved: 1 is being tested
-    (or landing) now, 2 waits next ...; None when it is not queued."""
+    (or landing) now, 2 waits next (or, in a merge train, is tested behind 1: ``merge_test.behind``)
+    ...; None when it is not queued."""
     merge_test: MergeTest | None = None
     """The last merge test of its approved merge, if any."""
 

@@ -50,6 +50,8 @@ from .model import (
     RunCi,
     Running,
     RunTurn,
+    Speculate,
+    StopSpeculation,
     TaskHandedOff,
 )
 from .runner import Executor as EffectExecutor
@@ -255,5 +257,6 @@ def executors(edge: Edge) -> dict[type, EffectExecutor]:
         CleanStale: bind(gitwork.clean_stale_quietly, edge), CheckWork: bind(checks.check_work, edge),
         RunCi: bind(checks.run_ci, edge), PrepareReview: bind(checks.prepare_review, edge),
         PrepareMerge: bind(merging.prepare_merge, edge), LandMerge: bind(merging.land_merge, edge),
-        AwaitCheckout: bind(merging.await_checkout, edge),
+        AwaitCheckout: bind(merging.await_checkout, edge), Speculate: bind(merging.speculate_merge, edge),
+        StopSpeculation: bind(merging.stop_speculation, edge),
     }

@@ -30,6 +30,7 @@ class Edge:
             ``runner.live.cleaning``.
         wt_locks: worktree id -> its lock (commits, removal and reuse never interleave).
         removing: worktree id -> its removal in flight. removal_backoff: retries of busy removals.
+        speculations: run -> the job of a merge train's speculative test (stopped when discarded).
     """
 
     host: FlowHost
@@ -45,6 +46,7 @@ class Edge:
     wt_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     removing: dict[str, bool] = field(default_factory=dict)
     removal_backoff: Backoff = field(default_factory=Backoff)
+    speculations: dict[int, asyncio.Task[Any]] = field(default_factory=dict)
     executor: Executor | None = None
 
     def place_executor(self) -> Executor:

@@ -11,6 +11,8 @@ is done only once the base branch contains the commit. Answers are read by label
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..core.records import CiRun, HandOff, Worktree
 from ..core.roster import LEAD
 from ..core.rules import merge_choice
@@ -22,6 +24,7 @@ from .model import (
     CommitLeftovers,
     Effect,
     HandOffCommitted,
+    LandMerge,
     MergePrepared,
     MergeTesting,
     MergeTried,
@@ -33,7 +36,7 @@ from .model import (
 from .model import (
     HandOff as HandOffEffect,
 )
-from .queuerules import enqueue, held, leave
+from .queuerules import enqueue, held, key_of, leave, promoted, pump
 from .taskrules import plan, plan_unfinished, unreviewed
 from .turnrules import block, launch
 
@@ -164,22 +167,66 @@ def merge_tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
     outside the Foreman) -> the task is blocked with the user's choices (:mod:`.outside`), never
     re-opening the decision on a branch that is gone; moved -> the decision re-opens with the new
     commit; a conflict -> back to the worker; refused or failed -> the decision re-opens with the
-    reason. Anything but held leaves the merge queue (:func:`~.queuerules.leave`)."""
+    reason. Anything but held leaves the merge queue (:func:`~.queuerules.leave`); a speculative
+    test's result (``e.run``) waits for its turn (:func:`speculated`)."""
+    if e.run:
+        return speculated(ctx, e)
     effects = _tried(ctx, e)
     if e.outcome == "held":
-        held(ctx, e.decision)
-    else:
-        effects += leave(ctx, e.decision)
-    return effects
+        return effects + held(ctx, e.decision)
+    key = key_of(ctx, e.decision)
+    landed = e.test.commit if e.outcome == "landed" and e.test is not None else ""
+    effects += leave(ctx, e.decision, landed=landed)
+    return effects + (_next_car(ctx, key) if key is not None else [])
+
+
+def speculated(ctx: Ctx, e: MergeTried) -> list[Effect]:
+    """A merge train's speculative test ended: a discarded one is ignored; the result of a car that
+    has become the head meanwhile (the entry ahead landed exactly what it was built on) is the
+    head's at once; any other is kept until then (the task shows it), and a red one discards the
+    cars behind it (:func:`~.queuerules.pump`)."""
+    car = ctx.live.cars.get(e.decision)
+    if car is None or car.run != e.run:
+        return []
+    car.result = e
+    dec = ctx.core.world.decisions.get(e.decision)
+    if e.test is not None and dec is not None and dec.task in ctx.core.world.tasks:
+        ctx.core.set_merge_state(dec.task, test=e.test)
+    key = key_of(ctx, e.decision)
+    if key is not None and ctx.live.testing.get(key) == e.decision:
+        return _next_car(ctx, key)
+    return pump(ctx)
+
+
+def _next_car(ctx: Ctx, key: str) -> list[Effect]:
+    """The head of queue ``key`` is a car whose test ended: passed, it lands exactly its tested
+    commit (:class:`LandMerge` with ``tested``); red, it goes back to its worker as a head's red
+    test does; anything else, it is tested again as the head."""
+    result = promoted(ctx, key)
+    if result is None:
+        return []
+    if result.outcome == "tested" and result.test is not None:
+        return [LandMerge(result.decision, tested=result.test)]
+    if result.outcome == "red":
+        return merge_tried(ctx, replace(result, run=0))
+    return [LandMerge(result.decision)]
 
 
 def merge_testing(ctx: Ctx, e: MergeTesting) -> list[Effect]:
-    """The merge test of ``e.decision`` started: its task shows it (``Task.merge_test``)."""
+    """The merge test of ``e.decision`` started: its task shows it (``Task.merge_test``), and the
+    merge train behind it builds on its commit (:func:`~.queuerules.pump`; a discarded
+    speculative test's start is ignored)."""
+    car = ctx.live.cars.get(e.decision)
+    if e.run and (car is None or car.run != e.run):
+        return []
     dec = ctx.core.world.decisions.get(e.decision)
     if dec is not None and dec.task in ctx.core.world.tasks:
         ctx.core.set_merge_state(dec.task, test=e.test)
         ctx.core.feed(f"{dec.task}: testing its merge into {e.test.verdict}", ctx.now, kind="ci", task=dec.task)
-    return []
+    if key_of(ctx, e.decision) is None:  # (it left its queue meanwhile: nothing builds on it)
+        return []
+    ctx.live.built[e.decision] = e.test.commit
+    return pump(ctx)
 
 
 def _tried(ctx: Ctx, e: MergeTried) -> list[Effect]:

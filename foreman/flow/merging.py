@@ -12,7 +12,9 @@ squashed commit).
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +30,17 @@ from ..risk.report import merge_scan
 from . import outside
 from .edge import Edge
 from .gitwork import author
-from .landing import test_and_land
-from .model import AwaitCheckout, LandMerge, MergeAnswered, MergePrepared, MergeTried, PrepareMerge
+from .landing import speculate, test_and_land
+from .model import (
+    AwaitCheckout,
+    LandMerge,
+    MergeAnswered,
+    MergePrepared,
+    MergeTried,
+    PrepareMerge,
+    Speculate,
+    StopSpeculation,
+)
 
 
 def describe_commit(diff: Diff, tip: str, base: str) -> str:
@@ -163,7 +174,7 @@ async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
     if record is not None and (again := await moved(edge, e.decision, info, repo, record)) is not None:
         return again
     try:
-        tried = await test_and_land(edge, e.decision, task, info, repo, record)
+        tried = await test_and_land(edge, e.decision, task, info, repo, record, tested=e.tested)
     except MergeRefused as exc:
         await host.refresh_repo(repo.id)
         if exc.reason in ("busy", "locked"):  # the user's git work comes first: wait for it, then land
@@ -178,6 +189,36 @@ async def land_merge(edge: Edge, e: LandMerge) -> MergeTried:
         return MergeTried(e.decision, "failed", reason=f"merge failed: {exc.message}")
     await host.refresh_repo(repo.id)
     return tried  # (landed: land_candidate checked that the base contains the commit, or raised)
+
+
+def speculate_merge(edge: Edge, e: Speculate) -> Awaitable[MergeTried]:
+    """Carry out a merge train's speculative test (:func:`.landing.speculate`) as a job of its own,
+    which :func:`stop_speculation` cancels (its CI's process tree killed, its worktree removed);
+    what cannot be built or read there comes back ``refused`` (the head's own test meets it)."""
+    async def run() -> MergeTried:
+        core = edge.host.core
+        dec = core.decision(e.decision)
+        task = core.task(dec.task or "")
+        info = core.record(Worktree, dec.worktree or "")
+        if task.status != "review" or info is None:
+            return MergeTried(e.decision, "skipped", run=e.run)
+        try:
+            return await speculate(edge, e.decision, task, info, core.repo(info.repo),
+                                   core.record(MergeRecord, e.decision), e.onto, e.behind, e.run)
+        except ForemanError as exc:
+            return MergeTried(e.decision, "refused", reason=exc.message, run=e.run)
+
+    job = asyncio.ensure_future(run())
+    edge.speculations[e.run] = job
+    job.add_done_callback(lambda _: edge.speculations.pop(e.run, None))
+    return job
+
+
+def stop_speculation(edge: Edge, e: StopSpeculation) -> None:
+    """Cancel speculative test ``e.run`` if it still runs (its result was discarded)."""
+    job = edge.speculations.get(e.run)
+    if job is not None:
+        job.cancel()
 
 
 CHECKOUT_POLL = 1.0

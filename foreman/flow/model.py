@@ -5,7 +5,8 @@ core), the runner's :class:`Live` state and one **input**, it changes the world 
 (the changes the daemon stores before anything else happens) and returns the **effects** to
 carry out. The runner (:mod:`foreman.flow.runner`) carries each effect out (a turn, git work, a
 CI run, a merge) and feeds what came of it back as the next input. Both lists are closed: every
-input and every effect is one of the classes below (``docs/architecture.md``, "The flow").
+input and every effect is one of the classes below or of :mod:`.effects` (re-exported here;
+``docs/architecture.md``, "The flow").
 """
 
 from __future__ import annotations
@@ -16,6 +17,26 @@ from typing import Literal, Union
 from protocol import MergeTest, Risk
 
 from ..core.records import JobKind, MergeRecord
+from .effects import (  # (re-exported: the flow's vocabulary in one place)
+    AbortTurn,
+    AskUser,
+    AwaitCheckout,
+    CheckWork,
+    CleanStale,
+    CommitLeftovers,
+    Effect,
+    HandOff,
+    LandMerge,
+    PrepareMerge,
+    PrepareReview,
+    PrepareTask,
+    ReapLeftovers,
+    RemoveWorktree,
+    RunCi,
+    RunTurn,
+    Speculate,
+    StopSpeculation,
+)
 
 # ---------------------------------------------------------------------------------------------- inputs
 
@@ -211,10 +232,14 @@ class MergeTried:
     base did not move), ``changed``
     (the task's branch or worktree was changed outside the Foreman: ``reason``, with the user's
     choices; the task is blocked), ``refused`` / ``failed`` (``reason``), ``skipped`` (the task is
-    no longer in review)."""
+    no longer in review).
+
+    ``run``: not 0 for a merge train's speculative test (:class:`~.effects.Speculate`), which lands
+    nothing: ``tested`` (it passed, ``test``), ``red``, or another outcome (it could not be tested
+    there: tested again as the head)."""
 
     decision: str
-    outcome: Literal["landed", "moved", "conflict", "held", "changed", "red", "refused", "failed", "skipped"]
+    outcome: Literal["landed", "moved", "conflict", "held", "changed", "red", "refused", "failed", "skipped", "tested"]
     reason: str = ""
     files: tuple[str, ...] = ()
     record: MergeRecord | None = None
@@ -222,14 +247,17 @@ class MergeTried:
     test: MergeTest | None = None
     output: str = ""
     collided: tuple[str, ...] = ()
+    run: int = 0
 
 
 @dataclass(frozen=True)
 class MergeTesting:
-    """The merge test of decision ``decision`` started on ``test.commit`` (its state for clients)."""
+    """The merge test of decision ``decision`` started on ``test.commit`` (its state for clients);
+    ``run``: the speculative test's (0: the head's)."""
 
     decision: str
     test: MergeTest
+    run: int = 0
 
 
 @dataclass(frozen=True)
@@ -297,152 +325,6 @@ Input = Union[GoalSubmitted, AgentAborted, TaskHandedOff, MessageDelivered, Merg
               LeftoversCommitted, HandOffCommitted, WorktreeSettled, Answered, Reported, StepFailed, MergeTesting]
 """Every input of the flow."""
 
-# ---------------------------------------------------------------------------------------------- effects
-
-
-@dataclass(frozen=True)
-class RunTurn:
-    """Run turn ``turn_id`` of ``agent`` (its session record says ``running``); ``question``: wait
-    for that decision first and put its answer in the prompt (a turn resumed after a restart)."""
-
-    agent: str
-    turn_id: str
-    job: JobKind
-    key: str
-    prompt: str
-    task: str | None = None
-    goal: str | None = None
-    question: str | None = None
-
-
-@dataclass(frozen=True)
-class AbortTurn:
-    """Cancel ``agent``'s running turn; its clean-up runs in the background (the next turn waits)."""
-
-    agent: str
-
-
-@dataclass(frozen=True)
-class PrepareTask:
-    """Make ``agent``'s worktree for ``task`` from the task's latest work -> :class:`TaskPrepared`."""
-
-    task: str
-    agent: str
-
-
-@dataclass(frozen=True)
-class CheckWork:
-    """Read ``task``'s worktree against its base -> :class:`WorkChecked`."""
-
-    task: str
-    agent: str
-    claims: str = ""
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class RunCi:
-    """Run ``command`` (the repository's tests) in ``task``'s worktree -> :class:`CiFinished`."""
-
-    task: str
-    agent: str
-    command: tuple[str, ...] | str
-    started_at: float = 0.0
-    claims: str = ""
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class PrepareReview:
-    """Build the lead's review prompt of ``task`` (diff, CI text, risk scan) -> :class:`ReviewReady`."""
-
-    task: str
-    agent: str
-    ci_text: str
-    claims: str = ""
-    note: str = ""
-    first: bool = False
-    """The review goes to the head of the lead's queue (it was the lead's turn when it was stopped)."""
-
-
-@dataclass(frozen=True)
-class PrepareMerge:
-    """Commit ``task``'s leftovers and scan its exact commit for its merge decision -> :class:`MergePrepared`."""
-
-    task: str
-    summary: str
-
-
-@dataclass(frozen=True)
-class LandMerge:
-    """Merge exactly the commit merge decision ``decision`` recorded -> :class:`MergeTried`."""
-
-    decision: str
-
-
-@dataclass(frozen=True)
-class AwaitCheckout:
-    """Wait until the user's checkout of ``repo`` is free again (no operation in progress, no git
-    lock), then carry merge decision ``decision``'s answer out again -> :class:`MergeAnswered`."""
-
-    decision: str
-    repo: str
-
-
-@dataclass(frozen=True)
-class CommitLeftovers:
-    """Commit what worktree ``worktree`` holds uncommitted on its branch (a task closed while its
-    turn ran, or at a restart); ``then_close``: retire it after (merged or rejected)."""
-
-    worktree: str
-    then_close: bool = False
-
-
-@dataclass(frozen=True)
-class HandOff:
-    """Once ``old_agent``'s turn is over, commit its worktree of ``task`` -> :class:`HandOffCommitted`."""
-
-    task: str
-    old_agent: str
-
-
-@dataclass(frozen=True)
-class RemoveWorktree:
-    """Remove retired worktree ``worktree``'s folder in the background (retried while busy) ->
-    :class:`WorktreeSettled`."""
-
-    worktree: str
-
-
-@dataclass(frozen=True)
-class CleanStale:
-    """Clean the stale worktrees of repository ``repo`` (a start) -> :class:`Reported`."""
-
-    repo: str
-
-
-@dataclass(frozen=True)
-class ReapLeftovers:
-    """Kill the processes turns of a previous daemon left (their records), before each agent's next turn."""
-
-
-@dataclass(frozen=True)
-class AskUser:
-    """Ask the user a question of the flow's own and wait -> :class:`Answered`."""
-
-    about: Literal["replan", "fresh"]
-    ref: str
-    prompt: str
-    options: tuple[str, ...]
-    task: str | None = None
-    goal: str | None = None
-    data: tuple[str, ...] = ()
-
-
-Effect = Union[RunTurn, AbortTurn, PrepareTask, CheckWork, RunCi, PrepareReview, PrepareMerge, LandMerge,
-               AwaitCheckout, CommitLeftovers, HandOff, RemoveWorktree, CleanStale, ReapLeftovers, AskUser]
-"""Every effect of the flow."""
-
 # ---------------------------------------------------------------------------------------------- live state
 
 
@@ -455,6 +337,18 @@ class Running:
     key: str
     task_id: str | None = None
     goal_id: str | None = None
+
+
+@dataclass
+class Car:
+    """An entry behind its queue's head tested speculatively (a merge train, :mod:`.queuerules`):
+    its merge built on ``onto``, the merge commit under test of ``ahead`` (the decision right ahead
+    of it); ``run`` numbers the test (:class:`~.effects.Speculate`); ``result`` once it ended."""
+
+    onto: str
+    ahead: str
+    run: int
+    result: MergeTried | None = None
 
 
 @dataclass
@@ -475,6 +369,10 @@ class Live:
         stall_told: ``goal:blocked,tasks`` the lead was woken for (:mod:`.goalrules`).
         reserved: task -> the only worker who may take it while it has no assignee (a backend whose
             team keeps to a plan, the sim's, fills it; empty: any free worker may).
+        cars: decision -> its speculative test behind the head (``--merge-train`` above 1; a
+            restart drops them all: an unfinished speculative test never counts). built: decision
+            -> the merge commit its test runs on now (the head's or a car's: what the entry behind
+            builds on). runs: the last speculative test's number.
     """
 
     running: dict[str, Running] = field(default_factory=dict)
@@ -489,3 +387,16 @@ class Live:
     merge_held: set[str] = field(default_factory=set)
     stall_told: set[str] = field(default_factory=set)
     reserved: dict[str, str] = field(default_factory=dict)
+    cars: dict[str, Car] = field(default_factory=dict)
+    built: dict[str, str] = field(default_factory=dict)
+    runs: int = 0
+
+
+__all__ = [  # (the effects re-exported from .effects)
+    "AbortTurn", "AgentAborted", "Answered", "AskUser", "AwaitCheckout", "Car", "CheckWork", "CiFinished",
+    "CleanStale", "CommitLeftovers", "Effect", "GoalSubmitted", "HandOff", "HandOffCommitted", "Input", "LandMerge",
+    "LeftoversCommitted", "Live", "MergeAnswered", "MergePrepared", "MergeTesting", "MergeTried", "MessageDelivered",
+    "PrepareMerge", "PrepareReview", "PrepareTask", "ReapLeftovers", "RemoveWorktree", "Reported", "Restarted",
+    "ReviewReady", "RunCi", "RunTurn", "Running", "Speculate", "StepFailed", "StopSpeculation", "TaskHandedOff",
+    "TaskPrepared", "TaskStartFailed", "Tick", "TurnEnded", "WorkChecked", "WorktreeSettled",
+]

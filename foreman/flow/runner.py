@@ -34,7 +34,7 @@ Executor = Callable[[Any], "Awaitable[Input | None] | Input | None"]
 """Carries out one effect (see the module doc)."""
 
 _JOB = {"PrepareTask": "start", "CheckWork": "check", "RunCi": "ci", "PrepareReview": "review", "PrepareMerge": "request",
-        "LandMerge": "merge", "AwaitCheckout": "merge-wait", "CommitLeftovers": "commit", "HandOff": "handoff", "RemoveWorktree": "retire",
+        "LandMerge": "merge", "Speculate": "merge-train", "AwaitCheckout": "merge-wait", "CommitLeftovers": "commit", "HandOff": "handoff", "RemoveWorktree": "retire",
         "CleanStale": "clean", "AskUser": "ask"}
 """The names of background jobs by effect (``merge d3``, ``retire kit-t1``: logs and task names)."""
 
@@ -43,7 +43,7 @@ WAITING = frozenset({"AskUser", "RemoveWorktree", "AwaitCheckout"})
 
 _WHAT = {"RunTurn": "the turn", "PrepareTask": "starting the task", "CheckWork": "reading its worktree",
          "RunCi": "CI", "PrepareReview": "preparing the review", "PrepareMerge": "preparing the merge",
-         "LandMerge": "the merge", "CommitLeftovers": "committing its leftovers", "HandOff": "the hand-off",
+         "LandMerge": "the merge", "Speculate": "the merge's speculative test", "CommitLeftovers": "committing its leftovers", "HandOff": "the hand-off",
          "RemoveWorktree": "removing a worktree", "CleanStale": "cleaning stale worktrees",
          "ReapLeftovers": "killing leftover processes", "AskUser": "asking the user"}
 """How the feed names each effect's step when it fails."""

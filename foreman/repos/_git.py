@@ -374,13 +374,28 @@ class WorktreeEntry:
     main: bool = False
 
 
+LIST_TRIES = 5
+"""Tries of ``git worktree list`` while another worktree is half added or removed."""
+
+
 async def list_worktrees(repo_root: Arg) -> list[WorktreeEntry]:
     """List the repository's working trees (git-worktree(1), porcelain format, ``-z``).
 
+    A worktree being added or removed at that moment (its admin folder under ``.git/worktrees``
+    half written: git says "failed to read .../commondir") is waited for: asked again, up to
+    :data:`LIST_TRIES` times, 50 ms apart.
+
     Raises:
-        GitFailed: ``repo_root`` is not a repository.
+        GitFailed: ``repo_root`` is not a repository (or its worktrees' admin folders stay broken).
     """
-    res = await git("worktree", "list", "--porcelain", "-z", cwd=repo_root)
+    for attempt in range(1, LIST_TRIES + 1):
+        try:
+            res = await git("worktree", "list", "--porcelain", "-z", cwd=repo_root)
+            break
+        except GitFailed as exc:
+            if attempt == LIST_TRIES or not ("failed to read" in exc.stderr and "worktrees" in exc.stderr):
+                raise
+            await asyncio.sleep(0.05)
     entries: list[WorktreeEntry] = []
     fields: dict[str, str] = {}
     for raw in res.stdout.split(b"\0"):

@@ -174,17 +174,22 @@ async def build_merge(
     sign: bool,
     co_authors: list[str],
     commit: str | None = None,
+    onto: str | None = None,
 ) -> MergeCandidate:
     """Build the commit :func:`merge_branch` would land (steps 1 to 3), without moving anything.
 
-    Args and refusals as :func:`merge_branch` (but ``base_moved``, which only landing can meet).
+    Args and refusals as :func:`merge_branch` (but ``base_moved``, which only landing can meet);
+    ``onto``: a commit to build on instead of the base's tip (a merge train's speculative build on
+    the merge commit of the entry ahead, which has not landed yet: :func:`land_candidate` lands it
+    only once the base points at exactly that commit).
 
     Returns:
-        The :class:`MergeCandidate`; land it with :func:`land_candidate`.
+        The :class:`MergeCandidate` (``base_before`` is ``onto`` when given); land it with
+        :func:`land_candidate`.
     """
     root = Path(repo_root).resolve()
     async with repo_lock(root):
-        return await _build(root, branch, base_branch, style, message, sign, co_authors, commit)
+        return await _build(root, branch, base_branch, style, message, sign, co_authors, commit, onto)
 
 
 async def land_candidate(repo_root: StrPath, *, branch: str, base_branch: str, candidate: MergeCandidate) -> MergeResult:
@@ -253,13 +258,13 @@ async def _merge(
 
 async def _build(
     root: Path, branch: str, base_branch: str, style: MergeStyle, message: str, sign: bool, co_authors: list[str],
-    expected: str | None = None,
+    expected: str | None = None, onto: str | None = None,
 ) -> MergeCandidate:
-    base_ref = f"refs/heads/{base_branch}"
+    base_ref = onto or f"refs/heads/{base_branch}"
     revs = await git("rev-parse", f"{base_ref}^{{commit}}", f"refs/heads/{branch}^{{commit}}", f"{base_ref}^{{tree}}",
                      cwd=root, check=False)
     if not revs.ok:
-        missing = base_branch if await rev_parse(root, base_ref) is None else branch
+        missing = (onto or base_branch) if await rev_parse(root, base_ref) is None else branch
         raise RepoError(f"cannot merge: branch {missing!r} does not exist")
     base_before, tip, base_tree = revs.text.splitlines()
     if expected is not None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..private import private_dir
 from . import ci
-from ._git import HOOK_TIMEOUT, StrPath, git
+from ._git import HOOK_TIMEOUT, StrPath, git, repo_lock
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +48,9 @@ async def run_merge_test(repo_root: StrPath, commit: str, folder: Path, command:
     root = Path(repo_root)
     await discard(root, folder)
     private_dir(folder.parent)
-    made = await git("worktree", "add", "--detach", folder, commit, cwd=root, check=False, timeout=HOOK_TIMEOUT,
-                     hooks=("post-checkout",))
+    async with repo_lock(root.resolve()):  # (merge trains run several at once; merges list the worktrees)
+        made = await git("worktree", "add", "--detach", folder, commit, cwd=root, check=False, timeout=HOOK_TIMEOUT,
+                         hooks=("post-checkout",))
     if not made.ok:
         return ci.CIResult(False, None, f"the merge test could not check out {commit[:12]}: "
                            f"{made.stderr.decode('utf-8', 'replace').strip()}", 0.0, False)
@@ -62,11 +63,12 @@ async def run_merge_test(repo_root: StrPath, commit: str, folder: Path, command:
 async def discard(repo_root: StrPath, folder: Path) -> None:
     """Remove a merge test's worktree (and its entry), if any; never raises."""
     root = Path(repo_root)
-    if folder.exists():
-        res = await git("worktree", "remove", "--force", "--force", folder, cwd=root, check=False)
-        if not res.ok and folder.exists():
-            shutil.rmtree(folder, ignore_errors=True)
-    await git("worktree", "prune", cwd=root, check=False)
+    async with repo_lock(root.resolve()):
+        if folder.exists():
+            res = await git("worktree", "remove", "--force", "--force", folder, cwd=root, check=False)
+            if not res.ok and folder.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+        await git("worktree", "prune", cwd=root, check=False)
 
 
 async def collided(repo_root: StrPath, branch_tip: str, base_tip: str, *, limit: int = 10) -> list[str]:

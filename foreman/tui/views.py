@@ -143,12 +143,17 @@ def task_line(task: p.Task) -> str:
 
 
 def merge_note(task: p.Task) -> str:
-    """Where the task's approved merge is: ``merge: testing``, ``merge: queued, 2nd``, the last merge
-    test's failure (``merge test FAILED (exit 1)``), ``merged untested``; empty otherwise."""
+    """Where the task's approved merge is: ``merge: testing``, ``merge: queued, 2nd``, in a merge
+    train ``merge: queued, 2nd, testing behind t3`` (or ``passed behind t3``, ``FAILED (exit 1)
+    behind t3``), the last merge test's failure (``merge test FAILED (exit 1)``), ``merged
+    untested``; empty otherwise."""
     test = task.merge_test
     if task.merge_queue == 1:
         return "merge: testing" if test is not None and test.state == "testing" else "merge: landing"
     if task.merge_queue:
+        if test is not None and test.behind:
+            how = {"testing": "testing", "passed": "passed", "untested": "untested"}.get(test.state) or test.verdict
+            return f"merge: queued, {ordinal(task.merge_queue)}, {how} behind {test.behind}"
         return f"merge: queued, {ordinal(task.merge_queue)}"
     if test is not None and test.state in ("failed", "timed_out") and task.status != "done":
         return f"merge test {test.verdict}"
@@ -159,9 +164,13 @@ def merge_note(task: p.Task) -> str:
 
 def status_cell(task: p.Task) -> str:
     """The status column of the tasks table: the status, or ``merging`` / ``queued N`` while its
-    approved merge is tested or waits in the merge queue."""
+    approved merge is tested or waits in the merge queue (``merging N`` while a merge train tests
+    it behind the ones ahead)."""
     if task.merge_queue == 1:
         return "merging"
+    test = task.merge_test
+    if task.merge_queue and test is not None and test.behind and test.state == "testing":
+        return f"merging {task.merge_queue}"
     return f"queued {task.merge_queue}" if task.merge_queue else task.status
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 from pathlib import Path
 
 import psutil
 import pytest
 
 from foreman.errors import RepoError
-from foreman.repos._git import GitFailed, clean_env, git
+from foreman.repos._git import GitFailed, clean_env, git, list_worktrees
 from foreman.repos.diffs import diff_commits
 from foreman.repos.registry import repo_status
 
@@ -76,3 +77,31 @@ async def test_a_failing_sibling_does_not_hang_the_group(repo: Path) -> None:
                 for _ in range(4):
                     group.create_task(repo_status(repo))
                 group.create_task(boom())
+
+
+def half_added(repo: Path) -> Path:
+    """A worktree's admin folder as ``git worktree add`` / ``remove`` leave it for a moment (an empty
+    ``commondir``): ``git worktree list`` fails on it ("failed to read ... commondir")."""
+    admin = repo / ".git" / "worktrees" / "half"
+    admin.mkdir(parents=True)
+    (repo.parent / "half").mkdir()
+    (repo.parent / "half" / ".git").write_text(f"gitdir: {admin}\n")
+    (admin / "gitdir").write_text(f"{repo.parent / 'half' / '.git'}\n")
+    (admin / "HEAD").write_text("ref: refs/heads/main\n")
+    (admin / "commondir").write_text("")
+    return admin
+
+
+async def test_listing_worktrees_waits_for_one_half_added_and_fails_on_one_left_broken(repo: Path) -> None:
+    """Merge trains add and remove merge-test worktrees while merges list them: a listing that
+    meets one half written asks again (it failed the merge, blocking its task, before)."""
+    admin = half_added(repo)
+    with pytest.raises(GitFailed, match="failed to read"):  # left broken: the error, after a few tries
+        await list_worktrees(repo)
+
+    async def finish() -> None:
+        await asyncio.sleep(0.08)
+        shutil.rmtree(admin)
+
+    listed, _ = await asyncio.gather(list_worktrees(repo), finish())
+    assert [e.path for e in listed] == [repo.resolve()]

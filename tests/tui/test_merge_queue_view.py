@@ -23,6 +23,11 @@ def test_task_lines_say_where_the_merge_is() -> None:
     untested = t.model_copy(update={"status": "done", "merge_test": testing.model_copy(
         update={"state": "untested", "verdict": "no CI command for the repository: nothing was tested"})})
     assert views.task_line(untested).endswith("merged untested")
+    train = t.model_copy(update={"merge_queue": 2, "merge_test": testing.model_copy(update={"behind": "t1"})})
+    assert views.task_line(train).endswith("merge: queued, 2nd, testing behind t1")  # a merge train (--merge-train 2)
+    assert views.status_cell(train) == "merging 2"
+    waits = train.model_copy(update={"merge_test": train.merge_test.model_copy(update={"state": "passed"})})  # type: ignore[union-attr]
+    assert views.task_line(waits).endswith("merge: queued, 2nd, passed behind t1") and views.status_cell(waits) == "queued 2"
     old = p.Task.model_validate({"id": "t1", "title": "Old", "status": "done"})  # an older daemon's task
     assert old.merge_queue is None and old.merge_test is None and views.task_line(old) == "t1 [done] Old"
 
