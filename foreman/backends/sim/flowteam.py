@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 from ...config import Settings
+from ...core.roster import title
 from ...flow.conductor import Conductor
 from ...flow.team import team_of
 from ..scripted import ScriptedRunner
@@ -23,7 +24,7 @@ from ..turns import TurnRunner
 from .backend import DEMO_GOAL, _ensure_identity
 from .demo_repo import create_demo_repo
 from .director import Director
-from .plan import plan_for
+from .plan import SECOND, plan_for
 from .scripts import SimScripts
 from .team import LEAD, WORKERS, demo_repo_path
 
@@ -36,14 +37,16 @@ def scenario_goal(world: Any) -> str | None:
 
 
 def with_named_workers(settings: Settings) -> Settings:
-    """``settings`` with the five named workers on the team: the script gives each of them tasks
-    (``--workers 3`` would leave two tasks without their worker), as the scenario's sim does."""
+    """``settings`` with the five named workers on the team (the script gives each of them tasks:
+    ``--workers 3`` would leave two tasks without their worker) and the local executor (the
+    director that orders the turns lives in the daemon; ``foreman doctor`` says so)."""
     workers = list(settings.workers)
     if len(workers) == 1 and workers[0].isdigit():
         workers = [str(max(5, int(workers[0])))]
     else:
         workers = [*WORKERS, *(w for w in workers if w not in WORKERS)]
-    return dataclasses.replace(settings, values={**settings.values, "workers": workers})
+    # (its turns and CI run in the daemon: the director that orders them lives there)
+    return dataclasses.replace(settings, values={**settings.values, "workers": workers, "executor": "local"})
 
 
 class SimTeam(Conductor):
@@ -66,6 +69,8 @@ class SimTeam(Conductor):
         runners: dict[str, TurnRunner] = {name: runner for name in (LEAD, *team_of(settings).workers)}
         super().__init__(settings, runners, backend_name="sim")
         self.repo_id = ""
+        self.roster_names = title
+        """How the feed names workers taken off shift at start (the sim's lines use titles)."""
 
     async def start(self, daemon: Any) -> None:
         """Make the demo repository if needed, start the flow, register the repository and submit
@@ -81,6 +86,7 @@ class SimTeam(Conductor):
         if self.settings.ambient:
             self.scripts.ambient = lambda who, text: daemon.act(lambda c, now: c.log(who, text, now, kind="ambient"))
         daemon.act(self._deal_again)
+        self._say_extras(daemon)
 
 
         async def settled() -> None:
@@ -99,6 +105,34 @@ class SimTeam(Conductor):
         if self.settings.autostart and not daemon.core.world.goals:
             daemon.act(lambda c, now: c.submit_goal(DEMO_GOAL, now, repo=repo.id))
         daemon.spawn(self._wrap(daemon), "sim-wrap")
+
+    def _say_extras(self, daemon: Any) -> None:
+        """Say once what the workers beyond the script's five do (``--workers`` above 5): the lead's
+        plan gives the script's second tasks to some of them, the others wait in the lounge; those
+        who join after the plan was made wait too."""
+        world = daemon.core.world
+        extra = [n for n in team_of(self.settings).on_shift if n not in WORKERS]
+        said = set(world.meta.get("sim", {}).get("extras_said", []))
+        if not extra or set(extra) <= said:
+            return
+        planned = scenario_goal(world) is not None and any(self.scripts.pid(t) for t in world.tasks)
+        if not planned:
+            n, given = len(extra), min(len(extra), len(SECOND))
+            text = (f"The sim's script has nine tasks for Juniper, Kit, Wren, Rowan, Tove and the {n} other "
+                    f"worker{'' if n == 1 else 's'} ({', '.join(title(w) for w in extra)}): the lead's plan gives "
+                    + ("each of them tasks" if given == n else
+                       f"{given} of them tasks, and the other {n - given} wait in the lounge"))
+        else:
+            late = [w for w in extra if w not in said and not any(t.assignee == w for t in world.tasks.values())]
+            text = (f"{', '.join(title(w) for w in late)} joined after the lead's plan was made (for the team it had "
+                    f"then): {'it waits' if len(late) == 1 else 'they wait'} in the lounge") if late else ""
+
+        def say(c: Any, now: float) -> None:
+            if text:
+                c.feed(text, now, kind="agent")
+            c.set_meta("sim", {**c.world.meta.get("sim", {}), "extras_said": sorted(said | set(extra))})
+
+        daemon.act(say)
 
     def _deal_again(self, core: Any, now: float) -> None:
         """A task of the plan not started yet whose worker is no longer on the team (a restart with a

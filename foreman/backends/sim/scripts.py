@@ -35,6 +35,8 @@ from .team import LEAD, WORKERS
 
 ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t6", "t9", "t8")
 """The order the workers' actions go in when several wait at once (the lead's go first)."""
+ASKS_AFTER = "t5"
+"""The product question is asked once this task's worker has handed it in (the script's order)."""
 PERMISSION = "cat ~/.pocket-notes/notes.json"
 """The command Tove asks to run on the user's own notes file to reproduce the date bug."""
 FINAL_OPTIONS = ("Close t7 and finish the goal", "Keep t7 open for later")
@@ -127,9 +129,9 @@ class SimScripts:
                 ids[pid] = made.split()[1].rstrip(":")
             if not have:
                 self._say_plan(tools, assign, extras, ids)
-        async with self.director.act(req.agent, self.rank(req, 10)):
             lines = "\n".join(f"- {ids[p]}: {c.title} ({assign[p]})" for p, c in patches.TASKS.items())
             await tools.call("write_memory", {"note": "plan", "text": f"# Plan\n\n{lines}\n"}, unread=False)
+        async with self.director.act(req.agent, self.rank(req, 10)):
             await tools.call("send_message", {"to": "all", "text": PLAN_NOTE}, unread=False)
         return _done(req)
 
@@ -352,6 +354,9 @@ class SimScripts:
         known = self._answered_variant(req, pid)
         if known is not None:
             return known
+        if self._earlier(req, "question") is None:  # (one withdrawn by /stop is asked again at once)
+            async with self.director.act(req.agent, (1, ORDER.index(ASKS_AFTER), 95)):
+                tools.activity("thinking", f"working out what {req.task} should show")
         said = await tools.call("ask_user", {"question": question.prompt, "options": list(question.options)},
                                 unread=False)
         for option, label in enumerate(question.options, start=1):
