@@ -58,12 +58,13 @@ async def _watch(port: int, timeout: float, token: str | None = None) -> None:
     raise TimeoutError("the scenario did not finish")
 
 
-def run_process(tmp: Path, timeout: float = 120.0) -> float:
-    """Spawn the daemon, wait for the scenario's end through the protocol; return wall seconds."""
+def run_process(tmp: Path, timeout: float = 120.0, extra: tuple[str, ...] = ()) -> float:
+    """Spawn the daemon (with ``extra`` flags), wait for the scenario's end through the protocol;
+    return wall seconds."""
     home = tmp / "home"
     cmd = [sys.executable, "-m", "foreman", "start", "--backend", "sim", "--reset", "--home", str(home),
            "--sandbox", str(tmp / "sb"), "--port", "0", "--speed", SPEED, "--auto-answer", AUTO, "--no-notify",
-           "--log-level", "WARNING"]
+           "--log-level", "WARNING", *extra]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCRAFT_")}
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -193,14 +194,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("what", nargs="?", default="all", choices=("all", "process", "split"))
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--engines", default="flow", help="process: flow (the team on the flow, the default), "
+                        "scenario (--no-sim-flow: the older scripted scenario) or both, comma-separated")
     args = parser.parse_args(argv)
     import logging
 
     logging.basicConfig(level=logging.WARNING)
     if args.what in ("all", "process"):
-        walls = [_fresh(run_process) for _ in range(args.runs)]
-        print(f"process: spawn -> scenario complete: median {statistics.median(walls):.2f} s "
-              f"(min {min(walls):.2f}, max {max(walls):.2f}, {args.runs} runs)")
+        engines = {"flow": ("--sim-flow",), "scenario": ("--no-sim-flow",)}
+        chosen = [e.strip() for e in args.engines.split(",") if e.strip()]
+        walls: dict[str, list[float]] = {e: [] for e in chosen}
+        for _ in range(args.runs):  # (interleaved: the machine's noise falls on both alike)
+            for e in chosen:
+                walls[e].append(_fresh(functools.partial(run_process, extra=engines[e])))
+        for e in chosen:
+            print(f"process ({e}): spawn -> scenario complete: median {statistics.median(walls[e]):.2f} s "
+                  f"(min {min(walls[e]):.2f}, max {max(walls[e]):.2f}, {args.runs} runs)")
     if args.what in ("all", "split"):
         runs = [_fresh(run_split) for _ in range(args.runs)]
         total = statistics.median(r["total"] for r in runs)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from protocol import Message, Repo, Usage
+from protocol import Message, Repo, Task, Usage
 
 from ..errors import Conflict, StateError
 from . import usage as _usage
 from .agents import AgentRules
 from .decisions import DecisionRules
 from .flowrules import RecordRules
+from .records import TaskFlow
 from .tasks import TaskRules
 from .world import Change
 
@@ -31,6 +32,15 @@ class Core(AgentRules, TaskRules, DecisionRules, RecordRules):
     Args:
         world: the loaded state; the core mutates it in place.
     """
+
+    def retry_task(self, task_id: str, now: float, *, who: str = "user") -> Task:
+        """:meth:`TaskRules.retry_task`, and the flow's counts in a row of the task (its commit hooks'
+        refusals, its red merge tests) start again: the user acted on what blocked it."""
+        task = super().retry_task(task_id, now, who=who)
+        flow = self.record(TaskFlow, task_id)
+        if flow is not None and (flow.hook_refusals or flow.merge_reds):
+            self.put_record(flow.model_copy(update={"hook_refusals": 0, "merge_reds": 0}))
+        return task
 
     def send_message(self, sender: str, to: str, text: str, now: float) -> Message:
         """Send a message; agents receive it as unread (an off-shift agent when it is resumed).

@@ -114,7 +114,8 @@ class TaskFlow(Record):
     """The flow's counters of task ``id``: ``nudged`` (a worker ending without finishing got its
     one nudge), ``ci_retried`` (a CI failure went back to the worker once), ``node_losses``
     (turns lost with their cluster nodes), ``hook_refusals`` (the repository's commit hooks
-    refused its work for the merge, in a row) and ``returned`` (why it went back on the board
+    refused its work for the merge, in a row), ``merge_reds`` (its approved merge failed its merge
+    test, in a row) and ``returned`` (why it went back on the board
     for its worker, told in the worker's next work turn on it; empty once told), ``merge_done``
     (its last merge decision whose approved merge ended: landed, sent back or dropped)."""
 
@@ -123,6 +124,7 @@ class TaskFlow(Record):
     ci_retried: bool = False
     node_losses: int = 0
     hook_refusals: int = 0
+    merge_reds: int = 0
     returned: str = ""
     merge_done: str = ""
 

@@ -267,14 +267,26 @@ def _tried(ctx: Ctx, e: MergeTried) -> list[Effect]:
     return []
 
 
+MAX_MERGE_REDS = 3
+"""Red merge tests in a row after which the task is blocked for the user: a worker that cannot make
+the merge pass (or, with ``--auto-answer merge``, an approval that comes back every time) would
+otherwise send it round work, CI, decision and merge test for ever."""
+
+
 def merge_red(ctx: Ctx, task_id: str, e: MergeTried) -> list[Effect]:
     """The merge test failed: the base did not move; the task goes back to its worker in its
     worktree with the failing output and the base's commits its branch had not seen (a worker on
-    another task by then finds it on the board, told in its next work turn)."""
+    another task by then finds it on the board, told in its next work turn); after
+    :data:`MAX_MERGE_REDS` red tests in a row it is blocked with the last one's verdict."""
     core, now = ctx.core, ctx.now
     test = e.test
     verdict = test.verdict if test is not None else "failed"
     core.feed(f"{task_id}: its merge test {verdict}; {e.reason}", now, kind="ci", task=task_id)
+    reds = core.taskflow(task_id).merge_reds + 1
+    core.update_taskflow(task_id, merge_reds=reds)
+    if reds >= MAX_MERGE_REDS:
+        block(ctx, task_id, f"its merge test failed {reds} times in a row ({verdict}): {e.reason}")
+        return []
     seen = "\n".join(f"  {c}" for c in e.collided) or "  (none: the base has nothing the branch lacks)"
     told = (f"Your work on {task_id} passed its own CI, but the merge into the base failed its test ({verdict}): "
             f"{e.reason}\nThe base's commits your branch has not seen:\n{seen}\nThe test's output:\n"
