@@ -9,6 +9,7 @@ from ..backends import prompts
 from ..core.records import Session
 from ..core.roster import LEAD, title
 from .context import Ctx, is_open
+from .mergerules import close_landed
 from .model import AskUser, CheckWork, Effect, TurnEnded
 from .taskrules import plan_ended, plan_failed, review_ended, work_ended
 from .turnrules import block, failed, launch, maybe_followup
@@ -42,11 +43,12 @@ def turn_ended(ctx: Ctx, e: TurnEnded) -> list[Effect]:
                         "Start a fresh session?", ("Start a fresh session", "Leave it blocked"), task=e.task,
                         goal=e.goal if not e.task else None,
                         data=(e.agent, e.job, e.task or "", e.goal or "", e.prompt))]
+    closing = close_landed(ctx, e.agent, but=e.task)
     if not e.ok:
         reason = e.error or "the turn failed"
         failed(ctx, e.agent, e.job, e.task, reason)
-        return plan_failed(ctx, e.goal, reason) if e.job == "plan" and e.goal else []
-    effects: list[Effect] = []
+        return closing + (plan_failed(ctx, e.goal, reason) if e.job == "plan" and e.goal else [])
+    effects: list[Effect] = closing
     if e.job == "plan" and e.goal:
         plan_ended(ctx, e.goal)
     elif e.job in ("work", "followup") and e.task and e.agent != LEAD:

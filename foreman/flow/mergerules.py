@@ -296,6 +296,17 @@ def merge_red(ctx: Ctx, task_id: str, e: MergeTried) -> list[Effect]:
     return back_to_worker(ctx, task_id, told, f"merge test {verdict}")
 
 
+def close_landed(ctx: Ctx, agent: str, but: str | None = None) -> list[Effect]:
+    """The worktrees of ``agent`` whose task landed while a turn of the agent ran (a chat, another
+    task: landing leaves a worktree to the running turn's end) and that are still active, but the
+    one of task ``but``: their leftovers are committed and they retire (:func:`leftovers_committed`).
+    Called when a turn of ``agent`` ends."""
+    core = ctx.core
+    return [CommitLeftovers(w.id, then_close=True) for w in sorted(core.records(Worktree).values(), key=lambda w: w.id)
+            if w.agent == agent and w.state == "active" and w.task != but
+            and (t := core.world.tasks.get(w.task)) is not None and t.status == "done"]
+
+
 def leftovers_committed(ctx: Ctx, wt_id: str, exists: bool) -> list[Effect]:
     """A closed task's leftovers are on its branch: when it was merged or rejected, retire its
     worktree (the folder is removed in the background; the branch stays) unless

@@ -27,22 +27,25 @@ def director(flow: Flow) -> Director:
     return d
 
 
-async def act(d: Director, who: str, rank: int, log: list[str]) -> None:
+async def act(d: Director, who: str, rank: int, log: list[str], flow: Flow | None = None) -> None:
+    """One action of ``who``'s turn, which then ends (it leaves the turns in flight)."""
     async with d.act(who, rank):
         log.append(who)
         await asyncio.sleep(0.01)
+    if flow is not None:
+        flow.running.discard(who)
 
 
 async def test_cues_go_lowest_rank_first_once_every_turn_in_flight_waits() -> None:
     flow = Flow()
     flow.running = {"kit", "wren", "tove"}
     d, log = director(flow), []
-    kit = asyncio.create_task(act(d, "kit", 3, log))
-    wren = asyncio.create_task(act(d, "wren", 1, log))
+    kit = asyncio.create_task(act(d, "kit", 3, log, flow))
+    wren = asyncio.create_task(act(d, "wren", 1, log, flow))
     await asyncio.sleep(0.05)
     assert log == []  # tove's turn is in flight but not waiting for a cue: nobody goes
-    tove = asyncio.create_task(act(d, "tove", 2, log))
-    await asyncio.gather(kit, wren, tove)
+    tove = asyncio.create_task(act(d, "tove", 2, log, flow))
+    await asyncio.wait_for(asyncio.gather(kit, wren, tove), 5)
     assert log == ["wren", "tove", "kit"]
     assert d.cues == [("wren", 1), ("tove", 2), ("kit", 3)]
 
