@@ -88,3 +88,14 @@ def test_every_agent_state_and_station_appears(first_run: Run) -> None:
     assert {a["station"] for a in agents} == set(get_args(Station))
     assert {a["name"] for a in agents if a["state"] == "blocked"} == {"wren"}
     assert {a["name"] for a in agents if a["state"] == "error"} == {"rowan"}
+
+
+def test_every_merge_of_the_main_job_was_tested_as_it_lands(first_run: Run) -> None:
+    """The sim's team goes through the flow's merge queue (issue 36): each approved merge was built
+    on main's tip and the demo's tests passed on that exact commit before main moved."""
+    c = first_run.client
+    for pid in MERGED_TASKS:
+        test = c.tasks[pid]["mergeTest"]
+        assert test is not None and test["state"] == "passed", (pid, test)
+    texts = [f["text"] for f in c.feed]
+    assert all(any(t.startswith(f"{pid}: testing its merge into main") for t in texts) for pid in MERGED_TASKS)
