@@ -20,15 +20,17 @@ FINISHED = ("done", "cancelled")
 
 def stalled_goals(ctx: Ctx) -> list[tuple[str, list[str]]]:
     """The active goals whose open tasks are all blocked, one at least by its own worker:
-    ``[(goal id, [blocked task ids])]``."""
-    out = []
-    for goal in ctx.core.world.goals.values():
-        if goal.status != "active":
-            continue
-        open_ = [t for t in ctx.core.world.tasks.values() if t.goal == goal.id and t.status not in FINISHED]
-        if open_ and all(t.status == "blocked" for t in open_) and any(_by_its_worker(t) for t in open_):
-            out.append((goal.id, sorted(t.id for t in open_)))
-    return out
+    ``[(goal id, [blocked task ids])]`` (one pass over the tasks)."""
+    world = ctx.core.world
+    active = {g.id for g in world.goals.values() if g.status == "active"}
+    if not active:
+        return []
+    open_: dict[str, list[Task]] = {}
+    for t in world.tasks.values():
+        if t.goal in active and t.status not in FINISHED:
+            open_.setdefault(t.goal, []).append(t)
+    return [(goal, sorted(t.id for t in tasks)) for goal, tasks in open_.items()
+            if all(t.status == "blocked" for t in tasks) and any(_by_its_worker(t) for t in tasks)]
 
 
 def _by_its_worker(task: Task) -> bool:

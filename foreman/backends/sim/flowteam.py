@@ -70,6 +70,8 @@ class SimTeam(Conductor):
         super().__init__(settings, runners, backend_name="sim")
         self.repo_id = ""
         self.roster_names = title
+        self._counted = -1
+        self._scripted: list[str] = []
         """How the feed names workers taken off shift at start (the sim's lines use titles)."""
 
     async def start(self, daemon: Any) -> None:
@@ -169,10 +171,16 @@ class SimTeam(Conductor):
 
     def _reserve(self, world: Any, reserved: dict[str, str]) -> None:
         """Keep each task of the script for its worker: the one it was last given to (the plan's,
-        or the user's by reassigning), so a task its worker left (``/stop``) waits for them."""
-        for task in world.tasks.values():
-            if task.assignee and self.scripts.pid(task.id) is not None:
-                reserved[task.id] = task.assignee
+        or the user's by reassigning), so a task its worker left (``/stop``) waits for them. (The
+        script's tasks are looked for again only when the number of tasks changed: a store of
+        thousands of tasks costs one pass per new task, not one per effect.)"""
+        if len(world.tasks) != self._counted:
+            self._counted = len(world.tasks)
+            self._scripted = [t for t in world.tasks if self.scripts.pid(t) is not None]
+        for tid in self._scripted:
+            task = world.tasks.get(tid)
+            if task is not None and task.assignee:
+                reserved[tid] = task.assignee
 
     def _decline_goal(self, goal_id: str) -> None:
         host = self.d
