@@ -3,9 +3,10 @@
 A task may name several files to change ("add ``count_matches`` to ``pocket_notes/search.py``
 and a summary line to ``pocket_notes/commands/search.py``"). When the repository's checks cover
 only one of them, an answer that changes only that one passes, and half the task is missing (the
-false success recorded in ``bench/README.md``, issue 13). So when a passing answer left a named
-file unchanged, guided mode asks once more, from the same repair budget: the changed definitions
-for that file, or :data:`MARKER` when the task needs no change there (a file named as context).
+false success of issue 13's bench, ``bench/results/q15-guided.json``; its account is in the git
+history of ``bench/README.md``). So when a passing answer left a named file unchanged, guided
+mode asks once more, from the same repair budget: the changed definitions for that file, or
+:data:`MARKER` when the task needs no change there (a file named as context).
 One ask per attempt. What the harness then does depends on the file (:mod:`.targets`): a file
 the task asks to change (a *target*) that is still unchanged, whether the model declined, its
 answer changed nothing, or the answer failed and the passing change was put back, makes the
