@@ -7,6 +7,7 @@ turns it into a :class:`~foreman.errors.ConfigError` naming where the value came
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, get_args
 from urllib.parse import urlsplit
 
@@ -68,13 +69,17 @@ def auto_answer(value: Any) -> list[str]:
 
 
 def number(value: Any, what: str = "a number") -> float:
-    """A float from a number or its text; the error says ``must be <what>, not <value>``."""
+    """A finite float from a number or its text; the error says ``must be <what>, not <value>``
+    (``nan`` and ``inf`` are refused: no setting means them, and ``--speed nan`` stalled the sim)."""
     if isinstance(value, bool):
         raise ValueError(f"must be {what}, not {value!r}")
     try:
-        return float(value)
+        out = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"must be {what}, not {value!r}") from None
+    if not math.isfinite(out):
+        raise ValueError(f"must be {what}, not {value!r}")
+    return out
 
 
 class choice:  # noqa: N801 - used as the other parsers are: choice("merge", "squash")

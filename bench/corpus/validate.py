@@ -181,13 +181,22 @@ def build_starts(tasks: list[dict], folder: Path) -> dict[str, Path]:
     return starts
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 def main() -> int:
     """Validate the corpus; print one line per task and a summary; exit 1 on any failure."""
     parser = argparse.ArgumentParser(description="validate the task corpus (bench/corpus)")
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="all")
     parser.add_argument("--shape", help="only the tasks of this shape")
-    parser.add_argument("--jobs", type=int, default=2, help="tasks validated at once")
+    parser.add_argument("--jobs", type=int, default=2, help="tasks validated at once (1 or more)")
     args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error(f"--jobs must be 1 or more, not {args.jobs}")
+    if importlib.util.find_spec("pytest") is None:  # (the pytest-shaped repositories' own tests need it)
+        print("FAIL pytest is not installed in this Python: install the test extra (pip install -e '.[test]')")
+        return 1
     started = time.monotonic()
     if any(json.loads(text) != json.loads((HERE / name).read_text(encoding="utf-8"))
            for name, text in rendered(load_sources()).items()):
@@ -195,7 +204,11 @@ def main() -> int:
         return 1
     tasks = load_tasks(SPLITS if args.split == "all" else (args.split,))
     if args.shape:
+        shapes = sorted({t["shape"] for t in tasks})
         tasks = [t for t in tasks if t["shape"] == args.shape]
+        if not tasks:
+            print(f"FAIL no task has the shape {args.shape!r} (the shapes: {', '.join(shapes)})")
+            return 1
     if not tasks:
         print("FAIL no tasks")
         return 1
@@ -216,7 +229,7 @@ def main() -> int:
     counts = Counter((t["split"], t["shape"]) for t in tasks)
     per = ", ".join(f"{split} {sum(n for (s, _), n in counts.items() if s == split)}" for split in SPLITS)
     print(f"\n{len(tasks) - failed}/{len(tasks)} tasks valid ({per}; "
-          f"{len({t['shape'] for t in tasks})} shapes, {len({t['kind'] for t in tasks})} kinds) "
+          f"{_count(len({t['shape'] for t in tasks}), 'shape')}, {_count(len({t['kind'] for t in tasks}), 'kind')}) "
           f"in {time.monotonic() - started:.1f} s")
     if failed:
         print(f"FAIL {failed} task(s) invalid: see the FAIL lines above")

@@ -158,8 +158,8 @@ class DaemonTools:
             self.log(f"denied {tool}: {verdict.reason}", kind="error")
             return False, verdict.reason
         what = args.get("command") or args.get("file_path") or args.get("path") or args.get("url") or str(args)[:200]
-        detail = verdict.reason + (f'\n"Always allow for this agent" covers: {verdict.scope or ", ".join(verdict.keys)}'
-                                   if verdict.keys else "")
+        scope = verdict.scope or f'"Always allow for this agent" covers: {", ".join(verdict.keys)}'
+        detail = verdict.reason + (f"\n{scope}" if verdict.keys else "")  # (the policy's scope says it once)
         prev = self.d.core.agent(self.agent)
         self.activity("waiting_user", f"asking to run {tool}")
         d = await self.d.ask("permission", f"{prev.title} wants to use {tool}: {what}", list(PERMISSION_OPTIONS),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from foreman.backends.sim import patches
 
 from ._sim import SimClient, blobs, expected_main, git, run_to_end
@@ -109,3 +111,22 @@ def test_rejecting_the_foundation_drops_the_work_that_builds_on_it(tmp_path: Pat
         m["message"]["text"] for m in c.messages if m["type"] == "message.append"]
     assert (c.goal()["status"], c.goal()["progress"]) == ("done", 100)  # what is left of the goal is done
     assert {d["kind"] for d in c.decisions.values() if d["status"] == "open"} == set()
+
+
+def changes_on_t1(decision: dict[str, Any], client: SimClient) -> int:
+    """Request changes on t1's first merge decision (the script has no revision for t1); else option 0."""
+    if decision["kind"] == "merge" and decision.get("task") == "t1":
+        return 1 if decision["id"] == client.decisions_of("merge", "t1")[0]["id"] else 0
+    return 0
+
+
+@pytest.mark.slow  # end to end: a whole scenario run
+def test_request_changes_on_a_task_without_a_scripted_revision_still_changes_its_branch(tmp_path: Path) -> None:
+    """Found by a newcomer: Request changes on t1 re-offered the very same commit at once, the note
+    ignored, as often as it was asked."""
+    daemon, c = run_async(run_to_end(tmp_path, "--seed", SEED, answer=changes_on_t1))
+    first, second = c.decisions_of("merge", "t1")
+    assert first["answer"]["label"] == "Request changes" and second["answer"]["label"] == "Merge"
+    subjects = git(daemon.repo, "log", "--format=%s", c.tasks["t1"]["branch"]).splitlines()
+    assert subjects[0] == "Answer the review of t1: make it better"  # the flow's note without text
+    assert c.tasks["t1"]["status"] == "done" and c.goal()["status"] == "done"

@@ -99,3 +99,10 @@ def test_every_merge_of_the_main_job_was_tested_as_it_lands(first_run: Run) -> N
         assert test is not None and test["state"] == "passed", (pid, test)
     texts = [f["text"] for f in c.feed]
     assert all(any(t.startswith(f"{pid}: testing its merge into main") for t in texts) for pid in MERGED_TASKS)
+
+
+def test_the_permission_says_what_always_allow_covers_once(first_run: Run) -> None:
+    """Found by a newcomer: the permission's detail read '"Always allow for this agent" covers:
+    "Always allow for this agent" covers: only the exact command ...'."""
+    (perm,) = first_run.client.decisions_of("permission")
+    assert perm["detail"].count('"Always allow for this agent" covers:') == 1, perm["detail"]

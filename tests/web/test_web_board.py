@@ -172,3 +172,19 @@ def test_the_inbox_and_its_answers_work_at_a_phones_width(held: tuple[SimDaemon,
         wait_until(lambda: page.locator(f"#decision-list .decision[data-decision={decision}]").count() == 0, what="the answer")
         assert page.inner_text("#inbox-count") == "1"
         assert page.errors == []
+
+
+def test_a_long_goal_without_spaces_keeps_the_phone_page_its_width(held: tuple[SimDaemon, SimClient],
+                                                                    tmp_path: Path) -> None:
+    """Found by a newcomer: a 400-character word in a goal made the phone page 4,378 px wide, and
+    the message form's Send button could no longer be clicked (the goal form lay over it)."""
+    daemon, _ = held
+    with chromium(tmp_path, viewport=PHONE) as context:
+        page = open_page(context, login_url(daemon))
+        page.fill("#goal-form input[name=text]", "A" * 400 + " <img src=x onerror=alert(1)> " + "word " * 60)
+        page.click("#goal-form button")
+        page.wait_for_function("() => document.querySelector('#goal-list').innerText.includes('AAAAAAAAAA')")
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        page.fill("#message-form input[name=text]", "hello")
+        page.click("#message-form button", timeout=5000)
+        assert page.errors == []

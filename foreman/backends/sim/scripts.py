@@ -287,6 +287,10 @@ class SimScripts:
         todo = [s for s in steps if s.trigger == "ci_fix"]
         if "Changes requested" in said or "changes on" in req.prompt:
             todo += [s for s in steps if s.trigger == "revision"]
+        asked = re.search(r"requested changes on \S+: (.*)", req.prompt)
+        done_before = await asyncio.to_thread(_subjects, req)
+        if asked and not [s for s in todo if s.message not in done_before]:  # (no scripted revision left)
+            todo.append(_answer_review(req, pid, asked.group(1).strip() or "make it better"))
         await self._commit(req, tools, pid, todo)
         async with self.director.act(req.agent, self.rank(req, 90)):
             if self.world().tasks[req.task or ""].status == "doing":
@@ -373,6 +377,17 @@ class SimScripts:
             if d.kind == "question" and d.task == req.task and d.prompt == question.prompt and d.answer is not None:
                 return patches.variant_for_answer(pid, d.answer.option + 1)
         return None
+
+
+def _answer_review(req: TurnRequest, pid: str, note: str) -> patches.Step:
+    """A revision for a task the script has none for: the user's note, as a comment at the end of
+    the first Python file the task wrote (a visible change on the branch; the tests still pass)."""
+    path = next((p for step in patches.steps_for(pid) for p in step.writes if p.endswith(".py")
+                 and (req.cwd / p).exists()), None)
+    if path is None:
+        return patches.Step(message=f"Answer the review of {req.task}", writes={})
+    text = (req.cwd / path).read_text().rstrip("\n") + f"\n\n# Revised after review: {note[:200]}\n"
+    return patches.Step(message=f"Answer the review of {req.task}: {note[:60]}", writes={path: text})
 
 
 def _subjects(req: TurnRequest) -> set[str]:
