@@ -117,8 +117,8 @@ async def test_the_client_follows_a_restarted_daemon_to_its_new_port(tmp_path):
         # The resumed session is live: an answer goes through and comes back as state. (The sim's
         # team runs on the flow: a stop withdraws the permission its turn was waiting on, and the
         # resumed turn asks it again as a new decision.)
-        await conn.wait_for(lambda m: any(d.status == "open" for d in m.decisions.values()), 15)
-        waiting = next(d.id for d in conn.mirror.decisions.values() if d.status == "open")
+        await conn.wait_for(lambda m: any(d.status == "open" and d.id != "d1" for d in m.decisions.values()), 15)
+        waiting = next(d.id for d in conn.mirror.decisions.values() if d.status == "open" and d.id != "d1")
         await conn.request(p.DecisionAnswerIntent(decision=waiting, option=0), 15)
         await conn.wait_for(lambda m: m.decisions[waiting].status == "answered", 15)
     finally:
