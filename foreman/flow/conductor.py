@@ -98,6 +98,8 @@ class Conductor:
         self._loop_task: asyncio.Task[Any] | None = None
         self._preflighted = False
         self._removal_backoff: Backoff | None = None
+        self.serial_effects = False
+        """Carry out the flow's git and CI effects one at a time (:attr:`.runner.FlowRunner.serial`)."""
 
         self.sandbox = from_settings(settings)
         """The OS sandbox agents' commands and CI run in (None: off or unavailable)."""
@@ -155,7 +157,8 @@ class Conductor:
         self.d = daemon
         budget = BudgetGate(daemon, self.settings)
         self.budget = budget
-        self.runner = FlowRunner(daemon, self.settings, {}, backoff=self._backoff, sleep=self.sleep)
+        self.runner = FlowRunner(daemon, self.settings, {}, backoff=self._backoff, sleep=self.sleep,
+                                 serial=self.serial_effects)
         self.edge = Edge(daemon, self.settings, self.runners, self.models, self.runner, budget, self.sandbox,
                          sleep=self.sleep, removal_backoff=self._removal_backoff or Backoff())
         self.runner.executors.update(executors(self.edge))

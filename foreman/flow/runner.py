@@ -41,6 +41,10 @@ _JOB = {"PrepareTask": "start", "CheckWork": "check", "RunCi": "ci", "PrepareRev
 WAITING = frozenset({"AskUser", "RemoveWorktree", "AwaitCheckout"})
 """Effects that wait (for the user; for a busy folder to free) and do not keep the flow busy."""
 
+SERIAL = frozenset({"PrepareTask", "CommitLeftovers", "HandOff", "CheckWork", "RunCi", "PrepareReview", "PrepareMerge",
+                    "LandMerge", "CleanStale"})
+"""The effects a serial runner carries out one at a time, in the order the rules emitted them."""
+
 _WHAT = {"RunTurn": "the turn", "PrepareTask": "starting the task", "CheckWork": "reading its worktree",
          "RunCi": "CI", "PrepareReview": "preparing the review", "PrepareMerge": "preparing the merge",
          "LandMerge": "the merge", "Speculate": "the merge's speculative test", "CommitLeftovers": "committing its leftovers", "HandOff": "the hand-off",
@@ -59,7 +63,7 @@ class FlowRunner:
     """
 
     def __init__(self, host: FlowHost, settings: Settings, executors: dict[type, Executor], *, backoff: Backoff,
-                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep, serial: bool = False) -> None:
         self.host = host
         self.settings = settings
         self.executors = executors
@@ -70,6 +74,11 @@ class FlowRunner:
         """The effects running in the background."""
         self._busy: set[asyncio.Task[Any]] = set()
         self._kinds: dict[asyncio.Task[Any], str] = {}
+        self.serial = serial
+        """Carry out the :data:`SERIAL` effects one at a time, each after the last one's result was
+        applied (a scripted team's run is then the same every time: two git jobs never race)."""
+        self._pending: deque[Effect] = deque()
+        self._serial_job: asyncio.Task[Any] | None = None
         self._queue: deque[Input] = deque()
         self._applying = False
         self._kick = asyncio.Event()
@@ -107,12 +116,20 @@ class FlowRunner:
             self.start(effect)
 
     # ------------------------------------------------------------------ effects
-    def start(self, effect: Effect) -> None:
-        """Carry out ``effect`` with its executor (at once, or in the background)."""
+    def start(self, effect: Effect, *, its_turn: bool = False) -> None:
+        """Carry out ``effect`` with its executor (at once, or in the background; a serial runner's
+        :data:`SERIAL` effects wait for the ones before, unless ``its_turn``: it is the next)."""
+        serial = self.serial and type(effect).__name__ in SERIAL
+        if serial and not its_turn and (self._serial_job is not None or self._pending):
+            self._pending.append(effect)
+            self._quiet.clear()
+            return
         try:
             result = self.executors[type(effect)](effect)
         except Exception as exc:  # noqa: BLE001 - see StepFailed
             self._failed(effect, exc)
+            if serial:
+                self._next_serial()
             return
         if inspect.isawaitable(result):
             name = type(effect).__name__
@@ -122,23 +139,35 @@ class FlowRunner:
             if name not in WAITING:
                 self._busy.add(job)
                 self._quiet.clear()
+            if serial:
+                self._serial_job = job
             job.add_done_callback(self._job_done)
             if inspect.iscoroutine(result):  # a job cancelled before it ran (a shutdown) never started its work
                 work = result
                 job.add_done_callback(lambda _: work.close())
         elif result is not None:
             self.submit(result)
+        if serial and self._serial_job is None:
+            self._next_serial()
+
+    def _next_serial(self) -> None:
+        if self._serial_job is None and self._pending:
+            self.start(self._pending.popleft(), its_turn=True)
 
     def _job_done(self, job: asyncio.Task[Any]) -> None:
         self.jobs.discard(job)
         self._kinds.pop(job, None)
+        if job is self._serial_job:
+            self._serial_job = None
+            if not job.cancelled():  # (cancelled: the daemon stops; nothing more starts)
+                self._next_serial()
         self._busy.discard(job)
         self._settle()
 
     def _settle(self) -> None:
         """Mark the runner quiet when nothing is left to apply or to carry out (but turns and
         waits for the user)."""
-        if not self._busy and not self._queue and not self._applying and not self._kick.is_set():
+        if not self._busy and not self._queue and not self._pending and not self._applying and not self._kick.is_set():
             self._quiet.set()
 
     async def quiet(self) -> None:

@@ -34,13 +34,13 @@ async def test_the_worktree_of_a_task_landed_during_a_chat_turn_is_retired_when_
         dec = await wait_for(lambda: rig.open_decision(t1), 60, "the merge decision")
         await wait_for(lambda: not rig.backend.runner.live.running, 10, "kit's turn ended")
         rig.d.act(lambda c, now: c.send_message("user", "kit", "how is it going?", now))
-        await asyncio.wait_for(chatting.wait(), 10)
+        await asyncio.wait_for(chatting.wait(), 30)
         await rig.c.answer(dec.id, 0)
         await rig.wait_status(t1, "done")
         folder = rig.worktree("kit", t1)
         assert folder.exists()  # (a turn of kit runs: its worktree waits for it)
         release.set()
-        await wait_for(lambda: not folder.exists(), 30, "the worktree removed")
+        await wait_for(lambda: not folder.exists(), 60, "the worktree removed")
         record = rig.d.core.world.records["worktree"][f"kit-{t1}"]
         assert record.state == "removed"
     finally:

@@ -5,6 +5,7 @@ happens to work that builds on a rejected task."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from pathlib import Path
 
@@ -57,5 +58,28 @@ async def test_the_lead_cancels_or_reboards_the_work_that_builds_on_a_rejected_t
         await rig.wait_status(t3, "done")
         feed = rig.c.feed()
         assert f"{t2} blocked: builds on {t1}, rejected at its merge" not in feed  # (blocked quietly: the lead decides)
+    finally:
+        await rig.stop()
+
+
+async def test_a_serial_runner_carries_out_git_and_ci_one_at_a_time(tmp_path: Path) -> None:
+    """The sim's team runs with serial effects: two CI runs (or worktree starts) never race, so the
+    order of their results, and of everything after, is the same every run (found when two runs of
+    the sim with the same seed and answers differed: a task's start and another's CI finished in
+    either order)."""
+    log = tmp_path / "ci.log"
+    ci = (f"{sys.executable} -c \"import time; f = open({str(log)!r}, 'a'); f.write(f'start {{time.time()}}\\n'); "
+          f"f.flush(); time.sleep(0.4); f.write(f'end {{time.time()}}\\n')\"")
+    rig = ScriptedRig(tmp_path, lambda req: commits_then_review(), ci=ci, lead_review=False, workers=["kit", "wren"],
+                      os_sandbox="off")
+    try:
+        await rig.start()
+        rig.backend.runner.serial = True
+        t1 = rig.task("Add a file", assignee="kit")
+        t2 = rig.task("Add another", assignee="wren")
+        await wait_for(lambda: rig.open_decision(t1) and rig.open_decision(t2), what="both decisions")
+        marks = [line.split() for line in log.read_text().splitlines()]
+        assert [m[0] for m in marks] == ["start", "end", "start", "end"]  # one run at a time
+        assert float(marks[1][1]) <= float(marks[2][1])
     finally:
         await rig.stop()

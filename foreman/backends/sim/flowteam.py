@@ -68,6 +68,7 @@ class SimTeam(Conductor):
         runner.name = "sim"
         runners: dict[str, TurnRunner] = {name: runner for name in (LEAD, *team_of(settings).workers)}
         super().__init__(settings, runners, backend_name="sim")
+        self.serial_effects = True  # (two git or CI jobs of the flow never race: the same run every time)
         self.repo_id = ""
         self.roster_names = title
         self._counted = -1
