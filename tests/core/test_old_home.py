@@ -27,7 +27,7 @@ HOME = Path(__file__).parent / "homes" / "v2-midflow.tar.gz"
 def unpack(tmp: Path) -> Path:
     """Unpack the old home under ``tmp`` and move its absolute paths there (the database's and git's)."""
     with tarfile.open(HOME) as tar:
-        tar.extractall(tmp, filter="data")
+        tar.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))  # (3.11.4+)
     root = tmp / "root"
     db = sqlite3.connect(root / "home" / "sim" / "state.db")
     (repo_json,) = db.execute("SELECT json FROM entities WHERE kind='repo'").fetchone()

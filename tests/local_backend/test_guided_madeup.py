@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -234,7 +235,7 @@ async def test_a_test_reply_cut_inside_its_table_keeps_its_rows_and_gets_the_fun
     placed = (repo / "tests/test_age_days.py").read_text()
     assert placed.count("@pytest.mark.parametrize") == 1 and "days=39" in placed and "days=40" not in placed
     assert "def test_age(delta, expected):" in placed
-    out = subprocess.run(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_age_days.py"], cwd=repo,
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_age_days.py"], cwd=repo,
                          capture_output=True, text=True)
     assert "39 passed" in out.stdout, out.stdout  # every kept row runs
     assert committed(repo) == ["age.py", "tests/test_age_days.py"]

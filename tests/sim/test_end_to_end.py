@@ -26,7 +26,7 @@ def run_tests_on(repo: Path, rev: str, dest: Path) -> subprocess.CompletedProces
     """Export ``rev``'s tree to ``dest`` (git archive) and run the demo's unittest suite there."""
     data = subprocess.run(["git", "archive", "--format=tar", rev], cwd=repo, capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+        tar.extractall(dest, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))  # (3.11.4+)
     return subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests"], cwd=dest,
                           capture_output=True, text=True, timeout=60, check=False,
                           env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})

@@ -35,6 +35,12 @@ from .team import LEAD, WORKERS
 
 ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t6", "t9", "t8")
 """The order the workers' actions go in when several wait at once (the lead's go first)."""
+HAND_IN = 90
+"""The rank of a worker's hand-in (``update_task review``) within its task's actions."""
+REVIEW = 92
+"""The ranks of the lead's review of a task start here: after its hand-in."""
+PERMISSION_AFTER = "t1"
+"""Tove asks her permission once this task's worker has handed it in (its first CI has run)."""
 ASKS_AFTER = "t5"
 """The product question is asked once this task's worker has handed it in (the script's order)."""
 PERMISSION = "cat ~/.pocket-notes/notes.json"
@@ -87,14 +93,18 @@ class SimScripts:
         return self._pids.get(task.title) if task is not None else None
 
     def rank(self, req: TurnRequest, n: int = 0) -> tuple[int, int, int]:
-        """The order of this turn's ``n``-th action among those waiting: the lead first, then the
-        workers in :data:`ORDER` of their tasks."""
+        """The order of this turn's ``n``-th action among those waiting: the lead's planning and
+        chat first, then the tasks in :data:`ORDER`, each its worker's actions (``n`` below
+        :data:`HAND_IN`), then the lead's review of it (from :data:`REVIEW`)."""
+        pid = self.pid(req.task)
+        place = ORDER.index(pid) if pid in ORDER else len(ORDER)
+        if req.lead and req.job == "review":
+            return (1, place, REVIEW + n)
         if req.lead:
             return (0, 0, n)
         if req.task is None:  # a chat turn: a short answer, before the work goes on
             return (0, 1, n)
-        pid = self.pid(req.task)
-        return (1, ORDER.index(pid) if pid in ORDER else len(ORDER), n)
+        return (1, place, n)
 
     async def pause(self, seconds: float) -> None:
         """Let scenario time pass (scaled by the speed)."""
@@ -258,7 +268,7 @@ class SimScripts:
         steps = patches.steps_for(pid, variant, include_revisions=False)
         first = [s for s in steps if s.trigger == "work"]
         await self._commit(req, tools, pid, first)
-        async with self.director.act(req.agent, self.rank(req, 90)):
+        async with self.director.act(req.agent, self.rank(req, HAND_IN)):
             await tools.call("update_task", {"status": "review"}, unread=False)
             self.chatter()
         return _done(req)
@@ -292,7 +302,7 @@ class SimScripts:
         if asked and not [s for s in todo if s.message not in done_before]:  # (no scripted revision left)
             todo.append(_answer_review(req, pid, asked.group(1).strip() or "make it better"))
         await self._commit(req, tools, pid, todo)
-        async with self.director.act(req.agent, self.rank(req, 90)):
+        async with self.director.act(req.agent, self.rank(req, HAND_IN)):
             if self.world().tasks[req.task or ""].status == "doing":
                 await tools.call("update_task", {"status": "review"}, unread=False)
         return _done(req)
@@ -318,7 +328,7 @@ class SimScripts:
             allowed = earlier.answer.option in (0, 2)
         else:
             if earlier is None:
-                async with self.director.act(req.agent, (1, -1, 0)):
+                async with self.director.act(req.agent, (1, ORDER.index(PERMISSION_AFTER), HAND_IN + 1)):
                     tools.activity("running", "trying to reproduce the date bug")
             allowed, _ = await tools.permit("Bash", {"command": PERMISSION})
         # (acting on the answer needs no cue: no one is granted one until she waits for her next)
@@ -359,7 +369,7 @@ class SimScripts:
         if known is not None:
             return known
         if self._earlier(req, "question") is None:  # (one withdrawn by /stop is asked again at once)
-            async with self.director.act(req.agent, (1, ORDER.index(ASKS_AFTER), 95)):
+            async with self.director.act(req.agent, (1, ORDER.index(ASKS_AFTER), REVIEW + 5)):
                 tools.activity("thinking", f"working out what {req.task} should show")
         said = await tools.call("ask_user", {"question": question.prompt, "options": list(question.options)},
                                 unread=False)
