@@ -61,7 +61,7 @@ def script(api, repo: Path) -> None:
         bash("mkdir -p build"),
         bash("rm -r build"),  # ask -> Always allow for this agent
         *[bash(p) for p in PUSHES],  # refused by the policy, never a question
-        bash("python -m unittest -q"),
+        bash("python3 -m unittest -q"),
         bash("git add -A && git commit -q -m 'Add greet'"),
         foreman("update_task", status="review", note="greet added and tested"),
         text("greet is in, tested and committed."),
@@ -69,7 +69,7 @@ def script(api, repo: Path) -> None:
         tool("Write", {"file_path": "tests/test_greet.py", "content": TEST_GREET}),
         tool("Edit", {"file_path": "greet.py", "old_string": "def greet():", "new_string": "def greet() -> str:"}),
         bash("mkdir -p build && rm -r build"),  # the grant holds: no question
-        bash("python -m unittest -q"),
+        bash("python3 -m unittest -q"),
         bash("git add -A && git commit -q -m 'Test greet'"),
         foreman("update_task", status="review"),
         text("Tested."),

@@ -24,7 +24,7 @@ def work(agent: str, name: str, body: str) -> dict:
         {"text": f"I will add {name}.py."},
         read("proj.py"),
         write(f"{name}.py", body),
-        bash("python -m unittest -q"),
+        bash("python3 -m unittest -q"),
         commit(f"Add {name}"),
         mcp("update_task", status="review", note="added and tested"),
         {"text": f"{name} is in, tested and committed."},
@@ -47,7 +47,7 @@ def scenario(fake: FakeClaude) -> None:
     revise = run([
         edit("farewell.py", "def farewell():\n    return 'farewell'",
              "def farewell(who='you'):\n    return 'farewell ' + who"),
-        bash("python -m unittest -q"),
+        bash("python3 -m unittest -q"),
         commit("farewell takes a name"),
         mcp("update_task", status="review"),
         {"text": "Revised."},

@@ -29,7 +29,7 @@ async def test_world_mapping_of_a_claude_turn(tmp_path: Path, fake: FakeClaude, 
         read("proj.py"),
         write("notes.md", "draft\n"),
         edit("notes.md", "draft", "final"),
-        bash("python -m unittest -q"),
+        bash("python3 -m unittest -q"),
         commit("notes"),
         mcp("ask_user", question="Should notes.md stay?", options=["Keep it", "Drop it"]),
         {"text": "Keeping the notes as you said."},
@@ -52,12 +52,12 @@ async def test_world_mapping_of_a_claude_turn(tmp_path: Path, fake: FakeClaude, 
         assert positions == sorted(positions), seen
         activities = [a["activity"] for a in c.upserts("kit")]
         assert "Read proj.py" in activities and "Edit notes.md" in activities
-        assert "python -m unittest -q" in activities
+        assert "python3 -m unittest -q" in activities
         # streamed text became log lines; tool calls too
         lines = c.log_lines("kit")
         texts = [ln["text"] for ln in lines if ln["kind"] == "text"]
         assert "Let me look around first." in texts and "Keeping the notes as you said." in texts
-        assert any(ln["kind"] == "tool" and ln["text"] == "Bash: python -m unittest -q" for ln in lines)
+        assert any(ln["kind"] == "tool" and ln["text"] == "Bash: python3 -m unittest -q" for ln in lines)
         # the answer reached the model as the ask_user tool result
         answers = [e["text"] for e in fake.events("mcp_result") if e["mcp_result"] == "ask_user"]
         assert answers == ["The user answered: Keep it"]

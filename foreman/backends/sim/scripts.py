@@ -35,6 +35,8 @@ from .team import LEAD, WORKERS
 
 ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t6", "t9", "t8")
 """The order the workers' actions go in when several wait at once (the lead's go first)."""
+ASK_AGAIN = 500
+"""Cues a worker waits for the lead's answer about a stretch task before it asks again."""
 HAND_IN = 90
 """The rank of a worker's hand-in (``update_task review``) within its task's actions."""
 REVIEW = 92
@@ -185,6 +187,11 @@ class SimScripts:
                 asked = re.search(r"is (t\d+) in scope\?", line)
                 if req.lead and asked:
                     await self._drop_stretch(tools, asked.group(1))
+            if req.lead:  # a stretch task in work whose question a cut turn took: dropped all the same
+                for task in list(self.world().tasks.values()):
+                    pid = self.pid(task.id)
+                    if task.status == "doing" and pid is not None and patches.TASKS[pid].stretch:
+                        await self._drop_stretch(tools, task.id)
             rejected = re.search(r"The user rejected (t\d+) at its merge", req.prompt)
             if req.lead and rejected:
                 await self._drop_dependents(tools, rejected.group(1))
@@ -254,11 +261,16 @@ class SimScripts:
                 tools.activity("reading", "reading about markdown import")
                 await tools.call("send_message", {"to": LEAD, "text": f"Starting {req.task}: is {req.task} in scope?"},
                                  unread=False)
+            polls = 0
             while True:  # (until the lead answers, or cancels the task: which aborts this turn)
                 async with self.director.act(req.agent, self.rank(req)):
                     if any("in scope" in line for line in tools.unread()) \
                             or self.world().tasks[req.task or ""].status != "doing":
                         break
+                    polls += 1
+                    if polls % ASK_AGAIN == 0:  # (the lead's turn that took the question may have been cut)
+                        await tools.call("send_message", {"to": LEAD, "text": f"Still on {req.task}: is {req.task} "
+                                                          "in scope?"}, unread=False)
                 await asyncio.sleep(0.02)
         if pid == "t5":
             await self._reproduce(req, tools)
