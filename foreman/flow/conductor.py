@@ -100,6 +100,8 @@ class Conductor:
         self._removal_backoff: Backoff | None = None
         self.serial_effects = False
         """Carry out the flow's git and CI effects one at a time (:attr:`.runner.FlowRunner.serial`)."""
+        self.roster_names: Callable[[str], str] = str
+        """How the feed names workers taken off shift at start (:func:`.team.retire_off_roster`)."""
 
         self.sandbox = from_settings(settings)
         """The OS sandbox agents' commands and CI run in (None: off or unavailable)."""

@@ -70,10 +70,9 @@ class FlowRunner:
         self.backoff = backoff
         self.sleep = sleep
         self.live = Live()
-        self.jobs: set[asyncio.Task[Any]] = set()
-        """The effects running in the background."""
+        self.jobs: dict[asyncio.Task[Any], str] = {}
+        """The effects running in the background: job -> its effect's class name."""
         self._busy: set[asyncio.Task[Any]] = set()
-        self._kinds: dict[asyncio.Task[Any], str] = {}
         self.serial = serial
         """Carry out the :data:`SERIAL` effects one at a time, each after the last one's result was
         applied (a scripted team's run is then the same every time: two git jobs never race)."""
@@ -134,8 +133,7 @@ class FlowRunner:
         if inspect.isawaitable(result):
             name = type(effect).__name__
             job = self.host.spawn(self._finish(effect, result), f"{_JOB.get(name, name)} {_ref(effect)}")
-            self.jobs.add(job)
-            self._kinds[job] = name
+            self.jobs[job] = name
             if name not in WAITING:
                 self._busy.add(job)
                 self._quiet.clear()
@@ -155,8 +153,7 @@ class FlowRunner:
             self.start(self._pending.popleft(), its_turn=True)
 
     def _job_done(self, job: asyncio.Task[Any]) -> None:
-        self.jobs.discard(job)
-        self._kinds.pop(job, None)
+        self.jobs.pop(job, None)
         if job is self._serial_job:
             self._serial_job = None
             if not job.cancelled():  # (cancelled: the daemon stops; nothing more starts)
@@ -182,7 +179,7 @@ class FlowRunner:
 
     def in_flight(self) -> list[str]:
         """The effects running in the background, by class name (``["RemoveWorktree", ...]``)."""
-        return sorted(self._kinds.values())
+        return sorted(self.jobs.values())
 
     async def _finish(self, effect: Effect, work: Awaitable[Input | None]) -> None:
         try:

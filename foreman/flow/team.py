@@ -71,7 +71,7 @@ def retire_off_roster(c: Conductor) -> None:
         d.act(lambda core, now: core.set_meta("roster_follows", True))
     fill_runners(c, [a.name for a in w.agents.values() if a.role == "worker" and a.name not in roster_.workers])
     follow_team(d, roster_.on_shift, lambda a: True, hint="; /spawn @name brings one back",
-                name_of=getattr(c, "roster_names", str))
+                name_of=c.roster_names)
 
 
 def follow_team(d: FlowHost, on_team: Iterable[str], governed: Callable[[Agent], bool], *, hint: str = "",

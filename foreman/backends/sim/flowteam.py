@@ -70,10 +70,9 @@ class SimTeam(Conductor):
         super().__init__(settings, runners, backend_name="sim")
         self.serial_effects = True  # (two git or CI jobs of the flow never race: the same run every time)
         self.repo_id = ""
-        self.roster_names = title
+        self.roster_names = title  # (the sim's feed lines name workers by their titles)
         self._counted = -1
         self._scripted: list[str] = []
-        """How the feed names workers taken off shift at start (the sim's lines use titles)."""
 
     async def start(self, daemon: Any) -> None:
         """Make the demo repository if needed, start the flow, register the repository and submit
@@ -91,13 +90,12 @@ class SimTeam(Conductor):
         daemon.act(self._deal_again)
         self._say_extras(daemon)
 
-
         async def settled() -> None:
             """The flow is quiet and no worktree removal runs (the flow lets those wait on a busy folder
             in the background; a sim's never is, and its end must not race with the next action)."""
             while True:
                 await flow.quiet()
-                if not set(flow.in_flight()) & {"RemoveWorktree", "CleanStale"}:
+                if "RemoveWorktree" not in flow.in_flight():
                     return
                 await asyncio.sleep(0.01)
 
