@@ -252,14 +252,6 @@ def _literal_newlines(code: str, tries: int = 8) -> str:
     return code
 
 
-GUIDED_REASONS: dict[str, str] = {
-    "no_code_block": "the reply holds no code block (prose only)",
-    "syntax_error": "every code block fails to parse as Python",
-    "nothing_to_place": "the code holds no function, class, import or constant (e.g. only a call)",
-    "truncated": "the reply was cut off (finish_reason length) before a usable block",
-}
-"""Why a guided reply holds nothing to place (the names ``foreman replay`` reports)."""
-
 _PLACEABLE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
               ast.AnnAssign)
 
@@ -273,7 +265,9 @@ def unusable_reason(reply: str, finish_reason: str | None = None) -> str | None:
     that parses and defines something placement keeps (see :mod:`.placement`).
 
     Returns:
-        None, or a key of :data:`GUIDED_REASONS`.
+        None, or the reason (the names ``foreman replay`` reports): ``no_code_block`` (prose
+        only), ``syntax_error`` (no block parses), ``nothing_to_place`` (no function, class,
+        import or constant, e.g. only a call) or ``truncated`` (cut at ``finish_reason`` length).
     """
     blocks = blocks_of_json(reply) or blocks_of(reply)
     reasons = []
@@ -451,5 +445,5 @@ def _only_tests(code: str) -> bool:
     return bool(defs) and all(test_like(n) for n in defs)
 
 
-__all__ = ["GUIDED_REASONS", "Block", "Planned", "blocks_of", "blocks_of_json", "complete_part", "only_definitions", "plan_answer",
+__all__ = ["Block", "Planned", "blocks_of", "blocks_of_json", "complete_part", "only_definitions", "plan_answer",
            "unusable_reason"]
