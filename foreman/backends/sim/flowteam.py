@@ -21,12 +21,11 @@ from ...flow.conductor import Conductor
 from ...flow.team import team_of
 from ..scripted import ScriptedRunner
 from ..turns import TurnRunner
-from .backend import DEMO_GOAL, _ensure_identity
 from .demo_repo import create_demo_repo
 from .director import Director
 from .plan import SECOND, plan_for
 from .scripts import SimScripts
-from .team import LEAD, WORKERS, demo_repo_path
+from .team import DEMO_GOAL, LEAD, WORKERS, demo_repo_path, ensure_identity
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +79,7 @@ class SimTeam(Conductor):
         path = demo_repo_path(self.settings)
         if self.settings.reset or not (path / ".git").exists():
             await asyncio.to_thread(create_demo_repo, path, force=True)
-        await _ensure_identity(path)
+        await ensure_identity(path)
         await super().start(daemon)
         assert self.runner is not None  # (made by Conductor.start)
         flow = self.runner
