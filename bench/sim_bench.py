@@ -142,7 +142,11 @@ def install(timers: Timers) -> Callable[[], None]:
         if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "git", None) is original_git:
             patch(mod, "git", timed_git)
     patch(ci, "run_ci", timers.wrap_async("tests", ci.run_ci))
-    patch(demo_repo, "create_demo_repo", timers.wrap_sync("demo repo", demo_repo.create_demo_repo))
+    original_demo = demo_repo.create_demo_repo
+    timed_demo = timers.wrap_sync("demo repo", original_demo)
+    for mod in list(sys.modules.values()):  # (the sim's backends import it by name)
+        if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "create_demo_repo", None) is original_demo:
+            patch(mod, "create_demo_repo", timed_demo)
     patch(Store, "commit", timers.wrap_sync("store", Store.commit))
 
     def restore() -> None:
