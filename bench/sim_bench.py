@@ -5,15 +5,17 @@ Subcommands (default ``all``)::
 
     process    wall time of ``foreman start --backend sim --reset --speed 1e6 --auto-answer
                merge,permission,question`` as a real child process: from spawn (interpreter
-               start and imports included) to the scenario's last feed line, seen by a client
-    split      the same scenario in this process (a :class:`foreman.daemon.Daemon` on its own
-               loop), with timing wrappers around every git call, every CI (test) run, the demo
+               start and imports included) to the scenario's last feed line, seen by a client;
+               ``--code DIR`` (repeatable) also runs another checkout's default engine, interleaved
+    split      the same scenario (the team on the flow) in this process (a :class:`foreman.daemon.Daemon`
+               on its own loop), with timing wrappers around every git call, every CI (test) run, the demo
                repository's creation and the store's commits; the rest is the daemon itself
                (core, scenario, encoding, broadcast, event loop)
 
 The scenario's pauses are scaled by ``--speed`` (1e6 makes them microseconds), so what is left
-is real work. Wrapped calls are awaited one at a time by the scenario, so their wall times
-add up without overlap. Times are ``time.perf_counter`` wall seconds; each figure is the
+is real work. Wrapped calls are awaited nearly one at a time (the flow's serial runner carries
+out its git and CI jobs in turn; a worktree removal or a scripted turn's own git commit may
+overlap them), so their wall times add up with little overlap. Times are ``time.perf_counter`` wall seconds; each figure is the
 median of ``--runs`` runs.
 """
 
@@ -58,16 +60,18 @@ async def _watch(port: int, timeout: float, token: str | None = None) -> None:
     raise TimeoutError("the scenario did not finish")
 
 
-def run_process(tmp: Path, timeout: float = 120.0, extra: tuple[str, ...] = ()) -> float:
-    """Spawn the daemon (with ``extra`` flags), wait for the scenario's end through the protocol;
-    return wall seconds."""
+def run_process(tmp: Path, timeout: float = 120.0, extra: tuple[str, ...] = (), code: Path = ROOT) -> float:
+    """Spawn the daemon of the checkout ``code`` (with ``extra`` flags), wait for the scenario's end
+    through the protocol; return wall seconds."""
     home = tmp / "home"
     cmd = [sys.executable, "-m", "foreman", "start", "--backend", "sim", "--reset", "--home", str(home),
            "--sandbox", str(tmp / "sb"), "--port", "0", "--speed", SPEED, "--auto-answer", AUTO, "--no-notify",
            "--log-level", "WARNING", *extra]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCRAFT_")}
+    if code != ROOT:
+        env["PYTHONPATH"] = str(code)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=code, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env)
     try:
         record = home / "sim" / "foreman.json"
@@ -138,7 +142,11 @@ def install(timers: Timers) -> Callable[[], None]:
         if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "git", None) is original_git:
             patch(mod, "git", timed_git)
     patch(ci, "run_ci", timers.wrap_async("tests", ci.run_ci))
-    patch(demo_repo, "create_demo_repo", timers.wrap_sync("demo repo", demo_repo.create_demo_repo))
+    original_demo = demo_repo.create_demo_repo
+    timed_demo = timers.wrap_sync("demo repo", original_demo)
+    for mod in list(sys.modules.values()):  # (the sim's backends import it by name)
+        if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "create_demo_repo", None) is original_demo:
+            patch(mod, "create_demo_repo", timed_demo)
     patch(Store, "commit", timers.wrap_sync("store", Store.commit))
 
     def restore() -> None:
@@ -157,7 +165,14 @@ async def _in_process(tmp: Path) -> float:
     start = time.perf_counter()
     await daemon.start()
     try:
-        await asyncio.wait_for(daemon.backend.finished.wait(), 120)
+        finished = getattr(daemon.backend, "finished", None)  # (the older scripted engine's event)
+        if finished is not None:
+            await asyncio.wait_for(finished.wait(), 120)
+        else:  # the team on the flow: its wrap-up marks the profile finished
+            while not daemon.core.world.meta.get("sim", {}).get("finished"):
+                if time.perf_counter() - start > 120:
+                    raise TimeoutError("the scenario did not finish")
+                await asyncio.sleep(0.005)
         return time.perf_counter() - start
     finally:
         await daemon.stop()
@@ -167,6 +182,7 @@ def run_split(tmp: Path) -> dict[str, Any]:
     """One in-process run; returns ``{total, buckets{name: (seconds, calls)}}``."""
     # import the daemon's modules first, so every module that imported git gets the wrapper
     import foreman.backends.sim.backend
+    import foreman.backends.sim.flowteam
     import foreman.backends.sim.scenario
     import foreman.backends.sim.work
     import foreman.daemon
@@ -196,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--engines", default="flow", help="process: flow (the team on the flow, the default), "
                         "scenario (--no-sim-flow: the older scripted scenario) or both, comma-separated")
+    parser.add_argument("--code", type=Path, action="append", default=[],
+                        help="process: also run this checkout's default engine (e.g. a worktree of an older commit), interleaved")
     args = parser.parse_args(argv)
     import logging
 
@@ -203,13 +221,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.what in ("all", "process"):
         engines = {"flow": ("--sim-flow",), "scenario": ("--no-sim-flow",)}
         chosen = [e.strip() for e in args.engines.split(",") if e.strip()]
-        walls: dict[str, list[float]] = {e: [] for e in chosen}
-        for _ in range(args.runs):  # (interleaved: the machine's noise falls on both alike)
-            for e in chosen:
-                walls[e].append(_fresh(functools.partial(run_process, extra=engines[e])))
-        for e in chosen:
+        runs = {e: functools.partial(run_process, extra=engines[e]) for e in chosen}
+        runs.update({f"{c} (its default)": functools.partial(run_process, code=c.resolve()) for c in args.code})
+        walls: dict[str, list[float]] = {e: [] for e in runs}
+        print(f"load average (1 min) before: {os.getloadavg()[0]:.2f}", flush=True)
+        for _ in range(args.runs):  # (interleaved: the machine's noise falls on all alike)
+            for e, run in runs.items():
+                walls[e].append(_fresh(run))
+        for e in runs:
             print(f"process ({e}): spawn -> scenario complete: median {statistics.median(walls[e]):.2f} s "
-                  f"(min {min(walls[e]):.2f}, max {max(walls[e]):.2f}, {args.runs} runs)")
+                  f"(min {min(walls[e]):.2f}, max {max(walls[e]):.2f}, {args.runs} runs: "
+                  f"{', '.join(f'{w:.2f}' for w in walls[e])})")
+        print(f"load average (1 min) after: {os.getloadavg()[0]:.2f}")
     if args.what in ("all", "split"):
         runs = [_fresh(run_split) for _ in range(args.runs)]
         total = statistics.median(r["total"] for r in runs)

@@ -22,18 +22,16 @@ from ...core.roster import title
 from ...core.world import Effect
 from ...errors import ForemanError
 from ...flow.team import follow_team
-from ...repos import git
 from ...sandbox import from_settings
-from .demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME, create_demo_repo
+from .demo_repo import create_demo_repo
 from .plan import SECOND, idle_extras
 from .scenario import Scenario
 from .scenario_base import PLAN_MARK
-from .team import LEAD, WORKERS, demo_repo_path
+from .team import DEMO_GOAL, LEAD, WORKERS, demo_repo_path, ensure_identity
 
 logger = logging.getLogger(__name__)
 
 TITLES = {"marlow": "Marlow", "juniper": "Juniper", "kit": "Kit", "wren": "Wren", "rowan": "Rowan", "tove": "Tove"}
-DEMO_GOAL = "Add tags to pocket-notes: tag notes, list and search by tag, export, and ship it"
 
 
 class SimBackend:
@@ -75,7 +73,7 @@ class SimBackend:
         fresh = self.settings.reset or not (path / ".git").exists()
         if fresh:
             await asyncio.to_thread(create_demo_repo, path, force=True)
-        await _ensure_identity(path)
+        await ensure_identity(path)
         repo = await daemon.add_repo(str(path))
         self.repo_id, self.repo_path = repo.id, Path(repo.path)
         state = self.state()
@@ -207,12 +205,3 @@ class SimBackend:
 
         return self.d.act(step)
 
-
-async def _ensure_identity(path: Path) -> None:
-    """Give the demo repository a local user identity (the approved merges use "the user's"
-    identity as git sees it in the repo), so the sim works on machines with no git identity."""
-    res = await git("config", "--local", "user.name", cwd=path, check=False)
-    if not res.ok:
-        await git("config", "--local", "user.name", DEMO_AUTHOR_NAME, cwd=path)
-        await git("config", "--local", "user.email", DEMO_AUTHOR_EMAIL, cwd=path)
-        await git("config", "--local", "commit.gpgsign", "false", cwd=path)
