@@ -428,3 +428,18 @@ def test_a_json_code_string_holding_a_fence_is_read_inside_it() -> None:
 ])
 def test_the_def_lines_a_task_states(goal: str, names: list[str], lines: list[str]) -> None:
     assert stated_def_lines(goal, names) == lines
+
+
+def test_a_task_quoting_a_command_its_readme_shows_localizes_the_code_not_the_readme(tmp_path: Path) -> None:
+    """The README's usage lines quote the same command as the task; the file to change, and the
+    test file named after it, come from the code."""
+    root = tmp_path / "cli"
+    files = {"README.md": "# tool\n\n    python -m tool add 5 food --date 2026-01-03\n",
+             "tool/__init__.py": "", "tool/cli.py": "def main(argv=None):\n    parser.add_argument('--date')\n",
+             "tests/test_cli.py": "def test_add():\n    assert True\n"}
+    for rel, body in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    found = localize(root, "`--date` on `tool add` is ignored; fix it and add a test.")
+    assert found.files[0] == "tool/cli.py" and found.target == "tool/cli.py", found.files
+    assert found.test_file == "tests/test_cli.py"

@@ -130,8 +130,9 @@ class Localized:
 
     @property
     def target(self) -> str | None:
-        """The main source file (the first non-test file), if any."""
-        return next((f for f in self.files if not is_test_file(f)), None)
+        """The main source file (the first non-test Python file, else the first non-test file), if any."""
+        return next((f for f in self.files if not is_test_file(f) and f.endswith(".py")),
+                    next((f for f in self.files if not is_test_file(f)), None))
 
 
 def repo_map(root: Path, files: list[str], *, budget: int = 4000) -> str:
@@ -156,6 +157,13 @@ def _named_identifiers(goal: str) -> list[str]:
                 or word.isupper() and len(word) > 3):
             names.append(word)
     return list(dict.fromkeys(names))
+
+
+def _rank(rel: str) -> int:
+    """Where a picked file goes in the list: Python code first, then other files, tests last. A
+    task's words found in documentation (a README's usage lines quote the same command) must not
+    put the documentation forward as the file to change, nor name its test file."""
+    return 2 if is_test_file(rel) else 0 if rel.endswith(".py") else 1
 
 
 def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
@@ -206,7 +214,7 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
     lower = goal.lower()
     found.wants_test = bool(re.search(r"\btests?\b|\btest_\w+", lower))
     named_tests = [t for t in _TEST_PATH_RE.findall(goal)]
-    picked.sort(key=is_test_file)  # sources first, stable
+    picked.sort(key=_rank)  # code, then other files (a README), then tests; stable
     found.files = picked
     found.named = list(dict.fromkeys(found.named))
     for ident in _named_identifiers(goal):
