@@ -443,3 +443,22 @@ def test_a_task_quoting_a_command_its_readme_shows_localizes_the_code_not_the_re
     found = localize(root, "`--date` on `tool add` is ignored; fix it and add a test.")
     assert found.files[0] == "tool/cli.py" and found.target == "tool/cli.py", found.files
     assert found.test_file == "tests/test_cli.py"
+
+
+def test_a_task_naming_no_code_shows_the_sources_that_share_its_words(tmp_path: Path) -> None:
+    """Nothing the task says is a file, symbol or quoted text of the code: the sources whose path or
+    names share its words are shown (most first, within the budget), not only a repository map."""
+    root = tmp_path / "cli"
+    files = {"ledger/__init__.py": "", "ledger/cli.py": "def build_parser():\n    pass\n\n\ndef main():\n    pass\n",
+             "ledger/book.py": "def load(path):\n    pass\n\n\ndef total(entries, category=None):\n    pass\n",
+             "other/util.py": "def helper():\n    pass\n", "tests/test_cli.py": "def test_main():\n    assert True\n"}
+    for rel, body in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    found = localize(root, "Add a `categories` command to ledger: it prints each category with its total.")
+    assert found.files == ["ledger/book.py", "ledger/cli.py"], found.files
+    assert "def total(entries, category=None):" in found.context
+    assert localize(root, "Make the program faster.").files == []  # no word shared: the map, as before
+    small = localize(root, "Add a `categories` command to ledger: it prints each category with its total.",
+                     budget=120)
+    assert small.files == ["ledger/cli.py"]  # what fits in half the budget (book.py does not)

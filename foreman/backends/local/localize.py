@@ -159,6 +159,44 @@ def _named_identifiers(goal: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+_WORD_RE = re.compile(r"[a-z]{3,}")
+
+
+def _words_of(text: str) -> set[str]:
+    """Lowercase words of three letters or more, identifiers split at ``_`` (and a plural's ``s``
+    dropped: ``categories`` and ``category`` meet as ``categorie``/``category`` do not, so both forms
+    are kept)."""
+    words = set(_WORD_RE.findall(text.lower().replace("_", " ")))
+    return words | {w[:-1] for w in words if w.endswith("s")}
+
+
+def by_words(root: Path, files: list[str], goal: str, index: dict[str, list[tuple[str, int]]], *,
+             budget: int) -> list[str]:
+    """The Python source files that share words with the task in their path or their top-level
+    names, most shared first, as many as fit in ``budget`` characters. A task that names no file,
+    symbol or quoted text of the code ("add a `categories` command to ledger") otherwise got only a
+    repository map, and the model wrote the module anew without the code it had to keep."""
+    wanted = _words_of(goal)
+    names: dict[str, set[str]] = {}
+    for name, places in index.items():
+        for rel, _ in places:
+            names.setdefault(rel, set()).update(_words_of(name))
+    scored = []
+    for rel in files:
+        if not rel.endswith(".py") or is_test_file(rel):
+            continue
+        shared = len(wanted & (_words_of(rel.replace("/", " ").removesuffix(".py")) | names.get(rel, set())))
+        if shared:
+            scored.append((-shared, rel))
+    out, used = [], 0
+    for _, rel in sorted(scored):
+        size = len(read(root, rel))
+        if size and used + size <= budget:
+            out.append(rel)
+            used += size
+    return out
+
+
 def _rank(rel: str) -> int:
     """Where a picked file goes in the list: Python code first, then other files, tests last. A
     task's words found in documentation (a README's usage lines quote the same command) must not
@@ -211,6 +249,9 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
             for rel in files:
                 if quoted in read(root, rel):
                     pick(rel)
+    if not any(rel.endswith(".py") and not is_test_file(rel) for rel in picked):
+        for rel in by_words(root, files, goal, index, budget=budget // 2):
+            pick(rel)
     lower = goal.lower()
     found.wants_test = bool(re.search(r"\btests?\b|\btest_\w+", lower))
     named_tests = [t for t in _TEST_PATH_RE.findall(goal)]
