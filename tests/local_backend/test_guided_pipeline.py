@@ -28,6 +28,7 @@ async def test_a_cut_answer_is_continued_and_the_joined_answer_is_placed(tmp_pat
     assert second[-2] == {"role": "assistant", "content": head} and "Continue it exactly where it stopped" in \
         second[-1]["content"]
     assert stats.stages["propose: continued"] == 1 and stats.stages["propose: edit: cut"] == 1
+    assert stats.stages["commit: committed, to review"] == 1
 
 
 async def test_ablated_a_cut_answer_is_not_continued(tmp_path: Path) -> None:
@@ -36,6 +37,7 @@ async def test_ablated_a_cut_answer_is_not_continued(tmp_path: Path) -> None:
     result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
                                                            repairs=0, ablate=("continue",))
     assert not stats.passed and len(server.requests) == 1 and stats.attempts[0].outcome == "nothing placed"
+    assert stats.stages["commit: task blocked"] == 1
 
 
 def _tests_then_right(test_replies: list[str]):

@@ -270,6 +270,7 @@ class LocalRunner:
             return TurnResult(ok=False, session_id=session_id, error=exc.message)
         if stats.passed:
             await self._finish_worker(request, tools, result.text)
+        stats.stages.mark("commit", "committed, to review" if stats.passed else "task blocked")
         return result
 
     async def _response_format(self, model: str) -> dict[str, Any] | None:
