@@ -94,6 +94,10 @@ def test_a_new_test_broken_in_itself_is_told_apart_from_one_failing_on_the_code(
                 ProbeOutcome("test_d", "own error", "fixture 'tmp_dir' not found")]
     found = testcheck.broken(outcomes, ["test_a", "test_b", "test_c", "test_d"], "tests.test_x")
     assert [o.name for o in found] == ["test_a", "test_d"]
+    helper = [ProbeOutcome("LedgerTest.test_add", "own error", "AttributeError: 'LedgerTest' object has no attribute "
+                                                                 "'run_cli'"),
+              ProbeOutcome("LedgerTest.test_list", "own error", "AttributeError: 'Book' object has no attribute 'rows'")]
+    assert testcheck.broken(helper, ["test_add", "test_list"], "tests.test_x") == helper[:1]  # the code's: not the test's
     collection = [ProbeOutcome("tests.test_x", "own error", "ModuleNotFoundError: No module named 'calcs'")]
     assert testcheck.broken(collection, ["test_a"], "tests.test_x") == collection
 

@@ -35,6 +35,7 @@ BROKEN = ("The tests in {path} fail on their own, before they test anything:\n{e
           "functions with their imports in one ```python block whose first line is `# file: {path}`.")
 _OWN_KINDS = ("NameError", "ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError")
 _FIXTURE_RE = re.compile(r"fixture '\w+' not found")
+_SELF_ATTR_RE = re.compile(r"AttributeError: '(\w+)' object has no attribute")
 
 
 def bodies(text: str) -> dict[str, str]:
@@ -68,7 +69,9 @@ def broken(outcomes: list[probes.ProbeOutcome], new: list[str], module: str) -> 
         if o.function != module and o.function.rsplit(".", 1)[-1] not in new:
             continue
         kind = o.detail.split(":", 1)[0].strip()
-        if (o.kind == "own error" and kind in _OWN_KINDS) or _FIXTURE_RE.search(o.detail):
+        own_class = _SELF_ATTR_RE.match(o.detail)  # a helper its own test class does not have
+        if (o.kind == "own error" and kind in _OWN_KINDS) or _FIXTURE_RE.search(o.detail) or (
+                own_class is not None and "." in o.name and own_class.group(1) == o.name.split(".", 1)[0]):
             out.append(o)
     return out
 
