@@ -1,0 +1,40 @@
+"""Edge cases of guided mode's pipeline parts found by a newcomer's adversarial pass: the
+repeat-test rule, the task-error rule and reply sizing (pure)."""
+
+from __future__ import annotations
+
+from foreman.backends.local import continuation, testcheck
+from foreman.backends.local.probe import _task_error
+
+
+def test_new_parametrized_cases_under_an_existing_tests_body_are_not_a_repeat() -> None:
+    old = ('import pytest\n\nfrom pkg import f\n\n\n@pytest.mark.parametrize("x, y", [(1, 2)])\n'
+           'def test_f(x, y):\n    assert f(x) == y\n')
+    new = ('import pytest\n\nfrom pkg import f\n\n\n@pytest.mark.parametrize("x, y", [(-1, 0), (-5, 0)])\n'
+           'def test_f_clamps_negatives(x, y):\n    assert f(x) == y\n')
+    assert testcheck.repeated(new, ["test_f_clamps_negatives"], [old]) == []
+    # the same table under a new name still repeats it
+    same = old.replace("def test_f(", "def test_f_again(")
+    assert testcheck.repeated(same, ["test_f_again"], [old]) == ["test_f_again"]
+
+
+def test_a_repeated_unittest_method_is_found_and_a_new_one_kept() -> None:
+    old = ("import unittest\n\nfrom pkg import f\n\n\nclass FTest(unittest.TestCase):\n"
+           "    def test_one(self):\n        self.assertEqual(f(1), 2)\n")
+    new = old + ("\n    def test_one_again(self):\n        self.assertEqual(f(1), 2)\n"
+                 "\n    def test_negative(self):\n        self.assertEqual(f(-1), 0)\n")
+    assert testcheck.repeated(new, ["test_one_again", "test_negative"], [old]) == ["FTest.test_one_again"]
+
+
+def test_an_exception_named_only_inside_another_word_is_not_the_tasks() -> None:
+    assert not _task_error("ValueError", "ValueError: bad", "collect ValueErrors into a list")
+    assert not _task_error("ValueError", "ValueError: bad", "raise MyValueError on bad input")
+    assert _task_error("ValueError", "ValueError: bad", "raise ValueError on bad input")
+    assert _task_error("Failed", "DID NOT RAISE <class 'ValueError'>", "raise ValueError on bad input")
+
+
+def test_a_reply_limit_within_the_window_when_files_are_huge() -> None:
+    wanted = continuation.sized(1024, ["x" * 300_000])
+    assert wanted > 8192
+    messages = [{"role": "user", "content": "y" * 3000}]
+    assert continuation.reply_tokens(messages, wanted, 8192, 1024) <= 8192
