@@ -1,10 +1,37 @@
-"""Edge cases of guided mode's pipeline parts found by a newcomer's adversarial pass: the
-repeat-test rule, the task-error rule and reply sizing (pure)."""
+"""Edge cases of guided mode's pipeline parts found by a newcomer's adversarial pass: joining a
+continued answer, the repeat-test rule, the task-error rule and reply sizing (pure)."""
 
 from __future__ import annotations
 
+import ast
+
 from foreman.backends.local import continuation, testcheck
 from foreman.backends.local.probe import _task_error
+
+
+def test_a_closing_line_at_another_indent_is_not_taken_for_a_repeat() -> None:
+    # cut right after the inner ")": the outer ")" that the continuation starts with is new code
+    head = "```python\ndef f():\n    return g(\n        h(\n            1,\n        )\n"
+    tail = "    )\n```\n"
+    joined = continuation.joined(head, tail)
+    code = joined.split("```python\n", 1)[1].split("```", 1)[0]
+    ast.parse(code)  # the outer ")" is kept
+    assert code.endswith("        )\n    )\n")
+
+
+def test_a_closing_fence_that_continues_a_cut_answer_is_kept() -> None:
+    # the code was complete when the limit hit; the continuation is the closing fence and a remark
+    head = "```python\n# file: pkg/mod.py\ndef f():\n    return 1\n"
+    tail = "```\nThis returns one.\n"
+    joined = continuation.joined(head, tail)
+    assert joined == head + tail
+    assert "This returns one." not in joined.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_a_fence_opening_repeated_by_the_continuation_is_still_dropped() -> None:
+    head = "```python\n# file: pkg/mod.py\ndef f():\n    return 1\n"
+    assert continuation.joined(head, "```python\ndef g():\n    return 2\n```\n") == (
+        head + "def g():\n    return 2\n```\n")
 
 
 def test_new_parametrized_cases_under_an_existing_tests_body_are_not_a_repeat() -> None:
