@@ -1,0 +1,48 @@
+"""Guided mode's continuation end to end, edge cases from a newcomer's adversarial pass: the
+scripted server, real pytest runs in a real git worktree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from foreman.backends.local import continuation
+
+from .fakeserver import error, text
+from .test_guided_runner import run as guided_turn
+
+WHOLE = "```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+
+
+async def test_a_bad_turn_while_continuing_keeps_the_answer_so_far(tmp_path: Path) -> None:
+    replies = iter([text(WHOLE + "```\n\nThis adds", finish_reason="length"),
+                    error(500, "Failed to parse input: does not match the expected peg-native format")])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
+                                                           repairs=0, ablate=())
+    assert stats.passed, stats.attempts
+    assert "return a - b" in (repo / "calc.py").read_text()
+
+
+async def test_a_full_context_while_continuing_keeps_the_answer_so_far(tmp_path: Path) -> None:
+    replies = iter([text(WHOLE + "```\n\nThis adds", finish_reason="length"),
+                    error(400, "the request exceeds the available context size, try increasing it")])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
+                                                           repairs=0, ablate=())
+    assert stats.passed, (result, stats.attempts)
+    assert "return a - b" in (repo / "calc.py").read_text()
+
+
+async def test_a_cut_constrained_reply_is_not_continued_into_a_second_json_object(tmp_path: Path) -> None:
+    whole = json.dumps({"edits": [{"file": "calc.py", "code": "def sub(a, b):\n    return a - b\n"}]})
+    streamed = iter([text(whole[:40], finish_reason="length"), text(whole), text(whole)])
+
+    def responder(req):
+        return text('{"ok": true}') if not req.get("stream") else next(streamed)
+
+    result, tools, server, stats, repo = await guided_turn(tmp_path, responder, attempts=1, repairs=1,
+                                                           constrained="auto", ablate=())
+    asks = [r for r in server.requests if r.get("stream")]
+    # the schema makes every reply a whole object: a continuation cannot continue the cut one
+    assert not any(continuation.CONTINUE_ASK in r["messages"][-1]["content"] for r in asks), \
+        [r["messages"][-1]["content"][:60] for r in asks]
+    assert stats.passed, stats.attempts
