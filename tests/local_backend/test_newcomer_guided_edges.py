@@ -8,7 +8,8 @@ from pathlib import Path
 
 from foreman.backends.local import continuation
 
-from .fakeserver import error, text
+from .fakeserver import error, last_user, text
+from .test_guided_pipeline import _tests_then_right
 from .test_guided_runner import run as guided_turn
 
 WHOLE = "```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -46,3 +47,30 @@ async def test_a_cut_constrained_reply_is_not_continued_into_a_second_json_objec
     assert not any(continuation.CONTINUE_ASK in r["messages"][-1]["content"] for r in asks), \
         [r["messages"][-1]["content"][:60] for r in asks]
     assert stats.passed, stats.attempts
+
+
+GOAL_TEST = "Add sub(a, b) to calc.py: it returns a minus b. Add a test in test_sub.py."
+SUB_TEST = "```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_small():\n    assert calc.sub(5, 2) == 3\n```"
+
+
+def _asks(server) -> list[str]:
+    return [last_user(r) for r in server.requests if r.get("stream")]
+
+
+async def test_a_broken_unittest_style_new_test_goes_back_as_the_tests_fault(tmp_path: Path) -> None:
+    broken = ("```python\n# file: test_sub.py\nimport unittest\n\nimport calc\n\n\nclass SubTest(unittest.TestCase):\n"
+              "    def test_sub_small(self):\n        self.assertEqual(calc.sub(5, TWO), 3)\n```")
+    fixed = broken.replace("TWO", "2")
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, _tests_then_right([broken, fixed]), goal=GOAL_TEST, attempts=1, repairs=1)
+    assert stats.passed, (result, stats.attempts)
+    told = [a for a in _asks(server) if "fail on their own, before they test anything" in a]
+    assert told and "NameError" in told[0] and "SubTest.test_sub_small" in told[0], _asks(server)
+
+
+async def test_a_new_test_file_that_does_not_parse_is_not_a_pass(tmp_path: Path) -> None:
+    bad = "```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_small(:\n    assert calc.sub(5, 2) == 3\n```"
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, _tests_then_right([bad, SUB_TEST]), goal=GOAL_TEST, attempts=1, repairs=1)
+    assert stats.passed, (result, stats.attempts)
+    assert "def test_sub_small():" in (repo / "test_sub.py").read_text()
