@@ -4,9 +4,12 @@ continued answer, the repeat-test rule, the task-error rule and reply sizing (pu
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
+from pathlib import Path
 
 from foreman.backends.local import continuation, testcheck
-from foreman.backends.local.probe import _task_error
+from foreman.backends.local.probe import _task_error, classify
 
 
 def test_a_closing_line_at_another_indent_is_not_taken_for_a_repeat() -> None:
@@ -65,3 +68,20 @@ def test_a_reply_limit_within_the_window_when_files_are_huge() -> None:
     assert wanted > 8192
     messages = [{"role": "user", "content": "y" * 3000}]
     assert continuation.reply_tokens(messages, wanted, 8192, 1024) <= 8192
+
+
+def _real_report(tmp_path: Path, source: str) -> str:
+    """The JUnit XML report of a real pytest run of ``source`` as test_x.py (the installed pytest)."""
+    (tmp_path / "test_x.py").write_text(source, encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "test_x.py",
+                    "--junitxml=report.xml"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    return (tmp_path / "report.xml").read_text(encoding="utf-8")
+
+
+def test_did_not_raise_of_the_tasks_error_is_a_task_error_in_the_installed_pytest(tmp_path: Path) -> None:
+    xml = _real_report(tmp_path, "import pytest\n\n\ndef f(x):\n    return x\n\n\n"
+                                 "def test_one():\n    with pytest.raises(ValueError):\n        f(-1)\n\n\n"
+                                 "def test_either():\n    with pytest.raises((ValueError, TypeError)):\n        f(-1)\n\n\n"
+                                 "def test_other():\n    with pytest.raises(KeyError):\n        f(-1)\n")
+    outcomes = {o.name: o.kind for o in classify(xml, "test_x.py", "f must raise ValueError on a negative x")}
+    assert outcomes == {"test_one": "task error", "test_either": "task error", "test_other": "own error"}
