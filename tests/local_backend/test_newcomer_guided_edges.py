@@ -74,3 +74,15 @@ async def test_a_new_test_file_that_does_not_parse_is_not_a_pass(tmp_path: Path)
         tmp_path, _tests_then_right([bad, SUB_TEST]), goal=GOAL_TEST, attempts=1, repairs=1)
     assert stats.passed, (result, stats.attempts)
     assert "def test_sub_small():" in (repo / "test_sub.py").read_text()
+
+
+async def test_a_reply_cut_in_a_repetition_loop_is_not_continued(tmp_path: Path) -> None:
+    # the small models' most common cut: one line repeated until the limit; continuing it only
+    # buys more of the loop, at the sized (larger) reply limit
+    loop = "```python\n# file: calc.py\ndef sub(a, b):\n" + "    return a - b  # minus\n" * 200
+    replies = iter([text(loop, finish_reason="length"), text(loop, finish_reason="length"),
+                    text(loop, finish_reason="length")])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
+                                                           repairs=0, ablate=())
+    assert len([r for r in server.requests if r.get("stream")]) == 1, stats.stages
+    assert stats.stages["propose: continued"] == 0

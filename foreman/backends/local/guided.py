@@ -231,7 +231,7 @@ class GuidedTask:
                 # a constrained reply is not continued: the schema makes every reply a whole object,
                 # so the "continuation" is a second one and the two joined are no JSON at all
                 if reply.finish_reason != "length" or not self.enabled("continue") or extra or (
-                        rounds >= continuation.ROUNDS):
+                        rounds >= continuation.ROUNDS) or continuation.looping(content):
                     break
                 rounds += 1
                 messages = continuation.ask_more(messages, content)
