@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from foreman.backends.local import continuation, testcheck
+from foreman.backends.local import continuation, pipeline, testcheck
 from foreman.backends.local.probe import _task_error, classify
 
 
@@ -35,6 +35,18 @@ def test_a_fence_opening_repeated_by_the_continuation_is_still_dropped() -> None
     head = "```python\n# file: pkg/mod.py\ndef f():\n    return 1\n"
     assert continuation.joined(head, "```python\ndef g():\n    return 2\n```\n") == (
         head + "def g():\n    return 2\n```\n")
+
+
+def test_a_cut_inside_a_fence_marker_crlf_lines_and_an_empty_continuation_join_whole() -> None:
+    code = "```python\n# file: pkg/mod.py\ndef f():\n    return 1\n"
+    assert continuation.joined(code + "``", "`\nDone.") == code + "```\nDone."  # the rest of the marker
+    assert continuation.joined(code + "``", "```\nDone.") == code + "```\nDone."  # the marker written whole
+    assert continuation.joined("Here:\n``", "`python\nx = 1\n```") == "Here:\n```python\nx = 1\n```"
+    crlf = "```python\r\n# file: m.py\r\ndef f():\r\n    ret"
+    assert continuation.joined(crlf, "urn 1\r\n```") == crlf + "urn 1\r\n```"
+    assert continuation.joined(crlf, "    return 1\r\n```") == crlf[:-len("    ret")] + "    return 1\r\n```"
+    assert continuation.joined("x = 1\r\ny = 2\r\n", "y = 2\r\nz = 3") == "x = 1\r\ny = 2\r\nz = 3"
+    assert continuation.joined(code, "") == code
 
 
 def test_new_parametrized_cases_under_an_existing_tests_body_are_not_a_repeat() -> None:
@@ -85,3 +97,12 @@ def test_did_not_raise_of_the_tasks_error_is_a_task_error_in_the_installed_pytes
                                  "def test_other():\n    with pytest.raises(KeyError):\n        f(-1)\n")
     outcomes = {o.name: o.kind for o in classify(xml, "test_x.py", "f must raise ValueError on a negative x")}
     assert outcomes == {"test_one": "task error", "test_either": "task error", "test_other": "own error"}
+
+
+def test_stage_counts_keep_an_outcome_with_a_colon_whole() -> None:
+    counts = pipeline.StageCounts()
+    counts.mark("propose", "edit: cut")
+    counts.mark("propose", "asked test: no asked test")
+    counts.mark("validate", "propose: looks like a stage")
+    assert counts.by_stage() == [("propose", [("asked test: no asked test", 1), ("edit: cut", 1)]),
+                                 ("validate", [("propose: looks like a stage", 1)])]
