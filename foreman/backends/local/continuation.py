@@ -7,12 +7,15 @@ it can be placed. Two rules stop that:
   asked for "the changed functions" often sends the whole file), within the context window;
 - *continued* (the ``continue`` check): a cut answer is sent back as the assistant's turn with a
   request to go on from where it stopped, and the pieces are joined (a repeated fence opening or
-  a repeated last line dropped), at most :data:`ROUNDS` times.
+  a repeated last line dropped), at most :data:`ROUNDS` times; not an answer that ends in a
+  repetition loop (:func:`looping`).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from .repairs import LoopDetector
 
 ROUNDS = 2
 """At most this many continuations of one answer."""
@@ -49,22 +52,39 @@ def ask_more(messages: list[dict[str, Any]], so_far: str) -> list[dict[str, Any]
     return [*messages, {"role": "assistant", "content": so_far}, {"role": "user", "content": CONTINUE_ASK}]
 
 
+def looping(text: str) -> bool:
+    """Whether ``text`` (a cut answer) ends in a repetition loop (:class:`.repairs.LoopDetector`
+    over its complete lines): the small models' most common cut, one line repeated until the
+    limit, which a continuation would only extend."""
+    detector = LoopDetector()
+    found = False
+    for line in text.split("\n")[:-1]:
+        if line.strip():
+            found = detector.push(line)
+    return found
+
+
 def joined(head: str, tail: str) -> str:
     """``head`` (a cut answer) continued by ``tail``: a fence opening ``tail`` starts while ``head``
     is inside a fence is dropped, and so is a first line of ``tail`` that repeats ``head``'s last
-    complete line or completes its cut last line."""
+    complete line (indentation and all) or completes its cut last line.
+
+    A bare fence that starts ``tail`` and that nothing in ``tail`` closes is the closing fence of
+    ``head``'s block (the code was complete when the limit hit), not a repeated opening: dropping
+    it would put what follows (a remark) inside the code."""
     if head.count("```") % 2 == 1:  # head is inside a code block: the tail's own opening is a repeat
         stripped = tail.lstrip()
-        if stripped.startswith("```"):
+        fence = stripped.split("\n", 1)[0].strip()
+        if stripped.startswith("```") and (fence != "```" or stripped.count("```") % 2 == 0):
             tail = stripped.split("\n", 1)[1] if "\n" in stripped else ""
     lines = head.split("\n")
     partial, complete = lines[-1], lines[:-1]
     first, sep, rest = tail.partition("\n")
     if partial.strip() and first.strip().startswith(partial.strip()):  # the cut line, written whole
         return "\n".join([*complete, first]) + sep + rest
-    if not partial.strip() and complete and first.strip() and first.strip() == complete[-1].strip():
-        return head + rest  # the last line repeated
+    if not partial.strip() and complete and first.strip() and first.rstrip() == complete[-1].rstrip():
+        return head + rest  # the last line repeated (a ")" one level out is new code)
     return head + tail
 
 
-__all__ = ["CONTINUE_ASK", "ROUNDS", "ask_more", "estimate_tokens", "joined", "reply_tokens", "sized"]
+__all__ = ["CONTINUE_ASK", "ROUNDS", "ask_more", "estimate_tokens", "joined", "looping", "reply_tokens", "sized"]

@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ...errors import ForemanError
+from ...errors import BackendError, ForemanError
 from ...private import append_private
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import asked as asked_tests
@@ -228,7 +228,10 @@ class GuidedTask:
                 content = continuation.joined(content, reply.content) if rounds else reply.content
                 self.last_finish = reply.finish_reason
                 self.mark("propose", f"{step}: cut" if reply.finish_reason == "length" else step)
-                if reply.finish_reason != "length" or not self.enabled("continue") or rounds >= continuation.ROUNDS:
+                # a constrained reply is not continued: the schema makes every reply a whole object,
+                # so the "continuation" is a second one and the two joined are no JSON at all
+                if reply.finish_reason != "length" or not self.enabled("continue") or extra or (
+                        rounds >= continuation.ROUNDS) or continuation.looping(content):
                     break
                 rounds += 1
                 messages = continuation.ask_more(messages, content)
@@ -236,6 +239,14 @@ class GuidedTask:
         except BadTurnError as exc:
             self.stats.bad_turns += 1
             self._trace(attempt, step, temperature, "", f"bad turn: {exc.message}")
+            return content
+        except BackendError as exc:
+            if not rounds:
+                raise
+            # a continuation the server refused (most often its prompt, the answer so far included,
+            # no longer fits the context window): the answer so far stands, as a cut answer
+            self._trace(attempt, f"{step} (continued)", temperature, "", f"continuation failed: {exc.message}")
+            self.mark("propose", "continuation failed")
             return content
         finally:
             self.stats.model_s += self.clock() - started

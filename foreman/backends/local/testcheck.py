@@ -2,8 +2,9 @@
 runs on its own (``test-alone``), both in the pipeline's check stage (:mod:`.guided_steps`).
 
 - *repeat-test*: a new test function whose body is an existing test's body, statement for
-  statement (names, comments and blank lines aside), checks what the code already did; it is
-  dropped from the file, and when no new test is left the model is asked for one that is new.
+  statement, under the same decorators and parameters (names, comments and blank lines aside),
+  checks what the code already did; it is dropped from the file, and when no new test is left
+  the model is asked for one that is new.
 - *test-alone*: the test file is run alone (pytest's JUnit report, as the asked test's probe runs
   it); a new test function that fails on an error no change to the code can fix (a ``NameError``,
   an import of a module that does not exist, a fixture nobody defines, the file not collecting)
@@ -39,13 +40,16 @@ _SELF_ATTR_RE = re.compile(r"AttributeError: '(\w+)' object has no attribute")
 
 
 def bodies(text: str) -> dict[str, str]:
-    """``label -> ast dump of its body`` for every test function or method of ``text`` ({} when it
-    does not parse)."""
+    """``label -> ast dump of its decorators, parameters and body`` for every test function or
+    method of ``text`` ({} when it does not parse). The decorators count: a new
+    ``@pytest.mark.parametrize`` table over an existing test's body checks new cases."""
     try:
         labels = test_labels(text)
     except SyntaxError:
         return {}
-    return {label: ast.dump(ast.Module(body=node.body, type_ignores=[])) for label, node in labels.items()}
+    return {label: "\n".join([*(ast.dump(d) for d in node.decorator_list), ast.dump(node.args),
+                               ast.dump(ast.Module(body=node.body, type_ignores=[]))])
+            for label, node in labels.items()}
 
 
 def repeated(text: str, new: list[str], others: list[str]) -> list[str]:
