@@ -32,6 +32,9 @@ def test_the_profile_key_ablate_is_checked_and_named_in_the_error() -> None:
     with pytest.raises(ConfigError) as err:
         parse_profile("p", {"ablate": "proof"})
     assert "expected a list of check names" in err.value.message
+    with pytest.raises(ConfigError) as err:
+        parse_profile("p", {"contextWindow": 2048, "maxTokens": 4096})
+    assert "maxTokens (4096) must be below contextWindow (2048)" in err.value.message
 
 
 def test_stage_counts_group_by_stage_in_pipeline_order_and_refuse_an_unknown_stage() -> None:

@@ -37,6 +37,7 @@ async def test_ablated_a_cut_answer_is_not_continued(tmp_path: Path) -> None:
     result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
                                                            repairs=0, ablate=("continue",))
     assert not stats.passed and len(server.requests) == 1 and stats.attempts[0].outcome == "nothing placed"
+    assert f"cut off at max_tokens ({server.requests[0]['max_tokens']})" in stats.attempts[0].detail  # the real limit
     assert stats.stages["commit: task blocked"] == 1
 
 

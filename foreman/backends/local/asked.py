@@ -185,7 +185,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         if not planned.texts.get(path):
             problem = "; ".join(planned.failures) or "the answer holds no test function"
             if task.last_finish == "length":  # most often one line repeated until max_tokens
-                problem = f"the answer was cut off at max_tokens ({task.profile.max_tokens}); {problem}"
+                problem = f"the answer was cut off at max_tokens ({task.last_limit}); {problem}"
                 ask = CUT_OFF_TEST.format(path=path)
             else:
                 ask = f"That could not be used: {problem}\nWrite the test functions in one ```python block for {path}."

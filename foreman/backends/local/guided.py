@@ -115,6 +115,7 @@ class GuidedTask:
         self.last_finish: str | None = None  # the last reply's finish_reason ("length": cut off)
         self.ablated = frozenset(profile.ablate)
         self.reply_budget = profile.max_tokens  # tokens an answer may take (sized to the files it may send)
+        self.last_limit = profile.max_tokens  # the max_tokens of the last request
 
     def enabled(self, check: str) -> bool:
         """Whether the named check (:data:`.pipeline.NAMES`) runs: not switched off by ``ablate``."""
@@ -220,6 +221,7 @@ class GuidedTask:
             while True:
                 budget = continuation.reply_tokens(messages, self.reply_budget, self.profile.context_window,
                                                    self.profile.max_tokens)
+                self.last_limit = budget
                 reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=budget,
                                                    temperature=temperature, on_content=log.add, extra_body=extra)
                 self._count(reply)

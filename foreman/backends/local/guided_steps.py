@@ -143,7 +143,7 @@ async def _propose(task: GuidedTask, attempt: Attempt, state: AttemptState, wher
         problem = "; ".join(planned.failures)
         cut = task.last_finish == "length"  # a whole file repeated until max_tokens, most often
         if cut:
-            problem = f"the answer was cut off at max_tokens ({task.profile.max_tokens}); {problem}"
+            problem = f"the answer was cut off at max_tokens ({task.last_limit}); {problem}"
         return Finding("propose", "nothing placed", problem,
                        CUT_OFF if cut else f"That could not be applied: {problem}\n{REPAIR_ASK}")
     return None

@@ -159,7 +159,12 @@ def parse_profile(name: str, data: Mapping[str, Any], *, where: str = "local.pro
             raise ConfigError(f"{where}.{name}: unknown key {raw_key!r}.{f' Did you mean {near!r}?' if near else ''} "
                               f"Use one of: {', '.join(known)}")
         values[key] = _convert(key, value, f"{where}.{name}")
-    return LocalProfile(**values)
+    profile = LocalProfile(**values)
+    if profile.max_tokens >= profile.context_window:
+        raise ConfigError(f"{where}.{name}: maxTokens ({profile.max_tokens}) must be below contextWindow "
+                          f"({profile.context_window}): a reply takes room in the window beside the prompt. "
+                          "Lower maxTokens or raise contextWindow.")
+    return profile
 
 
 def profiles_from(section: Any) -> tuple[dict[str, LocalProfile], str | None]:

@@ -7,8 +7,8 @@ runs on its own (``test-alone``), both in the pipeline's check stage (:mod:`.gui
   the model is asked for one that is new.
 - *test-alone*: the test file is run alone (pytest's JUnit report, as the asked test's probe runs
   it); a new test function that fails on an error no change to the code can fix (a ``NameError``,
-  an import of a module that does not exist, a fixture nobody defines, the file not collecting)
-  goes back to the model as the test's own fault, before the whole suite's failure would blame
+  an import of a module that does not exist, a fixture nobody defines, a helper method its own
+  test class lacks, the file not collecting) goes back to the model as the test's own fault, before the whole suite's failure would blame
   the code.
 """
 
