@@ -106,7 +106,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
     Option("ambient", _bool, True, "sim: idle chatter between beats and replies to your messages", kind="bool"),
     Option("sim_flow", _bool, True, "sim: run the team as scripted turns through the flow every model backend runs on "
-           "(its CI, reviews, merge queue and hand-offs); off, and with --showcase: the older scripted scenario",
+           "(its CI, reviews, merge queue and hand-offs); off: the older scripted scenario",
            kind="bool"),
     Option("auto_answer", _auto_answer, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
     Option("exit_on_goal_done", _bool, False, "stop the daemon (state saved, as `foreman stop` does) once every goal is "

@@ -49,7 +49,7 @@ def make_backend(settings: Settings) -> SimBackend | Conductor:
     Raises:
         ConfigError: the backend cannot run here (missing extra), saying what to do.
     """
-    if settings.backend == "sim" and settings.sim_flow and not settings.showcase:  # (the held tableaux: the scenario's)
+    if settings.backend == "sim" and settings.sim_flow:  # (--showcase too: its hold points are the flow's)
         from ..backends.sim.flowteam import SimTeam  # (a backend loads only when the settings pick it)
 
         return SimTeam(settings)

@@ -33,7 +33,7 @@ from .plan import idle_extras, plan_for, tasks_of
 from .scenario_base import AMBIENT
 from .team import LEAD, WORKERS
 
-ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t6", "t9", "t8")
+ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t8", "t6", "t9")
 """The order the workers' actions go in when several wait at once (the lead's go first)."""
 ASK_AGAIN = 500
 """Cues a worker waits for the lead's answer about a stretch task before it asks again."""
@@ -64,11 +64,14 @@ class SimScripts:
             actions are ``seconds / speed``). world: returns the daemon's world (read-only: the
             scripts change it only through the tools). user: the user's name, for replies. seed: the
             seed of the ambient chatter. ambient: logs an ambient line for an agent (None: no chatter).
+            fast: no pauses at all (``--showcase`` fast-forwards to its hold point).
     """
 
     def __init__(self, director: Director, *, speed: float = 1.0, world: Callable[[], World] | None = None,
-                 user: str = "you", seed: int = 7, ambient: Callable[[str, str], None] | None = None) -> None:
+                 user: str = "you", seed: int = 7, ambient: Callable[[str, str], None] | None = None,
+                 fast: bool = False) -> None:
         self.director = director
+        self.fast = fast
         self.rng = random.Random(seed)
         self.ambient = ambient
         self.speed = speed
@@ -109,8 +112,8 @@ class SimScripts:
         return (1, place, n)
 
     async def pause(self, seconds: float) -> None:
-        """Let scenario time pass (scaled by the speed)."""
-        await asyncio.sleep(seconds / self.speed)
+        """Let the team's time pass (scaled by the speed; none while fast-forwarding)."""
+        await asyncio.sleep(0 if self.fast else seconds / self.speed)
 
     # ------------------------------------------------------------------ the lead
     async def plan(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
@@ -363,12 +366,13 @@ class SimScripts:
 
     async def _overloaded(self, req: TurnRequest, tools: AgentTools) -> None:
         """Rowan's model service is overloaded for a moment and answers on retry (an agent in error
-        that recovers by itself)."""
+        that recovers by itself: two cues, so ``--showcase late`` holds between them)."""
         async with self.director.act(req.agent, self.rank(req)):
             tools.activity("error", "API overloaded (529): retrying in 30 s")
             feed = getattr(tools, "feed", None)
             if callable(feed):
                 feed("Rowan hit an API overload; retrying")
+        async with self.director.act(req.agent, self.rank(req)):
             await self.pause(1.5)
             tools.activity("reading", "back: the API answered on retry")
 
