@@ -265,8 +265,11 @@ class SimScripts:
                 await tools.call("send_message", {"to": LEAD, "text": f"Starting {req.task}: is {req.task} in scope?"},
                                  unread=False)
             polls = 0
+            # (each look after every other action waiting: at the task's place it would come before the
+            # lead's reviews of the tasks after it in ORDER, and, the lowest rank again and again, starve them)
+            last = (2, *self.rank(req)[1:])
             while True:  # (until the lead answers, or cancels the task: which aborts this turn)
-                async with self.director.act(req.agent, self.rank(req)):
+                async with self.director.act(req.agent, last):
                     if any("in scope" in line for line in tools.unread()) \
                             or self.world().tasks[req.task or ""].status != "doing":
                         break
