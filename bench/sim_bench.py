@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""Issue 4 (sim backend) benchmark: the full scenario at maximum speed with auto-answers.
+"""Issue 4 (sim backend) benchmark: the sim's whole script at maximum speed with auto-answers.
 
 Subcommands (default ``all``)::
 
     process    wall time of ``foreman start --backend sim --reset --speed 1e6 --auto-answer
                merge,permission,question`` as a real child process: from spawn (interpreter
-               start and imports included) to the scenario's last feed line, seen by a client
-    split      the same scenario in this process (a :class:`foreman.daemon.Daemon` on its own
+               start and imports included) to the run's last feed line, seen by a client
+    split      the same run in this process (a :class:`foreman.daemon.Daemon` on its own
                loop), with timing wrappers around every git call, every CI (test) run, the demo
                repository's creation and the store's commits; the rest is the daemon itself
-               (core, scenario, encoding, broadcast, event loop)
+               (core, flow, scripts, encoding, broadcast, event loop)
 
-The scenario's pauses are scaled by ``--speed`` (1e6 makes them microseconds), so what is left
-is real work. Wrapped calls are awaited one at a time by the scenario, so their wall times
-add up without overlap. Times are ``time.perf_counter`` wall seconds; each figure is the
+The script's pauses are scaled by ``--speed`` (1e6 makes them microseconds), so what is left
+is real work. The flow runs the sim's git and CI jobs one at a time (``Conductor.serial_effects``)
+and the director cues one scripted action at a time, so the wrapped calls' wall times add up
+with little overlap. Times are ``time.perf_counter`` wall seconds; each figure is the
 median of ``--runs`` runs.
 """
 
@@ -55,11 +56,11 @@ async def _watch(port: int, timeout: float, token: str | None = None) -> None:
             items = [msg["item"]] if msg["type"] == "feed.append" else msg.get("feed", [])
             if any(i["text"] == DONE_TEXT for i in items):
                 return
-    raise TimeoutError("the scenario did not finish")
+    raise TimeoutError("the sim's run did not finish")
 
 
 def run_process(tmp: Path, timeout: float = 120.0, extra: tuple[str, ...] = ()) -> float:
-    """Spawn the daemon (with ``extra`` flags), wait for the scenario's end through the protocol;
+    """Spawn the daemon (with ``extra`` flags), wait for the run's end through the protocol;
     return wall seconds."""
     home = tmp / "home"
     cmd = [sys.executable, "-m", "foreman", "start", "--backend", "sim", "--reset", "--home", str(home),
@@ -138,7 +139,11 @@ def install(timers: Timers) -> Callable[[], None]:
         if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "git", None) is original_git:
             patch(mod, "git", timed_git)
     patch(ci, "run_ci", timers.wrap_async("tests", ci.run_ci))
-    patch(demo_repo, "create_demo_repo", timers.wrap_sync("demo repo", demo_repo.create_demo_repo))
+    original_create = demo_repo.create_demo_repo
+    timed_create = timers.wrap_sync("demo repo", original_create)
+    for mod in list(sys.modules.values()):  # (the team imported it by name, as git)
+        if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "create_demo_repo", None) is original_create:
+            patch(mod, "create_demo_repo", timed_create)
     patch(Store, "commit", timers.wrap_sync("store", Store.commit))
 
     def restore() -> None:
@@ -157,7 +162,11 @@ async def _in_process(tmp: Path) -> float:
     start = time.perf_counter()
     await daemon.start()
     try:
-        await asyncio.wait_for(daemon.backend.finished.wait(), 120)
+        deadline = time.monotonic() + 120
+        while not daemon.core.world.meta.get("sim", {}).get("finished"):  # (the team's wrap-up, SimTeam._wrap)
+            if time.monotonic() > deadline:
+                raise TimeoutError("the sim's run did not finish")
+            await asyncio.sleep(0.005)
         return time.perf_counter() - start
     finally:
         await daemon.stop()
@@ -166,10 +175,9 @@ async def _in_process(tmp: Path) -> float:
 def run_split(tmp: Path) -> dict[str, Any]:
     """One in-process run; returns ``{total, buckets{name: (seconds, calls)}}``."""
     # import the daemon's modules first, so every module that imported git gets the wrapper
-    import foreman.backends.sim.backend
-    import foreman.backends.sim.scenario
-    import foreman.backends.sim.work
+    import foreman.backends.sim.flowteam
     import foreman.daemon
+    import foreman.flow.gitwork
     import foreman.repos.registry  # noqa: F401
 
     timers = Timers()
@@ -194,26 +202,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("what", nargs="?", default="all", choices=("all", "process", "split"))
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--engines", default="flow", help="process: flow (the team on the flow, the default), "
-                        "scenario (--no-sim-flow: the older scripted scenario) or both, comma-separated")
     args = parser.parse_args(argv)
     import logging
 
     logging.basicConfig(level=logging.WARNING)
     if args.what in ("all", "process"):
-        engines = {"flow": ("--sim-flow",), "scenario": ("--no-sim-flow",)}
-        chosen = [e.strip() for e in args.engines.split(",") if e.strip()]
-        walls: dict[str, list[float]] = {e: [] for e in chosen}
-        for _ in range(args.runs):  # (interleaved: the machine's noise falls on both alike)
-            for e in chosen:
-                walls[e].append(_fresh(functools.partial(run_process, extra=engines[e])))
-        for e in chosen:
-            print(f"process ({e}): spawn -> scenario complete: median {statistics.median(walls[e]):.2f} s "
-                  f"(min {min(walls[e]):.2f}, max {max(walls[e]):.2f}, {args.runs} runs)")
+        walls = [_fresh(run_process) for _ in range(args.runs)]
+        print(f"process: spawn -> scenario complete: median {statistics.median(walls):.2f} s "
+              f"(min {min(walls):.2f}, max {max(walls):.2f}, {args.runs} runs)")
     if args.what in ("all", "split"):
         runs = [_fresh(run_split) for _ in range(args.runs)]
         total = statistics.median(r["total"] for r in runs)
-        print(f"split: in-process daemon.start() -> scenario finished: median {total:.2f} s ({args.runs} runs)")
+        print(f"split: in-process daemon.start() -> the run finished: median {total:.2f} s ({args.runs} runs)")
         names = ("git", "tests", "demo repo", "store")
         med = {n: statistics.median(r["buckets"].get(n, (0.0, 0))[0] for r in runs) for n in names}
         calls = {n: statistics.median(r["buckets"].get(n, (0.0, 0))[1] for r in runs) for n in names}
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                   "demo repo": "demo repository creation (git, sync)", "store": "  of which the store (SQLite commits)"}
         for n in ("git", "tests", "demo repo"):
             print(f"  {labels[n]:48} {med[n]:6.2f} s  {100 * med[n] / total:4.0f}%  ({calls[n]:.0f} calls)")
-        print(f"  {'the daemon itself (core, scenario, I/O loop)':48} {daemon:6.2f} s  {100 * daemon / total:4.0f}%")
+        print(f"  {'the daemon itself (core, flow, scripts, I/O loop)':48} {daemon:6.2f} s  {100 * daemon / total:4.0f}%")
         print(f"  {labels['store']:48} {med['store']:6.2f} s  {100 * med['store'] / total:4.0f}%  ({calls['store']:.0f} commits)")
     return 0
 

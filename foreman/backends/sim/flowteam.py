@@ -14,16 +14,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from pathlib import Path
 from typing import Any
 
 from ...config import Settings
 from ...core.roster import title
 from ...flow.conductor import Conductor
 from ...flow.team import team_of
+from ...repos import git
 from ..scripted import ScriptedRunner
 from ..turns import TurnRunner
-from .backend import DEMO_GOAL, _ensure_identity
-from .demo_repo import create_demo_repo
+from .demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME, create_demo_repo
 from .director import Director
 from .plan import SECOND, plan_for
 from .scripts import SimScripts
@@ -31,6 +32,9 @@ from .showcase import Showcase
 from .team import LEAD, WORKERS, demo_repo_path
 
 logger = logging.getLogger(__name__)
+
+DEMO_GOAL = "Add tags to pocket-notes: tag notes, list and search by tag, export, and ship it"
+"""The goal ``--autostart`` submits: the one the sim's script plays."""
 
 
 def scenario_goal(world: Any) -> str | None:
@@ -84,7 +88,7 @@ class SimTeam(Conductor):
         path = demo_repo_path(self.settings)
         if self.settings.reset or not (path / ".git").exists():
             await asyncio.to_thread(create_demo_repo, path, force=True)
-        await _ensure_identity(path)
+        await ensure_identity(path)
         self.scripts.world = lambda: daemon.core.world
         if self.showcase is not None:  # (before the flow resumes the turns: they replay to the hold point)
             self.showcase.attach(daemon, lambda: list(self.runner.live.running) if self.runner is not None else [])
@@ -248,7 +252,17 @@ class SimTeam(Conductor):
         daemon.act(wrap)
 
 
-DONE_TEXT = "The sim scenario is complete"
-"""The feed line of a finished scenario."""
+async def ensure_identity(path: Path) -> None:
+    """Give the demo repository a local user identity (the approved merges use "the user's"
+    identity as git sees it in the repo), so the sim works on machines with no git identity."""
+    res = await git("config", "--local", "user.name", cwd=path, check=False)
+    if not res.ok:
+        await git("config", "--local", "user.name", DEMO_AUTHOR_NAME, cwd=path)
+        await git("config", "--local", "user.email", DEMO_AUTHOR_EMAIL, cwd=path)
+        await git("config", "--local", "commit.gpgsign", "false", cwd=path)
 
-__all__ = ["DONE_TEXT", "SimTeam", "with_named_workers"]
+
+DONE_TEXT = "The sim scenario is complete"
+"""The feed line of a finished run of the sim's script."""
+
+__all__ = ["DEMO_GOAL", "DONE_TEXT", "SimTeam", "ensure_identity", "with_named_workers"]

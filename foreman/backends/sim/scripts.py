@@ -30,7 +30,6 @@ from . import patches
 from .demo_repo import apply_step
 from .director import Director
 from .plan import idle_extras, plan_for, tasks_of
-from .scenario_base import AMBIENT
 from .team import LEAD, WORKERS
 
 ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t8", "t6", "t9")
@@ -50,6 +49,11 @@ PERMISSION = "cat ~/.pocket-notes/notes.json"
 FINAL_OPTIONS = ("Close t7 and finish the goal", "Keep t7 open for later")
 """The lead's last question when only the task that waits for the user is left."""
 PLAN_NOTE = "Plan is in shared memory (shared/plan). Juniper takes tags first; Tove the date bug."
+AMBIENT = (
+    "stretches and refills the coffee", "hums while skimming the changelog", "tidies the desk",
+    "reads the style guide again", "waters the plant by the window", "checks the board",
+)
+"""What an idle agent does now and then (the ambient chatter, picked with the seeded generator)."""
 
 
 def _title_index() -> dict[str, str]:
