@@ -183,21 +183,18 @@ class SimScripts:
 
     async def chat(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
         """A turn for messages and the flow's news: the agent acknowledges the user's messages; the
-        lead drops a stretch task a worker asks about, drops the work that builds on a rejected task,
-        and asks the user how to end a goal whose open tasks only the user can unblock."""
+        lead drops a stretch task that was started (its worker asks about it), drops the work that
+        builds on a rejected task, and asks the user how to end a goal whose open tasks only the user
+        can unblock."""
         async with self.director.act(req.agent, self.rank(req)):
             lines = [*tools.unread(), *req.prompt.splitlines()]
             for line in lines:
                 if line.startswith("user:"):
                     await tools.call("send_message", {"to": "user", "text": f"Got it, {self.user}: I'll keep that in mind."},
                                      unread=False)
-                asked = re.search(r"is (t\d+) in scope\?", line)
-                if req.lead and asked:
-                    await self._drop_stretch(tools, asked.group(1))
-            if req.lead:  # a stretch task in work whose question a cut turn took: dropped all the same
+            if req.lead:  # (its worker asks "is tN in scope?"; a cut turn may have taken the question: one rule)
                 for task in list(self.world().tasks.values()):
-                    pid = self.pid(task.id)
-                    if task.status == "doing" and pid is not None and patches.TASKS[pid].stretch:
+                    if self._stretch_started(task):
                         await self._drop_stretch(tools, task.id)
             rejected = re.search(r"The user rejected (t\d+) at its merge", req.prompt)
             if req.lead and rejected:
@@ -206,6 +203,13 @@ class SimScripts:
         if req.lead and stalled:
             await self._finish(req, tools, stalled.group(1))
         return _done(req)
+
+    def _stretch_started(self, task: Any) -> bool:
+        """True for a stretch task of the script that was started (it has its branch) and is not
+        finished: the lead drops it in any of its chat turns."""
+        pid = self.pid(task.id)
+        return pid is not None and patches.TASKS[pid].stretch and task.branch is not None \
+            and task.status not in ("done", "cancelled")
 
     async def _drop_stretch(self, tools: AgentTools, tid: str) -> None:
         task = self.world().tasks.get(tid)
