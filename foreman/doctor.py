@@ -245,7 +245,7 @@ def doctor_identity(settings: Settings, check: Check) -> None:
     """Say which identity approved merges will carry, where it comes from and how to set it.
 
     The sim merges only in its demo repository, which gets an identity of its own in its local
-    config at start (:func:`foreman.backends.sim.flowteam.ensure_identity`): a missing global
+    config at start (:func:`foreman.backends.sim.team.ensure_identity`): a missing global
     identity is a warning there. A real backend merges in the user's repositories with the
     identity git finds in each (its local config, the global one, ``GIT_COMMITTER_*``): missing,
     it is a FAIL, since approved merges would be refused.

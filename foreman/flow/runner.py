@@ -73,6 +73,9 @@ class FlowRunner:
         self.jobs: dict[asyncio.Task[Any], str] = {}
         """The effects running in the background: job -> its effect's class name."""
         self._busy: set[asyncio.Task[Any]] = set()
+        self.watchers: list[Callable[[], None]] = []
+        """Called after each input is applied: the flow's state (:attr:`live`, the world) changes only
+        then (a scripted team's director looks at the turns in flight again, instead of polling)."""
         self.serial = serial
         """Carry out the :data:`SERIAL` effects one at a time, each after the last one's result was
         applied (a scripted team's run is then the same every time: two git jobs never race)."""
@@ -97,6 +100,8 @@ class FlowRunner:
         try:
             while self._queue:
                 self._apply(self._queue.popleft())
+                for watcher in self.watchers:
+                    watcher()
         finally:
             self._applying = False
         self.kick()

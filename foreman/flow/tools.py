@@ -15,7 +15,6 @@ from ..backends.prompts import unread_block
 from ..backends.turns import TurnResult
 from ..core.rules import PERMISSION_OPTIONS
 from ..errors import Conflict, ForemanError, PolicyError, StateError
-from ..policy import classify_tool
 from .host import FlowHost
 
 logger = logging.getLogger(__name__)
@@ -147,6 +146,8 @@ class DaemonTools:
             self._live()
         except PolicyError as exc:
             return False, exc.message
+
+        from ..policy import classify_tool  # (at the first tool call: start-up does not load the policy's tables)
 
         grants = list(self.d.core.world.meta.get("grants", {}).get(self.agent, []))
         base_branches = [r.base_branch for r in self.d.core.world.repos.values() if r.base_branch]

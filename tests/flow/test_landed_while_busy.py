@@ -41,8 +41,9 @@ async def test_the_worktree_of_a_task_landed_during_a_chat_turn_is_retired_when_
         assert folder.exists()  # (a turn of kit runs: its worktree waits for it)
         release.set()
         await wait_for(lambda: not folder.exists(), 60, "the worktree removed")
-        record = rig.d.core.world.records["worktree"][f"kit-{t1}"]
-        assert record.state == "removed"
+        # (the folder goes before the flow applies the removal's result: its record follows)
+        await wait_for(lambda: rig.d.core.world.records["worktree"][f"kit-{t1}"].state == "removed", 10,
+                       "the worktree's record says removed")
     finally:
         release.set()
         await rig.stop()

@@ -26,12 +26,14 @@ CI = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 async def run(tmp_path: Path, responder, *, files: dict[str, str] | None = None, goal: str = GOAL, **profile):
     """Run one guided turn on a worktree of ``files`` (default: calc.py and its test) against the
     scripted server answering with ``responder``; return (result, tools, server, stats, repo).
-    The asked test (``asked.py``) is off unless ``asked_test=True``: these tests script the other steps."""
+    The asked test (``asked.py``) is off unless ``asked_test=True``, and a cut answer is not continued
+    (``continuation.py``) unless ``ablate`` is given: these tests script the other steps, and what
+    happens to an answer that stays cut."""
     repo = git_repo(tmp_path / "wt", files or {"calc.py": CALC, "test_calc.py": TEST})
     with FakeOpenAI(responder) as server:
         runner = LocalRunner(settings_for(tmp_path, server.url, ci=CI))
         runner.profile = replace(runner.profile, **{"mode": "guided", "temperature": 0.2, "asked_test": False,
-                                                    **profile})
+                                                    "ablate": ("continue",), **profile})
         await runner.preflight()
         tools = FakeTools(repo)
         try:

@@ -64,8 +64,8 @@ def _path_before(text: str, start: int) -> str | None:
 
 def _split_files(path: str | None, body: str) -> list[tuple[str | None, str]]:
     """One fenced block holding further ``# file: <path>`` lines (at column 0, the ``file:`` word
-    written) is one block per file: a 1.5B model put two files in one fence, and all of it went
-    to the first file (issue 13's bench)."""
+    written) is one block per file: a model may put two files in one fence, and all of it would
+    go to the first file."""
     parts, start = [], 0
     for match in _INNER_FILE_RE.finditer(body):
         parts.append((path, body[start:match.start()]))
@@ -115,9 +115,8 @@ def complete_part(reply: str) -> str:
     and so on; the last start is kept when none compiles (not Python). Unchanged when nothing
     complete comes before that definition, or when the reply holds no open block of code.
 
-    Test replies are cut most: the 1.5B model's test for ``notes list --limit`` ran one complete
-    ``run_cli`` test after another until the 512-token cap, and nothing was placed, in two
-    attempts of three (bench s9-q15-r1, task 6). Guided mode keeps the complete part of a cut
+    Test replies are cut most: a model may write one complete test after another until the token
+    cap, and then nothing would be placed. Guided mode keeps the complete part of a cut
     test reply (a test function stands alone), and of one cut in its test file after whole code blocks
     (:meth:`.guided.GuidedTask._place`), not of one cut inside code.
     """
@@ -175,9 +174,9 @@ def _compiles(code: str) -> bool:
 
 def only_definitions(code: str, names: list[str]) -> str:
     """``code`` with only its imports and the top-level functions (with their decorators) named in
-    ``names``: the answer to an ask for those functions alone. Asked for word_count only, shown the
-    file's signatures, the 1.5B model sent word_count with made-up bodies for format_age and
-    format_line, which replaced the real ones (bench s9-q15-r1 at eb4bf95). The code is returned
+    ``names``: the answer to an ask for those functions alone. Asked for one function and shown
+    only the file's signatures, a model may send made-up bodies for the other functions, which
+    would replace the real ones. The code is returned
     whole when it does not parse (placement then says why), "" when it holds none of ``names``."""
     try:
         tree = ast.parse(code)
@@ -213,7 +212,7 @@ def blocks_of_json(reply: str) -> list[Block]:
         if not code.strip():
             continue
         path = str(item.get("file") or "") or None
-        # a fence inside the string (bench s8-q15-mc1, task 6: every answer began with ```python)
+        # a fence inside the string (a model may begin every code string with ```python)
         stripped = code.strip()
         if stripped.startswith(("```", "~~~")):  # the whole string fenced (closed or cut off): its body
             code = re.sub(r"\n[ \t]*(```|~~~)[ \t]*$", "\n", stripped.split("\n", 1)[1] if "\n" in stripped else "")
@@ -224,7 +223,7 @@ def blocks_of_json(reply: str) -> list[Block]:
         if comment:  # the code names its file on its first line (the "file" field, when given, wins)
             path = path or comment.group(1).removeprefix("./")
             code = code.split("\n", 1)[1] if "\n" in code else ""
-        # a second file inside one code string: the 1.5B model's is_blank edit carried its test (s8-q15-c1)
+        # a second file inside one code string (an edit that carries its test after a `# file:` line)
         out.extend(Block(p, code=_literal_newlines(b)) for p, b in _split_files(path, code))
     return out
 
@@ -232,8 +231,8 @@ def blocks_of_json(reply: str) -> list[Block]:
 def _literal_newlines(code: str, tries: int = 8) -> str:
     """Python code from a JSON string whose string literal was cut by a line break: the model meant
     a backslash-n escape inside the literal (``'   ' + backslash-n``) but wrote the JSON escape
-    that decodes to a real line break, so the code fails with "unterminated string literal" (bench
-    s8-q15-c1: 3 of the 1.5B model's constrained answers). Each such line is joined to the next
+    that decodes to a real line break, so the code fails with "unterminated string literal". Each
+    such line is joined to the next
     with the escape written out; the code is returned unchanged when that does not make it parse."""
     fixed = code
     for _ in range(tries):
@@ -253,14 +252,6 @@ def _literal_newlines(code: str, tries: int = 8) -> str:
     return code
 
 
-GUIDED_REASONS: dict[str, str] = {
-    "no_code_block": "the reply holds no code block (prose only)",
-    "syntax_error": "every code block fails to parse as Python",
-    "nothing_to_place": "the code holds no function, class, import or constant (e.g. only a call)",
-    "truncated": "the reply was cut off (finish_reason length) before a usable block",
-}
-"""Why a guided reply holds nothing to place (the names ``foreman replay`` reports)."""
-
 _PLACEABLE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
               ast.AnnAssign)
 
@@ -274,7 +265,9 @@ def unusable_reason(reply: str, finish_reason: str | None = None) -> str | None:
     that parses and defines something placement keeps (see :mod:`.placement`).
 
     Returns:
-        None, or a key of :data:`GUIDED_REASONS`.
+        None, or the reason (the names ``foreman replay`` reports): ``no_code_block`` (prose
+        only), ``syntax_error`` (no block parses), ``nothing_to_place`` (no function, class,
+        import or constant, e.g. only a call) or ``truncated`` (cut at ``finish_reason`` length).
     """
     blocks = blocks_of_json(reply) or blocks_of(reply)
     reasons = []
@@ -309,9 +302,9 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
         owners: top-level name -> the shown file that defines it: a block that names no file
             but redefines such a name goes to that file.
         adds: the functions the task asks for by name: a test that uses one gets it imported
-            from ``default`` as if it were there (the asked test is written before the change; the
-            1.5B model's ``test_count_matches`` was dropped as using a name nothing defines,
-            bench s9-q15-r1), so the test fails on its import, for the task, until it is added.
+            from ``default`` as if it were there (the asked test is written before the change, and
+            would otherwise be dropped as using a name nothing defines), so the test fails on its
+            import, for the task, until it is added.
         task_words: the words a test of the task uses (:func:`.guided_text.task_words`): a new
             test function using none of them is dropped when another new one uses some.
 
@@ -364,8 +357,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
 
 def _drop_broken_tests(text: str, old: str, path: str, planned: Planned) -> str:
     """``text`` without the new test functions that use a name nothing binds (a sure
-    ``NameError``: the 0.5B model's ``test_date`` used the ``NOW`` of another test file, bench
-    s8-q05-n1), when another new test function is left; each drop is an action."""
+    ``NameError``, e.g. a constant copied from another test file without its definition), when
+    another new test function is left; each drop is an action."""
     before = set(symbols.test_labels(old))
     broken = {label: names for label, names in symbols.tests_using_undefined(text).items() if label not in before}
     labels = set(symbols.test_labels(text))
@@ -379,9 +372,8 @@ def _drop_broken_tests(text: str, old: str, path: str, planned: Planned) -> str:
 
 def _drop_unrelated_tests(text: str, old: str, path: str, planned: Planned, words: frozenset[str]) -> str:
     """``text`` without the new test functions that use none of the task's ``words``, when another
-    new test function uses some: asked for tests of shout, the 0.5B model sent the example's
-    FormattingTest again (test_date, test_age with made-up values) beside one test of shout, and
-    their failures failed the right code in every attempt (bench s9-q05-m1). Each drop is an action."""
+    new test function uses some: a model may resend the example test's functions (with made-up
+    values) beside the asked test, and their failures would fail right code. Each drop is an action."""
     if not words:
         return text
     before = set(symbols.test_labels(old))
@@ -434,9 +426,8 @@ def _defined(code: str) -> list[str]:
 
 def _only_tests(code: str) -> bool:
     """The code defines only tests at its top level: ``test*`` functions, and classes named
-    ``Test*``/``*Test(s)`` or based on ``TestCase`` (imports and assignments aside). The 0.5B
-    model's ``class FormattingTest(unittest.TestCase)`` went to the module under test, and the
-    task's test file was never written (bench s8-q05-n1)."""
+    ``Test*``/``*Test(s)`` or based on ``TestCase`` (imports and assignments aside): such a block
+    that names no file goes to the test file, not to the module under test."""
     try:
         tree = ast.parse(textwrap.dedent(code.replace("\r\n", "\n")))
     except (SyntaxError, ValueError):
@@ -454,5 +445,5 @@ def _only_tests(code: str) -> bool:
     return bool(defs) and all(test_like(n) for n in defs)
 
 
-__all__ = ["GUIDED_REASONS", "Block", "Planned", "blocks_of", "blocks_of_json", "complete_part", "only_definitions", "plan_answer",
+__all__ = ["Block", "Planned", "blocks_of", "blocks_of_json", "complete_part", "only_definitions", "plan_answer",
            "unusable_reason"]

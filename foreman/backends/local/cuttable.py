@@ -1,11 +1,10 @@
-"""A test reply cut inside its ``parametrize`` table, closed and finished by the harness (issue 13).
+"""A test reply cut inside its ``parametrize`` table, closed and finished by the harness.
 
-The 1.5B model's test for the format_age fix is, at temperature 0.1, a ``@pytest.mark.parametrize``
-table of one row a day (``days=1``, ``days=2``, ...) until the 512-token cut, before any ``def``
-(bench s12-q15-11, twice; s15-g-q15-2, attempt 1). Its complete rows are right, and the day rows
-are the ones that fail on the old code; asked again for "three plain asserts", it wrote the first
-three cases of its table (seconds, minutes, hours: they pass on the old code, so the test proved
-nothing) and dropped the setup its cases used (``NOW``). So the harness keeps what the reply has:
+A model's test may be a ``@pytest.mark.parametrize`` table of one row per value (``days=1``,
+``days=2``, ...) that runs into the token cap before any ``def``. Its complete rows are often right,
+and the later rows may be the only ones that fail on the old code; asked again for a few plain
+asserts, a model tends to keep only the first rows (which may pass on the old code, so the test
+proves nothing) and drop the setup they used. So the harness keeps what the reply has:
 
 1. :func:`closed_table`: the reply's code up to its last complete row, the table's open brackets
    closed (the brackets counted by :mod:`tokenize`, the result parsed by :mod:`ast`); only when the
@@ -164,8 +163,8 @@ def table_function(reply: str, names: tuple[str, ...], taken: set[str] | frozens
     A function pytest can run under the table takes each name as a plain parameter without a
     default (pytest refuses a default for a parametrized name) and takes no ``self`` (placed at
     the module's top level, ``self`` would be asked of pytest as a fixture). One whose body does not
-    read each name ignores a column: ``assert format_age(delta).endswith('days ago')`` drops every
-    row's expected value, and a change one day off passed (a review's scripted run).
+    read each name ignores a column: ``assert parse_date(text).year > 2000`` drops every row's
+    expected value, so a change that is off by one would pass.
 
     Args:
         reply: the model's answer to the ask for that function (fenced or not); a reply cut at

@@ -1,4 +1,4 @@
-"""The repository's test shown beside a test ask (issue 13): which one (:func:`example_test`), the
+"""The repository's test shown beside a test ask: which one (:func:`example_test`), the
 excerpt shown (:func:`example_excerpt`; its class's ``setUp``, :func:`fixture_class`), what a test can
 call (:func:`test_context`), and whether an answer copied it (:func:`copied_tests`). Pure but for
 :func:`test_context`, which reads the task's files (:mod:`.asked` asks for the tests).
@@ -25,10 +25,10 @@ def example_test(where: Localized, known: list[str], read=None, goal: str = "") 
     The first of, in this order: a test that imports a target (or the main file); a
     ``tests/test_<stem>.py`` of one that imports no other module of that stem; the test holding
     the most of the words both the task and a target's code use (:func:`code_words`), those in
-    every test aside (ties: the first in ``known``). Chosen by stem alone, the 1.5B model was shown ``tests/test_notes.py``
-    (the ``Note`` class's test) for a change to ``commands/notes.py`` and wrote tests that build
-    notes by hand and call ``run_list`` with made-up arguments, in every attempt of three whose
-    code was right (bench s8-q15-m1, task 6); the CLI's test shows how a command is run.
+    every test aside (ties: the first in ``known``). Chosen by stem alone, a change to
+    ``pkg/commands/items.py`` would be shown ``tests/test_items.py`` (a data class's test), and a
+    model then calls the command with made-up arguments; a test that imports the target shows how
+    it is called.
 
     Args:
         read: ``read(rel) -> str | None``; without it only the stem rule is used.
@@ -75,14 +75,13 @@ _Test = ast.FunctionDef | ast.AsyncFunctionDef
 def example_excerpt(text: str, goal: str) -> str:
     """A short excerpt of an example test file: its imports and the one test function (a method
     with its class line, its class's ``setUp``) whose code uses most of the task's words, else its
-    first. The whole file was shown at first; the 1.5B model then copied it as its answer (a test
-    that passes on the unchanged code), twice at temperature 0.1. The text is returned whole when
-    it does not parse.
+    first: shown a whole test file, a model may copy it as its answer (a test that passes on the
+    unchanged code). The text is returned whole when it does not parse.
 
     A test's words are its names, attributes and one-word string constants (``"list"``, ``"add"``),
-    compared case-aside, each counted once: counted as every word of its text, the test of an empty
-    list won for ``--limit`` (``"notes add"`` in its message) over the one that adds notes and
-    lists them, and the 1.5B model's tests then listed notes it never added (bench s9-q15-f1, task 6).
+    compared case-aside, each counted once: counted as every word of its text, a test whose
+    assertion message happens to hold the task's words would win over the test that exercises
+    them, and a model copying it would skip the setup the task needs.
     """
     chosen = _chosen(text, goal)
     if chosen is None:
@@ -120,9 +119,9 @@ def _chosen(text: str, goal: str) -> tuple[ast.Module, ast.ClassDef | _Test, _Te
 
 def fixture_class(text: str, goal: str) -> str | None:
     """The name of the class of the test :func:`example_excerpt` shows when that class has a
-    ``setUp`` (its tests stand on what it makes), else None. Asked for "test functions" beside
-    such an excerpt (test_cli.py's ``setUp`` makes ``self.path``), the 1.5B model's ``--limit``
-    tests listed ``"notes.json"`` without adding a note, in every attempt (s10-q15-1, task 6)."""
+    ``setUp`` (its tests stand on what it makes), else None. Asked for plain "test functions"
+    beside such an excerpt, a model writes tests that use what ``setUp`` would have made (a
+    ``self.path``) without making it."""
     chosen = _chosen(text, goal)
     if chosen is None or chosen[1] is chosen[2] or not _setups(chosen[1]):
         return None
@@ -131,9 +130,8 @@ def fixture_class(text: str, goal: str) -> str | None:
 
 def _constants(tree: ast.Module, text: str, nodes: list[ast.AST]) -> list[str]:
     """The module-level assignments ``nodes`` (the shown test and its fixtures) need, as written, in
-    the file's order: those of the names it uses, and of the names those use. The excerpt of
-    test_formatting.py showed a test using ``NOW`` without ``NOW = datetime(...)``; the 0.5B
-    model's tests for format_age then used NOW undefined, right in all else (bench probe, 2 December)."""
+    the file's order: those of the names it uses, and of the names those use. Shown a test using
+    ``NOW`` without ``NOW = datetime(...)``, a model writes tests that use ``NOW`` undefined."""
     assigned = {}
     for stmt in tree.body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
@@ -179,9 +177,8 @@ def _test_bodies(text: str) -> list[tuple[str, str]]:
 
 def copied_tests(text: str, example: str) -> list[str]:
     """The test functions of ``text`` whose body is one of ``example``'s test bodies, statement for
-    statement (``ast``; names, comments and blank lines aside). The 1.5B model answered the
-    asked-test request for the search summary line with the example's ``test_cli`` as shown, at
-    temperatures 0.1, 0.3, 0.45 and 0.65 (bench s8-q15-r1, task 5), though told not to repeat it.
+    statement (``ast``; names, comments and blank lines aside): a model may answer a test ask
+    with the example test as shown, though told not to repeat it.
 
     Returns:
         The copied functions' names, in the order of ``text``.

@@ -10,7 +10,6 @@ rules read.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,13 +39,9 @@ from .registry import (
 )
 from .workspace import Refused, Workspace
 
-logger = logging.getLogger(__name__)
-
 Status = Literal["ok", "failed", "refused", "committed", "deferred", "final"]
 INSPECT = ("read", "list", "glob", "grep", "search")
 CHANGES = ("edit", "create", "delete", "mkdir", "move", "copy", "rename")
-FOREMAN = ("send_message", "ask_user", "write_memory", "read_memory", "update_task", "report_status",
-           "list_tasks", "create_task", "request_merge")
 
 
 @dataclass

@@ -53,7 +53,7 @@ from ...errors import ForemanError
 from ...private import append_private
 from ..turns import AgentTools, TurnRequest, TurnResult
 from . import asked as asked_tests
-from . import commands, proof
+from . import commands, continuation, proof
 from . import named as named_files
 from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, only_definitions, plan_answer
 from .context import LineLog
@@ -113,6 +113,16 @@ class GuidedTask:
         self._kept = 0  # the attempt's actions when it passed
         self.locked: str | None = None  # the attempt's asked test: answers may not change it
         self.last_finish: str | None = None  # the last reply's finish_reason ("length": cut off)
+        self.ablated = frozenset(profile.ablate)
+        self.reply_budget = profile.max_tokens  # tokens an answer may take (sized to the files it may send)
+
+    def enabled(self, check: str) -> bool:
+        """Whether the named check (:data:`.pipeline.NAMES`) runs: not switched off by ``ablate``."""
+        return check not in self.ablated
+
+    def mark(self, stage: str, outcome: str) -> None:
+        """Count one outcome of a pipeline stage (:class:`.pipeline.StageCounts`)."""
+        self.stats.stages.mark(stage, outcome)
 
     # -- files -----------------------------------------------------------------------------
     def _read(self, rel: str) -> str | None:
@@ -205,24 +215,40 @@ class GuidedTask:
         extra = {"response_format": self.response_format} if constrained and self.response_format else None
         if extra:
             messages = [*messages[:-1], {**messages[-1], "content": f"{messages[-1]['content']}\n{JSON_ASK}"}]
+        content, rounds = "", 0
         try:
-            reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=self.profile.max_tokens,
-                                               temperature=temperature, on_content=log.add, extra_body=extra)
+            while True:
+                budget = continuation.reply_tokens(messages, self.reply_budget, self.profile.context_window,
+                                                   self.profile.max_tokens)
+                reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=budget,
+                                                   temperature=temperature, on_content=log.add, extra_body=extra)
+                self._count(reply)
+                self._trace(attempt, step if not rounds else f"{step} (continued)", temperature, reply.content,
+                            reply.finish_reason)
+                content = continuation.joined(content, reply.content) if rounds else reply.content
+                self.last_finish = reply.finish_reason
+                self.mark("propose", f"{step}: cut" if reply.finish_reason == "length" else step)
+                if reply.finish_reason != "length" or not self.enabled("continue") or rounds >= continuation.ROUNDS:
+                    break
+                rounds += 1
+                messages = continuation.ask_more(messages, content)
+                self.mark("propose", "continued")
         except BadTurnError as exc:
             self.stats.bad_turns += 1
             self._trace(attempt, step, temperature, "", f"bad turn: {exc.message}")
-            return ""
+            return content
         finally:
             self.stats.model_s += self.clock() - started
             log.flush()
+        return content
+
+    def _count(self, reply: Any) -> None:
+        """Add one reply's figures to the turn's."""
         self.stats.replies += 1
-        self.last_finish = reply.finish_reason
         self.stats.prompt_tokens += reply.prompt_tokens
         self.stats.completion_tokens += reply.completion_tokens
         self.stats.usage_replies += int(reply.usage_reported)
         self.stats.model = reply.model or self.stats.model
-        self._trace(attempt, step, temperature, reply.content, reply.finish_reason)
-        return reply.content
 
     def _trace(self, attempt: int, step: str, temperature: float, reply: str, finish: str | None, **more: Any) -> None:
         record = {"v": 1, "kind": "guided", "time": time.time(), "agent": self.req.agent, "task": self.req.task,
@@ -311,6 +337,8 @@ class GuidedTask:
         known = list_files(self.root)
         budget = max(2000, (self.profile.context_window - self.profile.max_tokens - 700) * 3)
         where = localize(self.root, self.goal, budget=budget)
+        self.mark("locate", "files shown" if where.files else "repository map")
+        self.reply_budget = continuation.sized(self.profile.max_tokens, [self._read(rel) or "" for rel in where.files])
         default = where.target
         self.tools.log(f"guided: localized {', '.join(where.files) or 'nothing (repository map)'}"
                        + (f"; tests go to {where.test_file}" if where.test_file else ""), kind="text")
@@ -324,6 +352,7 @@ class GuidedTask:
             await self._attempt(attempt, where, known, default)
             self.tools.log(f"guided {attempt.line()}", kind="text" if attempt.outcome == "passed" else "error")
             self.locked = None
+            self.mark("validate", f"attempt {attempt.outcome}")
             if attempt.outcome == "passed":
                 self.stats.passed = True
                 how = f"({_short(self.ci_command)} passed)" if self.ci_command else "(no check command found)"
@@ -364,7 +393,7 @@ class GuidedTask:
             if missing:  # the checks passed, but a file the task asks to change was not changed
                 attempt.outcome, attempt.detail = named_files.TARGET_LEFT, f"{', '.join(missing)} ({why})"
                 return
-            unchecked = await proof.unchecked_targets(self, attempt, where)
+            unchecked = await proof.unchecked_targets(self, attempt, where) if self.enabled("proof") else []
             if unchecked:  # the asked test passes without a target's change: it does not check it
                 attempt.outcome = proof.TARGET_UNCHECKED
                 attempt.detail = f"{', '.join(unchecked)} (the asked test {self.locked} passes without its change)"

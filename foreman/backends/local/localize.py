@@ -7,8 +7,8 @@ not the model, finds what to show it:
   ``.gitignore`` is honoured), or a walk that skips the usual build and cache folders;
 - a *symbol index* maps each top-level Python name (functions, classes, CONSTANTS) to its
   file and line (parsed with ``ast``);
-- paths (``pocket_notes/formatting.py``, ``formatting.py``) and identifiers (``format_age``,
-  ``test_shout``) in the task text pick the files; quoted text the task cites (an error
+- paths (``pkg/module.py``, ``module.py``) and identifiers (``parse_date``,
+  ``test_parse_date``) in the task text pick the files; quoted text the task cites (an error
   message) is grepped for;
 - the picked files are shown whole with line numbers while they fit the budget, else the named
   symbols' regions; when nothing is named, a repository map (files and their top-level
@@ -86,7 +86,7 @@ def symbol_index(root: Path, files: list[str]) -> dict[str, list[tuple[str, int]
 
 
 def module_name(rel: str) -> str:
-    """``pocket_notes/formatting.py`` -> ``pocket_notes.formatting`` (``src/`` dropped)."""
+    """``pkg/module.py`` -> ``pkg.module`` (``src/`` dropped)."""
     parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
     if parts and parts[0] == "src":
         parts = parts[1:]

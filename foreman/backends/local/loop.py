@@ -1,6 +1,6 @@
 """The agent loop of one turn: ask the model, decode, execute, feed back, until FINAL or a cap.
 
-Rules (the failures of small models they answer are in the seeds' notes):
+Rules (each answers a failure of small models):
 
 - The transcript carries a canonical re-rendering of each decoded reply (``render_reply`` for
   the text protocol, re-built tool calls for the native one), never the raw reply: a

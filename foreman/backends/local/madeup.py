@@ -1,12 +1,10 @@
 """Made-up cases: the cases of a task's test that neither the old code nor the change satisfy,
-and whose values the task never states (issue 13).
+and whose values the task never states.
 
-The 1.5B model fixed ``format_age`` right on attempt 1 (``int(delta.total_seconds())``), then
-wrote the test the task asks for as a ``@pytest.mark.parametrize`` table of nine cases: seven
-right, and ``(31 days, "1 month ago")``, ``(365 days, "1 year ago")`` made up (the code has no
-months or years). Each repair sent the same table back, and the task ended blocked with a
-right change (bench s12-q15-2 and s12-q15-11). Here the harness judges such cases itself,
-after the checks failed only in that test:
+A model may write a right change and a test table whose rows are mostly right but a few made up
+(``(31 days, "1 month ago")`` for code that has no months). Each repair tends to send the same
+table back, and the task would end blocked with a right change. Here the harness judges such
+cases itself, after the checks failed only in that test:
 
 1. *Split* (:func:`.cases.split_cases`): each new test function becomes one case per row of its one
    ``parametrize`` table, or one case per ``assert`` of its body, each written as a test
@@ -55,9 +53,8 @@ def invented(case: Case, known: set[str]) -> bool:
     """Whether an expected value of ``case`` holds a word (three letters or more) that ``known``
     (the task's, the code's and the test's input words) does not, nor a part or a whole of one
     (``hours`` beside ``hour``, ``foo`` beside ``foobarbaz``): output no code can print without being
-    told to (``'1 month ago'`` from a format_age whose code has no months). Never for a case that
-    feeds the code letters of its own (``to_snake('FooBarBaz')``: the code builds from them; a
-    third review's scripted run)."""
+    told to (``'1 month ago'`` from a function whose code has no months). Never for a case that
+    feeds the code letters of its own (``to_snake('FooBarBaz')``: the code builds from them)."""
     if any(re.search(r"[A-Za-z]", value) for value in case.strings if value not in case.expected):
         return False  # the case feeds the code text of its own: what it expects may be built from it
     longer = [k for k in known if len(k) >= 3]
@@ -67,7 +64,7 @@ def invented(case: Case, known: set[str]) -> bool:
 
 def task_quotes(goal: str) -> set[str]:
     """The strings the task quotes (``'2 days ago'``, ``"HI!"``, a backticked one); a quote must
-    open after a space or bracket and close before one, so ``format_age's`` is not one."""
+    open after a space or bracket and close before one, so ``parse_date's`` is not one."""
     return {m.group(2) for m in _QUOTE_RE.finditer(goal)}
 
 
@@ -82,7 +79,7 @@ def _squeeze(text: str) -> str:
 def stated(case: Case, goal: str) -> bool:
     """Whether the task states a value of ``case``: one of its strings (two characters or more)
     is quoted by the task, or has the shape of one with other digits (``"5 days ago"`` beside
-    ``'2 days ago'``), or the case's source is written in the task (``word_count('two words') == 2``).
+    ``'2 days ago'``), or the case's source is written in the task (``count_words('two words') == 2``).
     """
     quotes = {q for q in task_quotes(goal) if len(q.strip()) >= 2}
     shapes = {_shape(q) for q in quotes if re.search(r"\d", q)}
@@ -102,7 +99,7 @@ def anchors(case: Case, goal: str) -> bool:
     """Whether ``case`` is an equality check of what the task states: its expected value is stated
     (quoted by the task, or of a quoted value's shape), or its ``a == b`` is written in the task.
     ``assert age != 'just now'`` quotes the task too, but passes whatever wrong value the change
-    returns (a third review's scripted run)."""
+    returns."""
     if case.expected and stated(Case(0, "", case.kind, 0, "", case.expected), goal):
         return True
     return case.kind == "assert" and case.source.count(" == ") == 1 and stated(Case(0, "", case.kind, 0, case.source, ()), goal)
@@ -115,10 +112,9 @@ def made_up(cases: list[Case], now: dict[str, tuple[str, str]], before: dict[str
     A case is dropped only when the change moved it: its assert's message differs on the two codes
     (``assert '31 days ago' == '1 month ago'`` against ``assert 'just now' == ...``). A case the
     change left as the old code had it is what a change that fixes the stated input alone (a
-    hard-coded ``if text == 'Hello World'``) fails, and stays (a review's scripted run). And only
+    hard-coded ``if text == 'Hello World'``) fails, and stays. And only
     when its expected value holds a word nothing gave the code (:func:`invented`): a change that
-    half-fixes ``pop`` moves a case ``pop() == 'kiwi'`` too, and 'kiwi' was pushed by the test
-    (the second review's scripted run).
+    half-fixes ``pop`` moves a case ``pop() == 'kiwi'`` too, and 'kiwi' was pushed by the test.
 
     Args:
         cases: the cases (:func:`.cases.split_cases`).

@@ -1,12 +1,11 @@
-"""Named files a guided answer left unchanged (issue 13).
+"""Named files a guided answer left unchanged.
 
-A task may name several files to change ("add ``count_matches`` to ``pocket_notes/search.py``
-and a summary line to ``pocket_notes/commands/search.py``"). When the repository's checks cover
-only one of them, an answer that changes only that one passes, and half the task is missing (the
-false success of issue 13's bench, ``bench/results/q15-guided.json``; its account is in the git
-history of ``bench/README.md``). So when a passing answer left a named file unchanged, guided
-mode asks once more, from the same repair budget: the changed definitions for that file, or
-:data:`MARKER` when the task needs no change there (a file named as context).
+A task may name several files to change ("add ``parse_date`` to ``pkg/dates.py`` and use it in
+``pkg/commands/show.py``"). When the repository's checks cover only one of them, an answer that
+changes only that one passes, and half the task is missing (a false success). So when a passing
+answer left a named file unchanged, guided mode asks once more, from the same repair budget: the
+changed definitions for that file, or :data:`MARKER` when the task needs no change there (a file
+named as context).
 One ask per attempt. What the harness then does depends on the file (:mod:`.targets`): a file
 the task asks to change (a *target*) that is still unchanged, whether the model declined, its
 answer changed nothing, or the answer failed and the passing change was put back, makes the
@@ -77,11 +76,9 @@ def target_ask(goal: str, path: str, text: str, names: list[str]) -> str:
     unchanged: the task, the file numbered as it is now (``text``), the task's sentences about
     it (:func:`said_of`) and the ask for those definitions alone, changed.
 
-    Asked in the same conversation "the task asks to change pocket_notes/commands/search.py ...
-    reply with the new or changed definitions", the 1.5B model sent that file back with the asked
-    test's ``NOTES`` and test class pasted in and ``run_search`` as it was (bench s11-q15-1, task
-    5, attempt 2, whose count_matches had passed its test). A conversation holding the answers and
-    the test invites the copy; this one holds the task, the file and the sentence for it (as the
+    Asked in the same conversation, a model may send the file back unchanged with the asked
+    test's constants and test class pasted in. A conversation holding the answers and the test
+    invites the copy; this one holds the task, the file and the sentence for it (as the
     ask for a function left out does, :func:`.guided_text.asked_def_ask`).
     """
     return TARGET_ASK.format(goal=goal, path=path, shown=numbered(text), said=said_of(goal, path, names),
@@ -109,8 +106,8 @@ def _substance(rel: str, data: bytes | None) -> object:
 def untouched(root: Path, named: list[str], original: dict[str, bytes | None]) -> list[str]:
     """The files of ``named`` the attempt did not change: their bytes are those before the
     attempt (``original`` holds the before-bytes of every file the attempt wrote), or, for a
-    Python file, only its imports changed (the bench's 1.5B answer to the ask added one import
-    to the command file and nothing else, and that passed as a change)."""
+    Python file, only its imports changed (an answer that only adds an import must not pass as
+    a change)."""
     left = []
     for rel in named:
         if rel not in original:
@@ -131,8 +128,8 @@ def snapshot(root: Path, written: dict[str, bytes | None]) -> dict[str, bytes | 
 NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1"}
 """Set for guided mode's checks and probes: Python's ``.pyc`` files are checked by the source's
 mtime in whole seconds and its size, so a file put back (or rewritten) within the second its
-bytecode was written, at the same size, ran the stale code (a review's case: the target probes
-of two files, each put back and restored within a second, saw each other's old code). With no
+bytecode was written, at the same size, runs the stale code (e.g. two files each put back and
+restored within a second, whose probes see each other's old code). With no
 bytecode written in the worktree, every run compiles what is there (:func:`forget_bytecode`
 drops any written before)."""
 

@@ -45,7 +45,7 @@ class Placement:
 
     Attributes:
         text: the file's new text, in the file's own line endings.
-        actions: what was done, e.g. ``["replaced def format_age", "added import re"]``.
+        actions: what was done, e.g. ``["replaced def parse_date", "added import re"]``.
         dropped: top-level statements of the snippet that were not placed (their first line).
     """
 

@@ -12,11 +12,13 @@ each test function by why it failed:
 - ``new name``: an error whose message quotes a name the task's text names and the code does
   not have yet (``cannot import name 'count_matches'``, ``unexpected keyword argument
   'limit'``), or argparse's exit when the task names an option (``--limit``): the task adds it;
+- ``task error``: the error the task's text names (``ValueError`` in "raise ValueError on bad
+  input"), or pytest's ``DID NOT RAISE`` of it: the test shows exactly what the task fixes;
 - ``own error``: any other error (a wrong constructor call, a name nothing defines, a fixture
   that does not exist): the test is broken, not the code;
 - ``passed`` (or ``skipped``): it checks nothing the task adds.
 
-Only ``asserts`` and ``new name`` functions are kept (:func:`keep_only`). Pure: text in, text out;
+Only ``asserts``, ``new name`` and ``task error`` functions are kept (:func:`keep_only`). Pure: text in, text out;
 the run itself is :mod:`.proof`'s.
 """
 
@@ -32,10 +34,11 @@ from pathlib import PurePosixPath
 
 from .symbols import test_labels
 
-FAILS_FOR_THE_TASK = ("asserts", "new name")
+FAILS_FOR_THE_TASK = ("asserts", "new name", "task error")
 """The kinds of failure that show a test checks something the task adds."""
 _SHELL_OPS = {"&&", "||", ";", "|", "&", ">", "<", ">>"}
 _EXC_LINE_RE = re.compile(r"^E\s+((?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt)))\b:?\s*(.*)$", re.M)
+_FIXTURE_LINE_RE = re.compile(r"^E\s+(fixture '\w+' not found)", re.M)
 _LAST_TYPE_RE = re.compile(r":\d+: ((?:\w+\.)*\w+)\s*$")
 _QUOTED_RE = re.compile(r"""['"](-{0,2}[A-Za-z_][\w-]*)['"]""")
 
@@ -47,7 +50,7 @@ class ProbeOutcome:
     Attributes:
         name: ``test_x``, ``Class.test_x``, or the module's dotted name for a collection error
             (parametrized cases keep their ``[id]``).
-        kind: ``asserts`` | ``new name`` | ``own error`` | ``passed`` | ``skipped``.
+        kind: ``asserts`` | ``new name`` | ``task error`` | ``own error`` | ``passed`` | ``skipped``.
         detail: the exception line (``TypeError: Note.__init__() got ...``), "" when it passed.
     """
 
@@ -91,6 +94,9 @@ def _module(path: str) -> str:
 
 def _exception(text: str, message: str) -> tuple[str, str]:
     """(exception type, the line to show) from a failure's traceback text and message."""
+    fixture = _FIXTURE_LINE_RE.search(text or "")
+    if fixture:  # a setup error: the test asks for a fixture nobody defines
+        return "fixture", fixture.group(1)
     found = _EXC_LINE_RE.findall(text or "")
     if found:
         full, short, rest = found[-1]
@@ -115,8 +121,8 @@ def _words(goal: str) -> set[str]:
     return set(re.findall(r"-{0,2}[A-Za-z_][\w-]*", goal))
 
 
-def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozenset[str] = frozenset()
-             ) -> list[ProbeOutcome]:
+def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozenset[str] = frozenset(), *,
+             task_errors: bool = True, own_name_errors: bool = False) -> list[ProbeOutcome]:
     """Sort the test functions of ``path`` in a pytest JUnit XML report (module docstring).
 
     Args:
@@ -125,6 +131,12 @@ def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozens
         goal: the task's text: a name it names, quoted in the error, is one the task adds.
         existing: names the code already has (a ``NameError`` for one of them is the test's own:
             it forgot an import; the task does not add it).
+        task_errors: an error the task names (``ValueError`` in "raise ValueError on a negative
+            amount", a report's ``ZeroDivisionError``), or pytest's ``DID NOT RAISE`` of one,
+            is a ``task error``: the test fails for the task (the ``task-error`` check).
+        own_name_errors: every ``NameError`` is the test's own (the ``test-alone`` check): a
+            change to the code cannot bind a name in the test's module, so such a test can
+            never pass (the caller leaves this off for a test that star-imports).
 
     Returns:
         One outcome per test case of the file ([] when the report names none, or is not XML).
@@ -154,12 +166,28 @@ def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozens
         kind, line = _exception(bad.text or "", bad.get("message", ""))
         if kind == "AssertionError":
             out.append(ProbeOutcome(label, "asserts", line))
+        elif own_name_errors and kind == "NameError":
+            out.append(ProbeOutcome(label, "own error", line))
+        elif task_errors and _task_error(kind, line, goal):
+            out.append(ProbeOutcome(label, "task error", line))
         elif _named(line) in words or _new_module(kind, line, goal) or (
                 kind == "SystemExit" and option_task):  # argparse exits on an option the task adds
             out.append(ProbeOutcome(label, "new name", line))
         else:
             out.append(ProbeOutcome(label, "own error", line))
     return out
+
+
+_RAISED_RE = re.compile(r"DID NOT RAISE <class '(?:[\w.]*\.)?(\w+)'>")
+
+
+def _task_error(kind: str, line: str, goal: str) -> bool:
+    """Whether the failure is the error the task's text names: the exception raised (a bug
+    report's ``ZeroDivisionError``) or, for pytest's ``DID NOT RAISE <class 'ValueError'>``, the
+    one the test expected; only names that read as exceptions (``...Error``, ``...Exception``)."""
+    raised = _RAISED_RE.search(line) if kind in ("Failed", "") else None
+    name = raised.group(1) if raised else kind
+    return bool(name) and name.endswith(("Error", "Exception")) and re.search(rf"\b{re.escape(name)}\b", goal) is not None
 
 
 def _new_module(kind: str, line: str, goal: str) -> bool:

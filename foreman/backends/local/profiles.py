@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
 from ...errors import ConfigError, closest
+from .pipeline import parse_ablate
 
 DEFAULT_URL = "http://127.0.0.1:8790/v1"
 
@@ -58,6 +59,8 @@ class LocalProfile:
         asked_test: guided mode asks for a test of the asked behaviour, written before the change,
             that must fail on the unchanged code and pass after it, when the task asks for no
             test (see :mod:`.asked`); False turns the step off.
+        ablate: guided mode's named checks switched off (:data:`.pipeline.NAMES`; for measuring
+            what each is worth, e.g. ``["proof"]``); empty: every check runs.
         constrained: "auto": constrain guided replies to a JSON shape when the endpoint
             accepts a ``response_format`` json_schema (checked once); "off": free text.
         price_in_per_mtok / price_out_per_mtok: USD per million input (prompt) / output
@@ -86,6 +89,7 @@ class LocalProfile:
     attempts: int = 3
     repairs: int = 1
     asked_test: bool = True
+    ablate: tuple[str, ...] = ()
     constrained: str = "off"
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
@@ -101,6 +105,11 @@ _CHOICES = {"protocol": ("text", "native"), "tool_choice": ("auto", "required"),
 def _convert(key: str, value: Any, where: str) -> Any:
     default = getattr(LocalProfile(), key)
     try:
+        if key == "ablate":
+            if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(
+                    isinstance(v, str) for v in value):
+                raise ValueError(f"expected a list of check names, got {value!r}")
+            return parse_ablate(value)
         if key in _CHOICES:
             if value not in _CHOICES[key]:
                 raise ValueError(f"expected one of {', '.join(_CHOICES[key])}, got {value!r}")

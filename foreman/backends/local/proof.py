@@ -30,9 +30,10 @@ if TYPE_CHECKING:
 
 
 async def run_probe(task: GuidedTask, attempt: Attempt, path: str, where: Localized,
-                 step: str = "asked test probe") -> list[probes.ProbeOutcome]:
+                    step: str = "asked test probe", *, on_new_code: bool = False) -> list[probes.ProbeOutcome]:
     """Run the placed test alone on the unchanged code and sort its functions (:mod:`.probe`);
-    [] when the check command is not plain pytest or wrote no usable report."""
+    [] when the check command is not plain pytest or wrote no usable report. ``on_new_code``: the
+    run is on the attempt's code, so a name the task names is never one the code already had."""
     with tempfile.TemporaryDirectory(prefix="foreman-probe-") as tmp:
         report = Path(tmp) / "report.xml"
         command = probes.probe_command(task.ci_command, path, str(report))
@@ -46,8 +47,11 @@ async def run_probe(task: GuidedTask, attempt: Attempt, path: str, where: Locali
         finally:
             task.stats.checks_s += task.clock() - started
         xml = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else ""
-    existing = {word for rel in where.files for word in re.findall(r"[A-Za-z_]\w*", task._read(rel) or "")}
-    outcomes = probes.classify(xml, path, task.goal, existing)
+    existing = set() if on_new_code else {
+        word for rel in where.files for word in re.findall(r"[A-Za-z_]\w*", task._read(rel) or "")}
+    text = task._read(path) or ""
+    outcomes = probes.classify(xml, path, task.goal, existing, task_errors=task.enabled("task-error"),
+                               own_name_errors=task.enabled("test-alone") and "import *" not in text)
     task._trace(attempt.number, step, attempt.temperature, "", None,
                 outcomes=[[o.name, o.kind, o.detail[:300]] for o in outcomes])
     return outcomes

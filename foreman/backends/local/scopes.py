@@ -1,8 +1,8 @@
 """Names a placed definition uses but nothing binds: a ``NameError`` at its first call.
 
-A small model's function can pass the repository's tests when no test calls it (seen in the
-0.5B bench: ``count_matches`` read ``note``, a name bound in the file only inside another
-function's comprehension; merged, then ``NameError``). :func:`unbound_names` finds such names
+A small model's function can pass the repository's tests when no test calls it (e.g. it reads
+``item``, a name bound in the file only inside another function's comprehension: merged, then
+``NameError``). :func:`unbound_names` finds such names
 so the placement refuses the code and the model is told, instead of the harness trusting
 checks that never ran the code.
 

@@ -1,11 +1,11 @@
-"""The signatures a test may call, shown to the model when it writes one (issue 13).
+"""The signatures a test may call, shown to the model when it writes one.
 
-A small model writing a test calls what it has seen. The 1.5B model's test of bench task 5 built
-``Note(title=..., body=...)``: ``Note`` is a dataclass of ``id, title, body, created`` in a file
-it was not shown. So guided mode shows, beside the files it localized, one line per public
-function and class of the modules the test would import: the modules the target files import
-from the repository, and those the example test imports (``from helpers import run_cli`` ->
-``tests/helpers.py``), each with its parameters and the first line of its docstring.
+A small model writing a test calls what it has seen: a class defined in a file it was not shown
+gets made-up arguments (``Item(title=...)`` for a dataclass of ``id, name, created``). So guided
+mode shows, beside the files it localized, one line per public function and class of the modules
+the test would import: the modules the target files import from the repository, and those the
+example test imports (``from helpers import run_cli`` -> ``tests/helpers.py``), each with its
+parameters and the first line of its docstring.
 
 Pure: file texts in, lines out (the ``ast`` parser).
 """

@@ -69,10 +69,8 @@ def add_imports_for(text: str, module: str, exported: set[str], *, source: str =
     (its ``source``'s import, e.g. ``from datetime import datetime``), a name the repository's
     other test files import (``tests``, their texts, nearest first: ``from helpers import
     run_cli``), and a few standard-library names tests use without importing them
-    (``timedelta``, ``Path``, ``tempfile``, ...). Issue 13: the 1.5B model's format_age tests
-    used ``datetime`` and ``timedelta`` unimported, and its asked test for the search command
-    called the repository's ``run_cli`` helper without the import the example test had; each
-    failed on that, not on the code.
+    (``timedelta``, ``Path``, ``tempfile``, ...). Small models' tests use such names, or a helper
+    the example test imported, without importing them, and then fail on that, not on the code.
 
     Returns:
         The :class:`Placement` (``actions`` empty when nothing was missing).
@@ -148,9 +146,8 @@ def module_bindings(source: str) -> set[str] | None:
 def drop_unknown_imports(text: str, module: str, source: str) -> tuple[str, list[str]]:
     """Remove from a test file's top-level ``from module import a, b`` each name that ``module``
     (its text: ``source``) does not bind and the test never uses: it could only fail the whole
-    file's collection with an ``ImportError``. The 1.5B model's word_count test imported a made-up
-    ``format_word_count`` beside the ``word_count`` it used, and the repair kept that import
-    (bench s9-q15-r1). A name the test uses stays, so the failure names it.
+    file's collection with an ``ImportError`` (a made-up ``format_date`` imported beside the
+    ``parse_date`` the test uses). A name the test uses stays, so the failure names it.
 
     Returns:
         ``(text, actions)``: the text unchanged and no action when nothing was dropped (or the
@@ -187,8 +184,8 @@ def _datetime_attributes(text: str) -> tuple[str, list[str]]:
     """``datetime.timedelta`` -> ``timedelta`` (and ``timezone``) in a test that does not import the
     ``datetime`` module: there ``datetime`` is (or will be imported as) the class, which has no
     such attribute. Small models mix the two idioms (``datetime.now()`` next to
-    ``datetime.timedelta(days=2)``: the 1.5B model's format_age tests, issue 13); the test then
-    fails on an ``AttributeError`` of its own, and the repairs changed the right code instead."""
+    ``datetime.timedelta(days=2)``); the test then fails on an ``AttributeError`` of its own, and
+    the repairs would change the right code instead."""
     if _MODULE_IMPORT_RE.search(text) or not _DATETIME_ATTR_RE.search(text):
         return text, []
     names = sorted(set(_DATETIME_ATTR_RE.findall(text)))
@@ -220,7 +217,7 @@ def test_labels(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
 
 def tests_using_undefined(text: str) -> dict[str, list[str]]:
     """The test functions of ``text`` that use a name nothing in the file binds or imports (a
-    ``NameError`` when they run), with those names: ``{"FormattingTest.test_date": ["NOW"]}``."""
+    ``NameError`` when they run), with those names: ``{"DatesTest.test_parse": ["NOW"]}``."""
     try:
         missing = undefined_names(text)
     except PlacementRefused:  # the text does not parse
@@ -256,8 +253,8 @@ def used_words(node: ast.AST, strings, *, definitions: bool = False) -> set[str]
 
 def tests_unrelated(text: str, words: set[str]) -> list[str]:
     """The labels of the test functions of ``text`` that use none of ``words``: no name, attribute
-    or token of a string constant among them (``"--limit"`` of ``run_cli(path, "list", "--limit",
-    "2")`` counts). [] when the text does not parse."""
+    or token of a string constant among them (``"--verbose"`` of ``run_cli(path, "show", "--verbose")``
+    counts). [] when the text does not parse."""
     return [label for label, node in test_labels(text).items()
             if not used_words(node, _TOKEN_RE.findall) & words]
 

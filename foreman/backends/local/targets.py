@@ -1,15 +1,15 @@
 """Which named files a task asks to change ("targets"), and which it names only as context.
 
-A task's text names files for two reasons: to say where a change goes ("add ``count_matches``
-to ``search.py``", "make ``run_search`` in ``commands/search.py`` print ...") or to point at an
-example ("see ``formatting.py``", "like ``shout`` in ``formatting.py``"). Guided mode (issue 13)
+A task's text names files for two reasons: to say where a change goes ("add ``parse_date``
+to ``dates.py``", "make ``run_show`` in ``commands/show.py`` print ...") or to point at an
+example ("see ``module.py``", "like ``to_snake`` in ``module.py``"). Guided mode
 refuses a passing attempt that left a *target* unchanged, and only notes an unchanged context
 file, so the two must be told apart. The rule, kept simple on purpose:
 
 1. The text is cut into sentences (``.``, ``!``, ``?``, ``;`` followed by a space, or a line
    break; ``e.g.``/``i.e.`` do not end one).
 2. A file is *mentioned* by its path (as :func:`.localize.localize` resolves it) or by a
-   top-level symbol defined in it (``run_search``).
+   top-level symbol defined in it (``run_show``).
 3. For each mention, the words of its clause before it (back to the last ``, ( ) : —``) are
    scanned; the last *change verb* (add, make, change, fix, update, use, print, write, rename,
    remove, replace, implement, edit, modify, move, set, return, call, ... in any inflection) or
@@ -17,7 +17,7 @@ file, so the two must be told apart. The rule, kept simple on purpose:
    e.g., cf.) decides: a verb makes it a target, a marker makes it context. A mention followed
    by "shows", "show how", "demonstrates" or "is an example" is context.
 4. With neither in its clause, the mention is a target when its sentence carries a change verb
-   anywhere ("In X, format_age uses ..."); otherwise it is *neutral*, and becomes a target when
+   anywhere ("In X, parse_date uses ..."); otherwise it is *neutral*, and becomes a target when
    the next sentence carries a change verb but mentions no file ("The bug is in X. Fix it.").
 
 A file is a target when any of its mentions is.

@@ -24,7 +24,6 @@ decoder and compares: a figure that moves only when the decoder changes.
 from __future__ import annotations
 
 import json
-import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,8 +35,6 @@ from .answers import unusable_reason
 from .nativecodec import ToolCall, decode_tool_calls
 from .result import DecodeResult
 from .textcodec import decode as decode_text
-
-logger = logging.getLogger(__name__)
 
 TRACE_VERSION = 1
 
@@ -186,7 +183,7 @@ class ReplayReport:
         dropped: drop id -> times.
         changed: replies whose actions differ from the ones recorded.
         guided_total / guided_converted: guided-mode replies, and those holding code to place.
-        guided_reasons: why the others did not (:data:`.answers.GUIDED_REASONS`).
+        guided_reasons: why the others did not (:func:`.answers.unusable_reason`).
     """
 
     total: int = 0

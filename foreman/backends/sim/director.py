@@ -30,7 +30,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 POLL = 0.01
-"""Seconds between looks at the turns in flight (their set changes without a signal)."""
+"""Seconds between looks at the turns in flight when nothing said they changed (:meth:`Director.poke`
+says so: the sim's team calls it after each input the flow applies)."""
 
 
 class Director:
@@ -70,7 +71,7 @@ class Director:
         """Hold ``agent``'s cue for the body: wait until it is granted (lowest ``rank`` first, see
         the module doc), run the body, release. Ranks must be comparable with each other."""
         self._waiting[agent] = rank
-        self._poke()
+        self.poke()
         try:
             while True:
                 if self._holder is None and self._quiet is not None and self._lowest() == agent:
@@ -80,13 +81,13 @@ class Director:
                 await self._wait()
         except BaseException:
             self._waiting.pop(agent, None)
-            self._poke()
+            self.poke()
             raise
         try:
             yield
         finally:
             self._holder = None
-            self._poke()
+            self.poke()
 
     def _lowest(self) -> str | None:
         if not self._waiting:
@@ -111,7 +112,8 @@ class Director:
         self.cues.append((agent, rank))
         return True
 
-    def _poke(self) -> None:
+    def poke(self) -> None:
+        """Look again at once: the turns in flight (or the decisions open) may have changed."""
         self._changed.set()
 
     async def _wait(self) -> None:

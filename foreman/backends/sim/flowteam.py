@@ -14,27 +14,24 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from pathlib import Path
+import shlex
+import sys
 from typing import Any
 
 from ...config import Settings
 from ...core.roster import title
 from ...flow.conductor import Conductor
 from ...flow.team import team_of
-from ...repos import git
 from ..scripted import ScriptedRunner
 from ..turns import TurnRunner
-from .demo_repo import DEMO_AUTHOR_EMAIL, DEMO_AUTHOR_NAME, create_demo_repo
+from .demo_repo import create_demo_repo, demo_test_command
 from .director import Director
 from .plan import SECOND, plan_for
 from .scripts import SimScripts
 from .showcase import Showcase
-from .team import LEAD, WORKERS, demo_repo_path
+from .team import DEMO_GOAL, LEAD, WORKERS, demo_repo_path, ensure_identity
 
 logger = logging.getLogger(__name__)
-
-DEMO_GOAL = "Add tags to pocket-notes: tag notes, list and search by tag, export, and ship it"
-"""The goal ``--autostart`` submits: the one the sim's script plays."""
 
 
 def scenario_goal(world: Any) -> str | None:
@@ -42,17 +39,21 @@ def scenario_goal(world: Any) -> str | None:
     return min(world.goals, key=lambda g: int(g[1:]) if g[1:].isdigit() else 0, default=None)
 
 
-def with_named_workers(settings: Settings) -> Settings:
+def sim_settings(settings: Settings) -> Settings:
     """``settings`` with the five named workers on the team (the script gives each of them tasks:
-    ``--workers 3`` would leave two tasks without their worker) and the local executor (the
-    director that orders the turns lives in the daemon; ``foreman doctor`` says so)."""
+    ``--workers 3`` would leave two tasks without their worker), the local executor (the
+    director that orders the turns lives in the daemon; ``foreman doctor`` says so) and, unless
+    ``--ci`` names one, the demo repository's own test command run by the Foreman's interpreter,
+    as the older scripted engine ran it (detection would run whatever ``python`` is first on the
+    PATH: another interpreter, or a version manager's shim that costs more than the tests)."""
     workers = list(settings.workers)
     if len(workers) == 1 and workers[0].isdigit():
         workers = [str(max(5, int(workers[0])))]
     else:
         workers = [*WORKERS, *(w for w in workers if w not in WORKERS)]
+    ci = settings.ci or shlex.join(demo_test_command(sys.executable))
     # (its turns and CI run in the daemon: the director that orders them lives there)
-    return dataclasses.replace(settings, values={**settings.values, "workers": workers, "executor": "local"})
+    return dataclasses.replace(settings, values={**settings.values, "workers": workers, "executor": "local", "ci": ci})
 
 
 class SimTeam(Conductor):
@@ -67,7 +68,7 @@ class SimTeam(Conductor):
     """
 
     def __init__(self, settings: Settings) -> None:
-        settings = with_named_workers(settings)
+        settings = sim_settings(settings)
         self.director = Director()
         self.scripts = SimScripts(self.director, speed=settings.speed, user=settings.user_name, seed=settings.seed,
                                   fast=bool(settings.showcase))
@@ -105,13 +106,15 @@ class SimTeam(Conductor):
             in the background; a sim's never is, and its end must not race with the next action)."""
             while True:
                 await flow.quiet()
-                if "RemoveWorktree" not in flow.in_flight():
+                removals = [job for job, name in flow.jobs.items() if name == "RemoveWorktree"]
+                if not removals:
                     return
-                await asyncio.sleep(0.01)
+                await asyncio.wait(removals)
 
         user_waits = self.showcase.user_waits if self.showcase is not None else \
             (lambda: any(d.status == "open" for d in daemon.core.world.decisions.values()))
         self.director.attach(settled, lambda: list(flow.live.running), user_waits)
+        flow.watchers.append(self.director.poke)  # (the turns in flight change only when the flow applies an input)
         if self.showcase is not None:
             self.showcase.answer_open()
         repo = await daemon.add_repo(str(path))
@@ -225,6 +228,8 @@ class SimTeam(Conductor):
         the day (in the lounge; a worker blocked on a task kept open stays blocked) and the feed says
         the scenario is complete (once per profile)."""
         assert self.runner is not None
+        changed = asyncio.Event()
+        self.runner.watchers.append(changed.set)
         while True:
             world = daemon.core.world
             if world.meta.get("sim", {}).get("finished"):
@@ -233,7 +238,12 @@ class SimTeam(Conductor):
                 await self.runner.quiet()
                 if self._settled(daemon.core.world) and not self.runner.live.running:
                     break
-            await asyncio.sleep(0.05)
+            changed.clear()  # (a look after each input the flow applies, and every 50 ms for the rest)
+            waiter = asyncio.ensure_future(changed.wait())
+            try:
+                await asyncio.wait({waiter}, timeout=0.05)
+            finally:
+                waiter.cancel()
 
         def wrap(c: Any, now: float) -> None:
             waiting = {t.assignee: t for t in c.world.tasks.values() if t.status == "blocked" and t.assignee}
@@ -252,17 +262,7 @@ class SimTeam(Conductor):
         daemon.act(wrap)
 
 
-async def ensure_identity(path: Path) -> None:
-    """Give the demo repository a local user identity (the approved merges use "the user's"
-    identity as git sees it in the repo), so the sim works on machines with no git identity."""
-    res = await git("config", "--local", "user.name", cwd=path, check=False)
-    if not res.ok:
-        await git("config", "--local", "user.name", DEMO_AUTHOR_NAME, cwd=path)
-        await git("config", "--local", "user.email", DEMO_AUTHOR_EMAIL, cwd=path)
-        await git("config", "--local", "commit.gpgsign", "false", cwd=path)
-
-
 DONE_TEXT = "The sim scenario is complete"
 """The feed line of a finished run of the sim's script."""
 
-__all__ = ["DEMO_GOAL", "DONE_TEXT", "SimTeam", "ensure_identity", "with_named_workers"]
+__all__ = ["DONE_TEXT", "SimTeam", "sim_settings"]

@@ -1,0 +1,70 @@
+"""Reply length for guided asks: sized to what the model may send, and continued when cut (pure).
+
+An answer cut at the reply-length limit is lost: its last definition does not parse and nothing of
+it can be placed. Two rules stop that:
+
+- *sized*: an ask's limit is at least what rewriting the largest file shown would take (a model
+  asked for "the changed functions" often sends the whole file), within the context window;
+- *continued* (the ``continue`` check): a cut answer is sent back as the assistant's turn with a
+  request to go on from where it stopped, and the pieces are joined (a repeated fence opening or
+  a repeated last line dropped), at most :data:`ROUNDS` times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ROUNDS = 2
+"""At most this many continuations of one answer."""
+CHARS_PER_TOKEN = 3
+"""A cautious estimate of characters per token for code (the real tokenizer is the server's)."""
+MARGIN = 64
+"""Tokens kept free of the context window for the chat template's own tokens."""
+CONTINUE_ASK = ("Your answer was cut off at the length limit. Continue it exactly where it stopped: do not repeat "
+                "anything already written, do not start over, no explanations.")
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens ``text`` takes, estimated from its length (:data:`CHARS_PER_TOKEN`)."""
+    return len(text) // CHARS_PER_TOKEN + 1
+
+
+def sized(base: int, shown: list[str]) -> int:
+    """The reply limit of a task's asks: ``base`` (the profile's ``max_tokens``), raised to what the
+    largest of the ``shown`` files would take written out again, plus a fifth."""
+    largest = max((estimate_tokens(text) for text in shown), default=0)
+    return max(base, largest * 6 // 5)
+
+
+def reply_tokens(messages: list[dict[str, Any]], wanted: int, context_window: int, floor: int) -> int:
+    """The ``max_tokens`` of the next request: ``wanted``, cut to what the context window leaves
+    after the prompt, never below ``floor`` (the profile's own ``max_tokens``)."""
+    prompt = sum(estimate_tokens(str(m.get("content") or "")) + 4 for m in messages)
+    return max(floor, min(wanted, context_window - prompt - MARGIN))
+
+
+def ask_more(messages: list[dict[str, Any]], so_far: str) -> list[dict[str, Any]]:
+    """The conversation that asks for the rest of a cut answer: the original ask, the answer so far
+    as the assistant's turn, and :data:`CONTINUE_ASK` (the caller's list is not changed)."""
+    return [*messages, {"role": "assistant", "content": so_far}, {"role": "user", "content": CONTINUE_ASK}]
+
+
+def joined(head: str, tail: str) -> str:
+    """``head`` (a cut answer) continued by ``tail``: a fence opening ``tail`` starts while ``head``
+    is inside a fence is dropped, and so is a first line of ``tail`` that repeats ``head``'s last
+    complete line or completes its cut last line."""
+    if head.count("```") % 2 == 1:  # head is inside a code block: the tail's own opening is a repeat
+        stripped = tail.lstrip()
+        if stripped.startswith("```"):
+            tail = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+    lines = head.split("\n")
+    partial, complete = lines[-1], lines[:-1]
+    first, sep, rest = tail.partition("\n")
+    if partial.strip() and first.strip().startswith(partial.strip()):  # the cut line, written whole
+        return "\n".join([*complete, first]) + sep + rest
+    if not partial.strip() and complete and first.strip() and first.strip() == complete[-1].strip():
+        return head + rest  # the last line repeated
+    return head + tail
+
+
+__all__ = ["CONTINUE_ASK", "ROUNDS", "ask_more", "estimate_tokens", "joined", "reply_tokens", "sized"]

@@ -1,0 +1,94 @@
+"""Guided mode's pipeline checks end to end: the LocalRunner against the scripted HTTP server, real
+pytest runs in a real git worktree. Each check is shown working, and switched off by ``ablate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .fakeserver import last_user, text
+from .test_guided_runner import CALC, RIGHT, TEST
+from .test_guided_runner import run as guided_turn
+
+GOAL_TEST = "Add sub(a, b) to calc.py: it returns a minus b. Add a test in test_sub.py."
+SUB_TEST = "```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_small():\n    assert calc.sub(5, 2) == 3\n```"
+
+
+def asks(server) -> list[str]:
+    return [last_user(r) for r in server.requests if r.get("stream")]
+
+
+async def test_a_cut_answer_is_continued_and_the_joined_answer_is_placed(tmp_path: Path) -> None:
+    head = "```python\n# file: calc.py\ndef sub(a, b):\n    ret"
+    replies = iter([text(head, finish_reason="length"), text("urn a - b\n```")])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
+                                                           repairs=0, ablate=())
+    assert stats.passed, stats.attempts
+    assert "def sub(a, b):\n    return a - b" in (repo / "calc.py").read_text().replace("\r\n", "\n")
+    second = server.requests[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": head} and "Continue it exactly where it stopped" in \
+        second[-1]["content"]
+    assert stats.stages["propose: continued"] == 1 and stats.stages["propose: edit: cut"] == 1
+
+
+async def test_ablated_a_cut_answer_is_not_continued(tmp_path: Path) -> None:
+    head = "```python\n# file: calc.py\ndef sub(a, b):\n    ret"
+    replies = iter([text(head, finish_reason="length")])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
+                                                           repairs=0, ablate=("continue",))
+    assert not stats.passed and len(server.requests) == 1 and stats.attempts[0].outcome == "nothing placed"
+
+
+def _tests_then_right(test_replies: list[str]):
+    """Edit answers RIGHT; test asks get ``test_replies`` in order (the last one again after them)."""
+    tests = iter(test_replies)
+    last = {"reply": test_replies[-1]}
+
+    def responder(req):
+        if "test" in last_user(req).lower() and "# file: calc.py" not in last_user(req) and (
+                "Now write" in last_user(req) or "test_sub.py" in last_user(req)):
+            last["reply"] = next(tests, last["reply"])
+            return text(last["reply"])
+        return RIGHT
+    return responder
+
+
+async def test_a_new_test_repeating_an_existing_one_is_refused_and_a_new_one_asked(tmp_path: Path) -> None:
+    files = {"calc.py": CALC, "test_calc.py": TEST + "\n\ndef test_sub_again():\n    assert calc.sub(5, 2) == 3\n"}
+    copy = "```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_mine():\n    assert calc.sub(5, 2) == 3\n```"
+    fresh = "```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_mine():\n    assert calc.sub(9, 4) == 5\n```"
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, _tests_then_right([copy, fresh]), files=files, goal=GOAL_TEST, attempts=1, repairs=1)
+    assert stats.passed, stats.attempts
+    assert any("repeats a test the repository already has" in a for a in asks(server)), asks(server)
+    assert stats.stages["check: test repeated"] == 1
+    assert "calc.sub(9, 4) == 5" in (repo / "test_sub.py").read_text()
+
+
+async def test_ablated_a_repeated_test_counts_as_new(tmp_path: Path) -> None:
+    files = {"calc.py": CALC, "test_calc.py": TEST + "\n\ndef test_sub_again():\n    assert calc.sub(5, 2) == 3\n"}
+    copy = "```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_mine():\n    assert calc.sub(5, 2) == 3\n```"
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, _tests_then_right([copy]), files=files, goal=GOAL_TEST, attempts=1, repairs=1,
+        ablate=("continue", "repeat-test"))
+    assert stats.passed and not any("repeats a test" in a for a in asks(server))
+
+
+async def test_a_new_test_that_cannot_run_on_its_own_goes_back_as_the_tests_fault(tmp_path: Path) -> None:
+    broken = ("```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_small(numbers):\n"
+              "    assert calc.sub(*numbers) == 3\n```")  # a fixture nobody defines
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, _tests_then_right([broken, SUB_TEST]), goal=GOAL_TEST, attempts=1, repairs=1)
+    assert stats.passed, (result, stats.attempts)
+    told = [a for a in asks(server) if "fail on their own, before they test anything" in a]
+    assert told and "fixture 'numbers' not found" in told[0]
+    assert stats.stages["check: test broken"] == 1
+
+
+async def test_ablated_a_broken_new_test_fails_the_checks_instead(tmp_path: Path) -> None:
+    broken = ("```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_small(numbers):\n"
+              "    assert calc.sub(*numbers) == 3\n```")
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, _tests_then_right([broken, SUB_TEST]), goal=GOAL_TEST, attempts=1, repairs=1,
+        ablate=("continue", "test-alone"))
+    assert not any("fail on their own" in a for a in asks(server))
+    assert stats.stages["check: test broken"] == 0 and stats.stages["validate: checks failed"] >= 1
