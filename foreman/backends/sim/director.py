@@ -51,7 +51,7 @@ class Director:
         self._hold_at: Callable[[set[str]], bool] = lambda waiting: False
         self._on_hold: Callable[[], None] = lambda: None
         self.held = False
-        """True once a hold point was reached (or set by the team: a restart at a hold): no more cues."""
+        """True once a hold point was reached: no more cues."""
         self.cues: list[tuple[str, Any]] = []
         """Every cue granted, ``(agent, rank)``, in order (tests read it)."""
 
