@@ -165,14 +165,10 @@ async def _in_process(tmp: Path) -> float:
     start = time.perf_counter()
     await daemon.start()
     try:
-        finished = getattr(daemon.backend, "finished", None)  # (the older scripted engine's event)
-        if finished is not None:
-            await asyncio.wait_for(finished.wait(), 120)
-        else:  # the team on the flow: its wrap-up marks the profile finished
-            while not daemon.core.world.meta.get("sim", {}).get("finished"):
-                if time.perf_counter() - start > 120:
-                    raise TimeoutError("the scenario did not finish")
-                await asyncio.sleep(0.005)
+        while not daemon.core.world.meta.get("sim", {}).get("finished"):  # (the team's wrap-up marks it)
+            if time.perf_counter() - start > 120:
+                raise TimeoutError("the scenario did not finish")
+            await asyncio.sleep(0.005)
         return time.perf_counter() - start
     finally:
         await daemon.stop()
@@ -181,10 +177,7 @@ async def _in_process(tmp: Path) -> float:
 def run_split(tmp: Path) -> dict[str, Any]:
     """One in-process run; returns ``{total, buckets{name: (seconds, calls)}}``."""
     # import the daemon's modules first, so every module that imported git gets the wrapper
-    import foreman.backends.sim.backend
     import foreman.backends.sim.flowteam
-    import foreman.backends.sim.scenario
-    import foreman.backends.sim.work
     import foreman.daemon
     import foreman.repos.registry  # noqa: F401
 
@@ -210,8 +203,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("what", nargs="?", default="all", choices=("all", "process", "split"))
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--engines", default="flow", help="process: flow (the team on the flow, the default), "
-                        "scenario (--no-sim-flow: the older scripted scenario) or both, comma-separated")
     parser.add_argument("--code", type=Path, action="append", default=[],
                         help="process: also run this checkout's default engine (e.g. a worktree of an older commit), interleaved")
     args = parser.parse_args(argv)
@@ -219,9 +210,7 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.WARNING)
     if args.what in ("all", "process"):
-        engines = {"flow": ("--sim-flow",), "scenario": ("--no-sim-flow",)}
-        chosen = [e.strip() for e in args.engines.split(",") if e.strip()]
-        runs = {e: functools.partial(run_process, extra=engines[e]) for e in chosen}
+        runs = {"this code": functools.partial(run_process)}
         runs.update({f"{c} (its default)": functools.partial(run_process, code=c.resolve()) for c in args.code})
         walls: dict[str, list[float]] = {e: [] for e in runs}
         print(f"load average (1 min) before: {os.getloadavg()[0]:.2f}", flush=True)

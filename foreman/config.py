@@ -104,10 +104,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("speed", _positive(_number), 1.0, "sim: time multiplier (higher is faster)"),
     Option("seed", _whole, 7, "sim: random seed for the ambient chatter"),
     Option("autostart", _bool, True, "sim: submit the demo goal at start", kind="bool"),
-    Option("ambient", _bool, True, "sim: idle chatter between beats and replies to your messages", kind="bool"),
-    Option("sim_flow", _bool, True, "sim: run the team as scripted turns through the flow every model backend runs on "
-           "(its CI, reviews, merge queue and hand-offs); off, and with --showcase: the older scripted scenario",
-           kind="bool"),
+    Option("ambient", _bool, True, "sim: idle chatter between the team's actions and replies to your messages", kind="bool"),
+    Option("sim_flow", _bool, True, "deprecated, no effect: the sim's team always runs through the flow every model "
+           "backend runs on (accepted so that a config file holding simFlow still loads)", kind="bool"),
     Option("auto_answer", _auto_answer, [], "answer decisions of these kinds with their first option (merge,permission,question)"),
     Option("exit_on_goal_done", _bool, False, "stop the daemon (state saved, as `foreman stop` does) once every goal is "
            "finished, i.e. done or cancelled, and there is one at least (a profile whose goals are all finished stops "
@@ -150,6 +149,9 @@ OPTIONS: tuple[Option, ...] = (
 
 BY_KEY = {o.key: o for o in OPTIONS}
 BY_FILE_KEY = {o.file_key: o for o in OPTIONS}
+DEPRECATED = {"sim_flow": "the sim's team always runs on the flow; the setting has no effect, remove it"}
+"""Settings kept only so that a command line, environment or config file holding them still works:
+each is read and checked as before, has no effect, and a warning says so (:func:`resolve`)."""
 BACKEND_SECTIONS = ("claude", "local", "sim")
 """Config-file sections whose setting keys apply only when that backend is started."""
 SECTION_EXTRAS: dict[str, frozenset[str]] = {"local": frozenset({"profile", "profiles"}), "claude": frozenset(), "sim": frozenset()}
@@ -272,6 +274,9 @@ def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> S
             continue
         _pick(opt, values, sources, [("flag", flags.get(opt.key), opt.cli), ("env", env.get(opt.env), opt.env),
                                      *profile_file.layers(opt, backend, "file"), *home_file.layers(opt, backend, "home-file")])
+    for key, why in DEPRECATED.items():
+        if sources[key] != "default":
+            logger.warning("%s (%s, from %s) is deprecated: %s", BY_KEY[key].cli, BY_KEY[key].file_key, sources[key], why)
     if values["user_name"] is None:
         values["user_name"] = _os_user(env)
     if values["notify"] is None:

@@ -19,7 +19,6 @@ from ..sandbox import from_settings
 from .team import LEAD, team_of
 
 if TYPE_CHECKING:
-    from ..backends.sim.backend import SimBackend
     from .conductor import Conductor
 
 DEFAULT_MODELS = {"claude": ("opus", "sonnet"), "local": (None, None)}
@@ -43,20 +42,16 @@ def _runner(kind: str, settings: Settings) -> TurnRunner:
     return LocalRunner(settings)
 
 
-def make_backend(settings: Settings) -> SimBackend | Conductor:
+def make_backend(settings: Settings) -> Conductor:
     """Return the backend named by ``settings.backend``.
 
     Raises:
         ConfigError: the backend cannot run here (missing extra), saying what to do.
     """
-    if settings.backend == "sim" and settings.sim_flow and not settings.showcase:  # (the held tableaux: the scenario's)
+    if settings.backend == "sim":
         from ..backends.sim.flowteam import SimTeam  # (a backend loads only when the settings pick it)
 
         return SimTeam(settings)
-    if settings.backend == "sim":
-        from ..backends.sim.backend import SimBackend  # (a backend loads only when the settings pick it)
-
-        return SimBackend(settings)
     from .conductor import Conductor  # (a backend loads only when the settings pick it: the sim runs without it)
 
     per_agent = _agent_overrides(settings)

@@ -289,8 +289,13 @@ def work_checked(ctx: Ctx, e: WorkChecked) -> list[Effect]:
 
 def ci_finished(ctx: Ctx, e: CiFinished) -> list[Effect]:
     """The task's CI verdict. A failure goes back to the worker once (a follow-up with the output);
-    then, or when it passed, the lead reviews it (``--lead-review``) or its merge decision opens."""
+    then, or when it passed, the lead reviews it (``--lead-review``) or its merge decision opens.
+    A worker that shows ``testing`` for this run and runs no turn goes back to ``idle``."""
     core, now = ctx.core, ctx.now
+    agent = core.world.agents.get(e.agent)
+    if agent is not None and agent.state == "testing" and agent.activity == f"running the tests for {e.task}" \
+            and e.agent not in ctx.live.running:
+        core.set_activity(e.agent, "idle", now, activity="waiting for work")
     if e.error is not None:
         if core.world.tasks[e.task].status == "review":  # (a task that moved on meanwhile is not ours to block)
             block(ctx, e.task, f"after its work: {e.error}")

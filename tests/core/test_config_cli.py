@@ -39,6 +39,24 @@ def test_precedence_flag_env_file_default(tmp_path: Path) -> None:
     assert s.sources["home"] == "flag"
 
 
+def test_the_retired_sim_flow_setting_still_loads_warns_and_does_nothing(tmp_path: Path,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """--no-sim-flow chose the sim's older scripted scenario, since removed: a config file (or a
+    command line) holding it still loads, and the log says it has no effect."""
+    from foreman.flow.assemble import make_backend
+
+    _file(tmp_path, {"simFlow": False})
+    with caplog.at_level("WARNING", logger="foreman.config"):
+        s = resolve({"home": str(tmp_path)}, {})
+    assert s.sources["sim_flow"] == "file"
+    (line,) = [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()]
+    assert "--sim-flow (simFlow, from file) is deprecated" in line and "no effect" in line
+    assert type(make_backend(s)).__name__ == "SimTeam"  # the team on the flow all the same
+    caplog.clear()
+    resolve({"home": str(tmp_path / "other")}, {})
+    assert not [r for r in caplog.records if "deprecated" in r.getMessage()]  # unset: nothing to say
+
+
 def test_profile_defaults_to_the_backend_and_reads_its_file(tmp_path: Path) -> None:
     _file(tmp_path, {"port": 4444}, profile="work")
     assert resolve({"home": str(tmp_path), "profile": "work"}, {}).port == 4444

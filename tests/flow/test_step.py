@@ -217,6 +217,24 @@ def test_checked_work_goes_to_done_blocked_ci_or_straight_to_merge(files: int, e
         assert effects == [PrepareMerge(t, "CI no test command found")]
 
 
+def test_a_worker_without_a_turn_stops_showing_testing_when_its_ci_ends() -> None:
+    """Found moving the sim's showcase onto the flow: CI showed its worker ``testing`` and nothing
+    took it back when the run ended, so a worker whose turn had ended showed "running the tests
+    for t2" for the rest of the goal. A worker in a turn shows what its turn does instead."""
+    ctx = world()
+    t = task(ctx, status="review")
+    apply(ctx, WorkChecked(t, "kit", 2, command=("make", "test")))
+    assert ctx.core.world.agents["kit"].state == "testing"
+    apply(ctx, CiFinished(t, "kit", "make test", ok=True, verdict="passed", output="OK"))
+    kit = ctx.core.world.agents["kit"]
+    assert (kit.state, kit.station, kit.activity) == ("idle", "lounge", "waiting for work")
+    other = task(ctx, "Add wave", status="review")
+    apply(ctx, WorkChecked(other, "kit", 2, command=("make", "test")))
+    ctx.live.running["kit"] = Running("kit:9", "followup", f"kit:{other}", other, None)  # a turn of kit's meanwhile
+    apply(ctx, CiFinished(other, "kit", "make test", ok=True, verdict="passed", output="OK"))
+    assert ctx.core.world.agents["kit"].state == "testing"  # (the turn's end or its next action says what it does)
+
+
 def test_a_ci_failure_goes_back_to_the_worker_once_then_on_to_the_merge() -> None:
     ctx = world()
     t = task(ctx, status="review")

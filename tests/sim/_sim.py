@@ -31,7 +31,7 @@ from foreman.tui.discovery import Locator
 
 ROOT = Path(__file__).resolve().parents[2]
 DONE_TEXT = "The sim scenario is complete"
-"""The last feed line of a finished scenario (beat 16)."""
+"""The last feed line of a finished run (the team's wrap-up)."""
 START_TIMEOUT = 30.0
 MERGED_TASKS = ("t1", "t5", "t3", "t2", "t4", "t6", "t9")
 """Tasks the scenario opens merge decisions for, in order."""

@@ -1,5 +1,6 @@
 """The sim team's director alone: cues in rank order, only when the flow is quiet, every turn in
-flight waits for its cue and no decision is open; an aborted wait leaves no cue behind."""
+flight waits for its cue and no decision is open; an aborted wait leaves no cue behind; a hold
+point stops the cues for good."""
 
 from __future__ import annotations
 
@@ -83,3 +84,26 @@ async def test_an_aborted_wait_leaves_no_cue_behind() -> None:
     flow.running = {"rowan"}
     await asyncio.wait_for(act(d, "rowan", 5, log), 2)  # the cancelled waits hold nothing
     assert log == ["rowan"]
+
+
+async def test_a_hold_point_stops_the_cues_for_good_even_with_a_decision_open() -> None:
+    """--showcase: once the hold point's state is there (checked when a cue would be granted, the
+    flow quiet), no cue is granted again, whatever comes after; the hold is said once."""
+    flow = Flow()
+    flow.running = {"kit", "wren"}
+    d, log = director(flow), []
+    holds: list[int] = []
+    d.hold_when(lambda waiting: log == ["kit"] and waiting == {"wren"}, lambda: holds.append(len(d.cues)))
+    kit = asyncio.create_task(act(d, "kit", 1, log, flow))
+    wren = asyncio.create_task(act(d, "wren", 2, log, flow))
+    await asyncio.wait_for(kit, 2)
+    await asyncio.sleep(0.1)
+    assert log == ["kit"] and d.held and holds == [1]  # held after kit's cue, before wren's
+    flow.user_waits = True  # (a decision the hold keeps open changes nothing either way)
+    await asyncio.sleep(0.05)
+    flow.user_waits = False
+    await asyncio.sleep(0.05)
+    assert not wren.done() and log == ["kit"] and len(holds) == 1
+    wren.cancel()
+    await asyncio.wait({wren}, timeout=2)
+    assert wren.cancelled()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import get_args
 
 from foreman.backends.sim import patches
-from foreman.backends.sim.scenario import ASSIGN
+from foreman.backends.sim.plan import ASSIGN
 from protocol.entities import AgentState, Station
 
 from ._sim import MERGED_TASKS, blobs, expected_main, git

@@ -2,9 +2,9 @@
 
 Every run must end like an uninterrupted run with the same answers: the goal done, the same
 tree on main, one merge commit per merged task (no merge done twice), a clean checkout.
-Kill points are picked by watching protocol messages; at ``--speed`` 30 a beat's pauses last
-tens of milliseconds, so a kill lands inside the beat (and inside a CI run or a merge, which
-take longer than the client needs to react).
+Kill points are picked by watching protocol messages; at ``--speed`` 30 a scripted action's
+pauses last tens of milliseconds, so a kill lands inside the stage (and inside a CI run or a
+merge, which take longer than the client needs to react).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class KillPoint:
     """Kill the daemon right after the ``nth`` message matching ``when``.
 
     Attributes:
-        beat: the scenario beat (0..16) the kill lands in.
+        stage: the stage of the script (0 planning .. 16 the wrap-up) the kill lands in.
         not_yet: a feed line the restarted daemon must not have: proof the kill landed before
             that step was recorded (so the step really is redone after the restart). Only for
             steps that run git or the tests (tens of milliseconds, longer than the client needs
@@ -65,7 +65,7 @@ class KillPoint:
     """
 
     name: str
-    beat: int
+    stage: int
     when: Pred
     nth: int = 1
     not_yet: str | None = None
@@ -174,8 +174,8 @@ async def test_killed_once_ends_like_an_uninterrupted_run(point: KillPoint, grou
     check_final(client, daemon, first_run)
 
 
-def test_kill_points_cover_ten_beats() -> None:
-    assert len({p.beat for p in KILL_POINTS}) >= 10
+def test_kill_points_cover_ten_stages() -> None:
+    assert len({p.stage for p in KILL_POINTS}) >= 10
 
 
 async def test_killed_again_and_again(tmp_path: Path, first_run: Run) -> None:

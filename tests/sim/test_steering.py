@@ -14,7 +14,7 @@ from .conftest import Run, run_async
 
 QUIET = 0.4
 """Seconds without a state message that count as "the scenario is waiting" (at --speed 1000
-that is 400 s of scenario time: no beat pauses that long)."""
+that is 400 s of the team's time: no scripted action pauses that long)."""
 
 
 async def quiet(client: SimClient, timeout: float = 10.0) -> None:

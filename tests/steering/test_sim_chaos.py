@@ -28,7 +28,7 @@ import psutil
 import pytest
 
 from foreman.backends.sim import patches
-from foreman.backends.sim.scenario import ASSIGN
+from foreman.backends.sim.plan import ASSIGN
 from foreman.config import resolve
 from foreman.daemon import Daemon
 from foreman.tui.discovery import Locator
@@ -142,14 +142,12 @@ async def phase1(home: Path, rnd: random.Random, log: list[str]) -> int:
 
 
 def where(d: Daemon) -> str:
-    """Where the in-process scenario is: beats done, agents, tasks, open decisions, feed tail."""
+    """Where the in-process run is: agents, tasks, open decisions, feed tail."""
     w = d.core.world
-    marks = list(w.meta.get("sim", {}).get("marks", {}))
     agents = {n: (a.active, a.paused, a.state) for n, a in w.agents.items()}
     tasks = {t.id: (t.status, t.assignee) for t in w.tasks.values()}
     open_ = [(x.id, x.kind, x.asked_by, x.task) for x in w.decisions.values() if x.status == "open"]
-    return (f"beats done: {sum(m.startswith('beat:') for m in marks)}, last marks {marks[-6:]}\nagents {agents}\n"
-            f"tasks {tasks}\nopen {open_}\nfeed tail {[f.text for f in list(w.feed)[-8:]]}")
+    return (f"agents {agents}\ntasks {tasks}\nopen {open_}\nfeed tail {[f.text for f in list(w.feed)[-8:]]}")
 
 
 async def phase2(home: Path, rnd: random.Random, log: list[str]) -> Path:

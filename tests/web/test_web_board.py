@@ -106,7 +106,7 @@ def test_the_board_shows_the_sims_tasks_agents_and_goal(held: tuple[SimDaemon, S
         agents = page.eval_on_selector_all("#agent-list .agent", "els => els.map(e => [e.dataset.agent, e.dataset.state])")
         assert dict(agents) == {n: a["state"] for n, a in client.agents.items() if a["active"]}
         assert agents[0][0] == "marlow"
-        assert "sketching the tags command" in page.inner_text("#agent-list .agent[data-agent=juniper]")
+        assert "waiting for your answer" in page.inner_text("#agent-list .agent[data-agent=juniper]")
         assert "$" in page.inner_text("#agent-list .agent[data-agent=kit] .usage")
         goal = page.inner_text("#goal-list")
         assert "Add tags to pocket-notes" in goal and "11%" in goal and "1/9 tasks done" in goal
@@ -126,19 +126,19 @@ def test_upserts_land_in_place_without_a_reload(held: tuple[SimDaemon, SimClient
     with chromium(tmp_path) as context:
         page = open_page(context, login_url(daemon))
         page.evaluate("window.__sameDocument = true")
-        card = page.locator("#columns .task[data-task=t7]")
+        card = page.locator("#columns .task[data-task=t6]")
         assert "p" not in card.locator(".task-meta").inner_text().split("·")[-1]
         page.locator("#message-form select").select_option("kit")
         page.fill("#message-form input[name=text]", "please keep the tags lowercase")
         page.click("#message-form button")
         page.wait_for_function("() => document.querySelector('#message-list').innerText.includes('keep the tags lowercase')")
-        # steering through the page: t7 to the top
+        # steering through the page: t6 to the top
         card.click()
         page.fill("#task-dialog input[name=priority]", "9")
         page.get_by_role("button", name="Prioritize").click()
-        page.wait_for_function("() => document.querySelector(\"#columns .task[data-task=t7]\").innerText.includes('p9')")
+        page.wait_for_function("() => document.querySelector(\"#columns .task[data-task=t6]\").innerText.includes('p9')")
         first = page.eval_on_selector("#columns .column[data-status=todo] .cards", "c => c.firstElementChild.dataset.task")
-        assert first == "t7"
+        assert first == "t6"
         assert page.evaluate("window.__sameDocument") is True
         assert page.evaluate("window.foremanWeb.stats.connects") == 1
         assert page.errors == []

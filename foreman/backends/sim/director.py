@@ -16,6 +16,10 @@ user sees. The director removes that race: a script asks for its cue before each
 
 and then to the lowest rank. The order of actions is therefore a function of the flow's state, not
 of timing.
+
+A hold point (``--showcase``, :meth:`Director.hold_when`) stops the cues for good: once its
+predicate holds when the next cue would be granted (the flow quiet), no cue is granted again and
+the turns in flight wait where they are, so the state stays as it is.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ class Director:
         self._waiting: dict[str, Any] = {}
         self._holder: str | None = None
         self._changed = asyncio.Event()
+        self._hold_at: Callable[[set[str]], bool] = lambda waiting: False
+        self._on_hold: Callable[[], None] = lambda: None
+        self.held = False
+        """True once a hold point was reached: no more cues."""
         self.cues: list[tuple[str, Any]] = []
         """Every cue granted, ``(agent, rank)``, in order (tests read it)."""
 
@@ -52,6 +60,11 @@ class Director:
         """Connect the director to the flow: ``quiet()`` waits until the flow is quiet, ``running()``
         names the agents with a turn in flight, ``user_waits()`` is True while a decision is open."""
         self._quiet, self._running, self._user_waits = quiet, running, user_waits
+
+    def hold_when(self, reached: Callable[[set[str]], bool], on_hold: Callable[[], None]) -> None:
+        """Stop granting cues for good once ``reached(waiting)`` is True when a cue would be granted
+        (the flow quiet; ``waiting``: the agents waiting for a cue); ``on_hold()`` is called once then."""
+        self._hold_at, self._on_hold = reached, on_hold
 
     @contextlib.asynccontextmanager
     async def act(self, agent: str, rank: Any) -> AsyncIterator[None]:
@@ -82,8 +95,15 @@ class Director:
         return min(self._waiting, key=lambda a: (self._waiting[a], a))
 
     def _grant(self, agent: str) -> bool:
-        """Give ``agent`` the cue if it is its turn now (the flow already quiet)."""
-        if self._holder is not None or self._lowest() != agent or self._user_waits():
+        """Give ``agent`` the cue if it is its turn now (the flow already quiet), unless the hold point
+        is reached."""
+        if self.held or self._holder is not None or self._lowest() != agent:
+            return False
+        if self._hold_at(set(self._waiting)):
+            self.held = True
+            self._on_hold()
+            return False
+        if self._user_waits():
             return False
         if any(a not in self._waiting for a in self._running()):
             return False

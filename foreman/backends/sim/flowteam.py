@@ -5,7 +5,8 @@ package's scripted runner with the sim's scripts (:mod:`.scripts`), ordered by a
 :class:`~.director.Director`. Everything between turns is the flow's: starting tasks in worktrees,
 CI, the lead's review, the merge decision, the merge queue and its merge test, hand-offs, retiring
 worktrees, restarts. What the sim adds is the demo repository (made at the first start, or with
-``--reset``) and the demo goal (submitted at start with ``--autostart``).
+``--reset``), the demo goal (submitted at start with ``--autostart``) and, with ``--showcase``, the
+hold points of :mod:`.showcase`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .demo_repo import create_demo_repo, demo_test_command
 from .director import Director
 from .plan import SECOND, plan_for
 from .scripts import SimScripts
+from .showcase import Showcase
 from .team import DEMO_GOAL, LEAD, WORKERS, demo_repo_path, ensure_identity
 
 logger = logging.getLogger(__name__)
@@ -62,13 +64,15 @@ class SimTeam(Conductor):
 
     Attributes:
         director: orders the scripted actions. scripts: the agents' turns. repo_id: the demo
-            repository's id once started.
+            repository's id once started. showcase: the hold point's keeper (``--showcase``), else None.
     """
 
     def __init__(self, settings: Settings) -> None:
         settings = sim_settings(settings)
         self.director = Director()
-        self.scripts = SimScripts(self.director, speed=settings.speed, user=settings.user_name, seed=settings.seed)
+        self.scripts = SimScripts(self.director, speed=settings.speed, user=settings.user_name, seed=settings.seed,
+                                  fast=bool(settings.showcase))
+        self.showcase = Showcase(settings.showcase, self.director, self.scripts.pid) if settings.showcase else None
         runner = ScriptedRunner(self.scripts.pick)
         runner.name = "sim"
         runners: dict[str, TurnRunner] = {name: runner for name in (LEAD, *team_of(settings).workers)}
@@ -86,10 +90,12 @@ class SimTeam(Conductor):
         if self.settings.reset or not (path / ".git").exists():
             await asyncio.to_thread(create_demo_repo, path, force=True)
         await ensure_identity(path)
+        self.scripts.world = lambda: daemon.core.world
+        if self.showcase is not None:  # (before the flow resumes the turns: they replay to the hold point)
+            self.showcase.attach(daemon, lambda: list(self.runner.live.running) if self.runner is not None else [])
         await super().start(daemon)
         assert self.runner is not None  # (made by Conductor.start)
         flow = self.runner
-        self.scripts.world = lambda: daemon.core.world
         if self.settings.ambient:
             self.scripts.ambient = lambda who, text: daemon.act(lambda c, now: c.log(who, text, now, kind="ambient"))
         daemon.act(self._deal_again)
@@ -105,9 +111,12 @@ class SimTeam(Conductor):
                     return
                 await asyncio.wait(removals)
 
-        self.director.attach(settled, lambda: list(flow.live.running),
-                             lambda: any(d.status == "open" for d in daemon.core.world.decisions.values()))
+        user_waits = self.showcase.user_waits if self.showcase is not None else \
+            (lambda: any(d.status == "open" for d in daemon.core.world.decisions.values()))
+        self.director.attach(settled, lambda: list(flow.live.running), user_waits)
         flow.watchers.append(self.director.poke)  # (the turns in flight change only when the flow applies an input)
+        if self.showcase is not None:
+            self.showcase.answer_open()
         repo = await daemon.add_repo(str(path))
         self.repo_id = repo.id
         if self.settings.autostart and not daemon.core.world.goals:
@@ -172,6 +181,8 @@ class SimTeam(Conductor):
                 asyncio.get_running_loop().call_soon(self._decline_goal, effect.ref)
                 return
         super().on_effect(effect)
+        if self.showcase is not None:
+            self.showcase.on_effect(effect)
         if self.runner is not None and self.d is not None:
             self._reserve(self.d.core.world, self.runner.live.reserved)
 
@@ -252,6 +263,6 @@ class SimTeam(Conductor):
 
 
 DONE_TEXT = "The sim scenario is complete"
-"""The feed line of a finished scenario."""
+"""The feed line of a finished run of the sim's script."""
 
 __all__ = ["DONE_TEXT", "SimTeam", "sim_settings"]

@@ -2,7 +2,7 @@
 
 Pure data and pure functions (no I/O). The sim lead plans :data:`TASKS` (t1..t9); a worker
 carries out a task as a list of :class:`Step` s, each one commit on the task's branch. Special
-cases the scenario relies on:
+cases the script relies on:
 
 - t2's behaviour depends on the user's answer to :attr:`SimTaskContent.question`: option 1
   builds variant ``counts``, option 2 variant ``alphabetical`` (see :func:`variant_for_answer`).
@@ -11,7 +11,7 @@ cases the scenario relies on:
 - t4's first version passes but is meant to get "Request changes"
   (:attr:`SimTaskContent.changes_requested`); its second step (``trigger="revision"``) answers
   the review. With Merge on the first version, the revision is never applied.
-- t6 passes its tests but is the task the scenario rejects (:attr:`SimTaskContent.rejection_reason`);
+- t6 passes its tests but is the task the script rejects (:attr:`SimTaskContent.rejection_reason`);
   no task depends on it.
 - t7 is blocked on the user (:attr:`SimTaskContent.blocked_on_user`) and has no steps.
 - t8 is a stretch task that gets cancelled: its step exists (the worker starts on it) but it
@@ -19,7 +19,7 @@ cases the scenario relies on:
 
 Every task writes only its own files (no path is written by two tasks), so the branches merge
 without conflicts in any order that respects :attr:`SimTaskContent.deps`; :data:`MERGE_ORDER`
-is the order the scenario merges them in.
+is the order the script merges them in.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class SimTaskContent:
         question: the product question that picks the variant, if any.
         changes_requested: the review comment that a Request changes answer carries (the
             ``revision`` steps answer it); None when the task has no revision.
-        rejection_reason: why the reviewer rejects this task, for the task the scenario rejects.
+        rejection_reason: why the reviewer rejects this task, for the task the script rejects.
         blocked_on_user: what only the user can do, for a task that blocks on the user.
         stretch: a nice-to-have the lead cancels.
     """
@@ -266,7 +266,7 @@ TASKS: Mapping[str, SimTaskContent] = MappingProxyType({task.id: task for task i
 """Every task of the sim plan by id, in plan order (t1..t9)."""
 
 MERGE_ORDER: tuple[str, ...] = ("t1", "t5", "t3", "t2", "t4", "t6", "t9")
-"""The order the scenario merges tasks in (t7 never merges, t8 is cancelled)."""
+"""The order the script merges tasks in (t7 never merges, t8 is cancelled)."""
 
 
 def task(task_id: str) -> SimTaskContent:

@@ -4,7 +4,8 @@ The script was written for five named workers, four of whom take two tasks each.
 workers beyond those five (``--workers N``, generated names) gets the second tasks instead,
 dealt in turn to the extra workers in seat order, so a larger team does more of the work in
 parallel. The plan is a pure function of the team, so the same team gives the same plan (and the
-same git history) on every run; the scenario stores it once, so a restart keeps it.
+same git history) on every run; the tasks the lead creates carry it (their assignees), so a restart
+keeps it.
 """
 
 from __future__ import annotations

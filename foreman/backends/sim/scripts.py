@@ -30,10 +30,9 @@ from . import patches
 from .demo_repo import apply_step
 from .director import Director
 from .plan import idle_extras, plan_for, tasks_of
-from .scenario_base import AMBIENT
 from .team import LEAD, WORKERS
 
-ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t6", "t9", "t8")
+ORDER = ("t1", "t7", "t5", "t3", "t2", "t4", "t8", "t6", "t9")
 """The order the workers' actions go in when several wait at once (the lead's go first)."""
 ASK_AGAIN = 500
 """Cues a worker waits for the lead's answer about a stretch task before it asks again."""
@@ -50,6 +49,11 @@ PERMISSION = "cat ~/.pocket-notes/notes.json"
 FINAL_OPTIONS = ("Close t7 and finish the goal", "Keep t7 open for later")
 """The lead's last question when only the task that waits for the user is left."""
 PLAN_NOTE = "Plan is in shared memory (shared/plan). Juniper takes tags first; Tove the date bug."
+AMBIENT = (
+    "stretches and refills the coffee", "hums while skimming the changelog", "tidies the desk",
+    "reads the style guide again", "waters the plant by the window", "checks the board",
+)
+"""What an idle agent does now and then (the ambient chatter, picked with the seeded generator)."""
 
 
 def _title_index() -> dict[str, str]:
@@ -64,11 +68,14 @@ class SimScripts:
             actions are ``seconds / speed``). world: returns the daemon's world (read-only: the
             scripts change it only through the tools). user: the user's name, for replies. seed: the
             seed of the ambient chatter. ambient: logs an ambient line for an agent (None: no chatter).
+            fast: no pauses at all (``--showcase`` fast-forwards to its hold point).
     """
 
     def __init__(self, director: Director, *, speed: float = 1.0, world: Callable[[], World] | None = None,
-                 user: str = "you", seed: int = 7, ambient: Callable[[str, str], None] | None = None) -> None:
+                 user: str = "you", seed: int = 7, ambient: Callable[[str, str], None] | None = None,
+                 fast: bool = False) -> None:
         self.director = director
+        self.fast = fast
         self.rng = random.Random(seed)
         self.ambient = ambient
         self.speed = speed
@@ -109,8 +116,8 @@ class SimScripts:
         return (1, place, n)
 
     async def pause(self, seconds: float) -> None:
-        """Let scenario time pass (scaled by the speed)."""
-        await asyncio.sleep(seconds / self.speed)
+        """Let the team's time pass (scaled by the speed; none while fast-forwarding)."""
+        await asyncio.sleep(0 if self.fast else seconds / self.speed)
 
     # ------------------------------------------------------------------ the lead
     async def plan(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
@@ -176,21 +183,18 @@ class SimScripts:
 
     async def chat(self, req: TurnRequest, tools: AgentTools) -> TurnResult:
         """A turn for messages and the flow's news: the agent acknowledges the user's messages; the
-        lead drops a stretch task a worker asks about, drops the work that builds on a rejected task,
-        and asks the user how to end a goal whose open tasks only the user can unblock."""
+        lead drops a stretch task that was started (its worker asks about it), drops the work that
+        builds on a rejected task, and asks the user how to end a goal whose open tasks only the user
+        can unblock."""
         async with self.director.act(req.agent, self.rank(req)):
             lines = [*tools.unread(), *req.prompt.splitlines()]
             for line in lines:
                 if line.startswith("user:"):
                     await tools.call("send_message", {"to": "user", "text": f"Got it, {self.user}: I'll keep that in mind."},
                                      unread=False)
-                asked = re.search(r"is (t\d+) in scope\?", line)
-                if req.lead and asked:
-                    await self._drop_stretch(tools, asked.group(1))
-            if req.lead:  # a stretch task in work whose question a cut turn took: dropped all the same
+            if req.lead:  # (its worker asks "is tN in scope?"; a cut turn may have taken the question: one rule)
                 for task in list(self.world().tasks.values()):
-                    pid = self.pid(task.id)
-                    if task.status == "doing" and pid is not None and patches.TASKS[pid].stretch:
+                    if self._stretch_started(task):
                         await self._drop_stretch(tools, task.id)
             rejected = re.search(r"The user rejected (t\d+) at its merge", req.prompt)
             if req.lead and rejected:
@@ -199,6 +203,13 @@ class SimScripts:
         if req.lead and stalled:
             await self._finish(req, tools, stalled.group(1))
         return _done(req)
+
+    def _stretch_started(self, task: Any) -> bool:
+        """True for a stretch task of the script that was started (it has its branch) and is not
+        finished: the lead drops it in any of its chat turns."""
+        pid = self.pid(task.id)
+        return pid is not None and patches.TASKS[pid].stretch and task.branch is not None \
+            and task.status not in ("done", "cancelled")
 
     async def _drop_stretch(self, tools: AgentTools, tid: str) -> None:
         task = self.world().tasks.get(tid)
@@ -262,8 +273,11 @@ class SimScripts:
                 await tools.call("send_message", {"to": LEAD, "text": f"Starting {req.task}: is {req.task} in scope?"},
                                  unread=False)
             polls = 0
+            # (each look after every other action waiting: at the task's place it would come before the
+            # lead's reviews of the tasks after it in ORDER, and, the lowest rank again and again, starve them)
+            last = (2, *self.rank(req)[1:])
             while True:  # (until the lead answers, or cancels the task: which aborts this turn)
-                async with self.director.act(req.agent, self.rank(req)):
+                async with self.director.act(req.agent, last):
                     if any("in scope" in line for line in tools.unread()) \
                             or self.world().tasks[req.task or ""].status != "doing":
                         break
@@ -363,12 +377,13 @@ class SimScripts:
 
     async def _overloaded(self, req: TurnRequest, tools: AgentTools) -> None:
         """Rowan's model service is overloaded for a moment and answers on retry (an agent in error
-        that recovers by itself)."""
+        that recovers by itself: two cues, so ``--showcase late`` holds between them)."""
         async with self.director.act(req.agent, self.rank(req)):
             tools.activity("error", "API overloaded (529): retrying in 30 s")
             feed = getattr(tools, "feed", None)
             if callable(feed):
                 feed("Rowan hit an API overload; retrying")
+        async with self.director.act(req.agent, self.rank(req)):
             await self.pause(1.5)
             tools.activity("reading", "back: the API answered on retry")
 

@@ -88,7 +88,7 @@ if __name__ == "__main__":
     unittest.main()
 ''')
 
-# --- t6: more store tests (the scenario's Reject case) ---------------------------------------
+# --- t6: more store tests (the script's Reject case) ---------------------------------------
 
 T6_REJECTION_REASON = (
     "Most of these repeat test_store.py and test_tags.py, and the new ones test the JSON "
