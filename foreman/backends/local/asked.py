@@ -1,10 +1,10 @@
 """Guided mode's tests: the test of the asked behaviour, written first, and the tests a task asks for.
 
-**The asked test** (issue 13). A task that asks for no test ("make ``run_search`` print a last
-line 'N matching notes'") is checked by the repository's own tests only, which were written
-before the task and do not cover the new behaviour. A small model then passes the checks with a
-change that does something else (the 1.5B bench run printed ``N matching notes: 2`` through a new
-``--count`` option), and the task was merged: a false success. So before the model changes any
+**The asked test**. A task that asks for no test ("make a command print a summary line at the
+end") is checked by the repository's own tests only, which were written before the task and do
+not cover the new behaviour. A small model then passes the checks with a change that does
+something else (a different line, printed only under a new option nobody asked for), and the
+task is merged: a false success. So before the model changes any
 code, guided mode asks it for pytest test functions of the behaviour the task asks for, exactly
 as the task states it, and places them in a new file (:func:`asked_test_path`). The rule:
 
@@ -24,7 +24,7 @@ as the task states it, and places them in a new file (:func:`asked_test_path`). 
   cannot get such a test; guided mode then blocks, and ``"askedTest": false`` in the profile
   turns the step off.
 - *Its first cases only*: the first two test functions, each to its third assert, are placed
-  (:func:`.probe.first_checks`): the 1.5B model lists the plain cases first and makes up the
+  (:func:`.probe.first_checks`): a small model lists the plain cases first and makes up the
   later ones, and a made-up case would lock the attempt into failure.
 - *It checks every target*: when the attempt changed two or more files, the asked test must
   fail with any one file the task asks to change put back as it was (:func:`.proof.unchecked_targets`);
@@ -80,11 +80,9 @@ ASKED_TEST_ASK = (
     "fail on this code and pass once the task is done. One ```python block whose first line is "
     "`# file: {path}`, only imports and one short test function (def test_...) for each thing the task asks for, "
     "each with at most three plain assert statements on the simplest cases. No explanations.")
-"""The asked test's request. "At most three asserts": asked for "test functions" with no bound, the
-1.5B model's asked tests for count_matches ran to max_tokens in both asks of an attempt (one
-assert after another), the first three right and the later ones made up (``count_matches(NOTES,
-"milk eggs budget") == 3`` where every word must match, so 0); another attempt's test expected
-``count_matches(NOTES, "milk") == 1`` against two notes holding "milk" (bench s10-q15-2, task 5).
+"""The asked test's request. "At most three asserts": asked for "test functions" with no bound, a
+small model writes one assert after another until max_tokens, the first few right and the later
+ones made up (expected values the task contradicts), so the locked test fails every change.
 The edit and test asks of a task that asks for tests are bounded alike (:data:`.guided_text.TEST_ASK`)."""
 PASSES_ON_BASE = ("That test passes on the code as it is now, so it does not check what the task asks for. Write test "
                   "functions that fail now and pass once the task is done. Same format.")
@@ -113,9 +111,9 @@ def each_target_sentence(goal: str, where: Localized) -> str:
     (:attr:`.localize.Localized.targets`), else "": each file with what the task asks of it there (the
     functions it adds or calls with their arguments there, ``name(``, :func:`_places`; else the existing
     names it names in that file). Asked
-    for "a test function for each thing the task asks for", the 1.5B model's asked tests for "add
-    count_matches to search.py, then make run_search print 'N matching notes'" tested count_matches
-    alone in 9 attempts of 15, which then ended ``target unchecked`` (bench s13-q15-*, s14-q15-*)."""
+    only for "a test function for each thing the task asks for", a small model often tests one
+    file's part of a two-file task alone (the new ``count_words`` in ``pkg/text.py``, not the
+    command that is to print its result), and the attempt ends ``target unchecked``."""
     if len(where.targets) < 2:
         return ""
     adds = task_functions(goal)
@@ -239,9 +237,9 @@ _PATH_RE = re.compile(r"[\w./-]+\.py\b")
 
 def _places(goal: str, name: str, rel: str) -> bool:
     """Whether the task puts ``name`` in ``rel``: the file named nearest to a mention of ``name``
-    in the task's text is ``rel`` ("Add count_matches(...) to notes/search.py ... make run in
-    notes/commands/search.py ..." puts count_matches in notes/search.py only); a bare file name
-    ("search.py") names every file of that name."""
+    in the task's text is ``rel`` ("Add count_words(...) to pkg/text.py ... make run in
+    pkg/commands/text.py ..." puts count_words in pkg/text.py only); a bare file name
+    ("text.py") names every file of that name."""
     paths = [(m.start(), m.group().strip(".")) for m in _PATH_RE.finditer(goal)]
     for mention in re.finditer(rf"\b{re.escape(name)}\b", goal):
         nearest = min(paths, key=lambda p: abs(p[0] - mention.start()), default=None)
@@ -273,9 +271,9 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     rows, the table closed, and the model is asked for the one function under it (:mod:`.cuttable`;
     that answer, when cut itself or unusable, is dropped). A
     reply cut at ``max_tokens`` before one whole test function otherwise (or whose function could
-    not be had) is asked once more, afresh, with :data:`.guided_text.CUT_TABLE`: the 1.5B model's
-    format_age tests listed one parametrize row a day (``days=1``, ``days=2``, ...) until the cut,
-    in both attempts, and its repairs sent the same table back, cut again (bench s12-q15-11)."""
+    not be had) is asked once more, afresh, with :data:`.guided_text.CUT_TABLE`: a small model can list
+    one parametrize row per value (``n=1``, ``n=2``, ...) until the cut, attempt after attempt, and
+    its repairs send the same table back, cut again."""
     assert where.test_file is not None
     module = module_name(default) if default else "the module under test"
     source = task._read(default) if default else None

@@ -1,6 +1,6 @@
 """Guided mode: the harness drives a worker's task, the model writes one small thing at a time.
 
-For a small model the free agent loop fails on the protocol, not on the code (issue 13): it
+For a small model the free agent loop fails on the protocol, not on the code: it
 writes the right function but not a valid edit. Here the harness does the rest:
 
 1. *Localize* (:mod:`.localize`): the files and symbols the task names, shown with line
@@ -8,7 +8,7 @@ writes the right function but not a valid edit. Here the harness does the rest:
 2. *Edit*: the model answers with complete definitions; :mod:`.answers` places them by name
    (:mod:`.placement`), or applies SEARCH/REPLACE blocks; a block that cannot be placed is a
    counted failure told back to the model. An answer that leaves out a function the task asks
-   for by name ("Add a function shout(...)") is asked for that function alone, in a fresh
+   for by name ("Add a function count_words(...)") is asked for that function alone, in a fresh
    conversation holding the task and the file's signatures (the outcome, when it never comes,
    is ``function not written``). An answer that changes nothing, when the task names code on
    one line of a definition it names (``delta.seconds``), is followed by an ask for that line
@@ -193,10 +193,9 @@ class GuidedTask:
     def _new_tests(self, rel: str) -> list[str]:
         """The test functions ``rel`` has now and had not before the attempt (names; [] when none,
         or when the file does not parse). A task that asks for a test in ``rel`` does not pass
-        without one: the 0.5B model's constrained format_age and ``--limit`` answers put no test
-        there, the repository's own tests passed, and both were merged undone (bench s8-q05-c1).
-        A file the attempt has not written has none (its tests were there before: counted as new
-        until stop 14, so a task naming an existing test file was never asked for its test)."""
+        without one: else an answer that puts no test there passes on the repository's own tests
+        and is merged undone. A file the attempt has not written has none (its tests were there
+        before; counted as new, a task naming an existing test file would never be asked for its test)."""
         if rel not in self.original:
             return []
         before = self.original[rel]
@@ -278,10 +277,9 @@ class GuidedTask:
         definitions are dropped, :func:`.answers.only_definitions`).
 
         A reply cut at ``max_tokens`` inside its test file keeps the blocks before that file whole
-        and the test's complete functions (:func:`.answers.complete_part`): the 1.5B model's
-        ``--limit`` repairs sent ``commands/notes.py`` whole, then the test after a second
-        ``# file:`` line in the same fence, cut there, and nothing was placed (bench s13-q15-2, -4,
-        -6, task 6). A reply cut inside code places nothing, as before."""
+        and the test's complete functions (:func:`.answers.complete_part`): a small model's repair
+        may send a code file whole, then the test after a second ``# file:`` line in the same fence,
+        and a cut there would otherwise place nothing. A reply cut inside code places nothing."""
         blocks = (blocks_of_json(reply) if self.response_format else []) or blocks_of(reply)
         if not blocks and self.last_finish == "length":  # cut in its tests: the code before them and complete tests
             kept = blocks_of(complete_part(reply))

@@ -31,10 +31,10 @@ TEST_HOW = "Import what you use from {module}."
 TEST_HOW_EXAMPLE = ("Run the code the way the example test above does (the same helpers and imports); import anything "
                     "else from {module}.")
 """The last sentence of :data:`TEST_ASK`: with an example test shown, the model is pointed at how it
-runs the code. Told only to import from the changed module, the 1.5B model called ``run_list`` of
-``commands/notes.py`` with a dict for a store and made-up arguments, while the repository's CLI test
-runs a subcommand through one helper (bench s8-q15-m1, task 6); its test replies there were cut at
-max_tokens in 4 of 6 (a case per limit, 0 to 5), hence "two or three short"."""
+runs the code. Told only to import from the changed module, a small model calls a command's
+function directly with made-up arguments (a dict for a store) where the repository's tests run a
+subcommand through one helper. Its test replies, one case per value, are often cut at
+max_tokens, hence "two or three short"."""
 REPAIR_ASK = ("Write the corrected code: the complete functions (or test functions) that must change, in ```python "
               "blocks whose first line is `# file: <path>`. No explanations.")
 NO_CHANGE = "That changed nothing. " + REPAIR_ASK
@@ -45,7 +45,7 @@ NO_CHANGE_NAMED = ("That changed nothing: {names} came back exactly as {it_is} i
 
 def no_change_ask(symbols: list[tuple[str, str, int]]) -> str:
     """The repair request after an answer that changed no file (most often the shown file sent back
-    as it is: the 0.5B model's format_age fix, every attempt of bench q05-r1).
+    as it is).
 
     Args:
         symbols: ``(name, file, line)`` the task names (:attr:`.Localized.symbols`); the names
@@ -108,10 +108,10 @@ NOT_DEFINED = ("{name} is not in {path}: your answer did not define it. Send def
 
 def missing_asked_names(summary: str, goal: str, known: list[str]) -> list[tuple[str, str]]:
     """``(name, path)`` of names the task asks for that the checks could not import from a module
-    of the repository (``cannot import name 'word_count' from 'pocket_notes.formatting'``, or
-    ``module ... has no attribute``). The 1.5B model sent formatting.py back without word_count
-    and a test importing it; the repair said the failure was in the test, and all three attempts
-    rewrote the test (bench s8-q15-r2)."""
+    of the repository (``cannot import name 'count_words' from 'pkg.text'``, or
+    ``module ... has no attribute``). When an answer sends the module back without the asked
+    function beside a test importing it, a repair that does not name the missing function gets
+    the test rewritten, attempt after attempt, and the function is never written."""
     words = set(re.findall(r"[A-Za-z_]\w*", goal))
     found = [(m.group(1), m.group(2)) for m in _IMPORT_NAME_RE.finditer(summary)]
     found += [(m.group(2), m.group(1)) for m in _MODULE_ATTR_RE.finditer(summary)]
@@ -131,7 +131,7 @@ ASKED_DEF = ("Your answer did not write {names}. Write only {names}, complete fr
 
 def asked_functions(goal: str) -> list[str]:
     """The functions a task asks for by name: ``NAME(`` after "function", "method" or "def" ("Add a
-    function shout(text: str) -> str"), in order."""
+    function count_words(text: str) -> int"), in order."""
     return list(dict.fromkeys(_ASKED_DEF_RE.findall(goal)))
 
 
@@ -146,16 +146,16 @@ ADDS = " The task adds {names}: call {them} in the tests."
 
 def adds_sentence(goal: str) -> str:
     """The sentence a test ask ends with when the task asks for functions by name
-    (:func:`asked_functions`), else "". Without it the 0.5B model's tests for is_blank copied the
-    example's test of format_date and tested format_line (s9-q05-f1), and the 1.5B model's asked
-    tests for count_matches tested only search, which exists (probe, 2 December)."""
+    (:func:`asked_functions`), else "". Without it a small model's tests copy the example test
+    or test an existing function of the file instead of the new one (``parse``, not the asked
+    ``parse_date``), and so check nothing the task adds."""
     names = asked_functions(goal)
     return ADDS.format(names=", ".join(names), them="it" if len(names) == 1 else "them") if names else ""
 
 
 def task_words(goal: str, symbols: list[tuple[str, str, int]]) -> set[str]:
     """The words a test of the task would use: the functions it asks for by name, the existing
-    names it mentions (``symbols``, :attr:`.Localized.symbols`), its options (``--limit``) and its
+    names it mentions (``symbols``, :attr:`.Localized.symbols`), its options (``--verbose``) and its
     backticked words (`` `list` ``)."""
     words = set(asked_functions(goal)) | {name for name, _, _ in symbols}
     words |= set(re.findall(r"(?<![\w-])--[A-Za-z][\w-]*", goal))
@@ -171,10 +171,10 @@ def absent_definitions(names: list[str], texts: list[str]) -> list[str]:
 
 def stated_def_lines(goal: str, names: list[str]) -> list[str]:
     """The ``def`` lines the task states for ``names``: ``NAME(params) -> annotation`` as written in
-    the task ("Add a function shout(text: str) -> str to ..."), each kept only when it parses as a
+    the task ("Add a function count_words(text: str) -> int to ..."), each kept only when it parses as a
     def line (``ast``). Of several ``NAME(`` in the task, the one after "function", "method" or
     "def" is taken, else one followed by ``->``, else the first (an example call such as
-    ``format_age(seconds=90)`` would give its arguments as parameters); the annotation is the
+    ``count_words(text="a b")`` would give its arguments as parameters); the annotation is the
     longest run of words after ``->`` that parses (``Note | None``, ``dict[str, list[int]]``);
     ``async def`` stays async. A name the task writes with no parameter list has none."""
     lines = []
@@ -220,13 +220,13 @@ def _closing(text: str, at: int) -> int | None:
 def asked_def_ask(goal: str, names: list[str], path: str, signatures: str) -> str:
     """The user message of a fresh conversation asking only for the functions an answer left out.
 
-    The 1.5B model answered "Add a function shout(...)" with formatting.py's other functions sent
-    back unchanged, without shout, beside a test importing it, in all three attempts; each repair,
-    shown the whole file again, sent the same answer (bench s9-q15-r1; word_count's attempt 1
-    too). A conversation holding the file and those answers invites the copy; this one holds the
-    task, the file's signatures only, and the ask. It ends with the block's start, the def lines the
-    task states (:func:`stated_def_lines`): asked so without it, the same model sent formatting.py's
-    other functions, rewritten, at 0.1, 0.45 and 0.8, and never shout (bench s12-q15-1).
+    A small model may answer "Add a function count_words(...)" with the file's other functions
+    sent back unchanged, without count_words, beside a test importing it, and each repair, shown
+    the whole file again, sends the same answer. A conversation holding the file and those answers
+    invites the copy; this one holds the task, the file's signatures only, and the ask. It ends
+    with the block's start, the def lines the task states (:func:`stated_def_lines`): asked so
+    without it, the model may still send the file's other functions, rewritten, at every
+    temperature, and never the asked one.
     """
     shown = f"\n\n{path} has these definitions now (signatures only):\n```python\n{signatures}\n```" if signatures else ""
     lines = stated_def_lines(goal, names)
@@ -240,11 +240,10 @@ TEST_ONLY = ("Every failure is in {files}, the test written for this task; the r
              "(complete), calling the code as it is defined.")
 SEND_ONLY = " Send only {files}: code that does not change is not sent again."
 """Added to :data:`TEST_ONLY` when every failure is an assert of the new tests (the code files are
-then not shown again either, :meth:`.guided.GuidedTask._attempt`): the 1.5B model's repairs of its
-``--limit`` test sent ``commands/notes.py`` whole and unchanged before the test, and the 512-token
-cap cut the test, seven repairs of seven (bench s13-q15-2, -4, -6, -7, task 6). Not when the code
-raised (``NoteStore.all() got an unexpected keyword argument 'limit'``): told to send the test
-alone, the model rewrote the test around wrong code (bench s14-q15-3, task 6)."""
+then not shown again either, :meth:`.guided.GuidedTask._attempt`): else a small model's test
+repairs send an unchanged code file whole before the test, and the reply's token cap cuts the
+test, repair after repair. Not when the code raised (``Store.all() got an unexpected keyword
+argument 'since'``): told to send the test alone, the model rewrites the test around wrong code."""
 
 
 def failing_files(output: str) -> set[str]:

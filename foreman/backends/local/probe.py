@@ -1,17 +1,16 @@
-"""Why each function of the asked test fails on the unchanged code (issue 13).
+"""Why each function of the asked test fails on the unchanged code.
 
-The asked test (:mod:`.asked`) must fail before the change. Failing is not enough: the 1.5B
-model's test for "print a last line 'N matching notes'" failed on the unchanged code only
-because it built ``Note(title=..., body=...)`` wrongly, a ``TypeError`` of its own, so no change
-could ever pass it and the attempt was lost. So the harness runs the test file alone on the
-unchanged code with pytest's JUnit XML report (``--junitxml``, a pytest built-in) and sorts
-each test function by why it failed:
+The asked test (:mod:`.asked`) must fail before the change. Failing is not enough: a test that
+fails on the unchanged code only because it is broken itself (a wrong constructor call, a
+``TypeError`` of its own) can never be passed by any change, and the attempt is lost. So the
+harness runs the test file alone on the unchanged code with pytest's JUnit XML report
+(``--junitxml``, a pytest built-in) and sorts each test function by why it failed:
 
 - ``asserts``: an ``AssertionError`` (a plain ``assert`` or a ``unittest`` assert): the test
   checks something the code does not do yet;
 - ``new name``: an error whose message quotes a name the task's text names and the code does
-  not have yet (``cannot import name 'count_matches'``, ``unexpected keyword argument
-  'limit'``), or argparse's exit when the task names an option (``--limit``): the task adds it;
+  not have yet (``cannot import name 'count_words'``, ``unexpected keyword argument
+  'since'``), or argparse's exit when the task names an option (``--since``): the task adds it;
 - ``task error``: the error the task's text names (``ValueError`` in "raise ValueError on bad
   input"), or pytest's ``DID NOT RAISE`` of it: the test shows exactly what the task fixes;
 - ``own error``: any other error (a wrong constructor call, a name nothing defines, a fixture
@@ -192,9 +191,9 @@ def _task_error(kind: str, line: str, goal: str) -> bool:
 
 def _new_module(kind: str, line: str, goal: str) -> bool:
     """Whether ``line`` is a ``ModuleNotFoundError`` for a module whose file the task names
-    (``No module named 'notes.counting'`` when the task says "a new file notes/counting/core.py"):
-    read as any quoted name, the dotted module was never among the task's words, and an asked test
-    importing the new module was dropped as broken in itself."""
+    (``No module named 'pkg.counting'`` when the task says "a new file pkg/counting/core.py"):
+    read as any quoted name, the dotted module is never among the task's words, and an asked test
+    importing the new module would be dropped as broken in itself."""
     if kind != "ModuleNotFoundError":
         return False
     module = re.search(r"No module named '([\w.]+)'", line)
@@ -211,10 +210,9 @@ def kept(outcomes: list[ProbeOutcome]) -> set[str]:
 def narrowed(keep: set[str], outcomes: list[ProbeOutcome], text: str, path: str) -> set[str]:
     """``keep`` (:func:`kept`) without the file's collection error on a name the task adds when no
     test function uses that name (:func:`using`): such a file fails on the unchanged code only
-    because it imports the name, whatever its functions check. The 1.5B model's asked test
-    imported count_matches from the command module and kept two functions that tested the old
-    ``search`` alone; the change re-exported the name there, the test passed, and the task was
-    done with a wrong command (a false success, bench s14-q15-1, task 5). The functions that do
+    because it imports the name, whatever its functions check: a test importing the new function
+    from the command module, whose functions test only old code, passes once the change merely
+    re-exports the name there, and a wrong command is done (a false success). The functions that do
     not use it stay when one does: the collection error hides what each would do, and a test of
     the command's output (calling ``run``) checks the task too.
 
@@ -352,12 +350,10 @@ def first_checks(text: str, functions: int = 2, asserts: int = 3) -> str:
     its first ``asserts`` assert statements (those of the function's own body; one inside a
     ``with`` or a loop is not counted). Unchanged when it does not parse.
 
-    Why: a small model lists the plain cases first and makes up the later ones. The 1.5B model,
-    asked for the asked test of count_matches "with at most three asserts", wrote eight to
-    twelve: the first three right (``"milk eggs"`` 1, ``"plumber"`` 1, ``"budget"`` 1), the later
-    ones wrong (``count_matches(NOTES, "milk budget plumber") == 1``, where every word must match:
-    0), and the test stayed locked, so no change could pass it (bench s11-q15-b1, task 5; the
-    same in s10-q15-2 and s11-q15-1). The test kept still has to fail on the unchanged code for
+    Why: a small model lists the plain cases first and makes up the later ones; even asked for
+    "at most three asserts" it may write a dozen, the later ones with wrong expected values
+    (``count_words("a b c") == 2``), and a locked test with one wrong case lets no change pass it.
+    The test kept still has to fail on the unchanged code for
     the task (:func:`classify`), so a bound never lets through a test that checks nothing.
     """
     tests = test_labels(text)  # in source order; {} when it does not parse

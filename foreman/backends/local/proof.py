@@ -1,4 +1,4 @@
-"""Running an attempt's tests on the code as it was, and what that proves (issue 13).
+"""Running an attempt's tests on the code as it was, and what that proves.
 
 :func:`run_probe` runs a test file alone on the code as it is, with pytest's JUnit report
 (:mod:`.probe` sorts its functions); :func:`run_probe_without` runs it with some files put back
@@ -84,8 +84,8 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
                             new: list[str]) -> list[str]:
     """Run the attempt's new tests of ``path`` on the code as it was (every changed file that is
     not a test put back for the run, then restored): the test a task asks for must fail there,
-    as the asked test must (:mod:`.probe`). The 0.5B model's constrained format_age answer
-    rewrote the function unchanged in meaning, so its checks passed (bench s8-q05-c1).
+    as the asked test must (:mod:`.probe`): else an answer that rewrites a function unchanged in
+    meaning passes with tests that check only what the code already did.
 
     Args:
         new: the test functions the attempt added to ``path`` (names).
@@ -94,8 +94,8 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
         The new test functions that pass (or are skipped, xfail included) on the old code when
         every one of them does, or all of ``new`` when none of them ran while the file's other
         tests passed (a class pytest does not collect), or when the file failed to collect on a
-        missing name none of them uses (a review's path: the file imports count_matches, its test
-        checks the old find): they prove nothing. [] when one fails there, on another collection
+        missing name none of them uses (the file imports the new ``count_words``, its tests
+        check an old function): they prove nothing. [] when one fails there, on another collection
         error, when the run cannot tell (not plain pytest, no report), or when no other file
         changed.
     """
@@ -131,12 +131,12 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     and passes once the names the task puts in that file exist as stubs (:func:`_needs`). Each run as
     the probe runs it, then the file restored.
 
-    The asked test guards only what it tests. The 1.5B model's asked tests for "add count_matches
-    to search.py, then make run_search print 'N matching notes'" tested count_matches alone, and its
-    run_search printed ``N matching notes: 2``; every check passed and the task was done, a false
-    success in three runs of three (bench s11-q15-c5a/b/c). A passing attempt therefore needs an
-    asked test that fails without each target's change. Checked when the attempt changed two or
-    more files that are not tests (with one, the probe on the unchanged code already showed it).
+    The asked test guards only what it tests: a test of a two-file task's new function alone
+    (``count_words`` in ``pkg/text.py``) passes while the command that is to print its result
+    prints the wrong line, every check passes, and the task is done: a false success. A passing
+    attempt therefore needs an asked test that fails without each target's change. Checked when
+    the attempt changed two or more files that are not tests (with one, the probe on the
+    unchanged code already showed it).
 
     Returns:
         The unchecked targets, in the task's order ([] when the run cannot tell: a check command
@@ -150,7 +150,7 @@ async def unchecked_targets(task: GuidedTask, attempt: Attempt, where: Localized
     adding = [rel for rel in changed if rel not in where.targets and named & (defined_names(task._read(rel) or "")
               - defined_names((task.original[rel] or b"").decode("utf-8", errors="replace")))]
     unchecked = []
-    for rel in [*where.targets, *adding]:  # a file that gains definitions is the task's too (notes/count.py)
+    for rel in [*where.targets, *adding]:  # a file that gains definitions is the task's too (pkg/count.py)
         if rel in changed and not await _needs(task, attempt, path, where, rel):
             unchecked.append(rel)
     return unchecked
@@ -162,7 +162,7 @@ async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized
 
     Run once with ``rel`` put back: it passes, the change is not needed; an assert fails
     (:func:`_asserts`), it is. (A ``TypeError`` of a test calling a changed signature with its new
-    argument is no check: a review's wrong changes passed with it, a test passing ``limit=None`` or
+    argument is no check: wrong changes pass with it, a test passing ``since=None`` or
     building setup data with a new argument, whatever the argument does.) Any other failure (a missing name, a ``TypeError`` of a changed
     signature) shows only that something the test or another changed file uses is gone, so the
     test is run again with ``rel`` put back plus what the change adds there (:func:`_stubbed`): each
@@ -170,17 +170,17 @@ async def _needs(task: GuidedTask, attempt: Attempt, path: str, where: Localized
     return one sentinel object (:data:`_STUB_VALUE`), its new imports and other new bindings as they are. An assert failing there
     shows the test checks what those definitions do; anything else shows nothing.
 
-    Why a behavioural check: the 1.5B model's asked test imported count_matches from the command
-    module, which the change merely imported (re-exported): every target "failed" without its
-    change and the command's printed line went unchecked (bench s14-q15-1, a false success). Read
-    statically (does a test or another changed file use the name?), reviews got the same through a
-    module attribute, a star import, an assignment, a wrapper ``def``, an import chain and code no
-    test runs. Its limits (three reviews', stop 15): an error beside a stub is no check, so a test that
+    Why a behavioural check: an asked test that imports the new function from a command module,
+    which the change merely imports (re-exports), makes every target "fail" without its change
+    while the command's output goes unchecked (a false success). Read statically (does a test or
+    another changed file use the name?), the same slips through a module attribute, a star
+    import, an assignment, a wrapper ``def``, an import chain and code no test runs. Its limits:
+    an error beside a stub is no check, so a test that
     uses the new function's result other than by comparing it (``> 0``, ``len(...)``, a file it
     writes, an exception class it raises) cannot check that file; a test that reaches the code
     through a subprocess or a ``main()`` that turns errors into an exit status sees an error of the
     put-back file as an assert; a test calling a changed signature with its new argument (``find(...,
-    limit=2)``) cannot check that file (refused); a file counts as checked when one of its changes is.
+    since=2)``) cannot check that file (refused); a file counts as checked when one of its changes is.
     """
     if probes.probe_command(task.ci_command, path, "report.xml") is None:
         return True  # not plain pytest: only the checks' exit status can be read
@@ -206,9 +206,9 @@ def _asserts(outcome: probes.ProbeOutcome) -> bool:
 
 _STUB_VALUE = "_foreman_stub_value = object()"
 """What every stub returns: one object, so a test that computes its expected value with the new
-function (``expected = count_matches(...)``, then compares the command's line with it) gets the same
-value from both calls and passes beside the stub (a fresh ``object()`` per call differed in its
-repr and made it a check; a review's case)."""
+function (``expected = count_words(...)``, then compares the command's line with it) gets the same
+value from both calls and passes beside the stub (a fresh ``object()`` per call would differ in
+its repr and make it a check)."""
 
 
 _STUB_DEF = "def {name}(*args, **kwargs):\n    return _foreman_stub_value"
