@@ -71,6 +71,13 @@ def test_a_continued_answer_is_joined_without_its_repeats() -> None:
     assert [m["role"] for m in asked] == ["user", "assistant", "user"] and asked[1]["content"] == head
 
 
+def test_a_continuation_that_starts_the_answer_over_is_told_apart() -> None:
+    head = "```python\n# file: a.py\nimport os\n\n\ndef f():\n    return os.se"
+    assert continuation.restarted(head, "```\n# file: a.py\nimport os\n\ndef f():\n    return os.sep\n```")
+    assert not continuation.restarted(head, "p\n```")
+    assert not continuation.restarted("x = 1", "x = 1\ny = 2")  # one line is no opening to compare
+
+
 @given(st.text(alphabet="ab \n`", max_size=40), st.text(alphabet="cd \n", max_size=40))
 def test_joining_never_loses_the_answer_so_far(head: str, tail: str) -> None:
     """Whatever the pieces, the joined answer starts with every complete line of the first."""

@@ -95,3 +95,13 @@ async def test_ablated_a_broken_new_test_fails_the_checks_instead(tmp_path: Path
         ablate=("continue", "test-alone"))
     assert not any("fail on their own" in a for a in asks(server))
     assert stats.stages["check: test broken"] == 0 and stats.stages["validate: checks failed"] >= 1
+
+
+async def test_a_continuation_that_starts_over_replaces_the_cut_answer(tmp_path: Path) -> None:
+    head = "```python\n# file: calc.py\ndef sub(a, b):\n    ret"
+    again = "```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```"
+    replies = iter([text(head, finish_reason="length"), text(again)])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
+                                                           repairs=0, ablate=())
+    assert len(server.requests) == 2 and stats.stages["propose: continuation restarted"] == 1
+    assert stats.passed, stats.attempts  # the whole new answer, not the two joined (which would not parse)

@@ -8,7 +8,8 @@ it can be placed. Two rules stop that:
 - *continued* (the ``continue`` check): a cut answer is sent back as the assistant's turn with a
   request to go on from where it stopped, and the pieces are joined (a repeated fence opening or
   a repeated last line dropped), at most :data:`ROUNDS` times; not an answer that ends in a
-  repetition loop (:func:`looping`).
+  repetition loop (:func:`looping`), and a continuation that starts the answer over replaces it
+  rather than being joined to it (:func:`restarted`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,17 @@ def looping(text: str) -> bool:
     return found
 
 
+def restarted(head: str, tail: str) -> bool:
+    """Whether ``tail``, asked as the continuation of ``head``, starts the answer over instead: its
+    first two lines of content (blank lines and fence lines aside) are ``head``'s first two. Joined,
+    such a tail would repeat the whole answer; small models often write one."""
+    def opening(text: str) -> list[str]:
+        return [ln.rstrip() for ln in text.split("\n") if ln.strip() and not ln.strip().startswith("```")][:2]
+
+    first = opening(head)
+    return len(first) == 2 and opening(tail) == first
+
+
 def joined(head: str, tail: str) -> str:
     """``head`` (a cut answer) continued by ``tail``: a fence opening ``tail`` starts while ``head``
     is inside a fence is dropped, and so is a first line of ``tail`` that repeats ``head``'s last
@@ -87,4 +99,5 @@ def joined(head: str, tail: str) -> str:
     return head + tail
 
 
-__all__ = ["CONTINUE_ASK", "ROUNDS", "ask_more", "estimate_tokens", "joined", "looping", "reply_tokens", "sized"]
+__all__ = ["CONTINUE_ASK", "ROUNDS", "ask_more", "estimate_tokens", "joined", "looping", "reply_tokens", "restarted",
+           "sized"]

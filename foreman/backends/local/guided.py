@@ -226,7 +226,11 @@ class GuidedTask:
                 self._count(reply)
                 self._trace(attempt, step if not rounds else f"{step} (continued)", temperature, reply.content,
                             reply.finish_reason)
-                content = continuation.joined(content, reply.content) if rounds else reply.content
+                if rounds and continuation.restarted(content, reply.content):  # the whole answer anew: it replaces
+                    self.mark("propose", "continuation restarted")
+                    content = reply.content
+                else:
+                    content = continuation.joined(content, reply.content) if rounds else reply.content
                 self.last_finish = reply.finish_reason
                 self.mark("propose", f"{step}: cut" if reply.finish_reason == "length" else step)
                 # a constrained reply is not continued: the schema makes every reply a whole object,
