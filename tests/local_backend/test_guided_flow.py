@@ -144,5 +144,7 @@ async def test_guided_task_second_attempt_passes_and_merges(tmp_path: Path, monk
     assert "guided attempt 2/3" in log
     traces = [json.loads(line) for f in (home / "local" / "traces" / "guided").glob("*.jsonl")
               for line in f.read_text().splitlines()]
-    assert [(t["attempt"], t["step"]) for t in traces] == [(1, "edit"), (1, "tests"), (2, "edit"), (2, "tests"),
-                                                                 (2, "tests probe")]
+    # each attempt's new test file ran alone before it counted (the test-alone check's probe)
+    assert [(t["attempt"], t["step"]) for t in traces] == [(1, "edit"), (1, "tests"), (1, "new test alone"),
+                                                           (2, "edit"), (2, "tests"), (2, "new test alone"),
+                                                           (2, "tests probe")]
