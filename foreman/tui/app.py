@@ -208,6 +208,8 @@ class ForemanApp(App[int]):
         self.auto.on_message(msg, outcome)
         match msg:
             case p.Snapshot():
+                if self._seen_open is None:  # open at connect: shown by the banner, no call
+                    self._seen_open = {d.id for d in self.mirror.open_decisions()}
                 self._load_logs()
                 self.sub_title = self._banner_title()
             case p.FeedAppend(item=item):
@@ -264,8 +266,9 @@ class ForemanApp(App[int]):
     def _update_banner(self, open_: list[p.Decision]) -> None:
         banner = self._main.query_one("#banner", Static)
         ids = {d.id for d in open_}
+        # what opened since the last redraw (the first snapshot set what was open at connect)
         new = [d for d in open_ if self._seen_open is not None and d.id not in self._seen_open and not self.auto.handles(d)]
-        if self.mirror.synced:
+        if self._seen_open is not None:
             self._seen_open = ids
         if new:
             self.bell()

@@ -210,3 +210,23 @@ def test_the_main_job_runs_unattended_to_goal_done(tmp_path):
     assert f"1 decision waiting: run `foreman tui --home {home}`" in said
     assert "goal g1 done: Add tags to pocket-notes" in said
     assert "summary: goals 1 done, 0 open · tasks 7 of 9 done · 7 merges · 10 decisions answered (10 auto), 0 open" in said
+
+
+async def test_a_decision_opened_before_the_first_redraw_still_calls_the_user(daemon, monkeypatch):
+    """What the first snapshot held is what was open at connect; a decision that opens after it
+    is news even when no redraw ran in between (a loaded machine delays the redraw timer: the
+    first redraw then took every decision it saw as already open at connect and called nobody)."""
+    import foreman.tui.app as app_module
+    monkeypatch.setattr(app_module, "REFRESH_INTERVAL", 3600.0)  # no redraw unless asked
+    app = ForemanApp(lambda: daemon.url, reconnect_interval=0.05)
+    notes: list[str] = []
+    app.notify = lambda message, **kw: notes.append(message)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: app.mirror.synced)
+        await daemon.open_decision(p.Decision(id="d4", kind="question", prompt="Emoji tags?", options=["Yes", "No"],
+                                              asked_by="kit", created_at=4.0))
+        await until(pilot, lambda: "d4" in app.mirror.decisions)
+        app._refresh_panes()  # the first redraw, late
+        assert [n.split()[0] for n in notes] == ["d4"]  # d1, open at connect, calls nobody
+        app._refresh_panes()
+        assert len(notes) == 1
