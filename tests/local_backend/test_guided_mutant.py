@@ -73,3 +73,19 @@ async def test_a_weak_test_goes_back_once_and_the_strong_one_ends_the_task_done(
     probes = [t["mutants"] for t in traces if t["step"] == "mutant probe"]
     assert probes == [[["calc.py:add", "value", "survived"], ["calc.py:add", "raise", "survived"]],
                       [["calc.py:add", "value", "killed"]]]
+
+
+async def test_a_test_that_reaches_the_code_only_through_a_subprocess_cannot_be_told_and_passes(tmp_path: Path) -> None:
+    """No function of the repository is imported: nothing to break, the check says it cannot tell."""
+    through = ("```python\n# file: test_add.py\nimport subprocess\nimport sys\n\n\ndef test_add_sums():\n"
+               "    out = subprocess.run([sys.executable, '-c', 'import calc; print(calc.add(2, 3))'],\n"
+               "                         capture_output=True, text=True, check=True).stdout\n"
+               "    assert out.strip() == '5'\n```")
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(through), files=FILES, goal=GOAL,
+                                                           attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    assert stats.stages["validate: mutants: cannot tell"] == 1 and stats.stages["validate: mutant killed"] == 0
+    traces = [json.loads(line) for f in (tmp_path / "home" / "local" / "traces" / "guided").glob("*.jsonl")
+              for line in f.read_text().splitlines()]
+    assert [t["why"] for t in traces if t["step"] == "mutant probe"] == [
+        "the new tests call no function of the repository that has a mutant"]

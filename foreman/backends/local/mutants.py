@@ -313,24 +313,21 @@ async def check(task: GuidedTask, attempt: Attempt, path: str, where: Localized)
         return None  # a change to the code: the proof check's (the new tests must fail without it)
     report_name = "mutant-report.xml"
     if probes.probe_command(task.ci_command, path, report_name) is None:
-        task.mark("validate", "mutants: cannot tell")
-        return None
+        return _cannot_tell(task, attempt, "the check command is not plain pytest")
     test_text = task._read(path) or ""
     sources = {rel: task._read(rel) or "" for rel in list_files(task.root)
                if rel.endswith(".py") and not is_test_file(rel)}
     targets = [(rel, name, kinds) for rel, name in called(test_text, new, sources, task.goal)
                if (kinds := [k for k in KINDS if mutated(sources[rel], name, k) is not None])]
     if not targets:
-        task.mark("validate", "mutants: cannot tell")
-        return None
+        return _cannot_tell(task, attempt, "the new tests call no function of the repository that has a mutant")
     with tempfile.TemporaryDirectory(prefix="foreman-mutant-") as tmp:
         copy = Path(tmp) / "repo"
         _copy_tree(task.root, copy)
         run = _Runner(task, copy, path, new, Path(tmp) / report_name)
         baseline = await run.once(None)
-        if baseline != "survived":  # the new tests do not pass in the copy: nothing to tell
-            task.mark("validate", "mutants: cannot tell")
-            return None
+        if baseline != "survived":
+            return _cannot_tell(task, attempt, f"the new tests do not pass in the copy ({baseline})")
         results: list[list[object]] = []
         for rel, name, kinds in targets:
             for kind in kinds:
@@ -341,8 +338,7 @@ async def check(task: GuidedTask, attempt: Attempt, path: str, where: Localized)
                     task.mark("validate", "mutant killed")
                     return None
         if not any(r[2] == "survived" for r in results):
-            task.mark("validate", "mutants: cannot tell")
-            return None
+            return _cannot_tell(task, attempt, "no mutant run reported the new tests", results)
         unreached = []
         for rel, name, _ in targets:
             verdict = await run.once((rel, mutated(sources[rel], name, "raise") or ""))
@@ -356,6 +352,14 @@ async def check(task: GuidedTask, attempt: Attempt, path: str, where: Localized)
               "the tests never call it)" if unreached else ""))
     return Finding("validate", SURVIVED, f"{', '.join(names)} in {', '.join(dict.fromkeys(r for r, _, _ in targets))}",
                    SURVIVED_ASK.format(tests=", ".join(new), path=path, how=how, functions=", ".join(names)))
+
+
+def _cannot_tell(task: GuidedTask, attempt: Attempt, why: str,
+                 results: list[list[object]] | None = None) -> Finding | None:
+    """Count and trace a check that cannot tell; None (the attempt passes on)."""
+    task.mark("validate", "mutants: cannot tell")
+    task._trace(attempt.number, "mutant probe", attempt.temperature, "", None, mutants=results or [], why=why)
+    return None
 
 
 class _Runner:
