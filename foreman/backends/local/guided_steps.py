@@ -9,8 +9,9 @@ runs the attempts, each from the same clean start, and locates the task once).
   ``line-ask``); the tests the task asks for are there (:func:`.asked.ask_tests`), can run on
   their own (``test-alone``) and repeat no existing test (``repeat-test``);
 - *validate*: the repository's checks pass (made-up cases dropped first, ``made-up-cases``); the
-  new tests fail without the change (``proof``); a file the task names and the answer left alone
-  is asked for once (``named-file``);
+  new tests fail without the change (``proof``), or, added with no change to the code, on a broken
+  version of what they call (``mutant``, :mod:`.mutants`); a file the task names and the answer
+  left alone is asked for once (``named-file``);
 - *repair*: each failure's finding goes back to the model while repair rounds are left.
 """
 
@@ -21,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import asked as asked_tests
 from . import madeup as made_up_cases
+from . import mutants, proof, testcheck
 from . import named as named_files
-from . import proof, testcheck
 from .guided_stats import Attempt
 from .guided_text import (
     CUT_OFF,
@@ -189,6 +190,9 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
             proof.proves_the_change(task, attempt, where.test_file, where, task._new_tests(where.test_file)))):
         return Finding("validate", proof.PASSES_WITHOUT, ", ".join(unproven),
                        proof.PASSES_WITHOUT_ASK.format(names=", ".join(unproven), path=where.test_file))
+    if ok and task.enabled("mutant") and where.wants_test and where.test_file and (
+            weak := await mutants.check(task, attempt, where.test_file, where)):
+        return weak
     if ok:
         attempt.outcome, attempt.detail = "passed", ""
         task.mark("validate", "checks passed")

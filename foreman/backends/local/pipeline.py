@@ -60,6 +60,8 @@ CHECKS: tuple[Check, ...] = (
           "change: such cases are dropped"),
     Check("proof", "validate", "a test that passes without the change (or without one target's change) lets a wrong "
           "change through"),
+    Check("mutant", "validate", "a new test that still passes when the code it calls is broken proves nothing: a "
+          "test added with no change to the code must fail on a broken version (a mutant) of what it calls"),
     Check("named-file", "validate", "a pass leaves a file the task asks to change unchanged: the model is asked for "
           "it once"),
 )

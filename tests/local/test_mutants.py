@@ -1,0 +1,80 @@
+"""The ``mutant`` check's pure parts: which functions a new test calls, and each way of breaking one."""
+
+from __future__ import annotations
+
+import pytest
+
+from foreman.backends.local.mutants import KINDS, called, definitions, imported_modules, mutated
+
+SOURCE = '''"""Shop."""
+from __future__ import annotations
+
+
+def total(prices):
+    # the sum, less one cent per item over three
+    out = sum(prices)
+    if len(prices) > 3:
+        out -= 1
+    return out
+
+
+def log(rows, line):
+    rows.append(line)
+
+
+class Cart:
+    def __init__(self):
+        self.items = []
+
+    def label(self, name):
+        return name.upper() if name else "?"
+'''
+
+
+def run(text: str, call: str):
+    space: dict = {}
+    exec(compile(text, "<mutant>", "exec"), space)
+    return eval(call, space)
+
+
+def test_each_kind_breaks_the_function_and_leaves_the_rest_as_it_was() -> None:
+    assert run(SOURCE, "total([1, 2, 3, 4])") == 9
+    value = mutated(SOURCE, "total", "value")
+    assert value is not None and value.startswith('"""Shop."""\nfrom __future__ import annotations\n')
+    assert run(value, "total([1, 2, 3, 4])") == 10 and run(value, "Cart().label('a')") == "A"  # another int, same type
+    assert run(mutated(SOURCE, "total", "condition") or "", "total([1, 2, 3, 4])") == 10  # > became <=
+    assert run(mutated(SOURCE, "total", "arithmetic") or "", "total([1, 2, 3, 4])") == 11  # -= 1 became += 1
+    rows: list = []
+    run(mutated(SOURCE, "log", "call") or "", "log")(rows, "x")
+    assert rows == []  # the append dropped
+    assert run(mutated(SOURCE, "Cart.label", "value") or "", "Cart().label('a')") == "A~"
+    assert run(mutated(SOURCE, "Cart.label", "condition") or "", "Cart().label('a')") == "?"  # the ternary's test
+    with pytest.raises(RuntimeError, match="mutant"):
+        run(mutated(SOURCE, "total", "raise") or "", "total([1])")
+
+
+def test_a_kind_with_nothing_to_break_gives_none() -> None:
+    assert mutated(SOURCE, "log", "value") is None and mutated(SOURCE, "log", "arithmetic") is None
+    assert mutated(SOURCE, "Cart.__init__", "condition") is None and mutated(SOURCE, "nowhere", "value") is None
+    assert mutated("def broken(:\n", "broken", "value") is None
+    assert [k for k in KINDS if mutated(SOURCE, "Cart.label", k)] == ["value", "condition"]
+
+
+def test_the_value_mutant_keeps_the_type_of_what_it_returns() -> None:
+    text = "def f(x):\n    return x\n"
+    other = mutated(text, "f", "value") or ""
+    for given, broken in [(True, False), (2, 3), (1.5, 2.5), ("ab", "ab~"), ([1, 2], [2]), ((), (None,)),
+                          ({"a": 1, "b": 2}, {"b": 2}), (None, None)]:
+        assert run(other, f"f({given!r})") == broken
+
+
+def test_the_functions_a_new_test_calls_are_those_its_imports_bring_goal_named_first() -> None:
+    sources = {"shop/cart.py": SOURCE, "shop/__init__.py": "", "other.py": "def total(x):\n    return x\n"}
+    test = ("from shop.cart import Cart, total\n\n\ndef test_old():\n    assert total([]) == 0\n\n\n"
+            "def test_label():\n    cart = Cart()\n    assert cart.label('a') == 'A' and total([1]) == 1\n")
+    assert imported_modules(test) == {"shop", "shop.cart", "shop.cart.Cart", "shop.cart.total"}
+    assert definitions(SOURCE) == ["total", "log", "Cart.__init__", "Cart.label"]
+    found = called(test, ["test_label"], sources, "A label is upper-case.")
+    assert found == [("shop/cart.py", "Cart.label"), ("shop/cart.py", "total"), ("shop/cart.py", "Cart.__init__")]
+    assert called(test, ["test_label"], sources, "Check the total.")[0] == ("shop/cart.py", "total")
+    assert called("def test_x():\n    assert callable(total)\n", ["test_x"], sources, "") == []  # imported from nowhere

@@ -1,0 +1,91 @@
+"""The ``mutant`` check end to end: a test-only task in a real git worktree, the LocalRunner against
+the scripted HTTP server, real pytest runs of the new test on broken copies of the code it calls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from foreman.backends.local import mutants, pipeline
+
+from .fakeserver import last_user, text
+from .test_guided_runner import run as guided_turn
+
+CALC = "def add(a, b):\n    return a + b\n"
+FILES = {"calc.py": CALC, "test_calc.py": "def test_nothing():\n    assert True\n"}
+GOAL = "Nothing tests calc.py yet. Please put a test in test_add.py that checks the sum of two numbers."
+CALLABLE = "```python\n# file: test_add.py\nimport calc\n\n\ndef test_add_exists():\n    assert callable(calc.add)\n```"
+TYPE_ONLY = ("```python\n# file: test_add.py\nimport calc\n\n\ndef test_add_gives_a_number():\n"
+             "    assert isinstance(calc.add(2, 3), int)\n```")
+STRONG = "```python\n# file: test_add.py\nimport calc\n\n\ndef test_add_sums():\n    assert calc.add(2, 3) == 5\n```"
+
+
+def replies(*answers: str):
+    """A responder that answers ``answers`` in order (the last one again after them)."""
+    left = list(answers)
+    return lambda req: text(left.pop(0) if len(left) > 1 else left[0])
+
+
+async def test_a_test_that_never_calls_the_function_is_refused_naming_it(tmp_path: Path) -> None:
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(CALLABLE), files=FILES, goal=GOAL,
+                                                           attempts=1, repairs=0)
+    assert not stats.passed
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [(mutants.SURVIVED, "add in calc.py")]
+    assert stats.stages[f"validate: {mutants.SURVIVED}"] == 1 and stats.stages["commit: task blocked"] == 1
+    assert (repo / "calc.py").read_text() == CALC and not (repo / "test_add.py").exists()  # the copy was broken, not this
+
+
+async def test_a_test_of_the_type_alone_is_refused(tmp_path: Path) -> None:
+    """The value mutant keeps the type (add returns 6 for 5): a test of the type alone passes it."""
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(TYPE_ONLY), files=FILES, goal=GOAL,
+                                                           attempts=1, repairs=0)
+    assert not stats.passed and stats.attempts[0].outcome == mutants.SURVIVED
+
+
+async def test_a_test_of_the_value_is_accepted(tmp_path: Path) -> None:
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(STRONG), files=FILES, goal=GOAL,
+                                                           attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    assert stats.stages["validate: mutant killed"] == 1 and stats.stages["commit: committed, to review"] == 1
+    assert (repo / "calc.py").read_text() == CALC
+
+
+async def test_ablated_a_test_that_never_calls_the_function_is_accepted(tmp_path: Path) -> None:
+    assert pipeline.parse_ablate(["mutant"]) == ("mutant",)  # the name --ablate takes
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(CALLABLE), files=FILES, goal=GOAL,
+                                                           attempts=1, repairs=0, ablate=("continue", "mutant"))
+    assert stats.passed, stats.attempts
+    assert not any(key.startswith("validate: mutant") for key in stats.stages)
+
+
+async def test_a_weak_test_goes_back_once_and_the_strong_one_ends_the_task_done(tmp_path: Path) -> None:
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(CALLABLE, STRONG), files=FILES,
+                                                           goal=GOAL, attempts=1, repairs=1)
+    assert stats.passed and stats.attempts[0].repairs == 1, stats.attempts
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert len(asked) == 2 and "also pass when add returns wrong values" in asked[1]
+    assert "the tests never call it" in asked[1] and "call add and assert the exact values" in asked[1]
+    assert stats.stages[f"validate: {mutants.SURVIVED}"] == 1 and stats.stages["repair: repair asked"] == 1
+    assert stats.stages["validate: mutant killed"] == 1 and stats.stages["commit: committed, to review"] == 1
+    assert "calc.add(2, 3) == 5" in (repo / "test_add.py").read_text()
+    traces = [json.loads(line) for f in (tmp_path / "home" / "local" / "traces" / "guided").glob("*.jsonl")
+              for line in f.read_text().splitlines()]
+    probes = [t["mutants"] for t in traces if t["step"] == "mutant probe"]
+    assert probes == [[["calc.py:add", "value", "survived"], ["calc.py:add", "raise", "survived"]],
+                      [["calc.py:add", "value", "killed"]]]
+
+
+async def test_a_test_that_reaches_the_code_only_through_a_subprocess_cannot_be_told_and_passes(tmp_path: Path) -> None:
+    """No function of the repository is imported: nothing to break, the check says it cannot tell."""
+    through = ("```python\n# file: test_add.py\nimport subprocess\nimport sys\n\n\ndef test_add_sums():\n"
+               "    out = subprocess.run([sys.executable, '-c', 'import calc; print(calc.add(2, 3))'],\n"
+               "                         capture_output=True, text=True, check=True).stdout\n"
+               "    assert out.strip() == '5'\n```")
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(through), files=FILES, goal=GOAL,
+                                                           attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    assert stats.stages["validate: mutants: cannot tell"] == 1 and stats.stages["validate: mutant killed"] == 0
+    traces = [json.loads(line) for f in (tmp_path / "home" / "local" / "traces" / "guided").glob("*.jsonl")
+              for line in f.read_text().splitlines()]
+    assert [t["why"] for t in traces if t["step"] == "mutant probe"] == [
+        "the new tests call no function of the repository that has a mutant"]
