@@ -83,3 +83,29 @@ def test_localize_tells_targets_from_context_files(tmp_path: Path) -> None:
     assert localize(tmp_path, "Add is_blank to formatting.py. See pkg/commands/search.py.").targets == [
         "pkg/formatting.py"]
     assert localize(tmp_path, "Make run_search print a count.").targets == []  # named by symbol only: not named
+
+
+@pytest.mark.parametrize("text", [
+    "Add a test of total() to tests/test_sums.py. Don't change a.py.",
+    "Add a test of total() to tests/test_sums.py. Do not edit a.py: it is right.",
+    "Add a test of total() to tests/test_sums.py without changing a.py.",
+    "a.py must not change. Add a test of total() to tests/test_sums.py.",
+    "Nothing tests a.py yet. Please write a test in tests/test_sums.py.",
+    "Nothing tests a.py yet. Please write a test for total().",
+    "Write a test for total in a.py.",
+    "Add tests that check total() in a.py.",
+])
+def test_a_file_the_task_says_to_leave_alone_or_only_to_test_is_no_target(text: str) -> None:
+    """A task that asks for a test only, or says not to change a file, must not make that file one
+    the answer has to change (a passing test-only answer was refused as "target left unchanged")."""
+    assert "a.py" not in change_targets(text, mentions_of(text, "tests/test_sums.py", "a.py"))
+
+
+@pytest.mark.parametrize("text", [
+    "Write a test in tests/test_sums.py, then fix a.py.",
+    "Don't add a new file; fix the bug in a.py.",
+    "Add a test to a.py as in b.py.",
+    "Add a regression test of parse() to tests/test_sums.py and fix the crash in a.py.",
+])
+def test_negation_and_test_asks_leave_other_change_asks_alone(text: str) -> None:
+    assert "a.py" in change_targets(text, mentions_of(text, "tests/test_sums.py", "a.py", "b.py"))

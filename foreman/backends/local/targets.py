@@ -19,6 +19,11 @@ file, so the two must be told apart. The rule, kept simple on purpose:
 4. With neither in its clause, the mention is a target when its sentence carries a change verb
    anywhere ("In X, parse_date uses ..."); otherwise it is *neutral*, and becomes a target when
    the next sentence carries a change verb but mentions no file ("The bug is in X. Fix it.").
+5. A change verb does not count where it is negated ("don't change X", "without editing X",
+   "X must not change") or where it asks for a test of the code (a mention after "write a test
+   for", "add tests of", "a test that checks" ...): such a file is context, unless it is a test
+   file itself. Otherwise a test-only answer that rightly leaves the code alone is refused as
+   leaving a target unchanged.
 
 A file is a target when any of its mentions is.
 """
@@ -53,6 +58,9 @@ _MARKER_RE = re.compile(r"(?:\bsee|\blike|\bas in|\bas done in|\bsimilar to|\bsu
 _SHOWS_RE = re.compile(r"^[`'\")\s]*(?:shows?\b|demonstrates?\b|is an example\b|has an example\b)", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.!?;])(?<!e\.g\.)(?<!i\.e\.)\s+|\n+")
 _CLAUSE_BREAK_RE = re.compile(r"[,():\u2014]")
+_NEGATED_RE = re.compile(r"\b(?:not|never|don'?t|doesn'?t|no need to|without)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_TEST_OF_RE = re.compile(r"^\W*(?:\w+\W+){0,3}?tests?\b.*\b(?:for|of|that|covering)\b", re.IGNORECASE)
+_TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)")
 
 Mention = tuple[int, int, str]
 """A mention in the text: ``(start, end, file)``."""
@@ -70,18 +78,36 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _verdict(sentence: str, start: int, end: int) -> str:
+def _verbs(text: str) -> list[re.Match[str]]:
+    """The change verbs of ``text`` that are not negated (rule 5)."""
+    return [m for m in _VERB_RE.finditer(text) if not _NEGATED_RE.search(text[:m.start()])]
+
+
+def _asks_change(sentence: str) -> bool:
+    """True when ``sentence`` carries a change verb that is neither negated nor a test ask."""
+    return any(not _TEST_OF_RE.match(sentence[m.end():]) for m in _verbs(sentence))
+
+
+def _verdict(sentence: str, start: int, end: int, rel: str) -> str:
     """``target``, ``context`` or ``neutral`` for the mention at ``start:end`` of ``sentence``."""
     if _SHOWS_RE.match(sentence[end:]):
         return "context"
     before = sentence[:start]
     breaks = [m.end() for m in _CLAUSE_BREAK_RE.finditer(before)]
-    clause = before[breaks[-1]:] if breaks else before
-    last = max([(m.start(), "target") for m in _VERB_RE.finditer(clause)]
-               + [(m.start(), "context") for m in _MARKER_RE.finditer(clause)], default=None)
+    cut = breaks[-1] if breaks else 0
+    clause = before[cut:]
+    negated = [m for m in _VERB_RE.finditer(clause) if _NEGATED_RE.search(clause[:m.start()])]
+    last = max([(m.start(), "target", m.end()) for m in _verbs(clause)]
+               + [(m.start(), "context", 0) for m in _MARKER_RE.finditer(clause)]
+               + [(m.start(), "negated", 0) for m in negated], default=None)
     if last is not None:
+        if last[1] == "negated" or (last[1] == "target" and not _TEST_FILE_RE.search(rel)
+                                    and _TEST_OF_RE.match(clause[last[2]:])):
+            return "context"
         return last[1]
-    return "target" if _VERB_RE.search(sentence) else "neutral"
+    if _TEST_FILE_RE.search(rel):
+        return "target" if _verbs(sentence) else "neutral"
+    return "target" if _asks_change(sentence) else "neutral"
 
 
 def change_targets(text: str, mentions: Iterable[Mention]) -> list[str]:
@@ -102,13 +128,13 @@ def change_targets(text: str, mentions: Iterable[Mention]) -> list[str]:
         sentence = text[s_start:s_end]
         inside = [(a - s_start, b - s_start, rel) for a, b, rel in ordered if s_start <= a and b <= s_end]
         if not inside:
-            if neutral and _VERB_RE.search(sentence):
+            if neutral and _asks_change(sentence):
                 targets.extend(neutral)
             neutral = []
             continue
         neutral = []
         for a, b, rel in inside:
-            verdict = _verdict(sentence, a, b)
+            verdict = _verdict(sentence, a, b, rel)
             if verdict == "target":
                 targets.append(rel)
             elif verdict == "neutral":
