@@ -121,6 +121,20 @@ async def snapshot(repo_root: StrPath, wt_path: StrPath) -> Snapshot:
         await git("add", "-A", "--sparse", cwd=wt, env=env)
         tree = (await git("write-tree", cwd=wt, env=env)).text
     del env["GIT_INDEX_FILE"]
+    head_ref, head = await _head(wt, env)
+    return Snapshot(admin, head_ref, head, tree)
+
+
+async def _head(wt: Path, env: dict[str, str]) -> tuple[str | None, str | None]:
+    """The ref HEAD points to (None: detached) and HEAD's commit (None: unborn), with one
+    ``rev-parse HEAD --symbolic-full-name HEAD --`` (its commit, then the full name of the branch
+    it points to, followed to the end as ``symbolic-ref`` does, or ``HEAD`` when detached); an
+    unborn branch fails that call, and is read as before: ``symbolic-ref -q HEAD`` and
+    ``rev-parse --verify -q HEAD``."""
+    res = await git("rev-parse", "HEAD", "--symbolic-full-name", "HEAD", "--", cwd=wt, env=env, check=False)
+    lines = res.text.splitlines()
+    if res.ok and len(lines) == 3 and lines[2] == "--" and (lines[1] == "HEAD" or lines[1].startswith("refs/")):
+        return (None if lines[1] == "HEAD" else lines[1]), lines[0]
     ref = await git("symbolic-ref", "-q", "HEAD", cwd=wt, env=env, check=False)
     head = await git("rev-parse", "--verify", "-q", "HEAD", cwd=wt, env=env, check=False)
-    return Snapshot(admin, ref.text if ref.ok else None, head.text if head.ok else None, tree)
+    return (ref.text if ref.ok else None), (head.text if head.ok else None)

@@ -6,6 +6,7 @@ All functions take the registered repository's root and short branch names or co
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import RepoError
@@ -105,11 +106,30 @@ async def remember_tip(repo_root: StrPath, branch: str) -> str | None:
         RepoError: git failed.
     """
     root = Path(repo_root)
-    tip = await branch_tip(root, branch)
-    if tip is not None and await rev_parse(root, LAST_KNOWN + branch) != tip:
+    tip, last = await _tip_and_last(root, branch)
+    if tip is not None and last != tip:
         await git("update-ref", "-m", "agentcraft: last known tip", LAST_KNOWN + branch, tip, cwd=root,
                   timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
     return tip
+
+
+async def _tip_and_last(root: Path, branch: str) -> tuple[str | None, str | None]:
+    """``(branch_tip(branch), last_known(branch))`` read with one ``git for-each-ref`` (two
+    ``rev-parse`` before). A branch that points at no commit directly (a tag object, a tree) is
+    resolved as :func:`branch_tip` does; a symbolic branch whose target is missing is absent from
+    the listing, as :func:`branch_tip` finds no commit for it."""
+    head, kept = f"refs/heads/{branch}", LAST_KNOWN + branch
+    res = await git("for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)", head, kept, cwd=root)
+    found: dict[str, tuple[str, str]] = {}
+    for line in res.stdout.split(b"\n"):
+        if line.count(b"\0") == 2:
+            name, oid, kind = (os.fsdecode(x) for x in line.split(b"\0"))
+            found[name] = (oid, kind)  # (the patterns also match refs below them: only exact names are read)
+    tip: str | None = None
+    if head in found:
+        oid, kind = found[head]
+        tip = oid if kind == "commit" else await rev_parse(root, head)
+    return tip, found[kept][0] if kept in found else None
 
 
 async def last_known(repo_root: StrPath, branch: str) -> str | None:
@@ -136,10 +156,9 @@ async def outside_change(repo_root: StrPath, branch: str, base: str, *, rewrites
     root = Path(repo_root)
     if (target := await symbolic_target(root, branch)) is not None:
         return f"its branch {branch} was made a symbolic ref to {target} outside the Foreman"
-    tip = await branch_tip(root, branch)
+    tip, last = await _tip_and_last(root, branch)
     if tip is None:
         return f"its branch {branch} was deleted outside the Foreman"
-    last = await last_known(root, branch)
     if last is None or tip == last:
         return None
     fork = await git("merge-base", tip, f"refs/heads/{base}", cwd=root, check=False)
