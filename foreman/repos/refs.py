@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import RepoError
 from ._git import HOOK_TIMEOUT, ZERO_OID, GitFailed, StrPath, git, rev_parse
-from ._snapshot import snapshot
+from ._snapshot import Snapshot, snapshot
 
 
 async def branch_tip(repo_root: StrPath, branch: str) -> str | None:
@@ -51,9 +51,11 @@ async def set_branch(repo_root: StrPath, branch: str, new: str, old: str | None,
         raise RepoError(f"could not move {branch} to {new[:12]}: {exc.message}") from exc
 
 
-async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str) -> bool:
+async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str, *,
+                               snap: Snapshot | None = None) -> bool:
     """True when files of ``branch``'s tip are missing from the worktree (its full state,
-    untracked files included, compared with ``git diff-tree --diff-filter=D``).
+    untracked files included, compared with ``git diff-tree --diff-filter=D``; ``snap``: that
+    state when the caller just took it, else taken here).
 
     Raises:
         WorktreeUnsafe: the worktree's ``.git`` link is broken.
@@ -62,7 +64,7 @@ async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str
     tip = await branch_tip(repo_root, branch)
     if tip is None:
         return False
-    snap = await snapshot(repo_root, wt_path)
+    snap = snap or await snapshot(repo_root, wt_path)
     res = await git("diff-tree", "-r", "--name-only", "--diff-filter=D", tip, snap.tree, cwd=Path(repo_root))
     return bool(res.text)
 
@@ -77,15 +79,17 @@ async def base_note(repo_root: StrPath, branch: str, base: str) -> str:
     if not tip.ok or not tip.text:
         return ""
     short, _, subject = tip.text.partition(" ")
-    if await rev_parse(root, f"refs/heads/{branch}") is None:
-        return f"Your worktree starts from {base} at {short} ({subject})."
-    fork = await git("merge-base", f"refs/heads/{branch}", f"refs/heads/{base}", cwd=root, check=False)
+    # what the base has that the branch lacks first: the branch's existence and its fork point are
+    # read only when the answer needs them (a branch just made from the base's tip needs neither)
     behind = await git("log", "--format=%s", f"refs/heads/{branch}..refs/heads/{base}", cwd=root, check=False)
-    if not fork.ok or not behind.ok:
-        return ""
     subjects = [line for line in behind.text.splitlines() if line]
-    if not subjects:
-        return f"Your worktree starts from {base} at {short} ({subject})."
+    if (not subjects if behind.ok else await rev_parse(root, f"refs/heads/{branch}") is None):
+        return f"Your worktree starts from {base} at {short} ({subject})."  # (log fails on a missing branch)
+    if not behind.ok:
+        return ""
+    fork = await git("merge-base", f"refs/heads/{branch}", f"refs/heads/{base}", cwd=root, check=False)
+    if not fork.ok:
+        return ""
     shown = "; ".join(subjects[:5]) + (f"; and {len(subjects) - 5} more" if len(subjects) > 5 else "")
     return (f"Your branch {branch} left {base} at {fork.text[:7]}; {base} has moved on by {len(subjects)} "
             f"commit{'s' if len(subjects) != 1 else ''} since (now {short} ({subject})): {shown}. Merge {base} into "
