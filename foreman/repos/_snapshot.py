@@ -30,12 +30,14 @@ def _realpath(path: StrPath) -> Path:
     return Path(os.path.realpath(os.fspath(path)))
 
 
-async def linked_admin_dir(repo_root: StrPath, wt_path: StrPath) -> Path:
+async def linked_admin_dir(repo_root: StrPath, wt_path: StrPath, *, common: Path | None = None) -> Path:
     """Return the repository's administrative entry for the worktree, after checking both links.
 
     Args:
         repo_root: the registered repository.
         wt_path: the worktree directory.
+        common: the repository's :func:`~._git.common_dir`, when the caller read it in this step
+            for several worktrees (None: read here).
 
     Returns:
         ``<common git dir>/worktrees/<name>`` (resolved).
@@ -54,7 +56,7 @@ async def linked_admin_dir(repo_root: StrPath, wt_path: StrPath) -> Path:
         raise WorktreeUnsafe(f"{wt}: .git does not hold a gitdir link")
     target = Path(os.fsdecode(content[len(b"gitdir: "):].strip()))
     admin = _realpath(target if target.is_absolute() else wt / target)
-    common = await common_dir(repo_root)
+    common = common or await common_dir(repo_root)
     if admin.parent != common / "worktrees":
         raise WorktreeUnsafe(f"{wt}: .git points to {admin}, not to an entry of {common}")
     try:
