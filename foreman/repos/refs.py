@@ -7,10 +7,11 @@ All functions take the registered repository's root and short branch names or co
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RepoError
-from ._git import HOOK_TIMEOUT, ZERO_OID, GitFailed, StrPath, git, rev_parse
+from ._git import HOOK_TIMEOUT, ZERO_OID, GitFailed, StrPath, git, rev_parse, rev_parse_all
 from ._snapshot import Snapshot, snapshot
 
 
@@ -110,30 +111,57 @@ async def remember_tip(repo_root: StrPath, branch: str) -> str | None:
         RepoError: git failed.
     """
     root = Path(repo_root)
-    tip, last = await _tip_and_last(root, branch)
-    if tip is not None and last != tip:
+    state = await read_branch(root, branch, symbolic=False)
+    tip = state.tip
+    if tip is not None and state.last != tip:
         await git("update-ref", "-m", "agentcraft: last known tip", LAST_KNOWN + branch, tip, cwd=root,
                   timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
     return tip
 
 
-async def _tip_and_last(root: Path, branch: str) -> tuple[str | None, str | None]:
-    """``(branch_tip(branch), last_known(branch))`` read with one ``git for-each-ref`` (two
-    ``rev-parse`` before). A branch that points at no commit directly (a tag object, a tree) is
-    resolved as :func:`branch_tip` does; a symbolic branch whose target is missing is absent from
-    the listing, as :func:`branch_tip` finds no commit for it."""
+@dataclass(frozen=True)
+class BranchState:
+    """What the refs of a task branch hold, read together (:func:`read_branch`).
+
+    Attributes:
+        symbolic: the ref ``refs/heads/<branch>`` points to when it is a symbolic ref
+            (:func:`symbolic_target`), else None.
+        tip: the commit at its tip (:func:`branch_tip`), None when it does not exist.
+        tree: that commit's tree.
+        last: the last commit of it the Foreman knew of (:func:`last_known`).
+    """
+
+    symbolic: str | None
+    tip: str | None
+    tree: str | None
+    last: str | None
+
+
+async def read_branch(repo_root: StrPath, branch: str, *, symbolic: bool = True) -> BranchState:
+    """Read ``branch``'s tip, its tree and its last known commit with one ``git for-each-ref`` (a
+    ``symbolic-ref`` and three ``rev-parse`` before), as :func:`branch_tip`, :func:`last_known`
+    and :func:`symbolic_target` would each answer. ``symbolic``: tell a symbolic branch (with
+    ``symbolic-ref``, only when the listing shows one, or shows no branch: a symbolic ref whose
+    target is missing is not listed); else ``symbolic`` is None.
+
+    Raises:
+        RepoError: git failed.
+    """
+    root = Path(repo_root)
     head, kept = f"refs/heads/{branch}", LAST_KNOWN + branch
-    res = await git("for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)", head, kept, cwd=root)
-    found: dict[str, tuple[str, str]] = {}
+    res = await git("for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)%00%(tree)%00%(symref)",
+                    head, kept, cwd=root)
+    found: dict[str, list[str]] = {}
     for line in res.stdout.split(b"\n"):
-        if line.count(b"\0") == 2:
-            name, oid, kind = (os.fsdecode(x) for x in line.split(b"\0"))
-            found[name] = (oid, kind)  # (the patterns also match refs below them: only exact names are read)
-    tip: str | None = None
-    if head in found:
-        oid, kind = found[head]
-        tip = oid if kind == "commit" else await rev_parse(root, head)
-    return tip, found[kept][0] if kept in found else None
+        if line.count(b"\0") == 4:  # (the patterns also match refs below them: only exact names are read)
+            name, *fields = (os.fsdecode(x) for x in line.split(b"\0"))
+            found[name] = fields
+    oid, kind, tree, target = found.get(head, ["", "", "", ""])
+    target_of = await symbolic_target(root, branch) if symbolic and (target or head not in found) else None
+    tip: str | None = oid or None
+    if tip is not None and kind != "commit":  # (a branch at a tag object or a tree: resolved as rev-parse does)
+        tip, tree = await rev_parse_all(root, f"{head}^{{commit}}", f"{head}^{{tree}}") or (None, "")
+    return BranchState(target_of, tip, tree or None, found[kept][0] if kept in found else None)
 
 
 async def last_known(repo_root: StrPath, branch: str) -> str | None:
@@ -158,9 +186,10 @@ async def outside_change(repo_root: StrPath, branch: str, base: str, *, rewrites
         RepoError: git failed.
     """
     root = Path(repo_root)
-    if (target := await symbolic_target(root, branch)) is not None:
-        return f"its branch {branch} was made a symbolic ref to {target} outside the Foreman"
-    tip, last = await _tip_and_last(root, branch)
+    state = await read_branch(root, branch)
+    if state.symbolic is not None:
+        return f"its branch {branch} was made a symbolic ref to {state.symbolic} outside the Foreman"
+    tip, last = state.tip, state.last
     if tip is None:
         return f"its branch {branch} was deleted outside the Foreman"
     if last is None or tip == last:

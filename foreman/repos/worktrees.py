@@ -43,11 +43,10 @@ from ._git import (
     list_worktrees,
     repo_lock,
     rev_parse,
-    rev_parse_all,
 )
 from ._snapshot import Snapshot, check_link, linked_admin_dir, snapshot, worktree_env
 from .hooks import CommitHooks, run_commit_hooks
-from .refs import is_ancestor, symbolic_target
+from .refs import is_ancestor, read_branch
 
 logger = logging.getLogger(__name__)
 
@@ -373,11 +372,11 @@ async def commit_for_agent(
     wt = Path(os.path.realpath(wt_path))
     snap = snap or await snapshot(repo_root, wt)
     ref = f"refs/heads/{branch}"
-    if (target := await symbolic_target(repo_root, branch)) is not None:
+    state = await read_branch(repo_root, branch)  # (its commit and tree: nothing to commit when the snapshot's is the same)
+    if (target := state.symbolic) is not None:
         raise RepoError(f"{branch} is a symbolic ref to {target}: a commit onto it would move {target}; nothing was "
                         "committed", permanent=True)
-    # the branch's commit and tree in one call (its tree: nothing to commit when the snapshot's is the same)
-    own, own_tree = await rev_parse_all(repo_root, f"{ref}^{{commit}}", f"{ref}^{{tree}}") or (None, None)
+    own, own_tree = state.tip, state.tree
     on_branch = snap.head_ref == ref
     if not on_branch and own and snap.head and not await is_ancestor(repo_root, own, snap.head):
         where = snap.head_ref or f"detached HEAD {snap.head[:12]}"
