@@ -78,7 +78,9 @@ async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> Snapshot:
                 Path(repo.path), wt, info.branch, f"{info.task}: work {info.agent} left uncommitted, as reviewed "
                 "for the merge", author(info.agent), hooks=hooks)
             ran = done.hooks if done.commit is not None else None
-        tip = await refs.branch_tip(repo.path, info.branch)
+            tip = done.tip  # (the commit it made, else the tip it found: read once, under the same lock)
+        else:
+            tip = await refs.branch_tip(repo.path, info.branch)
     if tip is None:
         return Snapshot(None, None)
     base = info.base or repo.base_branch

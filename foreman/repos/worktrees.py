@@ -321,10 +321,12 @@ class Committed:
     Attributes:
         commit: the new commit id, or None when there was nothing to commit.
         hooks: the repository's commit hooks that ran and passed on it (empty when none ran).
+        tip: the branch's tip it left: the new commit, else the tip it found (None: no branch).
     """
 
     commit: str | None
     hooks: tuple[str, ...] = ()
+    tip: str | None = None
 
 
 async def commit_for_agent(
@@ -388,7 +390,7 @@ async def commit_for_agent(
         raise RepoError(f"{branch} is gone and {wt} has no commit checked out: nothing to commit onto (a commit "
                         "without a parent would hold the whole tree as new history)", permanent=True)
     if (own_tree if own else (await git("rev-parse", f"{parent}^{{tree}}", cwd=repo_root)).text) == snap.tree:
-        return Committed(None)
+        return Committed(None, tip=own)
     text = message.rstrip("\n") + "\n"
     if not on_branch:
         where = snap.head_ref or f"detached HEAD {snap.head}"
@@ -424,7 +426,7 @@ async def commit_for_agent(
         if not res.ok:
             logger.warning("committed %s but could not reset the index of %s: %s", commit, wt, res.stderr)
     logger.info("committed leftovers of %s on %s as %s", wt, branch, commit[:12])
-    return Committed(commit, ran)
+    return Committed(commit, ran, tip=commit)
 
 
 async def remove_worktree(
