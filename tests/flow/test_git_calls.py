@@ -3,9 +3,9 @@ way, start to merge and retirement, on a real repository, with every git process
 starts counted and charged to the flow's step that started it.
 
 Each git process costs a few milliseconds (more on a loaded machine), and the steps ran several
-times more of them than they needed: the same branch tip resolved again and again, the review's
-diff read twice, a worktree snapshotted twice. The ceilings hold what the steps need now; the
-counts before (``1488fec``) are in the comments. A step that needs more must say why here.
+more of them than they needed: the same branch tip resolved again and again, the review's diff
+read twice, a worktree snapshotted twice. The ceilings hold what the steps need now (plus one);
+the counts before (``1488fec``) are in the comments. A step that needs more must say why here.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from ..rig import wait_for
 
 STEP: contextvars.ContextVar[str] = contextvars.ContextVar("step", default="other")
 
-CEILINGS = {  # (one more than the step needs here, where that stays under the count before)
-    "PrepareTask": 12,      # before: 14 (the base note's fork point read when the base had not moved)
-    "CheckWork": 14,        # before: 17 (the branch tip and its last known commit read one at a time)
-    "PrepareReview": 12,    # before: 16 (its diff read twice: for the prompt and for the risk scan)
-    "PrepareMerge": 18,     # before: 25 (the branch resolved again and again, its diff read twice)
-    "LandMerge": 27,        # before: 30 (the merge test's worktree pruned before and after)
-    "CommitLeftovers": 7,   # before: 8 (HEAD and its branch read by two calls)
-    "RemoveWorktree": 13,   # before: 18 (the worktree snapshotted twice)
+CEILINGS = {  # (one more than the step needs here; the counts at 1488fec in the comments)
+    "PrepareTask": 12,      # 11 (14: the base note's fork point read when the base had not moved)
+    "CheckWork": 13,        # 12 (17: the branch's tip and last known commit read one at a time)
+    "PrepareReview": 11,    # 10 (16: its diff read twice, for the prompt and for the risk scan)
+    "PrepareMerge": 13,     # 12 (25: the branch resolved again and again, its diff read twice)
+    "LandMerge": 26,        # 25 (30: the merge test's worktree pruned before and after)
+    "CommitLeftovers": 6,   # 5 (8: HEAD and its branch, the branch and its tree, read apart)
+    "RemoveWorktree": 11,   # 10 (18: the worktree snapshotted twice)
 }
 
 
