@@ -17,7 +17,7 @@ from ..errors import ForemanError
 from ..executors import NodeLost, Place
 from ..repos import ci, diffs, refs
 from ..repos.gitsafety import safety_env
-from ..risk.report import merge_risks
+from ..risk.report import SCAN_FILE_BYTES, SCAN_TOTAL_BYTES, merge_risks
 from . import outside, processes
 from .edge import Edge
 from .model import CheckWork, CiFinished, PrepareReview, Reported, ReviewReady, RunCi, WorkChecked
@@ -110,9 +110,12 @@ async def prepare_review(edge: Edge, e: PrepareReview) -> ReviewReady | None:
         return None
     repo = core.repo(info.repo)
     base = info.base or repo.base_branch
-    diff = await diffs.diff_worktree(Path(repo.path), Path(info.path), base)
+    # (read with the risk scan's limits: when it is the diff of the branch's tip, the scan reuses it)
+    diff = await diffs.diff_worktree(Path(repo.path), Path(info.path), base, max_file_bytes=SCAN_FILE_BYTES,
+                                     max_total_bytes=SCAN_TOTAL_BYTES)
     task = core.task(e.task)
-    risks = await merge_risks(Path(repo.path), base, info.branch, task_text=f"{task.title}\n{task.description}")
+    risks = await merge_risks(Path(repo.path), base, info.branch, task_text=f"{task.title}\n{task.description}",
+                              diff=diff)
     summary = "\n".join(f"{f.status} {f.path} (+{f.additions} -{f.deletions})" for f in diff.files)
     history = "\n".join(f"- {h.who}: {h.what}" for h in task.history[-15:])
     answered = [x for x in core.world.decisions.values() if x.task == e.task and x.kind == "question"

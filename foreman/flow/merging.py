@@ -26,7 +26,7 @@ from ..repos import diffs, refs, worktrees
 from ..repos import merge as gitmerge
 from ..repos.gitsafety import safety_env
 from ..repos.hooks import CommitHooks, HookRefused
-from ..risk.report import merge_scan
+from ..risk.report import SCAN_FILE_BYTES, SCAN_TOTAL_BYTES, merge_scan
 from . import outside
 from .edge import Edge
 from .gitwork import author
@@ -78,11 +78,16 @@ async def snapshot_branch(edge: Edge, info: Worktree, repo: Repo) -> Snapshot:
                 Path(repo.path), wt, info.branch, f"{info.task}: work {info.agent} left uncommitted, as reviewed "
                 "for the merge", author(info.agent), hooks=hooks)
             ran = done.hooks if done.commit is not None else None
-        tip = await refs.branch_tip(repo.path, info.branch)
+            tip = done.tip  # (the commit it made, else the tip it found: read once, under the same lock)
+        else:
+            tip = await refs.branch_tip(repo.path, info.branch)
     if tip is None:
         return Snapshot(None, None)
     base = info.base or repo.base_branch
-    return Snapshot(tip, await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id), ran)
+    # (read with the risk scan's limits: the scan of this commit reuses it instead of reading it again)
+    diff = await diffs.diff_commits(Path(repo.path), f"refs/heads/{base}", tip, repo_id=repo.id,
+                                    max_file_bytes=SCAN_FILE_BYTES, max_total_bytes=SCAN_TOTAL_BYTES)
+    return Snapshot(tip, diff, ran)
 
 
 def hooks_line(ran: tuple[str, ...] | None) -> str:
@@ -95,10 +100,11 @@ def hooks_line(ran: tuple[str, ...] | None) -> str:
     return f"Hooks passed on the commit of the worker's leftovers: {', '.join(ran)}."
 
 
-async def risks_of(repo: Repo, info: Worktree, task: Task, commit: str) -> list[Risk]:
-    """The merge-risk scan of exactly ``commit`` against the task's base (never raises)."""
+async def risks_of(repo: Repo, info: Worktree, task: Task, commit: str, diff: Diff | None = None) -> list[Risk]:
+    """The merge-risk scan of exactly ``commit`` against the task's base (never raises; ``diff``:
+    that diff, just read by :func:`snapshot_branch`, scanned without reading it again)."""
     _, risks = await merge_scan(Path(repo.path), info.base or repo.base_branch, info.branch,
-                                task_text=f"{task.title}\n{task.description}", commit=commit)
+                                task_text=f"{task.title}\n{task.description}", commit=commit, diff=diff)
     return risks
 
 
@@ -124,7 +130,7 @@ async def prepare_merge(edge: Edge, e: PrepareMerge) -> MergePrepared:
     if tip is None or diff is None or diff.files_changed == 0:
         return MergePrepared(e.task, "nothing", reason="no changes")
     detail = " ".join(x for x in (describe_commit(diff, tip, diff.base), hooks_line(snap.hooks), e.summary) if x)[:500]
-    risks = await risks_of(repo, info, task, tip)
+    risks = await risks_of(repo, info, task, tip, diff)
     record = MergeRecord(id=f"pending:{e.task}", task=e.task, commit=tip, base=diff.base, branch=info.branch)
     return MergePrepared(e.task, "ready", worktree=info.id, record=record, detail=detail, risks=tuple(risks))
 
@@ -147,7 +153,7 @@ async def moved(edge: Edge, decision_id: str, info: Worktree, repo: Repo, record
               f"Review the new diff, then answer again.")
     await refs.remember_tip(repo.path, info.branch)  # (moved on from outside, the reviewed work kept: shown again)
     new = record.model_copy(update={"commit": tip, "base": diff.base})
-    risks = await risks_of(repo, info, edge.host.core.task(info.task), tip)
+    risks = await risks_of(repo, info, edge.host.core.task(info.task), tip, diff)
     return MergeTried(decision_id, "moved", reason=reason, record=new, risks=tuple(risks))
 
 

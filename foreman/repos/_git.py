@@ -332,6 +332,16 @@ async def rev_parse(cwd: Arg, rev: str) -> str | None:
     return res.text if res.ok else None
 
 
+async def rev_parse_all(cwd: Arg, *revs: str) -> list[str] | None:
+    """Return the object id each of ``revs`` names (``"main^{commit}"``, ``"<sha>^{tree}"`` ...),
+    read by one ``git rev-parse``, or None when any of them names nothing (the caller then asks
+    :func:`rev_parse` one by one where it must say which)."""
+    res = await git("rev-parse", "--end-of-options", *revs, "--", cwd=cwd, check=False)
+    # (git before 2.43 echoes --end-of-options; the trailing "--" makes every argument a revision)
+    ids = [line for line in res.text.splitlines() if line not in ("--", "--end-of-options")]
+    return ids if res.ok and len(ids) == len(revs) else None
+
+
 async def common_dir(repo_root: Arg) -> Path:
     """Return the absolute, resolved common git directory of the repository at ``repo_root``."""
     res = await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo_root)

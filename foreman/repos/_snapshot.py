@@ -30,12 +30,14 @@ def _realpath(path: StrPath) -> Path:
     return Path(os.path.realpath(os.fspath(path)))
 
 
-async def linked_admin_dir(repo_root: StrPath, wt_path: StrPath) -> Path:
+async def linked_admin_dir(repo_root: StrPath, wt_path: StrPath, *, common: Path | None = None) -> Path:
     """Return the repository's administrative entry for the worktree, after checking both links.
 
     Args:
         repo_root: the registered repository.
         wt_path: the worktree directory.
+        common: the repository's :func:`~._git.common_dir`, when the caller read it in this step
+            for several worktrees (None: read here).
 
     Returns:
         ``<common git dir>/worktrees/<name>`` (resolved).
@@ -54,7 +56,7 @@ async def linked_admin_dir(repo_root: StrPath, wt_path: StrPath) -> Path:
         raise WorktreeUnsafe(f"{wt}: .git does not hold a gitdir link")
     target = Path(os.fsdecode(content[len(b"gitdir: "):].strip()))
     admin = _realpath(target if target.is_absolute() else wt / target)
-    common = await common_dir(repo_root)
+    common = common or await common_dir(repo_root)
     if admin.parent != common / "worktrees":
         raise WorktreeUnsafe(f"{wt}: .git points to {admin}, not to an entry of {common}")
     try:
@@ -121,6 +123,20 @@ async def snapshot(repo_root: StrPath, wt_path: StrPath) -> Snapshot:
         await git("add", "-A", "--sparse", cwd=wt, env=env)
         tree = (await git("write-tree", cwd=wt, env=env)).text
     del env["GIT_INDEX_FILE"]
+    head_ref, head = await _head(wt, env)
+    return Snapshot(admin, head_ref, head, tree)
+
+
+async def _head(wt: Path, env: dict[str, str]) -> tuple[str | None, str | None]:
+    """The ref HEAD points to (None: detached) and HEAD's commit (None: unborn), with one
+    ``rev-parse HEAD --symbolic-full-name HEAD --`` (its commit, then the full name of the branch
+    it points to, followed to the end as ``symbolic-ref`` does, or ``HEAD`` when detached); an
+    unborn branch fails that call, and is read as before: ``symbolic-ref -q HEAD`` and
+    ``rev-parse --verify -q HEAD``."""
+    res = await git("rev-parse", "HEAD", "--symbolic-full-name", "HEAD", "--", cwd=wt, env=env, check=False)
+    lines = res.text.splitlines()
+    if res.ok and len(lines) == 3 and lines[2] == "--" and (lines[1] == "HEAD" or lines[1].startswith("refs/")):
+        return (None if lines[1] == "HEAD" else lines[1]), lines[0]
     ref = await git("symbolic-ref", "-q", "HEAD", cwd=wt, env=env, check=False)
     head = await git("rev-parse", "--verify", "-q", "HEAD", cwd=wt, env=env, check=False)
-    return Snapshot(admin, ref.text if ref.ok else None, head.text if head.ok else None, tree)
+    return (ref.text if ref.ok else None), (head.text if head.ok else None)

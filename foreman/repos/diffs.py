@@ -27,7 +27,7 @@ from foreman.errors import RepoError
 from protocol.diff import Diff
 
 from ._diffparse import PatchParser, build_diff, parse_raw_numstat
-from ._git import GitFailed, GitProcess, StrPath, git, rev_parse
+from ._git import GitFailed, GitProcess, StrPath, git, rev_parse, rev_parse_all
 from ._snapshot import snapshot
 
 logger = logging.getLogger(__name__)
@@ -73,12 +73,15 @@ async def diff_worktree(
         RepoError: ``base`` names no commit, or git failed.
     """
     snap = await snapshot(repo_root, wt_path)
-    base_commit = await _commit(repo_root, base)
+    # the base's commit and HEAD's tree in one rev-parse (each alone when that fails: the error names which)
+    both = await rev_parse_all(repo_root, f"{base}^{{commit}}", f"{snap.head}^{{tree}}") if snap.head else None
+    base_commit = both[0] if both else await _commit(repo_root, base)
     start = base_commit
     if snap.head is not None:
         start = await _merge_base(repo_root, base_commit, snap.head)
     head = snap.tree
-    if snap.head is not None and (await git("rev-parse", f"{snap.head}^{{tree}}", cwd=repo_root)).text == snap.tree:
+    if snap.head is not None and (both[1] if both else (await git("rev-parse", f"{snap.head}^{{tree}}",
+                                                                   cwd=repo_root)).text) == snap.tree:
         head = snap.head
     d = await _diff(repo_root, start, snap.tree, repo=repo_id or Path(repo_root).resolve().name, head_label=head,
                     max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes)
@@ -103,8 +106,8 @@ async def diff_commits(
     Raises:
         RepoError: a revision names no commit, or git failed.
     """
-    base_commit = await _commit(repo_root, base)
-    head_commit = await _commit(repo_root, head)
+    both = await rev_parse_all(repo_root, f"{base}^{{commit}}", f"{head}^{{commit}}")  # (one call; alone on failure)
+    base_commit, head_commit = both or (await _commit(repo_root, base), await _commit(repo_root, head))
     start = await _merge_base(repo_root, base_commit, head_commit)
     return await _diff(repo_root, start, head_commit, repo=repo_id or Path(repo_root).resolve().name,
                        head_label=head_commit, max_file_bytes=max_file_bytes, max_total_bytes=max_total_bytes)

@@ -238,10 +238,11 @@ async def clean_stale_worktrees(repo_root: StrPath, worktrees_dir: StrPath, *, t
     done: list[Cleaned] = []
     async with repo_lock(root):
         entries = [e for e in await list_worktrees(root) if not e.main and e.path.parent == base]
+        common = await common_dir(root) if entries else None  # (once for every entry's link check)
         seen = set()
         for entry in entries:
             seen.add(entry.path)
-            broken = entry.prunable or not await _link_ok(root, entry.path)
+            broken = entry.prunable or not await _link_ok(root, entry.path, common)
             half = entry.locked == "initializing" or not entry.head
             if broken or half:
                 done.append(await _clean_folder(root, entry.path, Path(trash_dir), registered=True))
@@ -254,9 +255,9 @@ async def clean_stale_worktrees(repo_root: StrPath, worktrees_dir: StrPath, *, t
     return done
 
 
-async def _link_ok(root: Path, wt: Path) -> bool:
+async def _link_ok(root: Path, wt: Path, common: Path | None = None) -> bool:
     try:
-        await linked_admin_dir(root, wt)
+        await linked_admin_dir(root, wt, common=common)
     except WorktreeUnsafe:
         return False
     return True

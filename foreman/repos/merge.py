@@ -41,7 +41,17 @@ from typing import Literal
 from foreman.errors import MergeRefused, RepoError
 
 from ._checkout import fast_forward_checkout, gather_all, name_files, operation_in_progress, tracked_changes, value
-from ._git import HOOK_TIMEOUT, GitFailed, StrPath, WorktreeEntry, git, list_worktrees, repo_lock, rev_parse
+from ._git import (
+    HOOK_TIMEOUT,
+    GitFailed,
+    StrPath,
+    WorktreeEntry,
+    git,
+    list_worktrees,
+    repo_lock,
+    rev_parse,
+    rev_parse_all,
+)
 from .refs import is_ancestor
 
 logger = logging.getLogger(__name__)
@@ -261,16 +271,18 @@ async def _build(
     expected: str | None = None, onto: str | None = None,
 ) -> MergeCandidate:
     base_ref = onto or f"refs/heads/{base_branch}"
-    revs = await git("rev-parse", f"{base_ref}^{{commit}}", f"refs/heads/{branch}^{{commit}}", f"{base_ref}^{{tree}}",
-                     cwd=root, check=False)
-    if not revs.ok:
-        missing = (onto or base_branch) if await rev_parse(root, base_ref) is None else branch
-        raise RepoError(f"cannot merge: branch {missing!r} does not exist")
-    base_before, tip, base_tree = revs.text.splitlines()
+    # the base, the branch, the base's tree and the decision's commit in one call
+    revs = await rev_parse_all(root, f"{base_ref}^{{commit}}", f"refs/heads/{branch}^{{commit}}", f"{base_ref}^{{tree}}",
+                               *([f"{expected}^{{commit}}"] if expected is not None else []))
+    if revs is None:
+        if await rev_parse(root, base_ref) is None or expected is None \
+                or await rev_parse(root, f"refs/heads/{branch}") is None:
+            missing = (onto or base_branch) if await rev_parse(root, base_ref) is None else branch
+            raise RepoError(f"cannot merge: branch {missing!r} does not exist")
+        raise RepoError(f"cannot merge: {expected!r} names no commit in {root}")
+    base_before, tip, base_tree = revs[:3]
     if expected is not None:
-        want = await rev_parse(root, expected)
-        if want is None:
-            raise RepoError(f"cannot merge: {expected!r} names no commit in {root}")
+        want = revs[3]
         if want != tip:
             raise MergeRefused(
                 f"{branch} moved since the decision opened (it showed {want[:12]}, the branch is now at {tip[:12]}); "

@@ -6,11 +6,13 @@ All functions take the registered repository's root and short branch names or co
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RepoError
-from ._git import HOOK_TIMEOUT, ZERO_OID, GitFailed, StrPath, git, rev_parse
-from ._snapshot import snapshot
+from ._git import HOOK_TIMEOUT, ZERO_OID, GitFailed, StrPath, git, rev_parse, rev_parse_all
+from ._snapshot import Snapshot, snapshot
 
 
 async def branch_tip(repo_root: StrPath, branch: str) -> str | None:
@@ -50,9 +52,11 @@ async def set_branch(repo_root: StrPath, branch: str, new: str, old: str | None,
         raise RepoError(f"could not move {branch} to {new[:12]}: {exc.message}") from exc
 
 
-async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str) -> bool:
+async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str, *,
+                               snap: Snapshot | None = None) -> bool:
     """True when files of ``branch``'s tip are missing from the worktree (its full state,
-    untracked files included, compared with ``git diff-tree --diff-filter=D``).
+    untracked files included, compared with ``git diff-tree --diff-filter=D``; ``snap``: that
+    state when the caller just took it, else taken here).
 
     Raises:
         WorktreeUnsafe: the worktree's ``.git`` link is broken.
@@ -61,7 +65,7 @@ async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str
     tip = await branch_tip(repo_root, branch)
     if tip is None:
         return False
-    snap = await snapshot(repo_root, wt_path)
+    snap = snap or await snapshot(repo_root, wt_path)
     res = await git("diff-tree", "-r", "--name-only", "--diff-filter=D", tip, snap.tree, cwd=Path(repo_root))
     return bool(res.text)
 
@@ -76,15 +80,17 @@ async def base_note(repo_root: StrPath, branch: str, base: str) -> str:
     if not tip.ok or not tip.text:
         return ""
     short, _, subject = tip.text.partition(" ")
-    if await rev_parse(root, f"refs/heads/{branch}") is None:
-        return f"Your worktree starts from {base} at {short} ({subject})."
-    fork = await git("merge-base", f"refs/heads/{branch}", f"refs/heads/{base}", cwd=root, check=False)
+    # what the base has that the branch lacks first: the branch's existence and its fork point are
+    # read only when the answer needs them (a branch just made from the base's tip needs neither)
     behind = await git("log", "--format=%s", f"refs/heads/{branch}..refs/heads/{base}", cwd=root, check=False)
-    if not fork.ok or not behind.ok:
-        return ""
     subjects = [line for line in behind.text.splitlines() if line]
-    if not subjects:
-        return f"Your worktree starts from {base} at {short} ({subject})."
+    if (not subjects if behind.ok else await rev_parse(root, f"refs/heads/{branch}") is None):
+        return f"Your worktree starts from {base} at {short} ({subject})."  # (log fails on a missing branch)
+    if not behind.ok:
+        return ""
+    fork = await git("merge-base", f"refs/heads/{branch}", f"refs/heads/{base}", cwd=root, check=False)
+    if not fork.ok:
+        return ""
     shown = "; ".join(subjects[:5]) + (f"; and {len(subjects) - 5} more" if len(subjects) > 5 else "")
     return (f"Your branch {branch} left {base} at {fork.text[:7]}; {base} has moved on by {len(subjects)} "
             f"commit{'s' if len(subjects) != 1 else ''} since (now {short} ({subject})): {shown}. Merge {base} into "
@@ -105,11 +111,57 @@ async def remember_tip(repo_root: StrPath, branch: str) -> str | None:
         RepoError: git failed.
     """
     root = Path(repo_root)
-    tip = await branch_tip(root, branch)
-    if tip is not None and await rev_parse(root, LAST_KNOWN + branch) != tip:
+    state = await read_branch(root, branch, symbolic=False)
+    tip = state.tip
+    if tip is not None and state.last != tip:
         await git("update-ref", "-m", "agentcraft: last known tip", LAST_KNOWN + branch, tip, cwd=root,
                   timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
     return tip
+
+
+@dataclass(frozen=True)
+class BranchState:
+    """What the refs of a task branch hold, read together (:func:`read_branch`).
+
+    Attributes:
+        symbolic: the ref ``refs/heads/<branch>`` points to when it is a symbolic ref
+            (:func:`symbolic_target`), else None.
+        tip: the commit at its tip (:func:`branch_tip`), None when it does not exist.
+        tree: that commit's tree.
+        last: the last commit of it the Foreman knew of (:func:`last_known`).
+    """
+
+    symbolic: str | None
+    tip: str | None
+    tree: str | None
+    last: str | None
+
+
+async def read_branch(repo_root: StrPath, branch: str, *, symbolic: bool = True) -> BranchState:
+    """Read ``branch``'s tip, its tree and its last known commit with one ``git for-each-ref`` (a
+    ``symbolic-ref`` and three ``rev-parse`` before), as :func:`branch_tip`, :func:`last_known`
+    and :func:`symbolic_target` would each answer. ``symbolic``: tell a symbolic branch (with
+    ``symbolic-ref``, only when the listing shows one, or shows no branch: a symbolic ref whose
+    target is missing is not listed); else ``symbolic`` is None.
+
+    Raises:
+        RepoError: git failed.
+    """
+    root = Path(repo_root)
+    head, kept = f"refs/heads/{branch}", LAST_KNOWN + branch
+    res = await git("for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)%00%(tree)%00%(symref)",
+                    head, kept, cwd=root)
+    found: dict[str, list[str]] = {}
+    for line in res.stdout.split(b"\n"):
+        if line.count(b"\0") == 4:  # (the patterns also match refs below them: only exact names are read)
+            name, *fields = (os.fsdecode(x) for x in line.split(b"\0"))
+            found[name] = fields
+    oid, kind, tree, target = found.get(head, ["", "", "", ""])
+    target_of = await symbolic_target(root, branch) if symbolic and (target or head not in found) else None
+    tip: str | None = oid or None
+    if tip is not None and kind != "commit":  # (a branch at a tag object or a tree: resolved as rev-parse does)
+        tip, tree = await rev_parse_all(root, f"{head}^{{commit}}", f"{head}^{{tree}}") or (None, "")
+    return BranchState(target_of, tip, tree or None, found[kept][0] if kept in found else None)
 
 
 async def last_known(repo_root: StrPath, branch: str) -> str | None:
@@ -134,12 +186,12 @@ async def outside_change(repo_root: StrPath, branch: str, base: str, *, rewrites
         RepoError: git failed.
     """
     root = Path(repo_root)
-    if (target := await symbolic_target(root, branch)) is not None:
-        return f"its branch {branch} was made a symbolic ref to {target} outside the Foreman"
-    tip = await branch_tip(root, branch)
+    state = await read_branch(root, branch)
+    if state.symbolic is not None:
+        return f"its branch {branch} was made a symbolic ref to {state.symbolic} outside the Foreman"
+    tip, last = state.tip, state.last
     if tip is None:
         return f"its branch {branch} was deleted outside the Foreman"
-    last = await last_known(root, branch)
     if last is None or tip == last:
         return None
     fork = await git("merge-base", tip, f"refs/heads/{base}", cwd=root, check=False)

@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 
 from . import refs, worktrees
+from ._snapshot import snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -56,11 +57,12 @@ async def remove_retired(repo_root: str | os.PathLike, wt_path: str | os.PathLik
     if not wt.exists():
         await worktrees.remove_worktree(root, wt)  # prunes a stale entry, if any
         return None
-    if await refs.worktree_lacks_files(root, wt, branch):
+    snap = await snapshot(root, wt)  # (one snapshot for both reads: the removal below refuses what came since)
+    if await refs.worktree_lacks_files(root, wt, branch, snap=snap):
         logger.warning("%s lacks files of %s (an interrupted removal); removing it", wt, branch)
         await worktrees.remove_worktree(root, wt, force=True)
         return None
-    late = await worktrees.commit_leftovers(root, wt, branch, message, author)
+    late = await worktrees.commit_leftovers(root, wt, branch, message, author, snap=snap)
     try:
         await worktrees.remove_worktree(root, wt)  # no branch/base: its commits stay on the kept branch
         return late

@@ -44,9 +44,9 @@ from ._git import (
     repo_lock,
     rev_parse,
 )
-from ._snapshot import check_link, linked_admin_dir, snapshot, worktree_env
+from ._snapshot import Snapshot, check_link, linked_admin_dir, snapshot, worktree_env
 from .hooks import CommitHooks, run_commit_hooks
-from .refs import is_ancestor, symbolic_target
+from .refs import is_ancestor, read_branch
 
 logger = logging.getLogger(__name__)
 
@@ -301,16 +301,17 @@ def _parse_author(author: str) -> tuple[str, str]:
 
 
 async def commit_leftovers(
-    repo_root: StrPath, wt_path: StrPath, branch: str, message: str, author: str
+    repo_root: StrPath, wt_path: StrPath, branch: str, message: str, author: str, *, snap: Snapshot | None = None
 ) -> str | None:
     """Commit whatever the agent left uncommitted onto its own branch, running no hook.
 
     The snapshot commits of work in progress (a hand-off, a closed task, late writes of a
     retired worktree) use this; the commit that goes to a merge decision runs the repository's
     commit hooks first (:func:`commit_for_agent`). See there for the rules; returns the new
-    commit id, or None when there was nothing to commit.
+    commit id, or None when there was nothing to commit. ``snap``: the worktree's snapshot when the
+    caller just took it (see :func:`commit_for_agent`).
     """
-    return (await commit_for_agent(repo_root, wt_path, branch, message, author)).commit
+    return (await commit_for_agent(repo_root, wt_path, branch, message, author, snap=snap)).commit
 
 
 @dataclass(frozen=True)
@@ -320,15 +321,17 @@ class Committed:
     Attributes:
         commit: the new commit id, or None when there was nothing to commit.
         hooks: the repository's commit hooks that ran and passed on it (empty when none ran).
+        tip: the branch's tip it left: the new commit, else the tip it found (None: no branch).
     """
 
     commit: str | None
     hooks: tuple[str, ...] = ()
+    tip: str | None = None
 
 
 async def commit_for_agent(
     repo_root: StrPath, wt_path: StrPath, branch: str, message: str, author: str, *,
-    hooks: CommitHooks | None = None,
+    hooks: CommitHooks | None = None, snap: Snapshot | None = None,
 ) -> Committed:
     """Commit whatever the agent left uncommitted onto its own branch.
 
@@ -353,6 +356,7 @@ async def commit_for_agent(
         message: the commit message.
         author: ``"Name <email>"`` for author and committer (the agent's identity).
         hooks: run the repository's commit hooks this way first (None: no hook runs).
+        snap: the worktree's :func:`~._snapshot.snapshot`, when the caller just took it (None: taken here).
 
     Returns:
         :class:`Committed`: the new commit id (None when there was nothing to commit) and the
@@ -368,12 +372,13 @@ async def commit_for_agent(
     """
     name, email = _parse_author(author)
     wt = Path(os.path.realpath(wt_path))
-    snap = await snapshot(repo_root, wt)
+    snap = snap or await snapshot(repo_root, wt)
     ref = f"refs/heads/{branch}"
-    if (target := await symbolic_target(repo_root, branch)) is not None:
+    state = await read_branch(repo_root, branch)  # (its commit and tree: nothing to commit when the snapshot's is the same)
+    if (target := state.symbolic) is not None:
         raise RepoError(f"{branch} is a symbolic ref to {target}: a commit onto it would move {target}; nothing was "
                         "committed", permanent=True)
-    own = await rev_parse(repo_root, ref)
+    own, own_tree = state.tip, state.tree
     on_branch = snap.head_ref == ref
     if not on_branch and own and snap.head and not await is_ancestor(repo_root, own, snap.head):
         where = snap.head_ref or f"detached HEAD {snap.head[:12]}"
@@ -384,8 +389,8 @@ async def commit_for_agent(
     if parent is None:  # (a worktree always starts from a commit: its branch was deleted under it)
         raise RepoError(f"{branch} is gone and {wt} has no commit checked out: nothing to commit onto (a commit "
                         "without a parent would hold the whole tree as new history)", permanent=True)
-    if parent and (await git("rev-parse", f"{parent}^{{tree}}", cwd=repo_root)).text == snap.tree:
-        return Committed(None)
+    if (own_tree if own else (await git("rev-parse", f"{parent}^{{tree}}", cwd=repo_root)).text) == snap.tree:
+        return Committed(None, tip=own)
     text = message.rstrip("\n") + "\n"
     if not on_branch:
         where = snap.head_ref or f"detached HEAD {snap.head}"
@@ -421,7 +426,7 @@ async def commit_for_agent(
         if not res.ok:
             logger.warning("committed %s but could not reset the index of %s: %s", commit, wt, res.stderr)
     logger.info("committed leftovers of %s on %s as %s", wt, branch, commit[:12])
-    return Committed(commit, ran)
+    return Committed(commit, ran, tip=commit)
 
 
 async def remove_worktree(

@@ -99,7 +99,8 @@ async def default_branch(repo_root: StrPath) -> str:
     return await default_base_branch(repo_root)
 
 
-async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[str] | None = None) -> tuple[Diff, list[Risk]]:
+async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[str] | None = None,
+                      diff: Diff | None = None) -> tuple[Diff, list[Risk]]:
     """Scan what merging ``head`` into ``base`` would bring.
 
     Args:
@@ -107,6 +108,11 @@ async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[st
         base: the branch (or commit) merged into.
         head: the branch or commit to be merged (resolved once: the report is of that commit).
         area: the task's files and folders (see :func:`foreman.risk.area_from_text`).
+        diff: the diff of ``base...head`` when the caller just read it, with the scan's limits
+            (:data:`SCAN_FILE_BYTES`, :data:`SCAN_TOTAL_BYTES`; the caller's promise: a
+            :class:`~protocol.diff.Diff` does not record them): it is scanned as it is, not read
+            again. A diff of another commit than the one ``head`` names, or of a worktree's
+            tree, is ignored (read again).
 
     Returns:
         The diff scanned (its ``head`` is the exact commit) and the findings.
@@ -114,30 +120,40 @@ async def risk_report(repo_root: StrPath, base: str, head: str, *, area: list[st
     Raises:
         RepoError: a revision names no commit, or git failed.
     """
-    diff = await diff_commits(repo_root, base, head, repo_id=Path(repo_root).resolve().name,
-                              max_file_bytes=SCAN_FILE_BYTES, max_total_bytes=SCAN_TOTAL_BYTES)
+    if not await _reusable(repo_root, diff, head):
+        diff = await diff_commits(repo_root, base, head, repo_id=Path(repo_root).resolve().name,
+                                  max_file_bytes=SCAN_FILE_BYTES, max_total_bytes=SCAN_TOTAL_BYTES)
+    assert diff is not None
     sizes = await blob_sizes(repo_root, diff.head, [f.path for f in diff.files if f.status != "deleted"])
     contents = await manifest_contents(repo_root, diff, sizes)
     return diff, await asyncio.to_thread(scan, diff, area=area, sizes=sizes, contents=contents)
 
 
+async def _reusable(repo_root: StrPath, diff: Diff | None, head: str) -> bool:
+    """True when ``diff`` is a diff of exactly the commit ``head`` names (not of a worktree's tree)."""
+    if diff is None or diff.head_kind != "commit":
+        return False
+    return diff.head == head or diff.head == await rev_parse(repo_root, head)
+
+
 async def merge_scan(repo_root: StrPath, base: str, branch: str, *, task_text: str = "",
-                     commit: str | None = None) -> tuple[str | None, list[Risk]]:
+                     commit: str | None = None, diff: Diff | None = None) -> tuple[str | None, list[Risk]]:
     """Scan merging ``branch`` (or exactly ``commit``, the merge decision's recorded commit) into
     ``base``: the commit scanned (the exact commit to merge, None when the scan failed) and the
     findings; ``task_text`` (the task's title and description) gives the task's area.
 
     Never raises: a scan that fails (git error) gives one ``low`` finding saying so, so a merge
-    decision still opens.
+    decision still opens. ``diff``: see :func:`risk_report`.
     """
     try:
         diff, risks = await risk_report(repo_root, base, commit or f"refs/heads/{branch}",
-                                        area=area_from_text(task_text) or None)
+                                        area=area_from_text(task_text) or None, diff=diff)
     except ForemanError as exc:
         return None, [Risk(kind="outside_area", severity="low", message=f"the risk scan could not run: {exc.message}"[:300])]
     return diff.head, risks
 
 
-async def merge_risks(repo_root: StrPath, base: str, branch: str, *, task_text: str = "") -> list[Risk]:
-    """The findings of :func:`merge_scan` (for the lead's review prompt)."""
-    return (await merge_scan(repo_root, base, branch, task_text=task_text))[1]
+async def merge_risks(repo_root: StrPath, base: str, branch: str, *, task_text: str = "",
+                      diff: Diff | None = None) -> list[Risk]:
+    """The findings of :func:`merge_scan` (for the lead's review prompt; ``diff``: see :func:`risk_report`)."""
+    return (await merge_scan(repo_root, base, branch, task_text=task_text, diff=diff))[1]
