@@ -78,3 +78,20 @@ def test_the_functions_a_new_test_calls_are_those_its_imports_bring_goal_named_f
     assert found == [("shop/cart.py", "Cart.label"), ("shop/cart.py", "total"), ("shop/cart.py", "Cart.__init__")]
     assert called(test, ["test_label"], sources, "Check the total.")[0] == ("shop/cart.py", "total")
     assert called("def test_x():\n    assert callable(total)\n", ["test_x"], sources, "") == []  # imported from nowhere
+
+
+def test_the_value_mutant_changes_values_of_every_type_it_knows_and_keeps_the_type() -> None:
+    """A Decimal, a Fraction, a complex, a date, a timedelta, a path, an enum member, a dataclass,
+    an infinite, huge or nan float, a bytearray: each came back unchanged (a mutant that broke
+    nothing, counted as one that survived)."""
+    text = ("import dataclasses, datetime, decimal, enum, fractions, math, pathlib\n\n\n"
+            "class Kind(enum.Enum):\n    A = 1\n    B = 2\n\n\n@dataclasses.dataclass(frozen=True)\nclass At:\n"
+            "    name: str\n    size: int = 0\n\n\ndef f(x):\n    return x\n")
+    values = ["decimal.Decimal('1.5')", "fractions.Fraction(1, 3)", "1j", "datetime.date(2020, 1, 2)",
+              "datetime.datetime(2020, 1, 2, 3)", "datetime.timedelta(1)", "pathlib.Path('a/b')",
+              "pathlib.PurePosixPath('/')", "Kind.A", "At('x')", "math.inf", "1e20", "math.nan", "bytearray(b'x')"]
+    space: dict = {}
+    exec(compile(mutated(text, "f", "value") or "", "<mutant>", "exec"), space)
+    for value in values:
+        given, broken = eval(value, space), eval(f"f({value})", space)
+        assert type(broken) is type(given) and not (broken == given or broken != broken), value

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from foreman.backends.local import mutants, pipeline
 
 from .fakeserver import last_user, text
@@ -89,3 +91,41 @@ async def test_a_test_that_reaches_the_code_only_through_a_subprocess_cannot_be_
               for line in f.read_text().splitlines()]
     assert [t["why"] for t in traces if t["step"] == "mutant probe"] == [
         "the new tests call no function of the repository that has a mutant"]
+
+
+KINDS_OF_VALUE = {  # a function with nothing to break but its return, and a test of the exact value it returns
+    "Path": ("import pathlib\n\n\ndef where(name):\n    return pathlib.Path('data') / name\n",
+             "import pathlib\n\nfrom calc import where\n\n\ndef test_where():\n"
+             "    assert where('x') == pathlib.Path('data/x')\n"),
+    "Decimal": ("from decimal import Decimal\n\n\ndef where(name):\n    return Decimal(name)\n",
+                "from decimal import Decimal\n\nfrom calc import where\n\n\ndef test_where():\n"
+                "    assert where('1.5') == Decimal('1.5')\n"),
+    "date": ("import datetime\n\n\ndef where(name):\n    return datetime.date.fromisoformat(name)\n",
+             "import datetime\n\nfrom calc import where\n\n\ndef test_where():\n"
+             "    assert where('2020-01-02') == datetime.date(2020, 1, 2)\n"),
+    "Enum": ("import enum\n\n\nclass Kind(enum.Enum):\n    A = 'a'\n    B = 'b'\n\n\ndef where(name):\n"
+             "    return Kind(name)\n",
+             "from calc import Kind, where\n\n\ndef test_where():\n    assert where('a') is Kind.A\n"),
+    "dataclass": ("import dataclasses\n\n\n@dataclasses.dataclass\nclass At:\n    name: str\n\n\ndef where(name):\n"
+                  "    return At(name.strip())\n",
+                  "from calc import At, where\n\n\ndef test_where():\n    assert where(' x ') == At('x')\n"),
+    "inf": ("def where(name):\n    return float(name)\n",
+            "import math\n\nfrom calc import where\n\n\ndef test_where():\n    assert where('inf') == math.inf\n"),
+    "object": ("class Box:\n    def __eq__(self, other):\n        return isinstance(other, Box)\n\n\n"
+               "def where(name):\n    return Box()\n",
+               "from calc import Box, where\n\n\ndef test_where():\n    assert where('x') == Box()\n"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS_OF_VALUE))
+async def test_a_test_of_the_exact_value_of_any_type_is_not_refused(tmp_path: Path, kind: str) -> None:
+    """The value mutant of a return whose type it cannot change (a Path, a Decimal, a date, an
+    enum member, a dataclass, an object) must not count as a broken version that survived: that
+    refused a test of the exact value, and no answer could pass."""
+    code, test = KINDS_OF_VALUE[kind]
+    answer = f"```python\n# file: test_add.py\n{test}```"
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(answer), files={"calc.py": code, "test_calc.py": "def test_nothing():\n    assert True\n"},
+        goal="Nothing tests where in calc.py yet. Please put a test in test_add.py.", attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    assert stats.stages[f"validate: {mutants.SURVIVED}"] == 0
