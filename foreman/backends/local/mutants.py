@@ -14,8 +14,10 @@ The broken versions (mutants) of one function, in this order, each where it appl
 :func:`mutated`, with the stdlib :mod:`ast` and :func:`ast.unparse`):
 
 - ``value``: every ``return X`` returns another value of the same type (``_foreman_other(X)``: a
-  number plus one, a string with ``~`` added, a sequence or mapping without its first item, a bool
-  negated; any other object as it is);
+  number plus one (an infinite, nan or huge float: 0.0), a string with ``~`` added, a sequence or
+  mapping without its first item, a bool negated, another member of an enum, a date a day later, a
+  path with ``~`` added to its name, a dataclass with its first field changed so; any other object
+  as it is, and a run where no return changed is ``unchanged``, not counted: it broke nothing);
 - ``condition``: the first comparison's first operator negated (``==`` -> ``!=``, ``<`` -> ``>=``,
   ``in`` -> ``not in``), or, with no comparison, the first ``if``/``while``/ternary test negated;
 - ``arithmetic``: the first ``+``/``-`` with a number beside it swapped (``len(words) - 1`` ->
@@ -97,15 +99,33 @@ SURVIVED_ASK = ("The checks pass, but {tests} in {path} also pass{how}, so they 
 
 _OTHER = '''
 def _foreman_other(value):
-    """Another value of the same type (a mutant's)."""
+    """Another value of the same type (a mutant's); each call noted, ``same`` when it had none."""
+    import os
+    other = _foreman_changed(value)
+    try:
+        same = other is value or bool(other == value)
+    except Exception:
+        same = False
+    if os.environ.get("FOREMAN_MUTANT_NOTES"):
+        with open(os.environ["FOREMAN_MUTANT_NOTES"], "a", encoding="utf-8") as notes:
+            notes.write("same\\n" if same else "changed\\n")
+    return other
+
+
+def _foreman_changed(value):
+    import dataclasses, datetime, enum, numbers, pathlib
     try:
         if isinstance(value, bool):
             return not value
-        if isinstance(value, (int, float)):
+        if isinstance(value, enum.Enum):
+            return next((m for m in type(value) if m is not value), value)
+        if isinstance(value, float):
+            return value + 1 if value + 1 != value and value == value else (0.0 if value else 1.0)
+        if isinstance(value, numbers.Number):
             return value + 1
         if isinstance(value, str):
             return value + "~"
-        if isinstance(value, bytes):
+        if isinstance(value, (bytes, bytearray)):
             return value + b"~"
         if isinstance(value, (list, tuple)):
             return value[1:] if value else type(value)([None])
@@ -113,6 +133,16 @@ def _foreman_other(value):
             return dict(list(value.items())[1:]) if value else {None: None}
         if isinstance(value, (set, frozenset)):
             return type(value)(list(value)[1:]) if value else type(value)([None])
+        if isinstance(value, (datetime.date, datetime.timedelta)):
+            return value + datetime.timedelta(days=1)
+        if isinstance(value, pathlib.PurePath):
+            return value.with_name(value.name + "~") if value.name else value / "~"
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for field in dataclasses.fields(value):
+                old = getattr(value, field.name)
+                new = _foreman_changed(old)
+                if field.init and new is not old:
+                    return dataclasses.replace(value, **{field.name: new})
     except Exception:
         pass
     return value
@@ -367,6 +397,7 @@ class _Runner:
 
     def __init__(self, task: GuidedTask, copy: Path, path: str, new: list[str], report: Path) -> None:
         self.task, self.copy, self.path, self.new, self.report = task, copy, path, new, report
+        self.notes = report.with_name("mutant-notes.txt")  # what each value mutant's return did
         self.timeout = min(task.ci_timeout, RUN_TIMEOUT_S)
         env = dict(task.req.env) if task.req.env else dict(os.environ)
         self.pythonpath = os.pathsep.join([str(copy), *([str(copy / "src")] if (copy / "src").is_dir() else []),
@@ -377,19 +408,23 @@ class _Runner:
 
         Returns:
             ``killed`` (a new test failed, or the run timed out), ``survived`` (every new test
-            passed or was skipped) or ``unknown`` (no report names a new test).
+            passed or was skipped), ``unchanged`` (they passed, but no return the mutant changed
+            gave another value: a type with none, such as None or an object) or ``unknown`` (no
+            report names a new test).
         """
         target = self.copy / mutant[0] if mutant else None
         before = target.read_bytes() if target is not None else b""
         if target is not None and mutant is not None:
             target.write_text(mutant[1], encoding="utf-8")
         self.report.unlink(missing_ok=True)
+        self.notes.unlink(missing_ok=True)
         command = probes.probe_command(self.task.ci_command, self.path, str(self.report)) or ""
         started = self.task.clock()
         try:
             res = await commands.run_command(
                 command, cwd=self.copy, env=dict(self.task.req.env) or None, timeout=self.timeout, max_output=2000,
-                extra_env={**named_files.NO_BYTECODE, "PYTHONPATH": self.pythonpath},
+                extra_env={**named_files.NO_BYTECODE, "PYTHONPATH": self.pythonpath,
+                           "FOREMAN_MUTANT_NOTES": str(self.notes)},
                 on_start=self.task.tools.track_process)
         finally:
             elapsed = self.task.clock() - started
@@ -405,7 +440,10 @@ class _Runner:
                 if o.function.rsplit(".", 1)[-1] in self.new]
         if not mine:
             return "unknown"
-        return "survived" if all(o.kind in ("passed", "skipped") for o in mine) else "killed"
+        if any(o.kind not in ("passed", "skipped") for o in mine):
+            return "killed"
+        notes = self.notes.read_text(encoding="utf-8").split() if self.notes.is_file() else []
+        return "unchanged" if notes and "changed" not in notes else "survived"
 
 
 def _copy_tree(root: Path, copy: Path) -> None:
