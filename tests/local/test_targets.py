@@ -109,3 +109,39 @@ def test_a_file_the_task_says_to_leave_alone_or_only_to_test_is_no_target(text: 
 ])
 def test_negation_and_test_asks_leave_other_change_asks_alone(text: str) -> None:
     assert "a.py" in change_targets(text, mentions_of(text, "tests/test_sums.py", "a.py", "b.py"))
+
+
+@pytest.mark.parametrize("text", [
+    "Don\u2019t change a.py. Add a test to tests/test_sums.py.",  # a typographic apostrophe
+    "Please don\u2019t edit a.py; add a test to tests/test_sums.py.",
+    "You shouldn't change a.py; add a test to tests/test_sums.py.",
+    "You mustn\u2019t edit a.py. Add a test to tests/test_sums.py.",
+    "You can't modify a.py. Add a test to tests/test_sums.py.",
+    "You cannot modify a.py. Add a test to tests/test_sums.py.",
+    "We won't change a.py; add a test to tests/test_sums.py.",
+    "Add a test to tests/test_sums.py and don't touch a.py.",
+    "Add a test to tests/test_sums.py, and do not alter a.py.",
+    "Add a test to tests/test_sums.py and leave a.py alone.",
+    "Add a test to tests/test_sums.py; keep a.py unchanged.",
+    "Add a test to tests/test_sums.py and keep a.py as it is.",
+])
+def test_every_spelling_of_leave_it_alone_makes_a_file_context(text: str) -> None:
+    """A negation in any spelling (a typographic apostrophe, any n't, cannot), a negated "touch" or
+    "alter", and "leave/keep X alone/unchanged/as it is" say not to change the file."""
+    assert "a.py" not in change_targets(text, mentions_of(text, "tests/test_sums.py", "a.py"))
+
+
+@pytest.mark.parametrize("text", [
+    "Not only fix a.py but also add a test.",
+    "Don't just fix a.py; also add a test.",
+    "Don\u2019t only change a.py, add a test too.",
+    "Don't forget updating a.py.",
+    "Do not forget to update a.py.",
+    "Never forget to update a.py.",
+    "Do not hesitate to rewrite a.py.",
+    "Rewrite parse in a.py with a regular expression.",
+    "You must not leave a.py unchanged: fix it.",
+])
+def test_a_negation_that_does_not_negate_the_change_leaves_a_target(text: str) -> None:
+    """"not only", "don't just", "don't forget", "do not hesitate to" ask for the change all the same."""
+    assert change_targets(text, mentions_of(text, "a.py")) == ["a.py"]
