@@ -20,10 +20,12 @@ file, so the two must be told apart. The rule, kept simple on purpose:
    anywhere ("In X, parse_date uses ..."); otherwise it is *neutral*, and becomes a target when
    the next sentence carries a change verb but mentions no file ("The bug is in X. Fix it.").
 5. A change verb does not count where it is negated ("don't change X", "without editing X",
-   "X must not change") or where it asks for a test of the code (a mention after "write a test
-   for", "add tests of", "a test that checks" ...): such a file is context, unless it is a test
-   file itself. Otherwise a test-only answer that rightly leaves the code alone is refused as
-   leaving a target unchanged.
+   "X must not change"; any ``n't`` with a straight or typographic apostrophe, "cannot"; but not
+   "not only", "don't just", "don't forget", "do not hesitate to") or where it asks for a test of
+   the code (a mention after "write a test for", "add tests of", "a test that checks" ...): such a
+   file is context, unless it is a test file itself, and so is one after "don't touch"/"do not
+   alter" or in "leave/keep X alone/unchanged/as it is". Otherwise a test-only answer that rightly
+   leaves the code alone is refused as leaving a target unchanged.
 
 A file is a target when any of its mentions is.
 """
@@ -35,8 +37,8 @@ from typing import Iterable
 
 _STEMS = ("add", "append", "insert", "create", "make", "change", "fix", "update", "use", "print", "write", "rename",
           "remove", "delete", "replace", "implement", "edit", "modify", "move", "set", "return", "call", "extend",
-          "refactor", "convert", "handle", "support", "accept", "output", "emit", "register", "raise", "drop")
-_IRREGULAR = {"made", "wrote", "written"}
+          "refactor", "convert", "handle", "support", "accept", "output", "emit", "register", "raise", "drop", "rewrite")
+_IRREGULAR = {"made", "wrote", "written", "rewrote", "rewritten"}
 
 
 def _forms(stem: str) -> set[str]:
@@ -58,7 +60,12 @@ _MARKER_RE = re.compile(r"(?:\bsee|\blike|\bas in|\bas done in|\bsimilar to|\bsu
 _SHOWS_RE = re.compile(r"^[`'\")\s]*(?:shows?\b|demonstrates?\b|is an example\b|has an example\b)", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.!?;])(?<!e\.g\.)(?<!i\.e\.)\s+|\n+")
 _CLAUSE_BREAK_RE = re.compile(r"[,():\u2014]")
-_NEGATED_RE = re.compile(r"\b(?:not|never|don'?t|doesn'?t|no need to|without)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_NEGATION = r"(?:\bnot|\bnever|\bcannot|\bdon'?t|\bdoesn'?t|\b\w+n['\u2019]t|\bno need to|\bwithout)\s+"
+_NOT_NEGATING = r"(?!(?:only|just|forget|fail|hesitate|neglect)\b)"  # "not only fix", "don't forget to update"
+_NEGATED_RE = re.compile(_NEGATION + r"(?:" + _NOT_NEGATING + r"\w+\s+)?$", re.IGNORECASE)
+_UNTOUCHED_RE = re.compile(_NEGATION + r"(?:touch|alter)\w*\s+(?:\w+\s+)?$", re.IGNORECASE)
+_KEPT_RE = re.compile(r"\b(?:leave|leaving|keep|keeping)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_AS_IT_IS_RE = re.compile(r"^[`'\")\s]*(?:alone|unchanged|untouched|intact|as (?:it )?is)\b", re.IGNORECASE)
 _TEST_OF_RE = re.compile(r"^\W*(?:\w+\W+){0,3}?tests?\b.*\b(?:for|of|that|covering)\b", re.IGNORECASE)
 _TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)")
 
@@ -90,9 +97,11 @@ def _asks_change(sentence: str) -> bool:
 
 def _verdict(sentence: str, start: int, end: int, rel: str) -> str:
     """``target``, ``context`` or ``neutral`` for the mention at ``start:end`` of ``sentence``."""
-    if _SHOWS_RE.match(sentence[end:]):
-        return "context"
     before = sentence[:start]
+    kept = _KEPT_RE.search(before)  # "leave X alone", but not "do not leave X unchanged"
+    if _SHOWS_RE.match(sentence[end:]) or _UNTOUCHED_RE.search(before) or (
+            kept and _AS_IT_IS_RE.match(sentence[end:]) and not _NEGATED_RE.search(before[:kept.start()])):
+        return "context"
     breaks = [m.end() for m in _CLAUSE_BREAK_RE.finditer(before)]
     cut = breaks[-1] if breaks else 0
     clause = before[cut:]
