@@ -145,3 +145,19 @@ def test_every_spelling_of_leave_it_alone_makes_a_file_context(text: str) -> Non
 def test_a_negation_that_does_not_negate_the_change_leaves_a_target(text: str) -> None:
     """"not only", "don't just", "don't forget", "do not hesitate to" ask for the change all the same."""
     assert change_targets(text, mentions_of(text, "a.py")) == ["a.py"]
+
+
+@pytest.mark.parametrize("text, target", [
+    ("Please add tests of a.py and fix it.", True),
+    ("Write a test for a.py, then fix the bug it finds.", True),
+    ("Write a test for parse in a.py. Then fix the bug.", True),
+    ("Add a failing test of parse() in a.py, and then correct the function.", True),
+    ("Add a test for total in a.py and make it pass.", False),
+    ("Add a test for total in a.py and make sure it passes.", False),
+    ("Add a test for total in a.py; don't fix it.", False),
+    ("Add a test for total in a.py. Use pytest.", False),
+])
+def test_a_file_named_for_a_test_then_to_fix_is_a_target(text: str, target: bool) -> None:
+    """A test ask makes its file context only when no fix of it follows ("add tests of a.py and
+    fix it"): else an answer with the test alone passed a task that asked for the fix too."""
+    assert ("a.py" in change_targets(text, mentions_of(text, "a.py"))) is target
