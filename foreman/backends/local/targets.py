@@ -25,7 +25,10 @@ file, so the two must be told apart. The rule, kept simple on purpose:
    the code (a mention after "write a test for", "add tests of", "a test that checks" ...): such a
    file is context, unless it is a test file itself, and so is one after "don't touch"/"do not
    alter" or in "leave/keep X alone/unchanged/as it is". Otherwise a test-only answer that rightly
-   leaves the code alone is refused as leaving a target unchanged.
+   leaves the code alone is refused as leaving a target unchanged. A file named for a test (or
+   neutral) is a target all the same when a fix follows, later in its sentence with no other code file named
+   after it, or in the next sentence naming no file ("add tests of X and fix it", "then correct
+   the function").
 
 A file is a target when any of its mentions is.
 """
@@ -67,6 +70,8 @@ _UNTOUCHED_RE = re.compile(_NEGATION + r"(?:touch|alter)\w*\s+(?:\w+\s+)?$", re.
 _KEPT_RE = re.compile(r"\b(?:leave|leaving|keep|keeping)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _AS_IT_IS_RE = re.compile(r"^[`'\")\s]*(?:alone|unchanged|untouched|intact|as (?:it )?is)\b", re.IGNORECASE)
 _TEST_OF_RE = re.compile(r"^\W*(?:\w+\W+){0,3}?tests?\b.*\b(?:for|of|that|covering)\b", re.IGNORECASE)
+_FIX_IT_RE = re.compile(r"\b(?:fix|repair|correct|patch|chang|updat|modif|edit)\w*\s+(?:it|them|that|this|the\s+(?:bug|crash|"
+                        r"error|code|function|method|problem|issue|failure|behaviou?r)s?)\b", re.IGNORECASE)
 _TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)")
 
 Mention = tuple[int, int, str]
@@ -95,8 +100,14 @@ def _asks_change(sentence: str) -> bool:
     return any(not _TEST_OF_RE.match(sentence[m.end():]) for m in _verbs(sentence))
 
 
+def _fixes(text: str) -> bool:
+    """True when ``text`` asks to fix what it refers to ("fix it", "then correct the function"), not negated."""
+    return any(not _NEGATED_RE.search(text[:m.start()]) for m in _FIX_IT_RE.finditer(text))
+
+
 def _verdict(sentence: str, start: int, end: int, rel: str) -> str:
-    """``target``, ``context`` or ``neutral`` for the mention at ``start:end`` of ``sentence``."""
+    """``target``, ``context``, ``neutral`` or ``tested`` (context, named for a test) for the
+    mention at ``start:end`` of ``sentence``."""
     before = sentence[:start]
     kept = _KEPT_RE.search(before)  # "leave X alone", but not "do not leave X unchanged"
     if _SHOWS_RE.match(sentence[end:]) or _UNTOUCHED_RE.search(before) or (
@@ -110,9 +121,10 @@ def _verdict(sentence: str, start: int, end: int, rel: str) -> str:
                + [(m.start(), "context", 0) for m in _MARKER_RE.finditer(clause)]
                + [(m.start(), "negated", 0) for m in negated], default=None)
     if last is not None:
-        if last[1] == "negated" or (last[1] == "target" and not _TEST_FILE_RE.search(rel)
-                                    and _TEST_OF_RE.match(clause[last[2]:])):
+        if last[1] == "negated":
             return "context"
+        if last[1] == "target" and not _TEST_FILE_RE.search(rel) and _TEST_OF_RE.match(clause[last[2]:]):
+            return "tested"
         return last[1]
     if _TEST_FILE_RE.search(rel):
         return "target" if _verbs(sentence) else "neutral"
@@ -133,21 +145,27 @@ def change_targets(text: str, mentions: Iterable[Mention]) -> list[str]:
     ordered = sorted(mentions)
     targets: list[str] = []
     neutral: list[str] = []
+    tested: list[str] = []
     for s_start, s_end in sentences(text):
         sentence = text[s_start:s_end]
         inside = [(a - s_start, b - s_start, rel) for a, b, rel in ordered if s_start <= a and b <= s_end]
         if not inside:
             if neutral and _asks_change(sentence):
                 targets.extend(neutral)
-            neutral = []
+            if tested and _fixes(sentence):
+                targets.extend(tested)
+            neutral, tested = [], []
             continue
-        neutral = []
+        neutral, tested = [], []
         for a, b, rel in inside:
             verdict = _verdict(sentence, a, b, rel)
-            if verdict == "target":
+            later = [m for m in inside if m[0] >= b and not _TEST_FILE_RE.search(m[2])]
+            if verdict == "target" or (verdict in ("tested", "neutral") and not later and _fixes(sentence[b:])):
                 targets.append(rel)
             elif verdict == "neutral":
                 neutral.append(rel)
+            elif verdict == "tested":
+                tested.append(rel)
     return list(dict.fromkeys(targets))
 
 
