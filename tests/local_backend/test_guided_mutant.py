@@ -129,3 +129,26 @@ async def test_a_test_of_the_exact_value_of_any_type_is_not_refused(tmp_path: Pa
         goal="Nothing tests where in calc.py yet. Please put a test in test_add.py.", attempts=1, repairs=0)
     assert stats.passed, stats.attempts
     assert stats.stages[f"validate: {mutants.SURVIVED}"] == 0
+
+
+@pytest.mark.parametrize("layout", ["a package named env", "an absolute symlink"])
+async def test_a_mutant_is_never_written_into_the_worktree(tmp_path: Path, layout: str) -> None:
+    """The copy linked a top-level ``env`` folder (a package here, not an environment) to the
+    worktree's, and wrote through a symlink to an absolute path: the worktree's own code was
+    broken while the mutant ran (and stayed broken had the run been cut)."""
+    repo, seen = tmp_path / "wt", tmp_path / "seen.txt"
+    if layout == "a package named env":
+        files, module, original = {"env/__init__.py": "", "env/calc.py": CALC}, "env.calc", repo / "env" / "calc.py"
+    else:
+        repo.mkdir()
+        (repo / "calc.py").symlink_to(repo / "impl.py")
+        files, module, original = {"impl.py": CALC}, "calc", repo / "impl.py"
+    answer = (f"```python\n# file: test_add.py\nimport pathlib\n\nimport {module} as calc\n\n\n"
+              f"def test_add_sums():\n    with open({str(seen)!r}, 'a') as out:\n"
+              f"        out.write(pathlib.Path({str(original)!r}).read_text())\n    assert calc.add(2, 3) == 5\n```")
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(answer), files={**files, "test_calc.py": "def test_nothing():\n    assert True\n"},
+        goal="Nothing tests add yet. Please put a test in test_add.py.", attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    assert seen.read_text().count("def add") >= 2  # the test ran at least twice: as it is, and on a mutant
+    assert "_foreman_other" not in seen.read_text() and original.read_text() == CALC
