@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import ast
 import copy as copying
+import logging
 import os
 import re
 import shutil
@@ -79,6 +80,8 @@ from .pipeline import Finding
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
+
+logger = logging.getLogger(__name__)
 
 MAX_FUNCTIONS = 3
 """The most functions of the repository one check breaks."""
@@ -150,7 +153,7 @@ def _foreman_changed(value):
 _NEGATED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
             ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_ENV_DIRS = {".venv", "venv", "env", ".tox", ".nox", "node_modules"}
+_ENV_DIRS = {".venv", "venv", "env", ".tox", ".nox", "node_modules"}  # (a venv: one with pyvenv.cfg)
 _IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache")
 
 
@@ -410,9 +413,12 @@ class _Runner:
             ``killed`` (a new test failed, or the run timed out), ``survived`` (every new test
             passed or was skipped), ``unchanged`` (they passed, but no return the mutant changed
             gave another value: a type with none, such as None or an object) or ``unknown`` (no
-            report names a new test).
+            report names a new test, or the file is a link out of the copy: not run).
         """
         target = self.copy / mutant[0] if mutant else None
+        if target is not None and not target.resolve().is_relative_to(self.copy.resolve()):
+            logger.info("mutant of %s not run: the file is a link out of the copy", mutant and mutant[0])
+            return "unknown"  # a symlink (or a linked folder) to the worktree: writing it would break the worktree
         before = target.read_bytes() if target is not None else b""
         if target is not None and mutant is not None:
             target.write_text(mutant[1], encoding="utf-8")
@@ -448,12 +454,15 @@ class _Runner:
 
 def _copy_tree(root: Path, copy: Path) -> None:
     """Copy the worktree to ``copy`` without git's folder and bytecode; a top-level environment
-    folder (``.venv``, ``node_modules``) is linked, not copied."""
+    folder (``node_modules``, ``.tox``, a ``.venv``/``venv``/``env`` with ``pyvenv.cfg``; not a
+    package of that name) is linked, not copied. A mutant is never written through a link out of
+    the copy (:meth:`_Runner.once`: ``unknown``)."""
     copy.mkdir(parents=True)
     for entry in root.iterdir():
         if entry.name in (".git", "__pycache__", ".pytest_cache"):
             continue
-        if entry.name in _ENV_DIRS and entry.is_dir():
+        if entry.name in _ENV_DIRS and entry.is_dir() and (entry.name in (".tox", ".nox", "node_modules")
+                                                           or (entry / "pyvenv.cfg").is_file()):
             (copy / entry.name).symlink_to(entry.resolve())
         elif entry.is_dir() and not entry.is_symlink():
             shutil.copytree(entry, copy / entry.name, ignore=_IGNORED, symlinks=True)
