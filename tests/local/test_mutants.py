@@ -95,3 +95,51 @@ def test_the_value_mutant_changes_values_of_every_type_it_knows_and_keeps_the_ty
     for value in values:
         given, broken = eval(value, space), eval(f"f({value})", space)
         assert type(broken) is type(given) and not (broken == given or broken != broken), value
+
+
+REDEFINED = '''from typing import overload
+
+
+@overload
+def f(x: int) -> int: ...
+@overload
+def f(x: str) -> str: ...
+def f(x):
+    return x * 2
+
+
+class C:
+    def __init__(self):
+        self._v = 0
+
+    @property
+    def v(self):
+        return self._v
+
+    @v.setter
+    def v(self, value):
+        if value < 0:
+            raise ValueError(value)
+        self._v = value
+
+
+def g():
+    return 1
+
+
+def g():
+    return 2
+'''
+
+
+def test_every_definition_of_a_name_is_broken_and_named_once() -> None:
+    """An overloaded function (stubs first), a property's setter and a function defined twice:
+    only the first definition was broken (a stub, the getter, dead code), so a strong test of
+    the one that runs was refused, or a weak one could not be told."""
+    assert definitions(REDEFINED) == ["f", "C.__init__", "C.v", "g"]
+    assert run(mutated(REDEFINED, "f", "value") or "", "f(2)") == 5
+    assert run(mutated(REDEFINED, "g", "value") or "", "g()") == 3
+    with pytest.raises(ValueError):
+        run(mutated(REDEFINED, "C.v", "condition") or "", "setattr(C(), 'v', 1)")
+    with pytest.raises(RuntimeError, match="mutant"):
+        run(mutated(REDEFINED, "C.v", "raise") or "", "setattr(C(), 'v', 1)")
