@@ -159,7 +159,8 @@ _IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache
 
 def definitions(text: str) -> list[str]:
     """The functions of a module's text by qualified name: ``name`` at the top level, ``Class.name``
-    for a method of a top-level class ([] when it does not parse)."""
+    for a method of a top-level class, each once (an overload, a property's setter, a name defined
+    again: one name); [] when it does not parse."""
     try:
         tree = ast.parse(text.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
@@ -170,7 +171,7 @@ def definitions(text: str) -> list[str]:
             out.append(node.name)
         elif isinstance(node, ast.ClassDef):
             out.extend(f"{node.name}.{m.name}" for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return out
+    return list(dict.fromkeys(out))
 
 
 def imported_modules(text: str) -> set[str]:
@@ -241,12 +242,13 @@ def _own(fn: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _find(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def _find(tree: ast.Module, qualname: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every definition of ``qualname`` (overloads, a property's getter and setter, a redefinition)."""
     owner, _, name = qualname.rpartition(".")
     body = tree.body
     if owner:
         body = next((n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner), [])
-    return next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+    return [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
 
 
 def _is_number(node: ast.AST) -> bool:
@@ -306,7 +308,7 @@ def _break(fn: ast.FunctionDef | ast.AsyncFunctionDef, kind: str) -> bool:
 
 
 def mutated(text: str, qualname: str, kind: str) -> str | None:
-    """``text`` (a module) with the function ``qualname`` broken the ``kind`` way (one of
+    """``text`` (a module) with the function ``qualname`` (each of its definitions) broken the ``kind`` way (one of
     :data:`KINDS` or ``"raise"``), as :func:`ast.unparse` writes it (comments gone, meaning kept
     elsewhere), with the ``value`` mutant's helper defined after the docstring and ``__future__``
     imports. None when the text does not parse, has no such function, or the kind breaks nothing there.
@@ -319,8 +321,7 @@ def mutated(text: str, qualname: str, kind: str) -> str | None:
     except (SyntaxError, ValueError):
         return None
     tree = copying.deepcopy(tree)
-    fn = _find(tree, qualname)
-    if fn is None or not _break(fn, kind):
+    if not [fn for fn in _find(tree, qualname) if _break(fn, kind)]:  # each definition, the first way it breaks
         return None
     at = 0
     for i, node in enumerate(tree.body):
