@@ -4,6 +4,8 @@ the scripted HTTP server, real pytest runs of the new test on broken copies of t
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -152,3 +154,23 @@ async def test_a_mutant_is_never_written_into_the_worktree(tmp_path: Path, layou
     assert stats.passed, stats.attempts
     assert seen.read_text().count("def add") >= 2  # the test ran at least twice: as it is, and on a mutant
     assert "_foreman_other" not in seen.read_text() and original.read_text() == CALC
+
+
+@pytest.mark.parametrize("special", ["a named pipe", "a socket"])
+async def test_a_file_that_cannot_be_copied_does_not_end_the_turn(tmp_path: Path, special: str) -> None:
+    """A named pipe or a socket in the worktree (a tool's, untracked) made the copy raise
+    shutil.Error out of the turn: such a file is no code, the copy leaves it out."""
+    where = tmp_path / "wt" / "run"
+    where.mkdir(parents=True)
+    listening = socket.socket(socket.AF_UNIX)
+    try:
+        if special == "a named pipe":
+            os.mkfifo(where / "pipe")
+        else:
+            listening.bind(str(where / "sock"))
+        result, tools, server, stats, repo = await guided_turn(tmp_path, replies(STRONG), files=FILES, goal=GOAL,
+                                                               attempts=1, repairs=0)
+    finally:
+        listening.close()
+    assert stats.passed, stats.attempts
+    assert stats.stages["validate: mutant killed"] == 1
