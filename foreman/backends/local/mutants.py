@@ -357,7 +357,10 @@ async def check(task: GuidedTask, attempt: Attempt, path: str, where: Localized)
         return _cannot_tell(task, attempt, "the new tests call no function of the repository that has a mutant")
     with tempfile.TemporaryDirectory(prefix="foreman-mutant-") as tmp:
         copy = Path(tmp) / "repo"
-        _copy_tree(task.root, copy)
+        try:
+            _copy_tree(task.root, copy)
+        except OSError as exc:  # (shutil.Error too) an unreadable file, a file gone while copied
+            return _cannot_tell(task, attempt, f"the worktree could not be copied: {str(exc)[:200]}")
         run = _Runner(task, copy, path, new, Path(tmp) / report_name)
         baseline = await run.once(None)
         if baseline != "survived":
@@ -454,7 +457,7 @@ class _Runner:
 
 
 def _copy_tree(root: Path, copy: Path) -> None:
-    """Copy the worktree to ``copy`` without git's folder and bytecode; a top-level environment
+    """Copy the worktree to ``copy`` without git's folder, bytecode and special files; a top-level environment
     folder (``node_modules``, ``.tox``, a ``.venv``/``venv``/``env`` with ``pyvenv.cfg``; not a
     package of that name) is linked, not copied. A mutant is never written through a link out of
     the copy (:meth:`_Runner.once`: ``unknown``)."""
@@ -466,9 +469,16 @@ def _copy_tree(root: Path, copy: Path) -> None:
                                                            or (entry / "pyvenv.cfg").is_file()):
             (copy / entry.name).symlink_to(entry.resolve())
         elif entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, copy / entry.name, ignore=_IGNORED, symlinks=True)
+            shutil.copytree(entry, copy / entry.name, ignore=_IGNORED, symlinks=True, copy_function=_copy_file)
         else:
-            shutil.copy2(entry, copy / entry.name, follow_symlinks=False)
+            _copy_file(entry, copy / entry.name)
+
+
+def _copy_file(src: str | Path, dst: str | Path) -> None:
+    """Copy a file or a link as it is; a named pipe, a socket or a device is left out (no code,
+    and copying one raises or blocks)."""
+    if os.path.islink(src) or os.path.isfile(src):
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
 __all__ = ["KINDS", "MAX_FUNCTIONS", "RUN_TIMEOUT_S", "SURVIVED", "SURVIVED_ASK", "called", "check", "definitions",
