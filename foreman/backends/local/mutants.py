@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import ast
 import copy as copying
+import inspect
 import logging
 import os
 import re
@@ -72,7 +73,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import commands
+from . import commands, mutant_value
 from . import named as named_files
 from . import probe as probes
 from .localize import Localized, is_test_file, list_files, module_name
@@ -100,56 +101,7 @@ SURVIVED_ASK = ("The checks pass, but {tests} in {path} also pass{how}, so they 
                 "states, so that a wrong result fails them, in one ```python block whose first line is "
                 "`# file: {path}`. No explanations.")
 
-_OTHER = '''
-def _foreman_other(value):
-    """Another value of the same type (a mutant's); each call noted, ``same`` when it had none."""
-    import os
-    other = _foreman_changed(value)
-    try:
-        same = other is value or bool(other == value)
-    except Exception:
-        same = False
-    if os.environ.get("FOREMAN_MUTANT_NOTES"):
-        with open(os.environ["FOREMAN_MUTANT_NOTES"], "a", encoding="utf-8") as notes:
-            notes.write("same\\n" if same else "changed\\n")
-    return other
-
-
-def _foreman_changed(value):
-    import dataclasses, datetime, enum, numbers, pathlib
-    try:
-        if isinstance(value, bool):
-            return not value
-        if isinstance(value, enum.Enum):
-            return next((m for m in type(value) if m is not value), value)
-        if isinstance(value, float):
-            return value + 1 if value + 1 != value and value == value else (0.0 if value else 1.0)
-        if isinstance(value, numbers.Number):
-            return value + 1
-        if isinstance(value, str):
-            return value + "~"
-        if isinstance(value, (bytes, bytearray)):
-            return value + b"~"
-        if isinstance(value, (list, tuple)):
-            return value[1:] if value else type(value)([None])
-        if isinstance(value, dict):
-            return dict(list(value.items())[1:]) if value else {None: None}
-        if isinstance(value, (set, frozenset)):
-            return type(value)(list(value)[1:]) if value else type(value)([None])
-        if isinstance(value, (datetime.date, datetime.timedelta)):
-            return value + datetime.timedelta(days=1)
-        if isinstance(value, pathlib.PurePath):
-            return value.with_name(value.name + "~") if value.name else value / "~"
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            for field in dataclasses.fields(value):
-                old = getattr(value, field.name)
-                new = _foreman_changed(old)
-                if field.init and new is not old:
-                    return dataclasses.replace(value, **{field.name: new})
-    except Exception:
-        pass
-    return value
-'''
+_OTHER = "\n\n".join(inspect.getsource(f) for f in (mutant_value._foreman_other, mutant_value._foreman_changed))
 _NEGATED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
             ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
