@@ -143,3 +143,16 @@ def test_every_definition_of_a_name_is_broken_and_named_once() -> None:
         run(mutated(REDEFINED, "C.v", "condition") or "", "setattr(C(), 'v', 1)")
     with pytest.raises(RuntimeError, match="mutant"):
         run(mutated(REDEFINED, "C.v", "raise") or "", "setattr(C(), 'v', 1)")
+
+
+def test_a_function_a_package_re_exports_is_found_where_it_is_defined() -> None:
+    """``from shop import total`` with ``total`` defined in shop/cart.py and brought by shop's
+    ``__init__`` (``from .cart import total``, ``from shop.tax import rate``, ``from .util import *``):
+    nothing was found, so the check could not tell and any test of it passed."""
+    sources = {"shop/__init__.py": "from .cart import total\nfrom shop.tax import rate\nfrom .util import *\n",
+               "shop/cart.py": "def total(xs):\n    return sum(xs)\n", "shop/tax.py": "def rate():\n    return 2\n",
+               "shop/util.py": "def fmt(x):\n    return str(x)\n", "other.py": "def fmt(x):\n    return x\n"}
+    for test in ("from shop import total, rate, fmt\n", "from shop import *\n", "import shop\n"):
+        test += "\n\ndef test_x():\n    assert total([1]) == 1 and rate() == 2 and fmt(1) == '1'\n"
+        assert sorted(called(test, ["test_x"], sources, "")) == [
+            ("shop/cart.py", "total"), ("shop/tax.py", "rate"), ("shop/util.py", "fmt")], test

@@ -174,3 +174,12 @@ async def test_a_file_that_cannot_be_copied_does_not_end_the_turn(tmp_path: Path
         listening.close()
     assert stats.passed, stats.attempts
     assert stats.stages["validate: mutant killed"] == 1
+
+
+async def test_a_weak_test_of_a_function_a_package_re_exports_is_refused(tmp_path: Path) -> None:
+    files = {"shop/__init__.py": "from .calc import *\n", "shop/calc.py": CALC,
+             "test_calc.py": "def test_nothing():\n    assert True\n"}
+    weak = "```python\n# file: test_add.py\nfrom shop import add\n\n\ndef test_add_exists():\n    assert callable(add)\n```"
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(weak), files=files, goal=GOAL,
+                                                           attempts=1, repairs=0)
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [(mutants.SURVIVED, "add in shop/calc.py")]
