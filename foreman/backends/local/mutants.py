@@ -36,7 +36,8 @@ error, or the run timing out). A mutant whose run reports none of the new tests 
 
 What is called: the names the new test functions use (:func:`.probe.test_words`: their bodies,
 fixtures, their class's helpers, the module's helpers they reach) that a non-test file of a module
-the test file imports (or a package above one) defines at its top level, or as a method of a class
+the test file imports (or a package above one, or a module one of those imports names from: a
+package's ``from .cart import total``) defines at its top level, or as a method of a class
 there; functions the task's text names first, constructors (``__init__`` of a class the test
 uses) last, the rest in the test file's order.
 
@@ -156,7 +157,10 @@ def called(test_text: str, new: list[str], sources: dict[str, str], goal: str) -
         ``(path, qualified name)`` pairs, at most :data:`MAX_FUNCTIONS`.
     """
     words = set().union(*(w for label, w in probes.test_words(test_text).items() if label.rsplit(".", 1)[-1] in new))
-    modules = imported_modules(test_text)
+    modules, grew = imported_modules(test_text), True
+    while grew:  # and the modules those modules bring names from (a package's ``from .cart import total``)
+        brought = set().union(*(_brought(rel, text) for rel, text in sources.items() if module_name(rel) in modules))
+        modules, grew = modules | brought, bool(brought - modules)
     found = []
     for rel, text in sources.items():
         if module_name(rel) not in modules:
@@ -172,6 +176,23 @@ def called(test_text: str, new: list[str], sources: dict[str, str], goal: str) -
         return (item[2] not in goal_words, item[1].endswith("__init__"), place.start() if place else len(test_text))
 
     return [(rel, qualname) for rel, qualname, _ in sorted(found, key=rank)][:MAX_FUNCTIONS]
+
+
+def _brought(rel: str, text: str) -> set[str]:
+    """The modules the module ``rel`` imports names from (``from .cart import total``: ``pkg.cart``,
+    and ``pkg.cart.total`` in case it is a module); set() when it does not parse."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return set()
+    package = module_name(rel).split(".")[:None if rel.endswith("__init__.py") else -1]
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            base = ".".join([*package[:len(package) - node.level + 1], *([node.module] if node.module else [])]
+                            if node.level else [node.module or ""])
+            out |= {base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")}
+    return out
 
 
 def _own(fn: ast.AST) -> list[ast.AST]:
