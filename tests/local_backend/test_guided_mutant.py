@@ -183,3 +183,16 @@ async def test_a_weak_test_of_a_function_a_package_re_exports_is_refused(tmp_pat
     result, tools, server, stats, repo = await guided_turn(tmp_path, replies(weak), files=files, goal=GOAL,
                                                            attempts=1, repairs=0)
     assert [(a.outcome, a.detail) for a in stats.attempts] == [(mutants.SURVIVED, "add in shop/calc.py")]
+
+
+async def test_the_test_suite_s_own_helpers_are_not_broken(tmp_path: Path) -> None:
+    """A helper module of the tests (tests/helpers.py) is no code under test: breaking it killed
+    a test that checked nothing of ``add`` (its value mutant made the helper's list one short)."""
+    files = {"calc.py": CALC, "tests/__init__.py": "", "tests/helpers.py": "def operands():\n    return [2, 3]\n",
+             "tests/test_calc.py": "def test_nothing():\n    assert True\n"}
+    weak = ("```python\n# file: tests/test_add.py\nimport calc\nfrom tests.helpers import operands\n\n\n"
+            "def test_add_gives_a_number():\n    a, b = operands()\n    assert isinstance(calc.add(a, b), int)\n```")
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(weak), files=files, goal="Nothing tests calc.py yet. Please put a test in tests/test_add.py.",
+        attempts=1, repairs=0)
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [(mutants.SURVIVED, "add in calc.py")]
