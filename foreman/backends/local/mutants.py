@@ -5,9 +5,10 @@ code") changes no code, so "the new test fails without the change" (:mod:`.proof
 ``assert callable(title_case)`` or ``assert isinstance(title_case("x"), str)`` passes, every check
 passes, and the task is done with a test that would pass whatever the code did (a false success).
 So when the attempt's new tests pass and no file but tests changed, each function or method the
-new tests call in the repository's own source is broken on purpose, a few ways, in a temporary
-copy of the worktree (never in the worktree itself), and the new test file is run alone there with
-the probe's command (:func:`.probe.probe_command`); at least one broken version must make a new
+new tests call in the repository's own source (not a test file, a ``conftest.py`` or a file under
+a ``tests/``, ``test/`` or ``testing/`` folder: the suite's helpers) is broken on purpose, a few
+ways, in a temporary copy of the worktree (never in the worktree itself), and the new test file
+is run alone there with the probe's command (:func:`.probe.probe_command`); at least one broken version must make a new
 test fail.
 
 The broken versions (mutants) of one function, in this order, each where it applies (pure,
@@ -105,6 +106,7 @@ SURVIVED_ASK = ("The checks pass, but {tests} in {path} also pass{how}, so they 
 _OTHER = "\n\n".join(inspect.getsource(f) for f in (mutant_value._foreman_other, mutant_value._foreman_changed))
 _NEGATED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
             ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_TEST_CODE_RE = re.compile(r"(?:^|/)(?:tests?/|testing/|conftest\.py$)")  # the suite's helpers: no code under test
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _ENV_DIRS = {".venv", "venv", "env", ".tox", ".nox", "node_modules"}  # (a venv: one with pyvenv.cfg)
 _IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache")
@@ -323,7 +325,7 @@ async def check(task: GuidedTask, attempt: Attempt, path: str, where: Localized)
         return _cannot_tell(task, attempt, "the check command is not plain pytest")
     test_text = task._read(path) or ""
     sources = {rel: task._read(rel) or "" for rel in list_files(task.root)
-               if rel.endswith(".py") and not is_test_file(rel)}
+               if rel.endswith(".py") and not is_test_file(rel) and not _TEST_CODE_RE.search(rel)}
     targets = [(rel, name, kinds) for rel, name in called(test_text, new, sources, task.goal)
                if (kinds := [k for k in KINDS if mutated(sources[rel], name, k) is not None])]
     if not targets:
