@@ -161,3 +161,16 @@ def test_a_file_named_for_a_test_then_to_fix_is_a_target(text: str, target: bool
     """A test ask makes its file context only when no fix of it follows ("add tests of a.py and
     fix it"): else an answer with the test alone passed a task that asked for the fix too."""
     assert ("a.py" in change_targets(text, mentions_of(text, "a.py"))) is target
+
+
+@pytest.mark.parametrize("text", [
+    "Fix a.py without breaking b.py.",
+    "Update a.py without affecting b.py.",
+    "Fix a.py without breaking the API of b.py.",
+    "Make a.py faster without slowing down b.py.",
+    "Fix a.py, but do not break b.py.",
+])
+def test_a_file_the_change_must_not_break_is_context(text: str) -> None:
+    """"without breaking X" asks to keep X working, not to change it: X was a target, so an answer
+    that rightly left it alone was refused as leaving a target unchanged."""
+    assert change_targets(text, mentions_of(text, "a.py", "b.py")) == ["a.py"]
