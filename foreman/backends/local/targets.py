@@ -23,8 +23,9 @@ file, so the two must be told apart. The rule, kept simple on purpose:
    "X must not change"; any ``n't`` with a straight or typographic apostrophe, "cannot"; but not
    "not only", "don't just", "don't forget", "do not hesitate to") or where it asks for a test of
    the code (a mention after "write a test for", "add tests of", "a test that checks" ...): such a
-   file is context, unless it is a test file itself, and so is one after "don't touch"/"do not
-   alter" or in "leave/keep X alone/unchanged/as it is". Otherwise a test-only answer that rightly
+   file is context, unless it is a test file itself, and so is one after "don't touch/alter/break"
+   or "without breaking/affecting ..." (a few words before it) or in "leave/keep X alone/unchanged/
+   as it is". Otherwise a test-only answer that rightly
    leaves the code alone is refused as leaving a target unchanged. A file named for a test (or
    neutral) is a target all the same when a fix follows, later in its sentence with no other code file named
    after it, or in the next sentence naming no file ("add tests of X and fix it", "then correct
@@ -66,7 +67,8 @@ _CLAUSE_BREAK_RE = re.compile(r"[,():\u2014]")
 _NEGATION = r"(?:\bnot|\bnever|\bcannot|\bdon'?t|\bdoesn'?t|\b\w+n['\u2019]t|\bno need to|\bwithout)\s+"
 _NOT_NEGATING = r"(?!(?:only|just|forget|fail|hesitate|neglect)\b)"  # "not only fix", "don't forget to update"
 _NEGATED_RE = re.compile(_NEGATION + r"(?:" + _NOT_NEGATING + r"\w+\s+)?$", re.IGNORECASE)
-_UNTOUCHED_RE = re.compile(_NEGATION + r"(?:touch|alter)\w*\s+(?:\w+\s+)?$", re.IGNORECASE)
+_UNTOUCHED_RE = re.compile(r"(?:" + _NEGATION + r"(?:touch|alter|break|affect)\w*|\bwithout\s+\w+ing)"
+                           r"\s+(?:\w+\s+){0,3}$", re.IGNORECASE)  # "do not touch X", "without breaking the API of X"
 _KEPT_RE = re.compile(r"\b(?:leave|leaving|keep|keeping)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _AS_IT_IS_RE = re.compile(r"^[`'\")\s]*(?:alone|unchanged|untouched|intact|as (?:it )?is)\b", re.IGNORECASE)
 _TEST_OF_RE = re.compile(r"^\W*(?:\w+\W+){0,3}?tests?\b.*\b(?:for|of|that|covering)\b", re.IGNORECASE)
@@ -109,13 +111,13 @@ def _verdict(sentence: str, start: int, end: int, rel: str) -> str:
     """``target``, ``context``, ``neutral`` or ``tested`` (context, named for a test) for the
     mention at ``start:end`` of ``sentence``."""
     before = sentence[:start]
-    kept = _KEPT_RE.search(before)  # "leave X alone", but not "do not leave X unchanged"
-    if _SHOWS_RE.match(sentence[end:]) or _UNTOUCHED_RE.search(before) or (
-            kept and _AS_IT_IS_RE.match(sentence[end:]) and not _NEGATED_RE.search(before[:kept.start()])):
-        return "context"
     breaks = [m.end() for m in _CLAUSE_BREAK_RE.finditer(before)]
     cut = breaks[-1] if breaks else 0
     clause = before[cut:]
+    kept = _KEPT_RE.search(before)  # "leave X alone", but not "do not leave X unchanged"
+    if _SHOWS_RE.match(sentence[end:]) or _UNTOUCHED_RE.search(clause) or (
+            kept and _AS_IT_IS_RE.match(sentence[end:]) and not _NEGATED_RE.search(before[:kept.start()])):
+        return "context"
     negated = [m for m in _VERB_RE.finditer(clause) if _NEGATED_RE.search(clause[:m.start()])]
     last = max([(m.start(), "target", m.end()) for m in _verbs(clause)]
                + [(m.start(), "context", 0) for m in _MARKER_RE.finditer(clause)]
