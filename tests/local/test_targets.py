@@ -174,3 +174,17 @@ def test_a_file_the_change_must_not_break_is_context(text: str) -> None:
     """"without breaking X" asks to keep X working, not to change it: X was a target, so an answer
     that rightly left it alone was refused as leaving a target unchanged."""
     assert change_targets(text, mentions_of(text, "a.py", "b.py")) == ["a.py"]
+
+
+@pytest.mark.parametrize("text, targets", [
+    ("Fix the crash on empty input. It happens in a.py.", ["a.py"]),
+    ("Fix the crash on empty input. The bug is in a.py, see b.py for the caller.", ["a.py"]),
+    ("Make parse accept dates. It lives in a.py.", ["a.py"]),
+    ("Add a test for empty input. The code is in a.py.", []),
+    ("Don't change anything yet. The code is in a.py.", []),
+    ("There is a bug. It is in a.py.", []),
+])
+def test_a_file_named_just_after_the_change_it_is_for_is_a_target(text: str, targets: list[str]) -> None:
+    """Rule 4 read only forward ("The bug is in X. Fix it."): the same ask the other way round
+    ("Fix the crash. It happens in X.") left X neutral, so an answer that never changed it passed."""
+    assert change_targets(text, mentions_of(text, "a.py", "b.py")) == targets
