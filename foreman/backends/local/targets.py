@@ -18,7 +18,8 @@ file, so the two must be told apart. The rule, kept simple on purpose:
    by "shows", "show how", "demonstrates" or "is an example" is context.
 4. With neither in its clause, the mention is a target when its sentence carries a change verb
    anywhere ("In X, parse_date uses ..."); otherwise it is *neutral*, and becomes a target when
-   the next sentence carries a change verb but mentions no file ("The bug is in X. Fix it.").
+   the next sentence carries a change verb but mentions no file ("The bug is in X. Fix it."), or
+   the sentence before did ("Fix the crash. It happens in X.").
 5. A change verb does not count where it is negated ("don't change X", "without editing X",
    "X must not change"; any ``n't`` with a straight or typographic apostrophe, "cannot"; but not
    "not only", "don't just", "don't forget", "do not hesitate to") or where it asks for a test of
@@ -148,6 +149,7 @@ def change_targets(text: str, mentions: Iterable[Mention]) -> list[str]:
     targets: list[str] = []
     neutral: list[str] = []
     tested: list[str] = []
+    asked = False  # the sentence before asked a change and named no file ("Fix the crash. It is in X.")
     for s_start, s_end in sentences(text):
         sentence = text[s_start:s_end]
         inside = [(a - s_start, b - s_start, rel) for a, b, rel in ordered if s_start <= a and b <= s_end]
@@ -156,13 +158,15 @@ def change_targets(text: str, mentions: Iterable[Mention]) -> list[str]:
                 targets.extend(neutral)
             if tested and _fixes(sentence):
                 targets.extend(tested)
-            neutral, tested = [], []
+            neutral, tested, asked = [], [], _asks_change(sentence)
             continue
-        neutral, tested = [], []
+        neutral, tested, was_asked, asked = [], [], asked, False
         for a, b, rel in inside:
             verdict = _verdict(sentence, a, b, rel)
             later = [m for m in inside if m[0] >= b and not _TEST_FILE_RE.search(m[2])]
             if verdict == "target" or (verdict in ("tested", "neutral") and not later and _fixes(sentence[b:])):
+                targets.append(rel)
+            elif verdict == "neutral" and was_asked:
                 targets.append(rel)
             elif verdict == "neutral":
                 neutral.append(rel)
