@@ -156,3 +156,16 @@ def test_a_function_a_package_re_exports_is_found_where_it_is_defined() -> None:
         test += "\n\ndef test_x():\n    assert total([1]) == 1 and rate() == 2 and fmt(1) == '1'\n"
         assert sorted(called(test, ["test_x"], sources, "")) == [
             ("shop/cart.py", "total"), ("shop/tax.py", "rate"), ("shop/util.py", "fmt")], test
+
+
+def test_the_value_mutant_notes_each_outcome_once_however_often_it_returns(tmp_path, monkeypatch) -> None:
+    """Each call opened and appended to the notes file: a test calling the function in a loop ran
+    many times slower on the mutant, and a timeout counts as a kill (a weak test accepted)."""
+    notes = tmp_path / "notes.txt"
+    monkeypatch.setenv("FOREMAN_MUTANT_NOTES", str(notes))
+    space: dict = {}
+    exec(compile(mutated("def f(x):\n    return x\n", "f", "value") or "", "<mutant>", "exec"), space)
+    for i in range(1000):
+        space["f"](i)
+        space["f"](None)
+    assert sorted(notes.read_text().split()) == ["changed", "same"]
