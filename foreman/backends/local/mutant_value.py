@@ -3,8 +3,8 @@
 Only their source is used: :func:`_foreman_other` wraps each ``return X`` of the broken function
 (``return _foreman_other(X)``), so they import what they use inside themselves and keep the
 ``_foreman_`` prefix (no name of the module they go into). ``FOREMAN_MUTANT_NOTES`` names the file
-each call notes ``changed`` or ``same`` in (a run where no return changed proves nothing). No annotations: the module they go into may
-not import what they would name.
+the calls note ``changed`` or ``same`` in, each once per process (a run where no return changed
+proves nothing). No annotations: the module they go into may not import what they would name.
 """
 
 def _foreman_other(value):
@@ -16,7 +16,9 @@ def _foreman_other(value):
         same = other is value or bool(other == value)
     except Exception:
         same = False
-    if os.environ.get("FOREMAN_MUTANT_NOTES"):
+    noted = _foreman_other.__dict__.setdefault("noted", set())  # each outcome once: a loop stays fast
+    if os.environ.get("FOREMAN_MUTANT_NOTES") and same not in noted:
+        noted.add(same)
         with open(os.environ["FOREMAN_MUTANT_NOTES"], "a", encoding="utf-8") as notes:
             notes.write("same\n" if same else "changed\n")
     return other
