@@ -188,3 +188,26 @@ def test_a_file_named_just_after_the_change_it_is_for_is_a_target(text: str, tar
     """Rule 4 read only forward ("The bug is in X. Fix it."): the same ask the other way round
     ("Fix the crash. It happens in X.") left X neutral, so an answer that never changed it passed."""
     assert change_targets(text, mentions_of(text, "a.py", "b.py")) == targets
+
+
+@pytest.mark.parametrize("text, targets", [
+    ("Make sure a.py isn't changed; add a test to tests/test_sums.py.", ["tests/test_sums.py"]),
+    ("Add a test to tests/test_sums.py and make sure that a.py stays unchanged.", ["tests/test_sums.py"]),
+    ("Add a test to tests/test_sums.py. No changes to a.py.", ["tests/test_sums.py"]),
+    ("Add a test to tests/test_sums.py; no changes to a.py are needed.", ["tests/test_sums.py"]),
+    ("Add a test to tests/test_sums.py (a.py is fine as it is).", ["tests/test_sums.py"]),
+    ("Add a test to tests/test_sums.py (a.py is already fine).", ["tests/test_sums.py"]),
+    ("Make sure the total in a.py is correct.", ["a.py"]),
+    ("Only add a test to tests/test_sums.py, not to a.py.", ["tests/test_sums.py"]),
+    ("Update b.py but not a.py.", ["b.py"]),
+    ("Change b.py instead of a.py.", ["b.py"]),
+    ("Change b.py rather than a.py.", ["b.py"]),
+    ("Fix b.py: the bug isn't in a.py.", ["b.py"]),
+    ("Update not only b.py but a.py too.", ["b.py", "a.py"]),
+    ("a.py isn't updated when b.py changes; fix a.py.", ["a.py"]),
+])
+def test_a_file_said_to_be_left_alone_after_it_or_by_contrast_is_context(text: str, targets: list[str]) -> None:
+    """"make sure X isn't changed", "no changes to X", "X is fine", "not to X", "instead of X",
+    "the bug isn't in X": X was a target (the clause's verb came first), and an answer that rightly
+    left it alone was refused as leaving a target unchanged."""
+    assert change_targets(text, mentions_of(text, "tests/test_sums.py", "a.py", "b.py")) == targets
