@@ -25,8 +25,9 @@ file, so the two must be told apart. The rule, kept simple on purpose:
    "not only", "don't just", "don't forget", "do not hesitate to") or where it asks for a test of
    the code (a mention after "write a test for", "add tests of", "a test that checks" ...): such a
    file is context, unless it is a test file itself, and so is one after "don't touch/alter/break"
-   or "without breaking/affecting ..." (a few words before it) or in "leave/keep X alone/unchanged/
-   as it is". Otherwise a test-only answer that rightly
+   or "without breaking/affecting ..." (a few words before it), right after "not (to/in)", "instead
+   of", "rather than", "no changes to", in "leave/keep X alone/unchanged/as it is", or followed by
+   "is fine", "stays unchanged", "must not be changed", "isn't changed". Otherwise a test-only answer that rightly
    leaves the code alone is refused as leaving a target unchanged. A file named for a test (or
    neutral) is a target all the same when a fix follows, later in its sentence with no other code file named
    after it, or in the next sentence naming no file ("add tests of X and fix it", "then correct
@@ -70,6 +71,13 @@ _NOT_NEGATING = r"(?!(?:only|just|forget|fail|hesitate|neglect)\b)"  # "not only
 _NEGATED_RE = re.compile(_NEGATION + r"(?:" + _NOT_NEGATING + r"\w+\s+)?$", re.IGNORECASE)
 _UNTOUCHED_RE = re.compile(r"(?:" + _NEGATION + r"(?:touch|alter|break|affect)\w*|\bwithout\s+\w+ing)"
                            r"\s+(?:\w+\s+){0,3}$", re.IGNORECASE)  # "do not touch X", "without breaking the API of X"
+_NOT_HERE_RE = re.compile(r"(?:\bnot|n['\u2019]t|\binstead\s+of|\brather\s+than|\bno\s+(?:changes?|edits?|modifications?|updates?)"
+                          r"\s+(?:to|in|of|for))\s+(?:(?:to|in|on|from|into|of|for)\s+)?(?:the\s+)?$", re.IGNORECASE)
+_LEFT_AFTER_RE = re.compile(  # said after the mention: "X is fine", "X stays unchanged", "X must not be changed"
+    r"^[`'\")\s]*(?:(?:is|are)\s+(?:already\s+)?fine\b|(?:is|are)\s+(?:correct|right)\s+as\s+(?:it\s+)?is\b"
+    r"|(?:stays?|remains?|is\s+left|is\s+kept)\s+(?:as\s+(?:it\s+)?is|unchanged|untouched|alone|intact|the\s+same)\b"
+    r"|(?:must|should|may|can|will|need|is|are)(?:\s+not|n['\u2019]t)\s+(?:to\s+)?(?:be\s+)?"
+    r"(?:changed|modified|edited|touched|altered|rewritten)\b)", re.IGNORECASE)
 _KEPT_RE = re.compile(r"\b(?:leave|leaving|keep|keeping)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _AS_IT_IS_RE = re.compile(r"^[`'\")\s]*(?:alone|unchanged|untouched|intact|as (?:it )?is)\b", re.IGNORECASE)
 _TEST_OF_RE = re.compile(r"^\W*(?:\w+\W+){0,3}?tests?\b.*\b(?:for|of|that|covering)\b", re.IGNORECASE)
@@ -116,8 +124,10 @@ def _verdict(sentence: str, start: int, end: int, rel: str) -> str:
     cut = breaks[-1] if breaks else 0
     clause = before[cut:]
     kept = _KEPT_RE.search(before)  # "leave X alone", but not "do not leave X unchanged"
-    if _SHOWS_RE.match(sentence[end:]) or _UNTOUCHED_RE.search(clause) or (
-            kept and _AS_IT_IS_RE.match(sentence[end:]) and not _NEGATED_RE.search(before[:kept.start()])):
+    after = sentence[end:]
+    if (_SHOWS_RE.match(after) or _LEFT_AFTER_RE.match(after) or _UNTOUCHED_RE.search(clause)
+            or _NOT_HERE_RE.search(clause)
+            or (kept and _AS_IT_IS_RE.match(after) and not _NEGATED_RE.search(before[:kept.start()]))):
         return "context"
     negated = [m for m in _VERB_RE.finditer(clause) if _NEGATED_RE.search(clause[:m.start()])]
     last = max([(m.start(), "target", m.end()) for m in _verbs(clause)]
