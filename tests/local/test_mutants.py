@@ -169,3 +169,16 @@ def test_the_value_mutant_notes_each_outcome_once_however_often_it_returns(tmp_p
         space["f"](i)
         space["f"](None)
     assert sorted(notes.read_text().split()) == ["changed", "same"]
+
+
+def test_a_function_named_only_as_another_object_s_attribute_ranks_after_those_called() -> None:
+    """``d.get``, ``d.items``, ``d.keys`` on a dict matched the repository's ``get``, ``items`` and
+    ``keys`` first (by place) and filled the :data:`MAX_FUNCTIONS` slots: ``total``, the one the test
+    calls, was never broken, every mutant survived and a strong test was refused."""
+    sources = {"store.py": "def get(k):\n    return k\n\n\ndef items():\n    return [1]\n\n\ndef keys():\n"
+                           "    return [2]\n\n\ndef total(xs):\n    return sum(xs)\n"}
+    for imported, call in (("from store import *", "total"), ("import store", "store.total"),
+                           ("import store as s", "s.total")):
+        test = (f"{imported}\n\n\ndef test_t():\n    d = {{'a': 1}}\n    assert d.get('a') == 1 and list(d.items()) "
+                f"and d.keys()\n    assert {call}([1, 2]) == 3\n")
+        assert called(test, ["test_t"], sources, "Add a test of the store.")[0] == ("store.py", "total"), imported
