@@ -39,8 +39,9 @@ What is called: the names the new test functions use (:func:`.probe.test_words`:
 fixtures, their class's helpers, the module's helpers they reach) that a non-test file of a module
 the test file imports (or a package above one, or a module one of those imports names from: a
 package's ``from .cart import total``) defines at its top level, or as a method of a class
-there; functions the task's text names first, constructors (``__init__`` of a class the test
-uses) last, the rest in the test file's order.
+there; functions the task's text names first, a top-level function the test names only as an
+attribute of another object (``d.get``, not ``total`` or ``store.total``) last, and between them
+constructors (``__init__`` of a class the test uses) after the rest, each in the test file's order.
 
 Cost bound: at most :data:`MAX_FUNCTIONS` functions, 4 mutants each plus one ``raise`` each when
 all survive; with the unmutated copy's run first, at most 1 + 5 x 3 = 16 runs of one test file,
@@ -171,13 +172,28 @@ def called(test_text: str, new: list[str], sources: dict[str, str], goal: str) -
             owner, _, name = qualname.rpartition(".")
             if name in words or (name == "__init__" and owner in words):
                 found.append((rel, qualname, name if name != "__init__" else owner))
-    goal_words = set(re.findall(r"[A-Za-z_]\w*", goal))
+    goal_words, direct = set(re.findall(r"[A-Za-z_]\w*", goal)), _direct(test_text)
 
-    def rank(item: tuple[str, str, str]) -> tuple[bool, bool, int]:
+    def rank(item: tuple[str, str, str]) -> tuple[bool, bool, bool, int]:
         place = re.search(rf"\b{re.escape(item[2])}\b", test_text)
-        return (item[2] not in goal_words, item[1].endswith("__init__"), place.start() if place else len(test_text))
+        return (item[2] not in goal_words, "." not in item[1] and item[2] not in direct, item[1].endswith("__init__"),
+                place.start() if place else len(test_text))
 
     return [(rel, qualname) for rel, qualname, _ in sorted(found, key=rank)][:MAX_FUNCTIONS]
+
+
+def _direct(test_text: str) -> set[str]:
+    """The names a test file uses bare or as an attribute of a name it imports (``total``,
+    ``store.total``), not of another object (``d.get``); set() when it does not parse."""
+    try:
+        tree = ast.parse(test_text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return set()
+    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        and n.value.id in imported}
 
 
 def _brought(rel: str, text: str) -> set[str]:
