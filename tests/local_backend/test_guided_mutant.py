@@ -4,7 +4,11 @@ the scripted HTTP server, real pytest runs of the new test on broken copies of t
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
+
+import pytest
 
 from foreman.backends.local import mutants, pipeline
 
@@ -89,3 +93,106 @@ async def test_a_test_that_reaches_the_code_only_through_a_subprocess_cannot_be_
               for line in f.read_text().splitlines()]
     assert [t["why"] for t in traces if t["step"] == "mutant probe"] == [
         "the new tests call no function of the repository that has a mutant"]
+
+
+KINDS_OF_VALUE = {  # a function with nothing to break but its return, and a test of the exact value it returns
+    "Path": ("import pathlib\n\n\ndef where(name):\n    return pathlib.Path('data') / name\n",
+             "import pathlib\n\nfrom calc import where\n\n\ndef test_where():\n"
+             "    assert where('x') == pathlib.Path('data/x')\n"),
+    "Decimal": ("from decimal import Decimal\n\n\ndef where(name):\n    return Decimal(name)\n",
+                "from decimal import Decimal\n\nfrom calc import where\n\n\ndef test_where():\n"
+                "    assert where('1.5') == Decimal('1.5')\n"),
+    "date": ("import datetime\n\n\ndef where(name):\n    return datetime.date.fromisoformat(name)\n",
+             "import datetime\n\nfrom calc import where\n\n\ndef test_where():\n"
+             "    assert where('2020-01-02') == datetime.date(2020, 1, 2)\n"),
+    "Enum": ("import enum\n\n\nclass Kind(enum.Enum):\n    A = 'a'\n    B = 'b'\n\n\ndef where(name):\n"
+             "    return Kind(name)\n",
+             "from calc import Kind, where\n\n\ndef test_where():\n    assert where('a') is Kind.A\n"),
+    "dataclass": ("import dataclasses\n\n\n@dataclasses.dataclass\nclass At:\n    name: str\n\n\ndef where(name):\n"
+                  "    return At(name.strip())\n",
+                  "from calc import At, where\n\n\ndef test_where():\n    assert where(' x ') == At('x')\n"),
+    "inf": ("def where(name):\n    return float(name)\n",
+            "import math\n\nfrom calc import where\n\n\ndef test_where():\n    assert where('inf') == math.inf\n"),
+    "object": ("class Box:\n    def __eq__(self, other):\n        return isinstance(other, Box)\n\n\n"
+               "def where(name):\n    return Box()\n",
+               "from calc import Box, where\n\n\ndef test_where():\n    assert where('x') == Box()\n"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS_OF_VALUE))
+async def test_a_test_of_the_exact_value_of_any_type_is_not_refused(tmp_path: Path, kind: str) -> None:
+    """The value mutant of a return whose type it cannot change (a Path, a Decimal, a date, an
+    enum member, a dataclass, an object) must not count as a broken version that survived: that
+    refused a test of the exact value, and no answer could pass."""
+    code, test = KINDS_OF_VALUE[kind]
+    answer = f"```python\n# file: test_add.py\n{test}```"
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(answer), files={"calc.py": code, "test_calc.py": "def test_nothing():\n    assert True\n"},
+        goal="Nothing tests where in calc.py yet. Please put a test in test_add.py.", attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    assert stats.stages[f"validate: {mutants.SURVIVED}"] == 0
+
+
+@pytest.mark.parametrize("layout", ["a package named env", "an absolute symlink"])
+async def test_a_mutant_is_never_written_into_the_worktree(tmp_path: Path, layout: str) -> None:
+    """The copy linked a top-level ``env`` folder (a package here, not an environment) to the
+    worktree's, and wrote through a symlink to an absolute path: the worktree's own code was
+    broken while the mutant ran (and stayed broken had the run been cut)."""
+    repo, seen = tmp_path / "wt", tmp_path / "seen.txt"
+    if layout == "a package named env":
+        files, module, original = {"env/__init__.py": "", "env/calc.py": CALC}, "env.calc", repo / "env" / "calc.py"
+    else:
+        repo.mkdir()
+        (repo / "calc.py").symlink_to(repo / "impl.py")
+        files, module, original = {"impl.py": CALC}, "calc", repo / "impl.py"
+    answer = (f"```python\n# file: test_add.py\nimport pathlib\n\nimport {module} as calc\n\n\n"
+              f"def test_add_sums():\n    with open({str(seen)!r}, 'a') as out:\n"
+              f"        out.write(pathlib.Path({str(original)!r}).read_text())\n    assert calc.add(2, 3) == 5\n```")
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(answer), files={**files, "test_calc.py": "def test_nothing():\n    assert True\n"},
+        goal="Nothing tests add yet. Please put a test in test_add.py.", attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    assert seen.read_text().count("def add") >= 2  # the test ran at least twice: as it is, and on a mutant
+    assert "_foreman_other" not in seen.read_text() and original.read_text() == CALC
+
+
+@pytest.mark.parametrize("special", ["a named pipe", "a socket"])
+async def test_a_file_that_cannot_be_copied_does_not_end_the_turn(tmp_path: Path, special: str) -> None:
+    """A named pipe or a socket in the worktree (a tool's, untracked) made the copy raise
+    shutil.Error out of the turn: such a file is no code, the copy leaves it out."""
+    where = tmp_path / "wt" / "run"
+    where.mkdir(parents=True)
+    listening = socket.socket(socket.AF_UNIX)
+    try:
+        if special == "a named pipe":
+            os.mkfifo(where / "pipe")
+        else:
+            listening.bind(str(where / "sock"))
+        result, tools, server, stats, repo = await guided_turn(tmp_path, replies(STRONG), files=FILES, goal=GOAL,
+                                                               attempts=1, repairs=0)
+    finally:
+        listening.close()
+    assert stats.passed, stats.attempts
+    assert stats.stages["validate: mutant killed"] == 1
+
+
+async def test_a_weak_test_of_a_function_a_package_re_exports_is_refused(tmp_path: Path) -> None:
+    files = {"shop/__init__.py": "from .calc import *\n", "shop/calc.py": CALC,
+             "test_calc.py": "def test_nothing():\n    assert True\n"}
+    weak = "```python\n# file: test_add.py\nfrom shop import add\n\n\ndef test_add_exists():\n    assert callable(add)\n```"
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(weak), files=files, goal=GOAL,
+                                                           attempts=1, repairs=0)
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [(mutants.SURVIVED, "add in shop/calc.py")]
+
+
+async def test_the_test_suite_s_own_helpers_are_not_broken(tmp_path: Path) -> None:
+    """A helper module of the tests (tests/helpers.py) is no code under test: breaking it killed
+    a test that checked nothing of ``add`` (its value mutant made the helper's list one short)."""
+    files = {"calc.py": CALC, "tests/__init__.py": "", "tests/helpers.py": "def operands():\n    return [2, 3]\n",
+             "tests/test_calc.py": "def test_nothing():\n    assert True\n"}
+    weak = ("```python\n# file: tests/test_add.py\nimport calc\nfrom tests.helpers import operands\n\n\n"
+            "def test_add_gives_a_number():\n    a, b = operands()\n    assert isinstance(calc.add(a, b), int)\n```")
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(weak), files=files, goal="Nothing tests calc.py yet. Please put a test in tests/test_add.py.",
+        attempts=1, repairs=0)
+    assert [(a.outcome, a.detail) for a in stats.attempts] == [(mutants.SURVIVED, "add in calc.py")]

@@ -5,17 +5,20 @@ code") changes no code, so "the new test fails without the change" (:mod:`.proof
 ``assert callable(title_case)`` or ``assert isinstance(title_case("x"), str)`` passes, every check
 passes, and the task is done with a test that would pass whatever the code did (a false success).
 So when the attempt's new tests pass and no file but tests changed, each function or method the
-new tests call in the repository's own source is broken on purpose, a few ways, in a temporary
-copy of the worktree (never in the worktree itself), and the new test file is run alone there with
-the probe's command (:func:`.probe.probe_command`); at least one broken version must make a new
+new tests call in the repository's own source (not a test file, a ``conftest.py`` or a file under
+a ``tests/``, ``test/`` or ``testing/`` folder: the suite's helpers) is broken on purpose, a few
+ways, in a temporary copy of the worktree (never in the worktree itself), and the new test file
+is run alone there with the probe's command (:func:`.probe.probe_command`); at least one broken version must make a new
 test fail.
 
 The broken versions (mutants) of one function, in this order, each where it applies (pure,
 :func:`mutated`, with the stdlib :mod:`ast` and :func:`ast.unparse`):
 
 - ``value``: every ``return X`` returns another value of the same type (``_foreman_other(X)``: a
-  number plus one, a string with ``~`` added, a sequence or mapping without its first item, a bool
-  negated; any other object as it is);
+  number plus one (an infinite, nan or huge float: 0.0), a string with ``~`` added, a sequence or
+  mapping without its first item, a bool negated, another member of an enum, a date a day later, a
+  path with ``~`` added to its name, a dataclass with its first field changed so; any other object
+  as it is, and a run where no return changed is ``unchanged``, not counted: it broke nothing);
 - ``condition``: the first comparison's first operator negated (``==`` -> ``!=``, ``<`` -> ``>=``,
   ``in`` -> ``not in``), or, with no comparison, the first ``if``/``while``/ternary test negated;
 - ``arithmetic``: the first ``+``/``-`` with a number beside it swapped (``len(words) - 1`` ->
@@ -34,9 +37,11 @@ error, or the run timing out). A mutant whose run reports none of the new tests 
 
 What is called: the names the new test functions use (:func:`.probe.test_words`: their bodies,
 fixtures, their class's helpers, the module's helpers they reach) that a non-test file of a module
-the test file imports (or a package above one) defines at its top level, or as a method of a class
-there; functions the task's text names first, constructors (``__init__`` of a class the test
-uses) last, the rest in the test file's order.
+the test file imports (or a package above one, or a module one of those imports names from: a
+package's ``from .cart import total``) defines at its top level, or as a method of a class
+there; functions the task's text names first, a top-level function the test names only as an
+attribute of another object (``d.get``, not ``total`` or ``store.total``) last, and between them
+constructors (``__init__`` of a class the test uses) after the rest, each in the test file's order.
 
 Cost bound: at most :data:`MAX_FUNCTIONS` functions, 4 mutants each plus one ``raise`` each when
 all survive; with the unmutated copy's run first, at most 1 + 5 x 3 = 16 runs of one test file,
@@ -62,6 +67,8 @@ from __future__ import annotations
 
 import ast
 import copy as copying
+import inspect
+import logging
 import os
 import re
 import shutil
@@ -69,7 +76,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import commands
+from . import commands, mutant_value
 from . import named as named_files
 from . import probe as probes
 from .localize import Localized, is_test_file, list_files, module_name
@@ -77,6 +84,8 @@ from .pipeline import Finding
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
+
+logger = logging.getLogger(__name__)
 
 MAX_FUNCTIONS = 3
 """The most functions of the repository one check breaks."""
@@ -95,38 +104,19 @@ SURVIVED_ASK = ("The checks pass, but {tests} in {path} also pass{how}, so they 
                 "states, so that a wrong result fails them, in one ```python block whose first line is "
                 "`# file: {path}`. No explanations.")
 
-_OTHER = '''
-def _foreman_other(value):
-    """Another value of the same type (a mutant's)."""
-    try:
-        if isinstance(value, bool):
-            return not value
-        if isinstance(value, (int, float)):
-            return value + 1
-        if isinstance(value, str):
-            return value + "~"
-        if isinstance(value, bytes):
-            return value + b"~"
-        if isinstance(value, (list, tuple)):
-            return value[1:] if value else type(value)([None])
-        if isinstance(value, dict):
-            return dict(list(value.items())[1:]) if value else {None: None}
-        if isinstance(value, (set, frozenset)):
-            return type(value)(list(value)[1:]) if value else type(value)([None])
-    except Exception:
-        pass
-    return value
-'''
+_OTHER = "\n\n".join(inspect.getsource(f) for f in (mutant_value._foreman_other, mutant_value._foreman_changed))
 _NEGATED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
             ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_TEST_CODE_RE = re.compile(r"(?:^|/)(?:tests?/|testing/|conftest\.py$)")  # the suite's helpers: no code under test
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_ENV_DIRS = {".venv", "venv", "env", ".tox", ".nox", "node_modules"}
+_ENV_DIRS = {".venv", "venv", "env", ".tox", ".nox", "node_modules"}  # (a venv: one with pyvenv.cfg)
 _IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache")
 
 
 def definitions(text: str) -> list[str]:
     """The functions of a module's text by qualified name: ``name`` at the top level, ``Class.name``
-    for a method of a top-level class ([] when it does not parse)."""
+    for a method of a top-level class, each once (an overload, a property's setter, a name defined
+    again: one name); [] when it does not parse."""
     try:
         tree = ast.parse(text.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
@@ -137,7 +127,7 @@ def definitions(text: str) -> list[str]:
             out.append(node.name)
         elif isinstance(node, ast.ClassDef):
             out.extend(f"{node.name}.{m.name}" for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return out
+    return list(dict.fromkeys(out))
 
 
 def imported_modules(text: str) -> set[str]:
@@ -170,7 +160,10 @@ def called(test_text: str, new: list[str], sources: dict[str, str], goal: str) -
         ``(path, qualified name)`` pairs, at most :data:`MAX_FUNCTIONS`.
     """
     words = set().union(*(w for label, w in probes.test_words(test_text).items() if label.rsplit(".", 1)[-1] in new))
-    modules = imported_modules(test_text)
+    modules, grew = imported_modules(test_text), True
+    while grew:  # and the modules those modules bring names from (a package's ``from .cart import total``)
+        brought = set().union(*(_brought(rel, text) for rel, text in sources.items() if module_name(rel) in modules))
+        modules, grew = modules | brought, bool(brought - modules)
     found = []
     for rel, text in sources.items():
         if module_name(rel) not in modules:
@@ -179,13 +172,45 @@ def called(test_text: str, new: list[str], sources: dict[str, str], goal: str) -
             owner, _, name = qualname.rpartition(".")
             if name in words or (name == "__init__" and owner in words):
                 found.append((rel, qualname, name if name != "__init__" else owner))
-    goal_words = set(re.findall(r"[A-Za-z_]\w*", goal))
+    goal_words, direct = set(re.findall(r"[A-Za-z_]\w*", goal)), _direct(test_text)
 
-    def rank(item: tuple[str, str, str]) -> tuple[bool, bool, int]:
+    def rank(item: tuple[str, str, str]) -> tuple[bool, bool, bool, int]:
         place = re.search(rf"\b{re.escape(item[2])}\b", test_text)
-        return (item[2] not in goal_words, item[1].endswith("__init__"), place.start() if place else len(test_text))
+        return (item[2] not in goal_words, "." not in item[1] and item[2] not in direct, item[1].endswith("__init__"),
+                place.start() if place else len(test_text))
 
     return [(rel, qualname) for rel, qualname, _ in sorted(found, key=rank)][:MAX_FUNCTIONS]
+
+
+def _direct(test_text: str) -> set[str]:
+    """The names a test file uses bare or as an attribute of a name it imports (``total``,
+    ``store.total``), not of another object (``d.get``); set() when it does not parse."""
+    try:
+        tree = ast.parse(test_text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return set()
+    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        and n.value.id in imported}
+
+
+def _brought(rel: str, text: str) -> set[str]:
+    """The modules the module ``rel`` imports names from (``from .cart import total``: ``pkg.cart``,
+    and ``pkg.cart.total`` in case it is a module); set() when it does not parse."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return set()
+    package = module_name(rel).split(".")[:None if rel.endswith("__init__.py") else -1]
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            base = ".".join([*package[:len(package) - node.level + 1], *([node.module] if node.module else [])]
+                            if node.level else [node.module or ""])
+            out |= {base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")}
+    return out
 
 
 def _own(fn: ast.AST) -> list[ast.AST]:
@@ -208,12 +233,13 @@ def _own(fn: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _find(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def _find(tree: ast.Module, qualname: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every definition of ``qualname`` (overloads, a property's getter and setter, a redefinition)."""
     owner, _, name = qualname.rpartition(".")
     body = tree.body
     if owner:
         body = next((n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner), [])
-    return next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+    return [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
 
 
 def _is_number(node: ast.AST) -> bool:
@@ -273,7 +299,7 @@ def _break(fn: ast.FunctionDef | ast.AsyncFunctionDef, kind: str) -> bool:
 
 
 def mutated(text: str, qualname: str, kind: str) -> str | None:
-    """``text`` (a module) with the function ``qualname`` broken the ``kind`` way (one of
+    """``text`` (a module) with the function ``qualname`` (each of its definitions) broken the ``kind`` way (one of
     :data:`KINDS` or ``"raise"``), as :func:`ast.unparse` writes it (comments gone, meaning kept
     elsewhere), with the ``value`` mutant's helper defined after the docstring and ``__future__``
     imports. None when the text does not parse, has no such function, or the kind breaks nothing there.
@@ -286,8 +312,7 @@ def mutated(text: str, qualname: str, kind: str) -> str | None:
     except (SyntaxError, ValueError):
         return None
     tree = copying.deepcopy(tree)
-    fn = _find(tree, qualname)
-    if fn is None or not _break(fn, kind):
+    if not [fn for fn in _find(tree, qualname) if _break(fn, kind)]:  # each definition, the first way it breaks
         return None
     at = 0
     for i, node in enumerate(tree.body):
@@ -316,14 +341,17 @@ async def check(task: GuidedTask, attempt: Attempt, path: str, where: Localized)
         return _cannot_tell(task, attempt, "the check command is not plain pytest")
     test_text = task._read(path) or ""
     sources = {rel: task._read(rel) or "" for rel in list_files(task.root)
-               if rel.endswith(".py") and not is_test_file(rel)}
+               if rel.endswith(".py") and not is_test_file(rel) and not _TEST_CODE_RE.search(rel)}
     targets = [(rel, name, kinds) for rel, name in called(test_text, new, sources, task.goal)
                if (kinds := [k for k in KINDS if mutated(sources[rel], name, k) is not None])]
     if not targets:
         return _cannot_tell(task, attempt, "the new tests call no function of the repository that has a mutant")
     with tempfile.TemporaryDirectory(prefix="foreman-mutant-") as tmp:
         copy = Path(tmp) / "repo"
-        _copy_tree(task.root, copy)
+        try:
+            _copy_tree(task.root, copy)
+        except OSError as exc:  # (shutil.Error too) an unreadable file, a file gone while copied
+            return _cannot_tell(task, attempt, f"the worktree could not be copied: {str(exc)[:200]}")
         run = _Runner(task, copy, path, new, Path(tmp) / report_name)
         baseline = await run.once(None)
         if baseline != "survived":
@@ -367,6 +395,7 @@ class _Runner:
 
     def __init__(self, task: GuidedTask, copy: Path, path: str, new: list[str], report: Path) -> None:
         self.task, self.copy, self.path, self.new, self.report = task, copy, path, new, report
+        self.notes = report.with_name("mutant-notes.txt")  # what each value mutant's return did
         self.timeout = min(task.ci_timeout, RUN_TIMEOUT_S)
         env = dict(task.req.env) if task.req.env else dict(os.environ)
         self.pythonpath = os.pathsep.join([str(copy), *([str(copy / "src")] if (copy / "src").is_dir() else []),
@@ -377,19 +406,26 @@ class _Runner:
 
         Returns:
             ``killed`` (a new test failed, or the run timed out), ``survived`` (every new test
-            passed or was skipped) or ``unknown`` (no report names a new test).
+            passed or was skipped), ``unchanged`` (they passed, but no return the mutant changed
+            gave another value: a type with none, such as None or an object) or ``unknown`` (no
+            report names a new test, or the file is a link out of the copy: not run).
         """
         target = self.copy / mutant[0] if mutant else None
+        if target is not None and not target.resolve().is_relative_to(self.copy.resolve()):
+            logger.info("mutant of %s not run: the file is a link out of the copy", mutant and mutant[0])
+            return "unknown"  # a symlink (or a linked folder) to the worktree: writing it would break the worktree
         before = target.read_bytes() if target is not None else b""
         if target is not None and mutant is not None:
             target.write_text(mutant[1], encoding="utf-8")
         self.report.unlink(missing_ok=True)
+        self.notes.unlink(missing_ok=True)
         command = probes.probe_command(self.task.ci_command, self.path, str(self.report)) or ""
         started = self.task.clock()
         try:
             res = await commands.run_command(
                 command, cwd=self.copy, env=dict(self.task.req.env) or None, timeout=self.timeout, max_output=2000,
-                extra_env={**named_files.NO_BYTECODE, "PYTHONPATH": self.pythonpath},
+                extra_env={**named_files.NO_BYTECODE, "PYTHONPATH": self.pythonpath,
+                           "FOREMAN_MUTANT_NOTES": str(self.notes)},
                 on_start=self.task.tools.track_process)
         finally:
             elapsed = self.task.clock() - started
@@ -405,22 +441,35 @@ class _Runner:
                 if o.function.rsplit(".", 1)[-1] in self.new]
         if not mine:
             return "unknown"
-        return "survived" if all(o.kind in ("passed", "skipped") for o in mine) else "killed"
+        if any(o.kind not in ("passed", "skipped") for o in mine):
+            return "killed"
+        notes = self.notes.read_text(encoding="utf-8").split() if self.notes.is_file() else []
+        return "unchanged" if notes and "changed" not in notes else "survived"
 
 
 def _copy_tree(root: Path, copy: Path) -> None:
-    """Copy the worktree to ``copy`` without git's folder and bytecode; a top-level environment
-    folder (``.venv``, ``node_modules``) is linked, not copied."""
+    """Copy the worktree to ``copy`` without git's folder, bytecode and special files; a top-level environment
+    folder (``node_modules``, ``.tox``, a ``.venv``/``venv``/``env`` with ``pyvenv.cfg``; not a
+    package of that name) is linked, not copied. A mutant is never written through a link out of
+    the copy (:meth:`_Runner.once`: ``unknown``)."""
     copy.mkdir(parents=True)
     for entry in root.iterdir():
         if entry.name in (".git", "__pycache__", ".pytest_cache"):
             continue
-        if entry.name in _ENV_DIRS and entry.is_dir():
+        if entry.name in _ENV_DIRS and entry.is_dir() and (entry.name in (".tox", ".nox", "node_modules")
+                                                           or (entry / "pyvenv.cfg").is_file()):
             (copy / entry.name).symlink_to(entry.resolve())
         elif entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, copy / entry.name, ignore=_IGNORED, symlinks=True)
+            shutil.copytree(entry, copy / entry.name, ignore=_IGNORED, symlinks=True, copy_function=_copy_file)
         else:
-            shutil.copy2(entry, copy / entry.name, follow_symlinks=False)
+            _copy_file(entry, copy / entry.name)
+
+
+def _copy_file(src: str | Path, dst: str | Path) -> None:
+    """Copy a file or a link as it is; a named pipe, a socket or a device is left out (no code,
+    and copying one raises or blocks)."""
+    if os.path.islink(src) or os.path.isfile(src):
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
 __all__ = ["KINDS", "MAX_FUNCTIONS", "RUN_TIMEOUT_S", "SURVIVED", "SURVIVED_ASK", "called", "check", "definitions",
