@@ -9,7 +9,7 @@ proves nothing). No annotations: the module they go into may not import what the
 
 def _foreman_other(value):
     """Another value of the same type (a mutant's); each call noted, ``same`` when it had none."""
-    import os
+    import os  # (inside: only this function's source goes into the broken module, see the module doc)
 
     other = _foreman_changed(value)
     try:
@@ -26,6 +26,7 @@ def _foreman_other(value):
 
 def _foreman_changed(value):
     """Another value of ``value``'s type; ``value`` itself when it knows none."""
+    # (inside: only this function's source goes into the broken module, see the module doc)
     import dataclasses
     import datetime
     import enum
