@@ -252,3 +252,18 @@ async def test_the_bench_task_5_test_with_a_wrong_constructor_is_refused_before_
     assert "- test_count_matches fails because of an error in the test itself: TypeError" in again
     assert stats.passed and "def test_count_matches():\n    assert count_matches" in (
         repo / "tests/test_search_asked.py").read_text()
+
+
+def test_a_pytest_run_behind_variables_or_a_project_runner_is_probed_too(tmp_path: Path) -> None:
+    """``PYTHONPATH=src pytest``, ``uv run pytest``, ``poetry run python -m pytest``: still pytest,
+    narrowed and reported like a plain run (every guided check that probes was off for them)."""
+    for command in ("PYTHONPATH=src pytest -q", "uv run pytest -q", "poetry run python -m pytest",
+                    "pdm run pytest", "hatch run pytest", "pipenv run pytest", "A=1 B='x y' uv run pytest"):
+        assert probe_command(command, "tests/t.py", "/r.xml") == f"{command} tests/t.py --junitxml=/r.xml", command
+    for command in ("uv run make test", "poetry install", "FOO=1 make test", "uv run", "X=1"):
+        assert probe_command(command, "tests/t.py", "/r.xml") is None, command
+    py = shlex.quote(sys.executable)
+    xml = report(tmp_path, {"tests/test_asked.py": "from notes import search\n\n\ndef test_it():\n"
+                                                   "    assert search([], 'x') == []\n"},
+                 "tests/test_asked.py", ci=f"PYTHONPATH=. {py} -m pytest -q")
+    assert [o.kind for o in classify(xml, "tests/test_asked.py", GOAL)] == ["passed"]

@@ -63,10 +63,17 @@ class ProbeOutcome:
         return self.name.split("[", 1)[0]
 
 
+_ASSIGNMENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PROJECT_RUNNERS = {"uv", "poetry", "pdm", "hatch", "pipenv", "rye"}
+"""Commands whose ``run`` subcommand runs the rest in the project's environment."""
+
+
 def probe_command(ci_command: str | None, path: str, report: str) -> str | None:
     """The check command narrowed to one test file with a JUnit XML report, or None when the
     command is not a plain pytest run (a shell pipeline, ``make test``, ``tox``: then only its
-    exit status can be read).
+    exit status can be read). Variables set before it (``PYTHONPATH=src pytest``) and a project
+    runner's ``run`` (``uv``, ``poetry``, ``pdm``, ``hatch``, ``pipenv``, ``rye``) still make a
+    pytest run.
 
     Args:
         ci_command: the repository's check command (e.g. ``python -m pytest -q``).
@@ -79,12 +86,18 @@ def probe_command(ci_command: str | None, path: str, report: str) -> str | None:
         return None
     if not argv or any(token in _SHELL_OPS for token in argv):
         return None
-    runs_pytest = PurePosixPath(argv[0]).name in ("pytest", "py.test") or (
-        "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "pytest")
+    run = list(argv)
+    while run and _ASSIGNMENT_RE.match(run[0]):  # ``PYTHONPATH=src pytest``: the shell's variables
+        run.pop(0)
+    if len(run) > 2 and PurePosixPath(run[0]).name in _PROJECT_RUNNERS and run[1] == "run":
+        run = run[2:]  # ``uv run pytest``: the project's environment, then pytest
+    runs_pytest = bool(run) and (PurePosixPath(run[0]).name in ("pytest", "py.test") or (
+        PurePosixPath(run[0]).name.startswith("python") and "-m" in run[:-1] and run[run.index("-m") + 1] == "pytest"))
     if not runs_pytest:
         return None
+    # appended to the command as written (re-joined, ``B='x y'`` would be quoted whole: no assignment);
     # pytest ignores a path given twice, so a command that already names tests/ still runs the file once
-    return shlex.join([*argv, path, f"--junitxml={report}"])
+    return f"{(ci_command or '').strip()} {shlex.join([path, f'--junitxml={report}'])}"
 
 
 def _module(path: str) -> str:
