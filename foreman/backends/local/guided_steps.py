@@ -10,8 +10,9 @@ runs the attempts, each from the same clean start, and locates the task once).
   their own (``test-alone``) and repeat no existing test (``repeat-test``);
 - *validate*: the repository's checks pass (made-up cases dropped first, ``made-up-cases``); the
   new tests fail without the change (``proof``), or, added with no change to the code, on a broken
-  version of what they call (``mutant``, :mod:`.mutants`); a file the task names and the answer
-  left alone is asked for once (``named-file``);
+  version of what they call (``mutant``, :mod:`.mutants`); a function the task asks the code to
+  share is used by the code, not only the tests (``uses``, :mod:`.uses`); a file the task names
+  and the answer left alone is asked for once (``named-file``);
 - *repair*: each failure's finding goes back to the model while repair rounds are left.
 """
 
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import asked as asked_tests
 from . import madeup as made_up_cases
-from . import mutants, proof, testcheck
+from . import mutants, proof, testcheck, uses
 from . import named as named_files
 from .guided_stats import Attempt
 from .guided_text import (
@@ -41,7 +42,7 @@ from .guided_text import (
     no_change_ask,
 )
 from .lineask import NamedLine, line_ask, named_line
-from .localize import Localized, is_test_file, numbered
+from .localize import Localized, is_test_file, list_files, numbered
 from .pipeline import PASSED, Finding
 from .signatures import api_text
 
@@ -193,11 +194,29 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
     if ok and task.enabled("mutant") and where.wants_test and where.test_file and (
             weak := await mutants.check(task, attempt, where.test_file, where)):
         return weak
+    if ok and task.enabled("uses") and (kept := _uses(task)):
+        return Finding("validate", uses.UNUSED, *kept)
     if ok:
         attempt.outcome, attempt.detail = "passed", ""
         task.mark("validate", "checks passed")
         return _named_left(task, attempt, state, where) or PASSED
     return _failed(task, summary, known=known)
+
+
+def _uses(task: GuidedTask) -> tuple[str, str] | None:
+    """:func:`.uses.check` over the attempt's written files and the repository's code (at most
+    :data:`_MAX_CODE_FILES` non-test Python files; None when the task asks for no use)."""
+    if not uses.USE_ASK_RE.search(task.goal):
+        return None
+    before = {rel: (data or b"").decode("utf-8", "replace") for rel, data in task.original.items()}
+    code = [rel for rel in list_files(task.root) if rel.endswith(".py") and not is_test_file(rel)
+            and not rel.startswith(("tests/", "test/"))][:_MAX_CODE_FILES]
+    now = {rel: text for rel in code if (text := task._read(rel)) is not None}
+    return uses.check(task.goal, before, now)
+
+
+_MAX_CODE_FILES = 400
+"""The most source files the ``uses`` check reads (a larger repository is read in part)."""
 
 
 def _named_left(task: GuidedTask, attempt: Attempt, state: AttemptState, where: Localized) -> Finding | None:

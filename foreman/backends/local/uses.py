@@ -1,0 +1,166 @@
+"""The ``uses`` check: a function the task asks the code to share is used by the code.
+
+A task that asks to pull repeated work out into one function and have the existing code use it
+("pull the regular expression out into ``words(text)`` and make both functions use it", "move
+that computation into ``discount_amount`` and make the cart and the receipt use it") is tested
+only where the tests call the new function: an answer that adds the function and leaves every
+caller with its own copy passes every test of it, and the task would be called done with nothing
+shared. So when the task asks for use (:data:`USE_ASK_RE`: "use it", "make X use", "have X
+call", ...) and the answer defined a function the task names that was not there before, some
+non-test Python code other than the function itself must refer to it (a call, an attribute, a
+name passed on such as ``set_defaults(func=cmd_add)``; an import alone is not a use), and no other
+function may still compute what it returns with its own copy (:func:`kept_copies`).
+
+Pure: the caller gives the files' texts. It is static, so it cannot tell a real use from a call
+whose result is thrown away; the hidden checks of such tasks replace the function and watch the
+callers, which a later, dynamic version could do with :mod:`.mutants`' copies.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+
+USE_ASK_RE = re.compile(r"\b(?:use|uses|call|calls)\s+(?:it|them|this|that|the new|one)\b"
+                        r"|\b(?:make|makes|have|has|let)\b[^.;]{0,80}?\b(?:use|call|go through)\b"
+                        r"|\binstead of (?:its|their) own\b", re.IGNORECASE)
+"""The wording of a task that asks the existing code to use what it adds."""
+_NAMED_RE = re.compile(r"`([A-Za-z_]\w*)(?:\([^`]*\))?`|\b([A-Za-z_]\w*)\(")
+
+UNUSED = "new code unused"
+"""The outcome of an attempt whose shared function nothing but the tests calls, or that another
+function still does without it."""
+UNUSED_ASK = ("The task asks the existing code to use {names}, but no code outside the tests refers to {them} yet: "
+              "the old copies still do the work. Change the functions that did this work to call {names} instead "
+              "of their own copy, and send those changed definitions complete.")
+KEPT_ASK = ("The task asks the existing code to use {name}, but {where} still computes what {name} returns with its "
+            "own copy of that code. Change it to call {name} instead, and send the changed definition complete.")
+
+
+def defined(text: str) -> set[str]:
+    """The function names defined anywhere in a module's text (set() when it does not parse)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _refers(text: str, name: str) -> bool:
+    """True when ``text`` loads ``name`` (a name or an attribute) outside ``name``'s own definition."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    own: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            own |= {id(n) for n in ast.walk(node)}
+    return any(id(n) not in own and ((isinstance(n, ast.Name) and n.id == name)
+                                     or (isinstance(n, ast.Attribute) and n.attr == name))
+               for n in ast.walk(tree))
+
+
+_MIN_NODES = 5
+"""The smallest returned expression (in AST nodes) whose repeat elsewhere counts as a kept copy."""
+_IGNORED_FIELDS = {"ctx", "lineno", "col_offset", "end_lineno", "end_col_offset", "type_comment", "kind"}
+
+
+def _matches(pattern: ast.AST, node: ast.AST, params: set[str]) -> bool:
+    """True when ``node`` is ``pattern`` with any expression in place of a parameter's name."""
+    if isinstance(pattern, ast.Name) and pattern.id in params:
+        return isinstance(node, ast.expr)
+    if type(pattern) is not type(node):
+        return False
+    for field, value in ast.iter_fields(pattern):
+        if field in _IGNORED_FIELDS:
+            continue
+        other = getattr(node, field, None)
+        if isinstance(value, list):
+            if not isinstance(other, list) or len(value) != len(other) or not all(
+                    _matches(a, b, params) if isinstance(a, ast.AST) else a == b for a, b in zip(value, other, strict=True)):
+                return False
+        elif isinstance(value, ast.AST):
+            if not isinstance(other, ast.AST) or not _matches(value, other, params):
+                return False
+        elif value != other:
+            return False
+    return True
+
+
+def kept_copies(name: str, now: Mapping[str, str]) -> list[str]:
+    """The functions of ``now`` (path -> text) other than ``name`` that still compute what
+    ``name`` returns: an expression of at least :data:`_MIN_NODES` nodes, with a call or a text
+    constant in it, that one of ``name``'s ``return`` statements returns, repeated with any
+    arguments in place of its parameters (``re.findall(r"[\w']+", line)`` for ``words(text)``).
+
+    Returns:
+        ``"path:function"`` of each, in file order.
+    """
+    trees = {}
+    for rel, text in now.items():
+        try:
+            trees[rel] = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+    patterns: list[tuple[ast.expr, set[str]]] = []
+    for tree in trees.values():
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == name:
+                params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+                patterns += [(r.value, params) for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value
+                             is not None and sum(1 for _ in ast.walk(r.value)) >= _MIN_NODES and any(
+                                 isinstance(n, ast.Call) or (isinstance(n, ast.Constant) and isinstance(n.value, str))
+                                 for n in ast.walk(r.value))]
+    found = []
+    for rel, tree in trees.items():
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == name:
+                continue
+            if any(_matches(p, n, params) for p, params in patterns for n in ast.walk(fn) if isinstance(n, ast.expr)):
+                found.append(f"{rel}:{fn.name}")
+    return list(dict.fromkeys(found))
+
+
+def shared(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -> list[str]:
+    """The functions the task asks the code to use that the attempt added.
+
+    Args:
+        goal: the task's text.
+        before: the attempt's written files as they were (None: new), path -> text.
+        now: every non-test Python file of the repository as it is now, path -> text.
+
+    Returns:
+        The names, in the order the task names them; [] when the task asks for no use.
+    """
+    if not USE_ASK_RE.search(goal):
+        return []
+    named = list(dict.fromkeys(a or b for a, b in _NAMED_RE.findall(goal)))
+    added = {name for rel, text in now.items() if rel in before
+             for name in defined(text) - defined(before[rel] or "")}
+    return [name for name in named if name in added]
+
+
+def unused(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -> list[str]:
+    """The :func:`shared` functions no non-test code refers to (arguments as there)."""
+    return [name for name in shared(goal, before, now) if not any(_refers(text, name) for text in now.values())]
+
+
+def check(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -> tuple[str, str] | None:
+    """``(detail, repair ask)`` when a function the task asks the code to share is unused, or
+    another function still computes what it returns (:func:`kept_copies`); None when neither
+    (arguments as for :func:`shared`)."""
+    names = shared(goal, before, now)
+    idle = [name for name in names if not any(_refers(text, name) for text in now.values())]
+    if idle:
+        return ", ".join(idle), UNUSED_ASK.format(names=", ".join(idle), them="it" if len(idle) == 1 else "them")
+    for name in names:
+        copies = kept_copies(name, now)
+        if copies:
+            where = ", ".join(c.split(":", 1)[1] + " in " + c.split(":", 1)[0] for c in copies)
+            return f"{name}: own copy kept in {where}", KEPT_ASK.format(name=name, where=where)
+    return None
+
+
+__all__ = ["KEPT_ASK", "UNUSED", "UNUSED_ASK", "USE_ASK_RE", "check", "defined", "kept_copies", "shared", "unused"]
