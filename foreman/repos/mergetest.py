@@ -20,7 +20,7 @@ from typing import Any
 
 from ..private import private_dir
 from . import ci
-from ._git import HOOK_TIMEOUT, GitResult, StrPath, git, repo_lock
+from ._git import HOOK_TIMEOUT, StrPath, git, repo_lock
 
 logger = logging.getLogger(__name__)
 
@@ -46,16 +46,11 @@ async def run_merge_test(repo_root: StrPath, commit: str, folder: Path, command:
         saying so (never a pass).
     """
     root = Path(repo_root)
-    if folder.exists():
-        await discard(root, folder)
+    await discard(root, folder)
     private_dir(folder.parent)
     async with repo_lock(root.resolve()):  # (merge trains run several at once; merges list the worktrees)
-        made = await _add(root, folder, commit)
-        if not made.ok and not folder.exists():
-            # (a run cut by a crash may have left its entry, its folder gone since: git refuses to add it
-            # again, "missing but already registered"; pruned, then made once more)
-            await git("worktree", "prune", cwd=root, check=False)
-            made = await _add(root, folder, commit)
+        made = await git("worktree", "add", "--detach", folder, commit, cwd=root, check=False, timeout=HOOK_TIMEOUT,
+                         hooks=("post-checkout",))
     if not made.ok:
         return ci.CIResult(False, None, f"the merge test could not check out {commit[:12]}: "
                            f"{made.stderr.decode('utf-8', 'replace').strip()}", 0.0, False)
@@ -65,21 +60,13 @@ async def run_merge_test(repo_root: StrPath, commit: str, folder: Path, command:
         await discard(root, folder)
 
 
-async def _add(root: Path, folder: Path, commit: str) -> GitResult:
-    return await git("worktree", "add", "--detach", folder, commit, cwd=root, check=False, timeout=HOOK_TIMEOUT,
-                     hooks=("post-checkout",))
-
-
 async def discard(repo_root: StrPath, folder: Path) -> None:
-    """Remove a merge test's worktree (and its entry), if any; never raises. Entries whose folders
-    are gone are pruned, unless ``git worktree remove`` removed this one's folder and entry itself."""
+    """Remove a merge test's worktree (and its entry), if any; never raises."""
     root = Path(repo_root)
     async with repo_lock(root.resolve()):
         if folder.exists():
             res = await git("worktree", "remove", "--force", "--force", folder, cwd=root, check=False)
-            if res.ok and not folder.exists():
-                return
-            if folder.exists():
+            if not res.ok and folder.exists():
                 shutil.rmtree(folder, ignore_errors=True)
         await git("worktree", "prune", cwd=root, check=False)
 

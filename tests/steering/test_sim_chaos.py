@@ -194,7 +194,9 @@ async def phase2(home: Path, rnd: random.Random, log: list[str]) -> Path:
             await asyncio.sleep(0.02)
         w = d.core.world
         assert [x.id for x in w.decisions.values() if x.status == "open"] == []
-        assert (w.goals["g1"].status, len(w.goals)) == ("done", 1)
+        blocked = {t.id: t.blocked_reason for t in w.tasks.values() if t.status == "blocked"}
+        assert (w.goals["g1"].status, len(w.goals)) == ("done", 1), (  # (what a failure needs to be read)
+            f"blocked {blocked}\n{where(d)}\n" + "\n".join(log))
         titles = {t.id: t.title for t in w.tasks.values()}
         assert titles == {pid: c.title for pid, c in patches.TASKS.items()}, f"tasks lost or duplicated: {titles}"
         for tid in MERGED_TASKS:
