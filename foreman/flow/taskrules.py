@@ -191,10 +191,12 @@ def task_prepared(ctx: Ctx, e: TaskPrepared) -> list[Effect]:
         core.feed(line, now, kind="task", task=e.task, agent=e.agent)
     task = core.world.tasks.get(e.task)
     agent = core.world.agents.get(e.agent)
+    took_back = any(t.status == "doing" and t.assignee == e.agent for t in core.world.tasks.values())
     if task is None or task.status != "todo" or (task.assignee not in (None, e.agent)) or agent is None \
-            or not agent.active or agent.paused:
+            or not agent.active or agent.paused or took_back:
         return []  # it moved on while its worktree was made (cancelled, reassigned, its worker went off
-        # shift or was paused): the next pass sees it
+        # shift or was paused, or took back a task of its own from review: a red merge test, a failed
+        # CI, changes asked): the next pass sees it
     effects: list[Effect] = []
     for other in e.superseded:
         w = core.record(Worktree, other)

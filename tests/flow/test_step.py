@@ -354,6 +354,45 @@ def test_a_merge_sent_back_while_the_worker_works_on_another_task_waits_for_it_o
     assert ("conflicts in: notes.py" if outcome == "conflict" else "FAIL: test_shout") in turn.prompt
 
 
+@pytest.mark.parametrize("back", ["merge red", "merge conflict", "ci failed", "user changes", "lead changes"])
+def test_a_task_prepared_while_its_worker_took_back_another_task_stays_on_the_board(back: str) -> None:
+    """Found by the sim's chaos test (t8 blocked: "kit is already working on t3"): the worker
+    handed a task in and its next task's worktree was being made when the first came back to it
+    (a red merge test, a conflict, a failed CI, changes asked by the user or the lead). The
+    ``TaskPrepared`` then started the second beside the first: the core refused and the step's
+    failure blocked the task for good. It stays on the board and starts once the worker is free."""
+    ctx = world()
+    t = task(ctx, status="review")
+    nxt = task(ctx, "Add farewell", agent=None)
+    assert apply(ctx, Tick()) == [PrepareTask(nxt, "juniper")]  # (seat order: juniper first)
+    ctx.live.starting.clear()
+    ctx.core.stop_agent("juniper", T0)
+    ctx.core.stop_agent("wren", T0)
+    ctx.core.take()
+    assert apply(ctx, Tick()) == [PrepareTask(nxt, "kit")]  # kit is free: its task is in review
+    if back in ("merge red", "merge conflict", "user changes"):
+        did = merge_decision(ctx, t)
+        ctx.core.answer_decision(did, 1 if back == "user changes" else 0, T0, text="more tests")
+        ctx.core.take()
+        apply(ctx, MergeAnswered(did))
+        if back != "user changes":
+            apply(ctx, MergeTried(did, "conflict", files=("notes.py",)) if back == "merge conflict" else MergeTried(
+                did, "red", reason="main was not moved", output="FAIL: test_shout"))
+    elif back == "ci failed":
+        apply(ctx, CiFinished(t, "kit", "make test", ok=False, verdict="FAILED (exit 1)", output="test_x ... FAIL"))
+    else:
+        ctx.core.set_task_status(t, "doing", T0, who="marlow")  # (the lead's update_task doing)
+        ctx.core.take()
+    assert ctx.core.task(t).status == "doing"
+    effects = apply(ctx, TaskPrepared(nxt, "kit", f"kit-{nxt}", f"agentcraft/kit/{nxt}"))
+    assert not [e for e in effects if isinstance(e, RunTurn) and e.task == nxt]
+    assert ctx.core.task(nxt).status == "todo" and ctx.live.starting == {}
+    ctx.live.running.pop("kit", None)
+    ctx.core.set_task_status(t, "review", T0, who="kit")
+    ctx.core.take()
+    assert apply(ctx, Tick()) == [PrepareTask(nxt, "kit")]  # kit is free again: it starts
+
+
 def test_the_merge_queue_serves_one_per_base_and_drops_what_left_review() -> None:
     """Issue 36: approved merges wait in answer order behind the one tested; a held head (the
     user's git operation) keeps its place; a head whose task is cancelled while held leaves, and
