@@ -14,6 +14,10 @@ Rules (and the failures they prevent):
 * a worktree that lacks files its branch has (an interrupted ``git worktree remove``: the
   daemon died or was stopped in the middle of one) is never committed - that would record the
   deletions on the branch - and is removed with ``--force``: its work is on the branch;
+* the removal holds the repository's lock (:func:`._git.repo_lock`), as worktree creation,
+  merges and the stale cleaning do: git deletes a worktree's files one by one, and a cleaning
+  that ran meanwhile took the half-removed folder for a stale one (it moved what was left to the
+  trash, or failed on a file that vanished under it);
 * a branch that moves to the task's latest work keeps its own commits the latest work lacks
   on ``<branch>-kept-<sha>``, so nothing is lost.
 """
@@ -25,6 +29,7 @@ import os
 from pathlib import Path
 
 from . import refs, worktrees
+from ._git import repo_lock
 from ._snapshot import snapshot
 
 logger = logging.getLogger(__name__)
@@ -53,7 +58,12 @@ async def remove_retired(repo_root: str | os.PathLike, wt_path: str | os.PathLik
         RepoError: it is not a worktree of this repository, or git failed.
     """
     root = Path(repo_root).resolve()
-    wt = Path(os.path.realpath(wt_path))
+    async with repo_lock(root):
+        return await _remove_retired(root, Path(os.path.realpath(wt_path)), branch, message=message, author=author)
+
+
+async def _remove_retired(root: Path, wt: Path, branch: str, *, message: str, author: str) -> str | None:
+    """:func:`remove_retired` under the repository's lock."""
     if not wt.exists():
         await worktrees.remove_worktree(root, wt)  # prunes a stale entry, if any
         return None

@@ -137,3 +137,31 @@ async def test_a_stale_index_lock_is_removed_unless_a_process_works_inside(repo:
     assert not (admin / "index.lock").exists()
     tip = commit_all(wt.path, "work")
     assert out(repo, "rev-parse", BRANCH) == tip
+
+
+async def test_the_stale_cleaning_never_meets_a_retired_worktree_half_removed(repo: Path, home_profile: Path,
+                                                                             trash: Path) -> None:
+    """Found by the sim's chaos test: a task's start (whose stale cleaning runs first) failed with
+    "FileNotFoundError: .../worktrees/sim-demo/kit-t3" while another task's retired worktree was
+    being removed in the background (git deletes its files one by one, and the cleaning saw the
+    half-removed folder as stale and walked into it). The removal now holds the repository's lock,
+    as worktree creation, merges and the cleaning do: the cleaning sees the worktree whole, or
+    gone."""
+    from foreman.repos.retiring import remove_retired  # (the retiring module is this test's alone)
+
+    base = home_profile / "worktrees" / "repo"
+    for n in range(6):
+        wt = await ensure_worktree(repo, base / f"kit-t{n}", f"agentcraft/kit/t{n}", "main")
+        for i in range(1500):  # (enough files that git's removal takes a while)
+            write(wt.path / "many" / f"f{i}.txt", f"{i}\n")
+        commit_all(wt.path, f"work {n}")
+        removal = asyncio.create_task(remove_retired(repo, wt.path, f"agentcraft/kit/t{n}", message="late",
+                                                     author="Kit <kit@example.com>"))
+        cleanings = 0
+        while not removal.done():
+            done = await clean_stale_worktrees(repo, base, trash_dir=trash)
+            assert done == [], done  # a retired worktree is removed by its removal, never cleaned as stale
+            cleanings += 1
+        await removal
+        assert not wt.path.exists() and cleanings >= 1
+    assert not trash.exists()

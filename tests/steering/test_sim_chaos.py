@@ -145,9 +145,9 @@ def where(d: Daemon) -> str:
     """Where the in-process run is: agents, tasks, open decisions, feed tail."""
     w = d.core.world
     agents = {n: (a.active, a.paused, a.state) for n, a in w.agents.items()}
-    tasks = {t.id: (t.status, t.assignee) for t in w.tasks.values()}
+    tasks = {t.id: (t.status, t.assignee, *([t.blocked_reason] if t.status == "blocked" else [])) for t in w.tasks.values()}
     open_ = [(x.id, x.kind, x.asked_by, x.task) for x in w.decisions.values() if x.status == "open"]
-    return (f"agents {agents}\ntasks {tasks}\nopen {open_}\nfeed tail {[f.text for f in list(w.feed)[-8:]]}")
+    return (f"agents {agents}\ntasks {tasks}\nopen {open_}\nfeed tail {[f.text for f in list(w.feed)[-25:]]}\nlive {getattr(getattr(d.backend, 'runner', None), 'live', None)}")
 
 
 async def phase2(home: Path, rnd: random.Random, log: list[str]) -> Path:
