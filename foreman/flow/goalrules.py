@@ -1,4 +1,5 @@
-"""A goal that can only wait: every task still open on it is blocked.
+"""A goal that can only wait: every task still open on it is blocked, or waits (its deps) on a
+blocked task, directly or through other waiting tasks.
 
 Nothing in the flow moves such a goal on: no task is ready, no turn runs, no decision is open, and
 a worker blocked its task on something only the user has (a token, a choice). Left alone, it waits
@@ -7,6 +8,8 @@ goal (finish it without those tasks, or keep them open) and to act on the answer
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from protocol import Task
 
@@ -19,8 +22,9 @@ FINISHED = ("done", "cancelled")
 
 
 def stalled_goals(ctx: Ctx) -> list[tuple[str, list[str]]]:
-    """The active goals whose open tasks are all blocked, one at least by its own worker:
-    ``[(goal id, [blocked task ids])]`` (one pass over the tasks)."""
+    """The active goals whose open tasks can only wait (:func:`_stuck`), one at least blocked by
+    its own worker: ``[(goal id, [blocked task ids])]``. A task waiting on a blocked one counts as
+    stuck: without it, a goal whose last task builds on the blocked one waited without a word."""
     world = ctx.core.world
     active = {g.id for g in world.goals.values() if g.status == "active"}
     if not active:
@@ -29,8 +33,26 @@ def stalled_goals(ctx: Ctx) -> list[tuple[str, list[str]]]:
     for t in world.tasks.values():
         if t.goal in active and t.status not in FINISHED:
             open_.setdefault(t.goal, []).append(t)
-    return [(goal, sorted(t.id for t in tasks)) for goal, tasks in open_.items()
-            if all(t.status == "blocked" for t in tasks) and any(_by_its_worker(t) for t in tasks)]
+    memo: dict[str, bool] = {}
+    return [(goal, sorted(t.id for t in tasks if t.status == "blocked")) for goal, tasks in open_.items()
+            if all(_stuck(world.tasks, t.id, memo) for t in tasks)
+            and any(t.status == "blocked" and _by_its_worker(t) for t in tasks)]
+
+
+def _stuck(tasks: Mapping[str, Task], task_id: str, memo: dict[str, bool]) -> bool:
+    """True when task ``task_id`` can only wait: it is blocked, or it is ``todo`` and one of its
+    unfinished deps is stuck (a dependency cycle counts as stuck; an unknown dep as finished,
+    as :meth:`~foreman.core.tasks.TaskRules.deps_done` does)."""
+    if task_id in memo:
+        return memo[task_id]
+    t = tasks.get(task_id)
+    if t is None or t.status in FINISHED:
+        return False
+    if t.status != "todo":
+        return t.status == "blocked"
+    memo[task_id] = True  # (a cycle: nothing in it can start)
+    memo[task_id] = any(_stuck(tasks, d, memo) for d in t.deps if d in tasks and tasks[d].status not in FINISHED)
+    return memo[task_id]
 
 
 def _by_its_worker(task: Task) -> bool:

@@ -638,3 +638,47 @@ def test_the_work_prompt_says_which_base_the_worktree_starts_from() -> None:
     note = "Your branch x left main at 1234567; main has moved on by 2 commits since (now abcdef0 (Add tags)): a; b."
     (turn,) = apply(ctx, TaskPrepared(t, "kit", f"kit-{t}", "x", base_note=note))
     assert isinstance(turn, RunTurn) and note in turn.prompt
+
+
+# ---------------------------------------------------------------------------------------------- a goal that can only wait
+def blocked_by_worker(ctx: Ctx, t: str, why: str = "needs the user's PyPI token") -> None:
+    ctx.core.set_task_status(t, "blocked", T0, who="kit", reason=why)
+    ctx.core.take()
+
+
+@pytest.mark.parametrize("waiting", ["none", "on the blocked task", "through another waiting task"])
+def test_a_goal_whose_open_tasks_can_only_wait_wakes_the_lead_once(waiting: str) -> None:
+    """A goal whose open tasks are blocked by their worker on the user, or wait (deps) on such a
+    task, directly or through another waiting task, can only wait: the lead is woken once to ask
+    the user how to end it. Before, a task waiting on the blocked one kept the goal from counting
+    as stalled, and the goal waited without a word (the sim's demo: its last task builds on the
+    others)."""
+    ctx = world()
+    t = task(ctx, "Publish", status="doing")
+    blocked_by_worker(ctx, t)
+    if waiting != "none":
+        first = ctx.core.create_task("Announce", T0, goal="g1", repo="proj", deps=[t])
+        if waiting == "through another waiting task":
+            ctx.core.create_task("Celebrate", T0, goal="g1", repo="proj", deps=[first.id])
+        ctx.core.take()
+    (turn,) = [e for e in apply(ctx, Tick()) if isinstance(e, RunTurn)]
+    assert turn.agent == "marlow" and f"Every open task of goal g1 is blocked: {t} (needs the user's PyPI token)" \
+        in turn.prompt
+    del ctx.live.running["marlow"]
+    assert not [e for e in apply(ctx, Tick()) if isinstance(e, RunTurn)]  # told once
+
+
+@pytest.mark.parametrize("moving", ["a task in work", "a ready task", "a task waiting on one in work"])
+def test_a_goal_with_a_task_that_can_move_does_not_wake_the_lead(moving: str) -> None:
+    ctx = world()
+    t = task(ctx, "Publish", status="doing")
+    blocked_by_worker(ctx, t)
+    if moving == "a task in work":
+        task(ctx, "Docs", agent="wren", status="doing")
+    elif moving == "a ready task":
+        task(ctx, "Docs", agent=None)
+    else:
+        busy = task(ctx, "Docs", agent="wren", status="doing")
+        ctx.core.create_task("Announce", T0, goal="g1", repo="proj", deps=[t, busy])
+        ctx.core.take()
+    assert not [e for e in apply(ctx, Tick()) if isinstance(e, RunTurn) and e.agent == "marlow"]

@@ -199,9 +199,12 @@ class SimScripts:
             rejected = re.search(r"The user rejected (t\d+) at its merge", req.prompt)
             if req.lead and rejected:
                 await self._drop_dependents(tools, rejected.group(1))
-        stalled = re.search(r"Every open task of goal \S+ is blocked: (t\d+)", req.prompt)
-        if req.lead and stalled:
-            await self._finish(req, tools, stalled.group(1))
+        stalled = re.search(r"Every open task of goal \S+ is blocked: (.*)", req.prompt)
+        if req.lead and stalled:  # (the task that waits on the user: the one of the script that blocks on the user)
+            named = re.findall(r"\b(t\d+) \(", stalled.group(1))
+            on_user = [t for t in named if (pid := self.pid(t)) is not None and patches.TASKS[pid].blocked_on_user]
+            if on_user or named:
+                await self._finish(req, tools, (on_user or named)[0])
         return _done(req)
 
     def _stretch_started(self, task: Any) -> bool:
