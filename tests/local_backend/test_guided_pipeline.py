@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .fakeserver import last_user, text
+from .fakeserver import error, last_user, text
 from .test_guided_runner import CALC, RIGHT, TEST
 from .test_guided_runner import run as guided_turn
 
@@ -24,11 +24,40 @@ async def test_a_cut_answer_is_continued_and_the_joined_answer_is_placed(tmp_pat
                                                            repairs=0, ablate=())
     assert stats.passed, stats.attempts
     assert "def sub(a, b):\n    return a - b" in (repo / "calc.py").read_text().replace("\r\n", "\n")
-    second = server.requests[1]["messages"]
-    assert second[-2] == {"role": "assistant", "content": head} and "Continue it exactly where it stopped" in \
-        second[-1]["content"]
+    second = server.requests[1]
+    # the answer so far is the final assistant message, which the server continues (a prefill), not
+    # a user message asking for the rest (small models then start the whole answer over)
+    assert second["messages"][-1] == {"role": "assistant", "content": head}
+    assert second["messages"][:-1] == server.requests[0]["messages"]
+    assert (second.get("continue_final_message"), second.get("add_generation_prompt")) == (True, False)
     assert stats.stages["propose: continued"] == 1 and stats.stages["propose: edit: cut"] == 1
     assert stats.stages["commit: committed, to review"] == 1
+
+
+async def test_a_server_that_streams_the_prefill_back_first_is_joined_once(tmp_path: Path) -> None:
+    """llama.cpp's server without the ``continue_final_message`` flag streams the prefill back,
+    then what it adds: the answer is the prefill once, then the rest."""
+    head = "```python\n# file: calc.py\ndef sub(a, b):\n    ret"
+    replies = iter([text(head, finish_reason="length"), text(head + "urn a - b\n```")])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
+                                                           repairs=0, ablate=())
+    assert stats.passed, stats.attempts
+    assert (repo / "calc.py").read_text().replace("\r\n", "\n").count("def sub(a, b):\n    return a - b\n") == 1
+
+
+async def test_a_server_that_refuses_the_prefill_is_asked_for_the_rest_in_a_user_message(tmp_path: Path) -> None:
+    head = "```python\n# file: calc.py\ndef sub(a, b):\n    ret"
+
+    def responder(req):
+        if req.get("continue_final_message"):
+            return error(400, "unknown field: continue_final_message")
+        return text(head, finish_reason="length") if len(req["messages"]) == 2 else text("urn a - b\n```")
+    result, tools, server, stats, repo = await guided_turn(tmp_path, responder, attempts=1, repairs=0, ablate=())
+    assert stats.passed, stats.attempts
+    assert "def sub(a, b):\n    return a - b" in (repo / "calc.py").read_text().replace("\r\n", "\n")
+    asked = server.requests[-1]["messages"]
+    assert asked[-2] == {"role": "assistant", "content": head} and "Continue it exactly where it stopped" in \
+        asked[-1]["content"]
 
 
 async def test_ablated_a_cut_answer_is_not_continued(tmp_path: Path) -> None:
@@ -98,10 +127,16 @@ async def test_ablated_a_broken_new_test_fails_the_checks_instead(tmp_path: Path
 
 
 async def test_a_continuation_that_starts_over_replaces_the_cut_answer(tmp_path: Path) -> None:
+    """A server that does not continue a final assistant message answers anew: that answer replaces
+    the cut one, and the endpoint's later continuations are asked in a user message."""
     head = "```python\n# file: calc.py\ndef sub(a, b):\n    ret"
-    again = "```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```"
-    replies = iter([text(head, finish_reason="length"), text(again)])
+    again = "```python\n# file: calc.py\ndef sub(a, b):\n    result = a - b\n    re"
+    replies = iter([text(head, finish_reason="length"), text(again, finish_reason="length"),
+                    text("turn result\n```")])
     result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=1,
                                                            repairs=0, ablate=())
-    assert len(server.requests) == 2 and stats.stages["propose: continuation restarted"] == 1
+    assert len(server.requests) == 3 and stats.stages["propose: continuation restarted"] == 1
     assert stats.passed, stats.attempts  # the whole new answer, not the two joined (which would not parse)
+    third = server.requests[2]
+    assert third["messages"][-2] == {"role": "assistant", "content": again} and "continue_final_message" not in third
+    assert "    result = a - b\n    return result" in (repo / "calc.py").read_text().replace("\r\n", "\n")

@@ -112,3 +112,26 @@ async def test_turn_trace_and_replay(served, tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["total"] == stats.replies and data["changed"] == 0 and data["files"] == 1
+
+
+@pytest.mark.parametrize("flag", [True, False], ids=["continue_final_message", "prefill-by-default"])
+async def test_the_real_server_continues_a_prefilled_answer(served, flag: bool) -> None:
+    """The prefill guided mode sends for the rest of a cut answer (``continuation.prefilled``):
+    the real server goes on from the final assistant message instead of opening a new answer,
+    with vLLM's flag and without it (llama.cpp then streams the prefill back first, which
+    ``unechoed`` drops). The marker line is one no model writes of itself: a new answer would
+    not begin with it, a continuation never repeats it."""
+    from foreman.backends.local import continuation  # (this test's alone)
+
+    head = "```python\n# ZEBRA-42: the marker line\ndef add(a, b):\n"
+    endpoint = Endpoint(served.url)
+    reply = await endpoint.stream(model=ALIAS, messages=continuation.prefilled(
+        [{"role": "user", "content": "Write a Python function add(a, b) in one code block."}], head),
+        max_tokens=24, temperature=0, extra_body=continuation.PREFILL if flag else None)
+    await endpoint.close()
+    tail = continuation.unechoed(head, reply.content)
+    if flag:
+        assert tail == reply.content  # (with the flag, nothing is streamed back)
+    else:
+        assert reply.content.startswith(head.rstrip()) and tail != reply.content
+    assert tail.strip() and "ZEBRA-42" not in tail and not continuation.restarted(head, tail), reply.content

@@ -5,11 +5,19 @@ it can be placed. Two rules stop that:
 
 - *sized*: an ask's limit is at least what rewriting the largest file shown would take (a model
   asked for "the changed functions" often sends the whole file), within the context window;
-- *continued* (the ``continue`` check): a cut answer is sent back as the assistant's turn with a
-  request to go on from where it stopped, and the pieces are joined (a repeated fence opening or
-  a repeated last line dropped), at most :data:`ROUNDS` times; not an answer that ends in a
-  repetition loop (:func:`looping`), and a continuation that starts the answer over replaces it
-  rather than being joined to it (:func:`restarted`).
+- *continued* (the ``continue`` check): a cut answer is sent back as the final assistant message,
+  which the server continues (a *prefill*, :func:`prefilled`), and the two are joined as they are;
+  at most :data:`ROUNDS` times; not an answer that ends in a repetition loop (:func:`looping`).
+  Asked instead in a user message to go on, small models most often start the whole answer over
+  (and are cut at the same place again). A server that does not continue a final assistant message
+  answers it anew (:func:`restarted`: that answer replaces the cut one), or refuses the request;
+  the endpoint's later continuations are then asked in a user message (:func:`ask_more`), whose
+  pieces are joined with a repeated fence opening or last line dropped (:func:`joined`).
+
+Prefill: llama.cpp's server continues a final assistant message by default (ggml-org/llama.cpp
+#13174, and streams the prefill back first without the flag below) and takes vLLM's and
+transformers' ``continue_final_message`` flag (#23012), which vLLM needs (with
+``add_generation_prompt`` off: its OpenAI-compatible server's extra parameters).
 """
 
 from __future__ import annotations
@@ -51,6 +59,24 @@ def ask_more(messages: list[dict[str, Any]], so_far: str) -> list[dict[str, Any]
     """The conversation that asks for the rest of a cut answer: the original ask, the answer so far
     as the assistant's turn, and :data:`CONTINUE_ASK` (the caller's list is not changed)."""
     return [*messages, {"role": "assistant", "content": so_far}, {"role": "user", "content": CONTINUE_ASK}]
+
+
+PREFILL: dict[str, Any] = {"continue_final_message": True, "add_generation_prompt": False}
+"""The request's extra body with a prefill: continue the final assistant message, open no new one."""
+
+
+def prefilled(messages: list[dict[str, Any]], so_far: str) -> list[dict[str, Any]]:
+    """The conversation whose final assistant message, the answer so far without its trailing
+    whitespace (chat templates that trim a message would drop it; the model writes its own),
+    the server continues (the caller's list is not changed)."""
+    return [*messages, {"role": "assistant", "content": so_far.rstrip()}]
+
+
+def unechoed(so_far: str, reply: str) -> str:
+    """The continuation in ``reply`` to a :func:`prefilled` ask: without the prefill, which a
+    server may stream back before what it adds (llama.cpp does without :data:`PREFILL`'s flag)."""
+    head = so_far.rstrip()
+    return reply[len(head):] if head and reply.startswith(head) else reply
 
 
 def looping(text: str) -> bool:
@@ -99,5 +125,5 @@ def joined(head: str, tail: str) -> str:
     return head + tail
 
 
-__all__ = ["CONTINUE_ASK", "ROUNDS", "ask_more", "estimate_tokens", "joined", "looping", "reply_tokens", "restarted",
-           "sized"]
+__all__ = ["CONTINUE_ASK", "PREFILL", "ROUNDS", "ask_more", "estimate_tokens", "joined", "looping", "prefilled",
+           "reply_tokens", "restarted", "sized", "unechoed"]

@@ -128,6 +128,9 @@ class Endpoint:
         self.client = client
         self.no_stream_options = False
         """The server rejected ``stream_options`` once: streams go without it (no usage figures)."""
+        self.no_prefill = False
+        """The server did not continue a final assistant message once (it answered anew, or refused
+        the request): guided mode asks for the rest of a cut answer in a user message instead."""
 
     async def close(self) -> None:
         """Close the HTTP client."""

@@ -215,22 +215,35 @@ class GuidedTask:
         extra = {"response_format": self.response_format} if constrained and self.response_format else None
         if extra:
             messages = [*messages[:-1], {**messages[-1], "content": f"{messages[-1]['content']}\n{JSON_ASK}"}]
-        content, rounds = "", 0
+        content, rounds, base, prefill = "", 0, messages, False
         try:
             while True:
                 budget = continuation.reply_tokens(messages, self.reply_budget, self.profile.context_window,
                                                    self.profile.max_tokens)
                 self.last_limit = budget
-                reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=budget,
-                                                   temperature=temperature, on_content=log.add, extra_body=extra)
+                try:
+                    reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=budget,
+                                                       temperature=temperature, on_content=log.add,
+                                                       extra_body=continuation.PREFILL if prefill else extra)
+                except BackendError as exc:
+                    if not prefill or isinstance(exc, BadTurnError):
+                        raise
+                    # (the server refused the prefill, most often its flag: asked again in a user message)
+                    self.endpoint.no_prefill, prefill = True, False
+                    messages = continuation.ask_more(base, content)
+                    continue
                 self._count(reply)
                 self._trace(attempt, step if not rounds else f"{step} (continued)", temperature, reply.content,
                             reply.finish_reason)
-                if rounds and continuation.restarted(content, reply.content):  # the whole answer anew: it replaces
+                tail = continuation.unechoed(content, reply.content) if prefill else reply.content
+                if rounds and continuation.restarted(content, tail):  # the whole answer anew: it replaces
                     self.mark("propose", "continuation restarted")
-                    content = reply.content
+                    self.endpoint.no_prefill = self.endpoint.no_prefill or prefill
+                    content = tail
+                elif prefill:
+                    content = content.rstrip() + tail  # (the exact continuation of what it was sent)
                 else:
-                    content = continuation.joined(content, reply.content) if rounds else reply.content
+                    content = continuation.joined(content, tail) if rounds else tail
                 self.last_finish = reply.finish_reason
                 self.mark("propose", f"{step}: cut" if reply.finish_reason == "length" else step)
                 # a constrained reply is not continued: the schema makes every reply a whole object,
@@ -239,7 +252,8 @@ class GuidedTask:
                         rounds >= continuation.ROUNDS) or continuation.looping(content):
                     break
                 rounds += 1
-                messages = continuation.ask_more(messages, content)
+                prefill = not self.endpoint.no_prefill
+                messages = continuation.prefilled(base, content) if prefill else continuation.ask_more(base, content)
                 self.mark("propose", "continued")
         except BadTurnError as exc:
             self.stats.bad_turns += 1
