@@ -14,6 +14,7 @@ from foreman.backends.sim.patches import (
     steps_for,
     task,
     variant_for_answer,
+    work_steps,
 )
 from foreman.errors import NotFound
 
@@ -106,3 +107,19 @@ def test_steps_for_returns_a_fresh_list() -> None:
     steps = steps_for("t1")
     steps.clear()
     assert len(steps_for("t1")) == 1
+
+
+def test_a_work_turn_on_a_task_that_came_back_makes_its_fix_too() -> None:
+    """Found by the sim's chaos test: t3's first version fails CI and its fix was made only in a
+    follow-up turn. When t3 came back on the board instead (its worker on another task when the
+    CI failed or the merge test went red, or a restart cut the follow-up), the flow started a work
+    turn on it, which made no fix: the same commit went round CI, merge decision and red merge
+    test until the task was blocked."""
+    fresh = work_steps("t3", None, came_back=False)
+    again = work_steps("t3", None, came_back=True)
+    assert [s.trigger for s in fresh] == ["work"] * len(fresh) and fresh
+    assert again[:len(fresh)] == fresh and [s.trigger for s in again[len(fresh):]] == ["ci_fix"]
+    assert again[-1].expect_tests_pass
+    for tid in TASKS:  # (no other task has a fix: coming back changes nothing for them)
+        if tid != "t3":
+            assert work_steps(tid, None, came_back=True) == work_steps(tid, None, came_back=False), tid

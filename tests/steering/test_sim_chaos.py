@@ -227,8 +227,10 @@ async def test_sim_survives_random_steering_and_sigkills(tmp_path: Path) -> None
     variant = patches.variant_for_answer("t2", 1)
     merged = {pid: patches.steps_for(pid, variant if pid == "t2" else None, include_revisions=False)
               for pid in MERGED_TASKS}
-    assert blobs(repo) == expected_main(repo, merged)
     merges = git(repo, "log", "--first-parent", "--merges", "--format=%s", "main").splitlines()
+    history = git(repo, "log", "--format=%h %s", "--name-status", "main", "--", *sorted(
+        {path for steps in merged.values() for step in steps for path in step.writes}))
+    assert blobs(repo) == expected_main(repo, merged), f"merges {merges}\nhistory of the tasks' files on main:\n{history}"
     for tid in MERGED_TASKS:
         assert len([s for s in merges if f"/{tid}-" in s]) == 1, (tid, merges)
     assert git(repo, "status", "--porcelain") == ""

@@ -307,6 +307,17 @@ def steps_for(task_id: str, variant: str | None = None, *,
     return [step for step in steps if include_revisions or step.trigger != "revision"]
 
 
+def work_steps(task_id: str, variant: str | None, *, came_back: bool) -> list[Step]:
+    """The steps a worker's work turn on the task makes: its ``work`` steps, and, when the task
+    came back to the board after a review (a failed CI or a red merge test while its worker was
+    on another task, or a restart that cut the follow-up), its ``ci_fix`` steps too: the flow then
+    starts a work turn on it, told why in its prompt, not a follow-up, and without the fix the task
+    went round CI, merge decision and red merge test until it was blocked. Raises NotFound as
+    :func:`steps_for`."""
+    steps = steps_for(task_id, variant, include_revisions=False)
+    return [s for s in steps if s.trigger == "work" or (came_back and s.trigger == "ci_fix")]
+
+
 def variant_for_answer(task_id: str, option: int) -> str:
     """The variant a 1-based answer to the task's product question builds.
 

@@ -294,8 +294,8 @@ class SimScripts:
         if pid == "t6":
             await self._overloaded(req, tools)
         variant = await self._variant(req, tools, pid)
-        steps = patches.steps_for(pid, variant, include_revisions=False)
-        first = [s for s in steps if s.trigger == "work"]
+        history = self.world().tasks[req.task or ""].history
+        first = patches.work_steps(pid, variant, came_back=any("-> review" in e.what for e in history))
         await self._commit(req, tools, pid, first)
         async with self.director.act(req.agent, self.rank(req, HAND_IN)):
             await tools.call("update_task", {"status": "review"}, unread=False)
