@@ -319,9 +319,15 @@ class SimScripts:
         pid = self.pid(req.task)
         if pid is None:
             return await self.chat(req, tools)
+        variant = self._answered_variant(req, pid)
+        wanted = {s.message for s in patches.work_steps(pid, variant, came_back=False)}
+        if patches.TASKS[pid].blocked_on_user or not wanted <= await asyncio.to_thread(_subjects, req):
+            # a follow-up (a message, a turn cut and started again) before the task's work was done:
+            # the work first. Without it the follow-up handed in a task it had not done (closed with
+            # no changes as done, its work never merged), and the task that waits on the user too.
+            return await self.work(req, tools)
         async with self.director.act(req.agent, self.rank(req)):
             said = "\n".join(tools.unread())
-        variant = self._answered_variant(req, pid)
         steps = patches.steps_for(pid, variant)
         todo = [s for s in steps if s.trigger == "ci_fix"]
         if "Changes requested" in said or "changes on" in req.prompt:
