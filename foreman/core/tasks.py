@@ -131,6 +131,10 @@ class TaskRules(CoreBase):
         if status not in TASK_TRANSITIONS[task.status]:
             raise Conflict(f"task {task.id} cannot go from {task.status} to {status}")
 
+    def in_work(self, agent: str | None) -> list[str]:
+        """The ids of ``agent``'s tasks in ``doing`` (an agent works on one at a time; [] for None)."""
+        return [t.id for t in self.world.tasks.values() if t.status == "doing" and agent and t.assignee == agent]
+
     def deps_done(self, task: Task) -> bool:
         """True when every dependency of ``task`` is resolved: done, or cancelled (dropped)."""
         return all(self.world.tasks[d].status in ("done", "cancelled") for d in task.deps if d in self.world.tasks)
@@ -158,7 +162,7 @@ class TaskRules(CoreBase):
             raise Conflict(f"task {task_id} is assigned to {task.assignee}")
         if not who.active or who.paused:
             raise Conflict(f"{agent} is {'off shift' if not who.active else 'paused'}")
-        busy = [t.id for t in self.world.tasks.values() if t.status == "doing" and t.assignee == agent]
+        busy = self.in_work(agent)
         if busy:
             raise Conflict(f"{agent} is already working on {busy[0]}")
         new = self._put_task(task, now, agent, f"{task.status} -> doing", status="doing", assignee=agent,
@@ -184,7 +188,7 @@ class TaskRules(CoreBase):
         if status == "doing" and task.status != "review":
             raise StateError("use start_task to start a task")
         if status == "doing":
-            busy = [t.id for t in self.world.tasks.values() if t.status == "doing" and t.assignee == task.assignee]
+            busy = self.in_work(task.assignee)
             if task.assignee is None or busy:
                 raise Conflict(f"task {task_id} cannot go back to doing: "
                                + (f"{task.assignee} is working on {busy[0]}" if busy else "it has no assignee"))

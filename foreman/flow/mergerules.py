@@ -101,7 +101,7 @@ def back_to_worker(ctx: Ctx, task_id: str, told: str, why: str) -> list[Effect]:
     agent = task.assignee or ""
     if task.status != "review" or not agent:
         return []
-    other = [t.id for t in core.world.tasks.values() if t.status == "doing" and t.assignee == agent]
+    other = core.in_work(agent)
     if other:
         core.update_taskflow(task_id, returned=told)
         core.set_task_status(task_id, "todo", now, who="foreman", reason=f"{why}; back to {agent} after {other[0]}")

@@ -191,9 +191,8 @@ def task_prepared(ctx: Ctx, e: TaskPrepared) -> list[Effect]:
         core.feed(line, now, kind="task", task=e.task, agent=e.agent)
     task = core.world.tasks.get(e.task)
     agent = core.world.agents.get(e.agent)
-    took_back = any(t.status == "doing" and t.assignee == e.agent for t in core.world.tasks.values())
     if task is None or task.status != "todo" or (task.assignee not in (None, e.agent)) or agent is None \
-            or not agent.active or agent.paused or took_back:
+            or not agent.active or agent.paused or core.in_work(e.agent):
         return []  # it moved on while its worktree was made (cancelled, reassigned, its worker went off
         # shift or was paused, or took back a task of its own from review: a red merge test, a failed
         # CI, changes asked): the next pass sees it
@@ -314,7 +313,7 @@ def ci_finished(ctx: Ctx, e: CiFinished) -> list[Effect]:
         core.feed(line, now, kind="ci", task=e.task)
         if not e.ok and not core.taskflow(e.task).ci_retried:
             core.update_taskflow(e.task, ci_retried=True)
-            other = [t.id for t in core.world.tasks.values() if t.status == "doing" and t.assignee == e.agent]
+            other = core.in_work(e.agent)
             if other and core.task(e.task).status == "review":
                 # the worker started another task while CI ran: the task waits on the board for it
                 # (it could not go back to doing beside the other; the next work turn is told why)

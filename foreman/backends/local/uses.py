@@ -144,7 +144,12 @@ def shared(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) 
 
 def unused(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -> list[str]:
     """The :func:`shared` functions no non-test code refers to (arguments as there)."""
-    return [name for name in shared(goal, before, now) if not any(_refers(text, name) for text in now.values())]
+    return _idle(shared(goal, before, now), now)
+
+
+def _idle(names: list[str], now: Mapping[str, str]) -> list[str]:
+    """The ``names`` no file of ``now`` refers to."""
+    return [name for name in names if not any(_refers(text, name) for text in now.values())]
 
 
 def check(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -> tuple[str, str] | None:
@@ -152,7 +157,7 @@ def check(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -
     another function still computes what it returns (:func:`kept_copies`); None when neither
     (arguments as for :func:`shared`)."""
     names = shared(goal, before, now)
-    idle = [name for name in names if not any(_refers(text, name) for text in now.values())]
+    idle = _idle(names, now)
     if idle:
         return ", ".join(idle), UNUSED_ASK.format(names=", ".join(idle), them="it" if len(idle) == 1 else "them")
     for name in names:

@@ -320,8 +320,9 @@ class SimScripts:
         if pid is None:
             return await self.chat(req, tools)
         variant = self._answered_variant(req, pid)
+        done_before = await asyncio.to_thread(_subjects, req)
         wanted = {s.message for s in patches.work_steps(pid, variant, came_back=False)}
-        if patches.TASKS[pid].blocked_on_user or not wanted <= await asyncio.to_thread(_subjects, req):
+        if patches.TASKS[pid].blocked_on_user or not wanted <= done_before:
             # a follow-up (a message, a turn cut and started again) before the task's work was done:
             # the work first. Without it the follow-up handed in a task it had not done (closed with
             # no changes as done, its work never merged), and the task that waits on the user too.
@@ -333,7 +334,6 @@ class SimScripts:
         if "Changes requested" in said or "changes on" in req.prompt:
             todo += [s for s in steps if s.trigger == "revision"]
         asked = re.search(r"requested changes on \S+: (.*)", req.prompt)
-        done_before = await asyncio.to_thread(_subjects, req)
         if asked and not [s for s in todo if s.message not in done_before]:  # (no scripted revision left)
             todo.append(_answer_review(req, pid, asked.group(1).strip() or "make it better"))
         await self._commit(req, tools, pid, todo)
