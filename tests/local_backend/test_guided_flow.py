@@ -148,3 +148,7 @@ async def test_guided_task_second_attempt_passes_and_merges(tmp_path: Path, monk
     assert [(t["attempt"], t["step"]) for t in traces] == [(1, "edit"), (1, "tests"), (1, "new test alone"),
                                                            (2, "edit"), (2, "tests"), (2, "new test alone"),
                                                            (2, "tests probe")]
+    # the first reply to each request holds what was asked (a probe asks nothing)
+    asks = {(t["attempt"], t["step"]): t.get("ask") for t in traces}
+    assert "Task:" in asks[(1, "edit")] and "pytest test functions" in asks[(2, "tests")]
+    assert asks[(1, "new test alone")] is None

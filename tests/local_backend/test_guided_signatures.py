@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local.guided_text import failing_files
-from foreman.backends.local.signatures import api_text, imported_files, signature_lines
+from foreman.backends.local.examples import example_fixtures
+from foreman.backends.local.signatures import (
+    api_text,
+    fixture_sources,
+    imported_files,
+    signature_lines,
+    through_packages,
+)
 
 from .fakeserver import last_user, text
 from .test_guided_runner import run as guided_turn
@@ -272,3 +279,90 @@ def test_a_test_skipped_in_its_body_or_by_its_module_uses_nothing() -> None:
     assert using(body, {"count"}) == {"test_c"}
     assert using(body.replace("import pytest\n", "import pytest\npytestmark = pytest.mark.skip\n"), {"count"}) == set()
     assert using(body.replace("import pytest\n", "import pytest\npytestmark = [pytest.mark.slow]\n"), {"count"}) == {"test_c"}
+
+
+def test_a_package_that_re_exports_its_classes_is_followed_to_where_they_are_defined() -> None:
+    files = {"shop/__init__.py": "from shop.models import Item\nfrom shop.store import Store\n__all__ = ['Item']\n",
+             "shop/models.py": MODELS, "shop/store.py": "class Store:\n    pass\n", "tests/test_shop.py": ""}
+    found = imported_files("from shop import Item\n", "tests/test_shop.py", files)
+    assert found == ["shop/__init__.py"]  # the import names the package, which defines nothing itself
+    assert through_packages(found, files.get, files) == ["shop/__init__.py", "shop/models.py", "shop/store.py"]
+    assert through_packages(["shop/models.py", "shop/__init__.py"], files.get, files) == [
+        "shop/models.py", "shop/__init__.py", "shop/store.py"]  # no file twice, order kept
+    assert "class Item(id: int, name: str" in api_text(through_packages(found, files.get, files), files.get)
+
+
+CONFTEST = '''import pytest
+
+from shop import Item, Store
+
+
+@pytest.fixture
+def items():
+    return [Item(1, "bolt"), Item(2, "glue")]
+
+
+@pytest.fixture
+def store(items, tmp_path):
+    return Store(items)
+
+
+@pytest.fixture
+def unused():
+    return 42
+
+
+def helper():
+    return 1
+'''
+
+
+def test_the_fixtures_a_test_takes_are_shown_with_those_they_take() -> None:
+    shown = fixture_sources(CONFTEST, ["store", "tmp_path"])
+    assert shown.startswith('@pytest.fixture\ndef items():\n    return [Item(1, "bolt"), Item(2, "glue")]')
+    assert "def store(items, tmp_path):" in shown
+    assert "unused" not in shown and "helper" not in shown
+    assert fixture_sources(CONFTEST, ["helper", "nothing"]) == ""
+    assert fixture_sources("def (", ["store"]) == ""
+    assert fixture_sources(CONFTEST, ["store"], budget=90) == '@pytest.fixture\ndef items():\n' \
+        '    return [Item(1, "bolt"), Item(2, "glue")]'  # the next one would go over: left out whole
+
+
+def test_example_fixtures_come_from_the_conftest_files_pytest_would_use() -> None:
+    files = {"tests/conftest.py": CONFTEST, "conftest.py": "import pytest\n\n@pytest.fixture\ndef root():\n    return 1\n",
+             "other/conftest.py": CONFTEST,
+             "tests/test_shop.py": "def test_a(store):\n    pass\n\nclass TestB:\n    def test_b(self, root):\n"
+                                   "        pass\n\ndef helper(unused):\n    pass\n"}
+    found = example_fixtures("tests/test_shop.py", files.get, list(files))
+    assert [path for path, _ in found] == ["tests/conftest.py", "conftest.py"]
+    assert "def store(items, tmp_path)" in found[0][1] and "unused" not in found[0][1]
+    assert found[1][1] == "@pytest.fixture\ndef root():\n    return 1"
+    assert example_fixtures("tests/test_none.py", {"tests/test_none.py": "def test_x():\n    pass\n"}.get,
+                            ["tests/test_none.py", "tests/conftest.py"]) == []
+
+
+PACKAGE = {
+    "shop/__init__.py": "from shop.models import Item\nfrom shop.store import Store\n",
+    "shop/models.py": MODELS,
+    "shop/store.py": "class Store:\n    def __init__(self, items):\n        self.items = list(items)\n\n"
+                     "    def names(self):\n        return [i.name for i in self.items]\n",
+    "tests/__init__.py": "",
+    "tests/conftest.py": CONFTEST.replace("Store(items)", "Store(items)\n"),
+    "tests/test_store.py": "from shop import Item\n\n\ndef test_names(store):\n    assert store.names() == ['bolt', 'glue']\n",
+}
+
+
+async def test_a_test_ask_shows_re_exported_classes_and_the_fixtures_the_example_takes(tmp_path: Path) -> None:
+    asked = ("```python\n# file: tests/test_store_asked.py\n\n\ndef test_count(store):\n    assert store.count() == 2\n```")
+    code = ("```python\n# file: shop/store.py\nclass Store:\n    def __init__(self, items):\n        self.items = list(items)"
+            "\n\n    def names(self):\n        return [i.name for i in self.items]\n\n    def count(self):\n"
+            "        return len(self.items)\n```")
+    replies = iter([asked, code])
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, lambda req: text(next(replies)), files=PACKAGE, goal="Add a method count() to Store in "
+        "shop/store.py that returns how many items it holds.", attempts=1, asked_test=True)
+    ask = last_user(server.requests[0])
+    assert "# shop/models.py\nclass Item(id: int, name: str" in ask  # through shop/__init__.py
+    assert "The fixtures its tests take, from tests/conftest.py:" in ask
+    assert 'return [Item(1, "bolt"), Item(2, "glue")]' in ask and "def store(items, tmp_path):" in ask
+    assert stats.passed

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from .localize import Localized, is_test_file
-from .signatures import api_text, imported_files
+from .signatures import api_text, fixture_sources, imported_files, through_packages
 from .symbols import test_labels, used_words
 
 if TYPE_CHECKING:
@@ -199,10 +200,33 @@ def test_context(task: GuidedTask, where: Localized, known: list[str], example: 
                      f"repeat it):\n```python\n{example_excerpt(task._read(example) or '', task.goal)}```")
     sources += [*where.targets, *([where.target] if where.target else [])]
     modules = [found for rel in dict.fromkeys(sources) for found in imported_files(task._read(rel) or "", rel, known)]
-    api = api_text([rel for rel in dict.fromkeys(modules) if rel not in where.files], task._read)
+    modules = through_packages(dict.fromkeys(modules), task._read, known)
+    api = api_text([rel for rel in modules if rel not in where.files], task._read)
     if api:
         parts.append(f"What a test can call (signatures, from files not shown above):\n```python\n{api}\n```")
+    for conftest, shown in example_fixtures(example, task._read, known) if example else []:
+        parts.append(f"The fixtures its tests take, from {conftest}:\n```python\n{shown}\n```")
     return "".join(f"\n\n{part}" for part in parts)
 
 
-__all__ = ["code_words", "copied_tests", "example_excerpt", "example_test", "fixture_class", "test_context"]
+def example_fixtures(example: str, read: Callable[[str], str | None], known: list[str]) -> list[tuple[str, str]]:
+    """``(conftest path, fixture sources)`` for the pytest fixtures the tests of ``example`` take,
+    from the ``conftest.py`` files of its folder and the folders above it (pytest's lookup), nearest
+    first; [] when its tests take none (:func:`.signatures.fixture_sources`)."""
+    try:
+        tree = ast.parse((read(example) or "").replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return []
+    taken = {a.arg for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and node.name.startswith("test") for a in node.args.args} - {"self", "cls"}
+    files = set(known)
+    out = []
+    for folder in PurePosixPath(example).parents:
+        conftest = str(folder / "conftest.py") if str(folder) != "." else "conftest.py"
+        if taken and conftest in files and (shown := fixture_sources(read(conftest) or "", taken)):
+            out.append((conftest, shown))
+    return out
+
+
+__all__ = ["code_words", "copied_tests", "example_excerpt", "example_fixtures", "example_test", "fixture_class",
+           "test_context"]

@@ -37,7 +37,8 @@ One attempt's conversation, the steps above, is :func:`.guided_steps.run_steps`.
 
 Honesty: when no attempt passes, the files are restored and the task is set ``blocked`` with
 what was tried; the turn never reports done. Every reply is recorded under
-``<traces>/guided/<session>.jsonl`` (one JSON object per reply, with its attempt and step).
+``<traces>/guided/<session>.jsonl`` (one JSON object per reply, with its attempt and step; the
+first reply to a request also holds that request's last message as ``ask``).
 """
 
 from __future__ import annotations
@@ -234,7 +235,7 @@ class GuidedTask:
                     continue
                 self._count(reply)
                 self._trace(attempt, step if not rounds else f"{step} (continued)", temperature, reply.content,
-                            reply.finish_reason)
+                            reply.finish_reason, **({} if rounds else {"ask": str(messages[-1]["content"])}))
                 tail = continuation.unechoed(content, reply.content) if prefill else reply.content
                 if rounds and continuation.restarted(content, tail):  # the whole answer anew: it replaces
                     self.mark("propose", "continuation restarted")

@@ -95,6 +95,50 @@ def imported_files(text: str, rel: str, known: Iterable[str]) -> list[str]:
     return found
 
 
+def through_packages(rels: Iterable[str], read: Callable[[str], str | None], known: Iterable[str]) -> list[str]:
+    """``rels`` with, after each package ``__init__.py``, the repository files it imports from: a
+    package that re-exports its classes (``from inventory import Item``, ``Item`` defined in
+    ``inventory/models.py``) would show no signature of them, and a test written without seeing
+    a class's fields makes them up. One level; order kept, no file twice."""
+    known = list(known)
+    out: list[str] = []
+    for rel in rels:
+        more = imported_files(read(rel) or "", rel, known) if rel.endswith("__init__.py") else []
+        out.extend(f for f in [rel, *more] if f not in out)
+    return out
+
+
+def fixture_sources(text: str, names: Iterable[str], *, budget: int = 1500) -> str:
+    """The source of the pytest fixtures ``names`` in a ``conftest.py`` text, with the fixtures they
+    take in turn, in file order, within ``budget`` characters ("" when none is there or the text
+    does not parse). A test that takes a fixture it was not shown guesses what the fixture holds
+    (its items, their values) and asserts made-up results."""
+    try:
+        tree = ast.parse(text.replace("\r\n", "\n"))
+    except (SyntaxError, ValueError):
+        return ""
+    fixtures = {node.name: node for node in tree.body if isinstance(node, _DEFS) and any(
+        "fixture" in ast.unparse(d) for d in node.decorator_list)}
+    wanted: set[str] = set()
+    todo = [n for n in names if n in fixtures]
+    while todo:
+        name = todo.pop()
+        if name not in wanted:
+            wanted.add(name)
+            todo.extend(a.arg for a in fixtures[name].args.args if a.arg in fixtures)
+    out, size = [], 0
+    for name, node in fixtures.items():
+        if name not in wanted:
+            continue
+        source = ast.get_source_segment(text, node) or ""
+        decorators = "".join(f"@{ast.unparse(d)}\n" for d in node.decorator_list)
+        if size + len(source) + len(decorators) > budget:
+            break
+        out.append(decorators + source)
+        size += len(source) + len(decorators)
+    return "\n\n".join(out)
+
+
 def api_text(rels: Iterable[str], read: Callable[[str], str | None], *, budget: int = 1800) -> str:
     """``# file`` headers and :func:`signature_lines` for ``rels``, within ``budget`` characters
     ("" when there is nothing to show)."""
@@ -112,4 +156,4 @@ def api_text(rels: Iterable[str], read: Callable[[str], str | None], *, budget: 
     return "\n".join(out)
 
 
-__all__ = ["api_text", "imported_files", "signature_lines"]
+__all__ = ["api_text", "fixture_sources", "imported_files", "signature_lines", "through_packages"]
