@@ -196,3 +196,28 @@ async def test_the_test_suite_s_own_helpers_are_not_broken(tmp_path: Path) -> No
         tmp_path, replies(weak), files=files, goal="Nothing tests calc.py yet. Please put a test in tests/test_add.py.",
         attempts=1, repairs=0)
     assert [(a.outcome, a.detail) for a in stats.attempts] == [(mutants.SURVIVED, "add in calc.py")]
+
+
+async def test_a_task_that_asks_for_tests_alone_is_asked_for_the_test_first(tmp_path: Path) -> None:
+    """Asked first for "the new or changed code" with calc.py as the example path, a model sends
+    calc.py back unchanged and the attempt's first answer changes nothing; the test ask comes first."""
+    goal = "Please add a test to test_calc.py that checks the sum of two numbers. Do not change calc.py."
+    strong = STRONG.replace("# file: test_add.py", "# file: test_calc.py")
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(strong), files=FILES, goal=goal,
+                                                           attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert len(asked) == 1 and asked[0].startswith("Task:") and "Now write pytest test functions" in asked[0]
+    assert "new or changed code" not in asked[0]
+    assert stats.stages["propose: tests"] == 1 and "propose: edit" not in stats.stages
+
+
+async def test_a_task_that_changes_code_and_asks_for_a_test_is_asked_for_the_code_first(tmp_path: Path) -> None:
+    code = "```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n```"
+    test = "```python\n# file: test_add.py\nimport calc\n\n\ndef test_sub():\n    assert calc.sub(5, 3) == 2\n```"
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(code, test), files=FILES, goal="Add sub(a, b) to calc.py and a test of it in test_add.py.",
+        attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert "new or changed code" in asked[0] and "Now write pytest test functions" in asked[1]

@@ -3,7 +3,8 @@
 runs the attempts, each from the same clean start, and locates the task once).
 
 - *propose*: the asked test first when the task asks for none (:mod:`.asked`), then the edit ask
-  (or the ask a repair chose), its answer placed in the files;
+  (or the ask a repair chose), its answer placed in the files; a task that asks for tests alone
+  starts with the test ask instead (:func:`tests_only`);
 - *check*: the answer placed something; a function the task asks for by name is there (else asked
   for alone, ``function-ask``); a file changed (else the line the task names is asked for alone,
   ``line-ask``); the tests the task asks for are there (:func:`.asked.ask_tests`), can run on
@@ -93,11 +94,17 @@ async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known:
                                               f"{EDIT_ASK.format(target=target)}"}],
         target=target,
         line=named_line(task.goal, where.symbols, task._read) if task.enabled("line-ask") else None)
+    tests_first = tests_only(where)
     while True:
         if task._out_of_time():
             attempt.outcome = "out of time"
             return
-        finding = await _propose(task, attempt, state, where, known, default)
+        if tests_first:  # the first ask is the test ask: its answer goes straight to the checks
+            tests_first = False
+            await asked_tests.ask_tests(task, attempt, where, known, default, state.messages)
+            finding = None
+        else:
+            finding = await _propose(task, attempt, state, where, known, default)
         if finding is None:
             finding = await _check(task, attempt, state, where, known, default)
         if finding is None:
@@ -112,6 +119,15 @@ async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known:
             return
         task.mark("repair", f"{finding.step} asked")
         state.step = finding.step
+
+
+def tests_only(where: Localized) -> bool:
+    """Whether the task asks for tests alone: it asks for a test and every file it asks to change
+    is a test file. Such a task's first ask is the test ask (:func:`.asked.ask_tests`): asked first for
+    "the new or changed code" with the code file as the example path, a model sends that code back
+    unchanged, and the attempt's first answer changes nothing."""
+    return bool(where.wants_test and where.test_file and where.targets
+                and all(is_test_file(rel) for rel in where.targets))
 
 
 async def _propose(task: GuidedTask, attempt: Attempt, state: AttemptState, where: Localized, known: list[str],
@@ -264,4 +280,4 @@ def _failed(task: GuidedTask, summary: str, *, known: list[str]) -> Finding:
                    f"The checks ({task.ci_command}) failed:\n{summary}\n\n{shown}\n\n{fixed}{REPAIR_ASK}")
 
 
-__all__ = ["FUNCTION_NOT_WRITTEN", "AttemptState", "run_steps"]
+__all__ = ["FUNCTION_NOT_WRITTEN", "AttemptState", "run_steps", "tests_only"]
