@@ -322,6 +322,22 @@ def test_the_example_excerpt_of_a_method_keeps_its_class_setup() -> None:
                                              "    def test_list(self):\n        self.assertTrue(self.path)\n")
 
 
+def test_the_example_excerpt_keeps_the_helper_methods_its_test_calls() -> None:
+    """A test calling self.run_cli(...) shown without run_cli gets tests calling it with made-up
+    arguments; the helpers it calls (and those they call) are shown, those it never calls are not."""
+    text = ("import unittest\n\nLIMIT = 3\n\n\nclass CliTest(unittest.TestCase):\n    def setUp(self):\n        self.path = 'p'\n\n"
+            "    def run_cli(self, *args):\n        return self._call(list(args))\n\n"
+            "    def _call(self, argv):\n        return 0, ' '.join(argv[:LIMIT])\n\n"
+            "    def unused_helper(self):\n        return 1\n\n"
+            "    def test_list(self):\n        self.assertEqual(self.run_cli('list')[0], 0)\n")
+    out = example_excerpt(text, "list")
+    assert out == ("import unittest\n\nLIMIT = 3\n\n\nclass CliTest(unittest.TestCase):\n"
+                   "    def setUp(self):\n        self.path = 'p'\n\n"
+                   "    def run_cli(self, *args):\n        return self._call(list(args))\n\n"
+                   "    def _call(self, argv):\n        return 0, ' '.join(argv[:LIMIT])\n\n    ...\n"
+                   "    def test_list(self):\n        self.assertEqual(self.run_cli('list')[0], 0)\n")
+
+
 def test_the_example_excerpt_is_the_test_whose_code_uses_the_task_words() -> None:
     """For --limit the excerpt was test_empty_list_says_how_to_start ("notes add" in its message
     counted), which never adds a note; the 1.5B model's tests then listed notes they never added

@@ -439,7 +439,7 @@ async def test_beside_an_example_that_stands_on_its_setup_the_tests_are_asked_as
     result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), files=CLASS_FILES,
                                                    goal=CLASS_GOAL, attempts=1, repairs=0)
     asked = [last_user(r) for r in server.requests if r.get("stream")]
-    assert "holding one unittest.TestCase class with the same setUp and tearDown as the example's CalcTest" in asked[1]
+    assert "holding one unittest.TestCase class with the same setUp, tearDown and helper methods as the example's CalcTest" in asked[1]
     assert "pytest test functions" not in asked[1] and asked[1].endswith("The task adds sub: call it in the tests.")
     assert stats.passed and "class SubTest" in (repo / "tests/test_sub.py").read_text()
 

@@ -91,8 +91,8 @@ def example_excerpt(text: str, goal: str) -> str:
     lines = text.split("\n")
     imports = [ast.get_source_segment(text, n) or "" for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     body = "\n".join(lines[func.lineno - 1 - len(func.decorator_list):func.end_lineno])
-    shown = f"{lines[node.lineno - 1]}\n{_fixtures(node, lines)}    ...\n{body}" if node is not func else body
-    constants = _constants(tree, text, [func, *(_setups(node) if node is not func else [])])
+    shown = f"{lines[node.lineno - 1]}\n{_fixtures(node, lines, func)}    ...\n{body}" if node is not func else body
+    constants = _constants(tree, text, [func, *(_setups(node) + _helpers(node, func) if node is not func else [])])
     head = "\n".join([*imports, *(["", *constants] if constants else [])])
     return head + "\n\n\n" + shown + "\n"
 
@@ -161,11 +161,29 @@ def _setups(node: ast.AST) -> list[ast.FunctionDef]:
             if isinstance(func, ast.FunctionDef) and func.name in ("setUp", "tearDown", "setUpClass", "tearDownClass")]
 
 
-def _fixtures(node: ast.AST, lines: list[str]) -> str:
-    """The ``setUp``/``tearDown`` methods of a test class, as written, each followed by a blank
-    line ("" for none): an excerpt whose test uses ``self.path`` is not runnable without the
-    ``setUp`` that makes it."""
-    found = _setups(node)
+def _helpers(node: ast.AST, test: _Test) -> list[ast.FunctionDef]:
+    """The methods of a test class, other than tests and ``setUp``/``tearDown``, that ``test`` (or
+    its class's ``setUp``, or such a method) calls as ``self.<name>``, in class order."""
+    setups = _setups(node)
+    methods = {f.name: f for f in getattr(node, "body", []) if isinstance(f, ast.FunctionDef)
+               and not f.name.startswith("test") and f not in setups}
+    wanted: set[str] = set()
+    todo: list[ast.AST] = [test, *setups]
+    while todo:
+        for sub in ast.walk(todo.pop()):
+            if (isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self"
+                    and sub.attr in methods and sub.attr not in wanted):
+                wanted.add(sub.attr)
+                todo.append(methods[sub.attr])
+    return [f for name, f in methods.items() if name in wanted]
+
+
+def _fixtures(node: ast.AST, lines: list[str], test: _Test | None = None) -> str:
+    """The ``setUp``/``tearDown`` methods of a test class, and the helper methods ``test`` calls
+    (:func:`_helpers`), as written, each followed by a blank line ("" for none): an excerpt whose
+    test uses ``self.path`` is not runnable without the ``setUp`` that makes it, and one whose test
+    calls ``self.run_cli(...)`` without that method gets a test calling it with made-up arguments."""
+    found = sorted(_setups(node) + (_helpers(node, test) if test is not None else []), key=lambda f: f.lineno)
     return "".join("\n".join(lines[f.lineno - 1 - len(f.decorator_list):f.end_lineno]) + "\n\n" for f in found)
 
 

@@ -22,9 +22,9 @@ TEST_ASK = ("Now write pytest test functions for this task, for the file {test_f
             "line is `# file: {test_file}`, only two or three short test functions (def test_...), a few lines each, "
             "using plain assert statements. {how}")
 TEST_ASK_CLASS = ("Now write the tests for this task, for the file {test_file}: one ```python block whose first line is "
-                  "`# file: {test_file}`, holding one unittest.TestCase class with the same setUp and tearDown as the "
-                  "example's {cls}, and two or three short test methods (def test_...), a few lines each. Each test "
-                  "first makes what it checks, the way the example's test does, with the same helpers and imports; "
+                  "`# file: {test_file}`, holding one unittest.TestCase class with the same setUp, tearDown and helper "
+                  "methods as the example's {cls}, and two or three short test methods (def test_...), a few lines each. Each "
+                  "test first makes what it checks, the way the example's test does, with the same helpers and imports; "
                   "import anything else from {module}.")
 """The test request when the example's test stands on its class's ``setUp`` (:func:`.examples.fixture_class`)."""
 TEST_HOW = "Import what you use from {module}."
