@@ -221,3 +221,39 @@ async def test_a_task_that_changes_code_and_asks_for_a_test_is_asked_for_the_cod
     assert stats.passed, stats.attempts
     asked = [last_user(r) for r in server.requests if r.get("stream")]
     assert "new or changed code" in asked[0] and "Now write pytest test functions" in asked[1]
+
+
+SUB = "```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n```"
+SUB_TESTS = ("```python\n# file: test_add.py\nimport calc\n\n\ndef test_sub():\n    assert calc.sub(5, 3) == 2\n\n\n"
+             "def test_sub_rounded():\n    assert calc.sub(5.5, 3, places=0) == 2\n```")
+
+
+async def test_a_new_test_calling_the_code_with_an_argument_the_task_never_names_is_dropped(tmp_path: Path) -> None:
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(SUB, SUB_TESTS), files=FILES, goal="Add sub(a, b) to calc.py and a test of it in test_add.py.",
+        attempts=1, repairs=0)
+    assert stats.passed, stats.attempts
+    assert stats.stages["check: unasked tests dropped"] == 1
+    test = (repo / "test_add.py").read_text()
+    assert "def test_sub():" in test and "test_sub_rounded" not in test
+    assert any("dropped test_sub_rounded (calls the code with an argument the task never names)" in a
+               for a in stats.attempts[0].actions)
+
+
+async def test_a_new_test_calling_with_an_argument_the_task_names_blames_the_code(tmp_path: Path) -> None:
+    """The task asks for places=: a test using it that the code fails is the change's to pass."""
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(SUB, SUB_TESTS), files=FILES, attempts=1, repairs=0,
+        goal="Add sub(a, b, places=None) to calc.py, rounding to places when given, and a test of it in test_add.py.")
+    assert not stats.passed
+    assert "check: unasked tests dropped" not in stats.stages
+    assert stats.attempts[0].outcome == "checks failed", stats.attempts
+
+
+async def test_new_tests_that_all_call_with_unasked_arguments_go_back_as_broken(tmp_path: Path) -> None:
+    only = SUB_TESTS.replace("def test_sub():\n    assert calc.sub(5, 3) == 2\n\n\n", "")
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(SUB, only), files=FILES, goal="Add sub(a, b) to calc.py and a test of it in test_add.py.",
+        attempts=1, repairs=0)
+    assert not stats.passed
+    assert stats.attempts[0].outcome == "test broken" and "unexpected keyword argument 'places'" in stats.attempts[0].detail

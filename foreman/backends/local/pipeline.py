@@ -44,8 +44,9 @@ CHECKS: tuple[Check, ...] = (
           "the asked behaviour is written first and must fail on the unchanged code"),
     Check("task-error", "check", "a test of the asked behaviour is thrown away because it fails with the very error "
           "the task describes (or pytest's 'DID NOT RAISE' of the error the task asks for)"),
-    Check("test-alone", "check", "a new test that cannot run (a missing import, an undefined name) is counted as a "
-          "failing test of the task: each new test file is run alone before it counts"),
+    Check("test-alone", "check", "a new test that cannot run (a missing import, an undefined name), or that calls "
+          "the code with an argument the task never names, is counted as a failing test of the task: each new test "
+          "file is run alone before it counts"),
     Check("repeat-test", "check", "a test that repeats an existing test is counted as new: it checks nothing the task "
           "adds"),
     Check("continue", "propose", "an answer cut at the reply-length limit loses its end: the model is asked to "

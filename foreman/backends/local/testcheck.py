@@ -9,7 +9,10 @@ runs on its own (``test-alone``), both in the pipeline's check stage (:mod:`.gui
   it); a new test function that fails on an error no change to the code can fix (a ``NameError``,
   an import of a module that does not exist, a fixture nobody defines, a helper method its own
   test class lacks, the file not collecting) goes back to the model as the test's own fault, before the whole suite's failure would blame
-  the code.
+  the code. A new test function that calls the code with a keyword argument the task never names
+  (``search("glue", threshold=2)``: ``TypeError: ... unexpected keyword argument 'threshold'``)
+  tests what nobody asked for; it is dropped while another new test is left (:func:`unasked`),
+  else it goes back to the model like a broken one.
 """
 
 from __future__ import annotations
@@ -80,6 +83,18 @@ def broken(outcomes: list[probes.ProbeOutcome], new: list[str], module: str) -> 
     return out
 
 
+_UNASKED_RE = re.compile(r"TypeError: .*unexpected keyword argument '(\w+)'")
+
+
+def unasked(outcomes: list[probes.ProbeOutcome], new: list[str], goal: str) -> list[probes.ProbeOutcome]:
+    """The outcomes of new test functions failing on a keyword argument the code does not take and
+    ``goal`` never names (as a word, any case): the test asks of the code what the task does not.
+    An argument the task names is the change's to add (``sep=``), never counted here."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z_]\w*", goal)}
+    return [o for o in outcomes if o.function.rsplit(".", 1)[-1] in new
+            and (m := _UNASKED_RE.search(o.detail)) is not None and m.group(1).lower() not in words]
+
+
 async def check_new_tests(task: GuidedTask, attempt: Attempt, path: str, where: Localized,
                           known: list[str]) -> Finding | None:
     """Check the attempt's new tests of ``path`` (the module's two checks, each unless ablated).
@@ -107,6 +122,17 @@ async def check_new_tests(task: GuidedTask, attempt: Attempt, path: str, where: 
         outcomes = await proof.run_probe(task, attempt, path, where, step="new test alone", on_new_code=True)
         module = str(path).removesuffix(".py").replace("/", ".")
         bad = broken(outcomes, new, module)
+        extra = unasked(outcomes, new, task.goal)
+        dropped = {o.function for o in extra}
+        if extra and not bad and set(new) - {name.rsplit(".", 1)[-1] for name in dropped}:
+            text = task._read(path) or ""
+            named_files.forget_bytecode(task.root, path)
+            (task.root / path).write_text(probes.keep_only(text, set(test_labels(text)) - dropped), encoding="utf-8")
+            attempt.actions.append(f"{path}: dropped {', '.join(sorted(dropped))} (calls the code with an argument "
+                                   "the task never names)")
+            task.mark("check", "unasked tests dropped")
+        elif extra:
+            bad = [*bad, *extra]
         if bad:
             errors = "\n".join(f"- {o.name}: {o.detail[:200]}" for o in bad[:4])
             return Finding("check", "test broken", bad[0].detail[:160], BROKEN.format(path=path, errors=errors))
@@ -121,4 +147,4 @@ def _before(task: GuidedTask, rel: str) -> str:
     return task._read(rel) or ""
 
 
-__all__ = ["BROKEN", "REPEATED", "broken", "bodies", "check_new_tests", "repeated"]
+__all__ = ["BROKEN", "REPEATED", "broken", "bodies", "check_new_tests", "repeated", "unasked"]
