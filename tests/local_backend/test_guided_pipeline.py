@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from foreman.backends.local import continuation
+
 from .fakeserver import error, last_user, text
 from .test_guided_runner import CALC, RIGHT, TEST
 from .test_guided_runner import run as guided_turn
@@ -58,6 +60,29 @@ async def test_a_server_that_refuses_the_prefill_is_asked_for_the_rest_in_a_user
     asked = server.requests[-1]["messages"]
     assert asked[-2] == {"role": "assistant", "content": head} and "Continue it exactly where it stopped" in \
         asked[-1]["content"]
+
+
+def test_a_cut_test_answer_holds_enough_tests_after_two_complete_ones() -> None:
+    one = "```python\n# file: t.py\nimport calc\n\n\ndef test_a():\n    assert calc.sub(2, 1) == 1\n\n\ndef test_b():\n    as"
+    assert not continuation.enough_tests(one)  # test_b is cut: one complete
+    two = one + "sert calc.sub(3, 1) == 2\n\n\n    async def test_c(self):\n        x ="
+    assert continuation.enough_tests(two)
+    assert not continuation.enough_tests("```python\ndef helper_test():\n    pass\n\ndef test_x():\n    pa")
+
+
+async def test_a_cut_test_answer_with_enough_complete_tests_is_not_continued(tmp_path: Path) -> None:
+    """A model asked for two or three tests writes more of the same until the limit: a continuation
+    costs a whole reply for tests the answer does not need; its complete tests are kept."""
+    tests = ("```python\n# file: test_sub.py\nimport calc\n\n\ndef test_sub_small():\n    assert calc.sub(5, 2) == 3\n\n\n"
+             "def test_sub_negative():\n    assert calc.sub(2, 5) == -3\n\n\ndef test_sub_zero():\n    assert calc.s")
+    replies = iter([RIGHT, text(tests, finish_reason="length")])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), goal=GOAL_TEST,
+                                                           attempts=1, repairs=0, ablate=())
+    assert stats.passed, stats.attempts
+    assert len(server.requests) == 2  # the edit, the tests: no continuation
+    test = (repo / "test_sub.py").read_text()
+    assert "def test_sub_small" in test and "def test_sub_negative" in test and "test_sub_zero" not in test
+    assert stats.stages["propose: tests: cut"] == 1 and "propose: continued" not in stats.stages
 
 
 async def test_ablated_a_cut_answer_is_not_continued(tmp_path: Path) -> None:

@@ -62,6 +62,7 @@ from .guided_text import (
     TEST_ASK_CLASS,
     TEST_HOW,
     TEST_HOW_EXAMPLE,
+    TESTS_STEP,
     adds_sentence,
     task_functions,
 )
@@ -288,7 +289,7 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
            {"role": "user", "content": f"Task:\n{task.goal}{code}{shown}\n\n{request}{adds_sentence(task.goal)}"}]
     if task._out_of_time():
         return
-    reply = await task._ask(ask, attempt.temperature, attempt.number, "tests", constrained=True)
+    reply = await task._ask(ask, attempt.temperature, attempt.number, TESTS_STEP, constrained=True)
     blocks = _test_blocks(task, reply)
     cut = task.last_finish == "length" and not any("def test" in b.code for b in blocks)
     table = closed_table(reply) if cut and task.enabled("cut-table") else None
@@ -305,7 +306,7 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     if cut and not any("def test" in b.code for b in blocks) and not task._out_of_time():
         # cut before one whole test function: asked once more, afresh, for a few plain asserts
         again = [*ask[:-1], {"role": "user", "content": f"{ask[-1]['content']}\n{CUT_TABLE}"}]
-        reply = await task._ask(again, round(min(1.0, attempt.temperature + 0.2), 2), attempt.number, "tests",
+        reply = await task._ask(again, round(min(1.0, attempt.temperature + 0.2), 2), attempt.number, TESTS_STEP,
                                 constrained=True)
         blocks = _test_blocks(task, reply)
     # asked for the test file: a block that names no file goes there, whatever it defines

@@ -7,7 +7,8 @@ it can be placed. Two rules stop that:
   asked for "the changed functions" often sends the whole file), within the context window;
 - *continued* (the ``continue`` check): a cut answer is sent back as the final assistant message,
   which the server continues (a *prefill*, :func:`prefilled`), and the two are joined as they are;
-  at most :data:`ROUNDS` times; not an answer that ends in a repetition loop (:func:`looping`).
+  at most :data:`ROUNDS` times; not an answer that ends in a repetition loop (:func:`looping`), nor
+  a test answer that already holds enough complete tests (:func:`enough_tests`).
   Asked instead in a user message to go on, small models most often start the whole answer over
   (and are cut at the same place again). A server that does not continue a final assistant message
   answers it anew (:func:`restarted`: that answer replaces the cut one), or refuses the request;
@@ -22,6 +23,7 @@ transformers' ``continue_final_message`` flag (#23012), which vLLM needs (with
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .repairs import LoopDetector
@@ -91,6 +93,20 @@ def looping(text: str) -> bool:
     return found
 
 
+ENOUGH_TESTS = 2
+"""Complete test functions after which a cut test answer is not continued (:func:`enough_tests`)."""
+_TEST_DEF_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*[ \t]*\(", re.MULTILINE)
+
+
+def enough_tests(text: str) -> bool:
+    """Whether a cut test answer already holds :data:`ENOUGH_TESTS` complete test functions (every
+    ``def test...`` but the last, which the cut went through). Such an answer is not continued: its
+    complete functions are kept (:func:`.answers.complete_part`), and a small model asked for "two
+    or three" tests writes more of the same until the limit, so a continuation costs a whole reply
+    for tests the answer does not need."""
+    return len(_TEST_DEF_RE.findall(text)) - 1 >= ENOUGH_TESTS
+
+
 def restarted(head: str, tail: str) -> bool:
     """Whether ``tail``, asked as the continuation of ``head``, starts the answer over instead: its
     first two lines of content (blank lines and fence lines aside) are ``head``'s first two. Joined,
@@ -125,5 +141,5 @@ def joined(head: str, tail: str) -> str:
     return head + tail
 
 
-__all__ = ["CONTINUE_ASK", "PREFILL", "ROUNDS", "ask_more", "estimate_tokens", "joined", "looping", "prefilled",
-           "reply_tokens", "restarted", "sized", "unechoed"]
+__all__ = ["CONTINUE_ASK", "ENOUGH_TESTS", "PREFILL", "ROUNDS", "ask_more", "enough_tests", "estimate_tokens", "joined",
+           "looping", "prefilled", "reply_tokens", "restarted", "sized", "unechoed"]

@@ -63,6 +63,7 @@ from .guided_stats import Attempt, GuidedStats
 from .guided_steps import run_steps
 from .guided_text import (
     JSON_ASK,
+    TESTS_STEP,
     absent_definitions,
     asked_functions,
     goal_text,
@@ -250,7 +251,8 @@ class GuidedTask:
                 # a constrained reply is not continued: the schema makes every reply a whole object,
                 # so the "continuation" is a second one and the two joined are no JSON at all
                 if reply.finish_reason != "length" or not self.enabled("continue") or extra or (
-                        rounds >= continuation.ROUNDS) or continuation.looping(content):
+                        rounds >= continuation.ROUNDS) or continuation.looping(content) or (
+                        step == TESTS_STEP and continuation.enough_tests(content)):
                     break
                 rounds += 1
                 prefill = not self.endpoint.no_prefill

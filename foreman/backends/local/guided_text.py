@@ -18,6 +18,8 @@ EDIT_ASK = ("Reply with only the new or changed code: each function, class or me
             "from its def line to its end, with any import it needs, in one ```python block per file. Make the first "
             "line of each block a comment naming the file, like `# file: {target}`. Do not repeat code you do not "
             "change. No explanations.")
+TESTS_STEP = "tests"
+"""The step name of the ask for the tests a task asks for (:func:`.asked.ask_tests`)."""
 TEST_ASK = ("Now write pytest test functions for this task, for the file {test_file}: one ```python block whose first "
             "line is `# file: {test_file}`, only two or three short test functions (def test_...), a few lines each, "
             "using plain assert statements. {how}")
