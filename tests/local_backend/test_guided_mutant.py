@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local import mutants, pipeline
+from foreman.backends.local import uncalled as uncalled_mod
 
 from .fakeserver import last_user, text
 from .test_guided_runner import run as guided_turn
@@ -257,3 +258,30 @@ async def test_new_tests_that_all_call_with_unasked_arguments_go_back_as_broken(
         attempts=1, repairs=0)
     assert not stats.passed
     assert stats.attempts[0].outcome == "test broken" and "unexpected keyword argument 'places'" in stats.attempts[0].detail
+
+
+def test_the_functions_a_task_names_are_those_written_as_code() -> None:
+    defined = ["save_csv", "load_csv", "Inventory.add", "Inventory.__init__", "title_case", "total", "list"]
+    goal = ("Please add a test that an inventory saved with save_csv and read back with load_csv has the same items; "
+            "add it to the list in `total`, and check title_case() too. Don't touch other_thing.")
+    assert uncalled_mod.named_functions(goal, defined) == ["save_csv", "load_csv", "total", "title_case"]
+    assert uncalled_mod.named_functions("add a test of the list", defined) == []  # prose words are not code
+    test = "from inv import load_csv\n\n\ndef test_load(tmp_path):\n    assert load_csv(tmp_path) == []\n"
+    assert uncalled_mod.uncalled(test, ["test_load"], goal, defined) == ["save_csv", "total", "title_case"]
+    assert uncalled_mod.uncalled("def (", ["test_load"], goal, defined) == []
+
+
+async def test_a_test_of_a_round_trip_that_never_calls_one_of_its_functions_goes_back(tmp_path: Path) -> None:
+    """A test reading with one named function kills a mutant of it, yet checks nothing of the other."""
+    files = {"calc.py": CALC + "\n\ndef double(a):\n    return add(a, a)\n", "test_calc.py": FILES["test_calc.py"]}
+    goal = ("Please add a test to test_calc.py showing that double(x) gives the same as add(x, x). The code itself "
+            "should not change.")
+    only_add = "```python\n# file: test_calc.py\nimport calc\n\n\ndef test_add_sums():\n    assert calc.add(2, 3) == 5\n```"
+    both = ("```python\n# file: test_calc.py\nimport calc\n\n\ndef test_double():\n"
+            "    assert calc.double(3) == calc.add(3, 3) == 6\n```")
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(only_add, both), files=files, goal=goal,
+                                                           attempts=1, repairs=1)
+    assert stats.passed, stats.attempts
+    asked = [last_user(r) for r in server.requests if r.get("stream")]
+    assert "never call double, which the task names" in asked[1]
+    assert stats.stages[f"validate: {mutants.UNCALLED}"] == 1 and stats.stages["validate: mutant killed"] == 1

@@ -51,6 +51,7 @@ check command's timeout. The check cannot tell, and lets the attempt pass, when 
 is not plain pytest, no called function is found or has a mutant, or the new tests do not pass in
 the copy.
 
+Before any mutant runs, each function the task names must be called by a new test (:mod:`.uncalled`).
 Its limits: it shows the test checks *something* of what it calls, not the behaviour the task
 names (a test of one case of two still kills the value mutant); a function reached only through a
 subprocess or by a name no import brings is not found; a module imported from outside the copy (a
@@ -81,6 +82,7 @@ from . import named as named_files
 from . import probe as probes
 from .localize import Localized, is_test_file, list_files, module_name
 from .pipeline import Finding
+from .uncalled import uncalled
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -103,6 +105,12 @@ SURVIVED_ASK = ("The checks pass, but {tests} in {path} also pass{how}, so they 
                 "Write test functions for {path} that call {functions} and assert the exact values or output the task "
                 "states, so that a wrong result fails them, in one ```python block whose first line is "
                 "`# file: {path}`. No explanations.")
+
+UNCALLED = "the new tests never call a function the task names"
+"""The outcome of an attempt whose new tests never call a function the task names (:mod:`.uncalled`)."""
+UNCALLED_ASK = ("The checks pass, but {tests} in {path} never call {names}, which the task names. Write test functions "
+                "for {path} that call {names} and assert the exact values or output the task states, in one ```python "
+                "block whose first line is `# file: {path}`. No explanations.")
 
 _OTHER = "\n\n".join(inspect.getsource(f) for f in (mutant_value._foreman_other, mutant_value._foreman_changed))
 _NEGATED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
@@ -342,6 +350,10 @@ async def check(task: GuidedTask, attempt: Attempt, path: str, where: Localized)
     test_text = task._read(path) or ""
     sources = {rel: task._read(rel) or "" for rel in list_files(task.root)
                if rel.endswith(".py") and not is_test_file(rel) and not _TEST_CODE_RE.search(rel)}
+    never = uncalled(test_text, new, task.goal, [q for text in sources.values() for q in definitions(text)])
+    if never:  # a function the task names that no new test calls: a mutant of another one proves nothing of it
+        listed = ", ".join(never)
+        return Finding("validate", UNCALLED, listed, UNCALLED_ASK.format(tests=", ".join(new), path=path, names=listed))
     targets = [(rel, name, kinds) for rel, name in called(test_text, new, sources, task.goal)
                if (kinds := [k for k in KINDS if mutated(sources[rel], name, k) is not None])]
     if not targets:

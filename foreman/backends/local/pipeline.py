@@ -62,7 +62,8 @@ CHECKS: tuple[Check, ...] = (
     Check("proof", "validate", "a test that passes without the change (or without one target's change) lets a wrong "
           "change through"),
     Check("mutant", "validate", "a new test that still passes when the code it calls is broken proves nothing: a "
-          "test added with no change to the code must fail on a broken version (a mutant) of what it calls"),
+          "test added with no change to the code must call each function the task names and fail on a broken "
+          "version (a mutant) of what it calls"),
     Check("uses", "validate", "an answer that adds the function a task asks the code to share, and leaves the old "
           "copies doing the work, passes every test of the new function: some code must call it"),
     Check("named-file", "validate", "a pass leaves a file the task asks to change unchanged: the model is asked for "
