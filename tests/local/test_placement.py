@@ -314,3 +314,16 @@ def test_a_plain_import_of_the_module_under_test_is_copied_into_its_test():
     assert sorted(out.text.split("\n\n")[0].split("\n")) == ["from pkg.cmd import split", "import os.path as osp",
                                                              "import shlex"]
     assert undefined_names(out.text) == set()
+
+
+def test_a_block_that_only_repeats_the_files_definitions_says_so() -> None:
+    """Told the block "holds nothing to place", a model reads a format problem and sends the same
+    unchanged classes again; told they are already there, it can send what the task adds."""
+    errors = ('class InventoryError(Exception):\n    """Base."""\n\n\n'
+              'class UnknownSku(InventoryError, KeyError):\n    """No item has this SKU."""\n')
+    with pytest.raises(PlacementRefused, match="only repeats InventoryError, UnknownSku, already in the file unchanged"):
+        place_python(errors, errors)
+    added = place_python(errors, errors + '\n\nclass InsufficientStock(InventoryError):\n    """Too few."""\n')
+    assert added.actions == ["appended class InsufficientStock"]
+    with pytest.raises(PlacementRefused, match="no function, class, import or constant"):
+        place_python(errors, "x.y()\n")

@@ -242,6 +242,11 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
             editor.insert(1, [*new_imports, "", ""] if first_def == 1 else [*new_imports, ""], first=True)
     if future:
         _insert_future(future, file_tree, docstring_end, lines, editor)
+    if not result.actions and snippet_defs and all(name in top for name in snippet_defs):
+        # the file's own definitions sent back as they are: "holds nothing to place" would read as a
+        # format problem, and the model sends the same block again
+        raise PlacementRefused(f"the code block only repeats {', '.join(snippet_defs)}, already in the file "
+                               "unchanged; send only the definitions the task adds or changes")
     if not result.actions:
         raise PlacementRefused("the code block holds no function, class, import or constant to place"
                                + (f" (only: {'; '.join(result.dropped)})" if result.dropped else ""))
