@@ -165,3 +165,13 @@ async def test_a_continuation_that_starts_over_replaces_the_cut_answer(tmp_path:
     third = server.requests[2]
     assert third["messages"][-2] == {"role": "assistant", "content": again} and "continue_final_message" not in third
     assert "    result = a - b\n    return result" in (repo / "calc.py").read_text().replace("\r\n", "\n")
+
+
+def test_a_loop_of_cases_numbered_in_comments_is_a_loop() -> None:
+    """A small model's test loops as "# Test case N: ..." above the same two lines; the numbered
+    comment made no two cycles equal, and the loop was continued twice (two more minutes)."""
+    case = '    # Test case {n}: a long match and a case-insensitivity\n    r = inv.search("a and b")\n    assert r == []\n'
+    head = "```python\n# file: tests/test_store.py\ndef test_search(inv):\n"
+    assert continuation.looping(head + "".join(case.format(n=n) for n in range(1, 6)) + "    # Test ca")
+    different = "".join(f'    # Test case {n}\n    r = inv.search("{n}")\n    assert r == [{n}]\n' for n in range(1, 6))
+    assert not continuation.looping(head + different + "    # Test ca")

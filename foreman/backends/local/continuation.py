@@ -83,12 +83,14 @@ def unechoed(so_far: str, reply: str) -> str:
 
 def looping(text: str) -> bool:
     """Whether ``text`` (a cut answer) ends in a repetition loop (:class:`.repairs.LoopDetector`
-    over its complete lines): the small models' most common cut, one line repeated until the
-    limit, which a continuation would only extend."""
+    over its complete lines, comment lines aside): the small models' most common cut, one line
+    (or a few) repeated until the limit, which a continuation would only extend. Comments do not
+    count: a loop of test cases numbers each one in a comment ("# Test case 9: ...") above the same
+    two lines, and would never repeat whole."""
     detector = LoopDetector()
     found = False
     for line in text.split("\n")[:-1]:
-        if line.strip():
+        if line.strip() and not line.lstrip().startswith("#"):
             found = detector.push(line)
     return found
 
