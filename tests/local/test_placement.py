@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from foreman.backends.local.placement import PlacementRefused, place_python
-from foreman.backends.local.symbols import add_imports_for, top_level_symbols, undefined_names
+from foreman.backends.local.symbols import add_imports_for, top_level_symbols, undefined_names, unique_definitions
 
 BASE = '''"""Formatting helpers."""
 
@@ -327,3 +327,18 @@ def test_a_block_that_only_repeats_the_files_definitions_says_so() -> None:
     assert added.actions == ["appended class InsufficientStock"]
     with pytest.raises(PlacementRefused, match="no function, class, import or constant"):
         place_python(errors, "x.y()\n")
+
+
+def test_a_class_one_module_of_the_repository_defines_is_imported_from_it() -> None:
+    """A new test file using the store's class without importing it failed on a NameError, and the
+    repair asked for the import named a module that does not exist."""
+    defined = unique_definitions({"inventory.store": "class Inventory:\n    pass\n\n\ndef _helper():\n    pass\n",
+                                  "inventory.models": "class Item:\n    pass\n\n\ndef make():\n    pass\n",
+                                  "other.models": "def make():\n    pass\n", "broken": "def (:"})
+    assert defined == {"Inventory": "inventory.store", "Item": "inventory.models"}  # make: two modules
+    test = ("import pytest\nfrom inventory.errors import InsufficientStock\n\n\ndef test_x():\n"
+            "    inv = Inventory([Item('a', 1)])\n    with pytest.raises(InsufficientStock):\n        make(inv)\n")
+    out = add_imports_for(test, "inventory.errors", {"InsufficientStock"}, defined_in=defined)
+    assert out.actions and "from inventory.models import Item\nfrom inventory.store import Inventory\n" in out.text
+    assert "import make" not in out.text
+    assert undefined_names(out.text) == {"make"}

@@ -366,3 +366,26 @@ async def test_a_test_ask_shows_re_exported_classes_and_the_fixtures_the_example
     assert "The fixtures its tests take, from tests/conftest.py:" in ask
     assert 'return [Item(1, "bolt"), Item(2, "glue")]' in ask and "def store(items, tmp_path):" in ask
     assert stats.passed
+
+
+SHELF = {
+    "shelf/__init__.py": "",
+    "shelf/models.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass Book:\n    title: str\n",
+    "shelf/store.py": "class Shelf:\n    def __init__(self, books):\n        self.books = list(books)\n",
+    "tests/__init__.py": "",
+    "tests/test_models.py": "from shelf.models import Book\n\n\ndef test_book():\n    assert Book('a').title == 'a'\n",
+}
+
+
+async def test_a_new_test_using_repository_classes_without_importing_them_gets_the_imports(tmp_path: Path) -> None:
+    asked = ("```python\n# file: tests/test_store_asked.py\n\n\ndef test_count():\n"
+             "    assert Shelf([Book('a'), Book('b')]).count() == 2\n```")
+    code = ("```python\n# file: shelf/store.py\nclass Shelf:\n    def __init__(self, books):\n        self.books = list(books)"
+            "\n\n    def count(self):\n        return len(self.books)\n```")
+    replies = iter([asked, code])
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, lambda req: text(next(replies)), files=SHELF, attempts=1, asked_test=True,
+        goal="Add a method count() to Shelf in shelf/store.py that returns how many books it holds.")
+    assert stats.passed, stats.attempts
+    test = (repo / "tests" / "test_store_asked.py").read_text()
+    assert "from shelf.models import Book" in test and "from shelf.store import Shelf" in test

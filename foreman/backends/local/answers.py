@@ -337,7 +337,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                     source = planned.texts.get(default, read(default)) or ""
                     names = {n for n, _ in symbols.top_level_symbols(source)} | set(adds)
                     fixed = symbols.add_imports_for(new, module_name(default), names, source=source,
-                                                    tests=_other_tests(path, known, read))
+                                                    tests=_other_tests(path, known, read),
+                                                    defined_in=_definitions(known, read, planned.texts))
                     new = fixed.text
                     planned.actions.extend(f"{path}: {a}" for a in fixed.actions)
                 if is_test_file(path):
@@ -396,6 +397,18 @@ def _other_tests(path: str, known: list[str], read: Callable[[str], str | None])
     others = [k for k in known if k != path and k.endswith(".py") and is_test_file(k)]
     others.sort(key=lambda k: ((k.rsplit("/", 1)[0] if "/" in k else "") != folder, k))
     return tuple(t for k in others[:OTHER_TESTS_READ] if (t := read(k)))
+
+
+def _definitions(known: list[str], read: Callable[[str], str | None], texts: dict[str, str]) -> dict[str, str]:
+    """:func:`.symbols.unique_definitions` of the repository's non-test Python files (at most
+    :data:`DEFINITIONS_READ`, the answer's own texts first)."""
+    code = [k for k in dict.fromkeys([*texts, *known]) if k.endswith(".py") and not is_test_file(k)
+            and not k.startswith(("tests/", "test/"))][:DEFINITIONS_READ]
+    return symbols.unique_definitions({module_name(k): t for k in code if (t := texts.get(k, read(k) or ""))})
+
+
+DEFINITIONS_READ = 300
+"""The most source files :func:`_definitions` reads (a larger repository is read in part)."""
 
 
 def _resolve(block: Block, known: list[str], default: str | None, test_file: str | None,

@@ -63,14 +63,17 @@ def _source_imports(source: str, missing: set[str]) -> list[tuple[str, set[str]]
 
 
 def add_imports_for(text: str, module: str, exported: set[str], *, source: str = "",
-                    tests: tuple[str, ...] = ()) -> Placement:
+                    tests: tuple[str, ...] = (), defined_in: dict[str, str] | None = None) -> Placement:
     """Import into a test file the names it uses but lacks: ``pytest``, the names ``module``
     defines (``exported``) as ``from module import a, b``, a name the module under test imports
     (its ``source``'s import, e.g. ``from datetime import datetime``), a name the repository's
     other test files import (``tests``, their texts, nearest first: ``from helpers import
-    run_cli``), and a few standard-library names tests use without importing them
-    (``timedelta``, ``Path``, ``tempfile``, ...). Small models' tests use such names, or a helper
-    the example test imported, without importing them, and then fail on that, not on the code.
+    run_cli``), a class or function one module of the repository alone defines (``defined_in``:
+    name -> dotted module, :func:`unique_definitions`), and a few standard-library names tests use
+    without importing them (``timedelta``, ``Path``, ``tempfile``, ...). Small models' tests use
+    such names, or a helper the example test imported, without importing them, and then fail on
+    that, not on the code (and a repair asked for the import often names a module that does not
+    exist).
 
     Returns:
         The :class:`Placement` (``actions`` empty when nothing was missing).
@@ -91,12 +94,28 @@ def add_imports_for(text: str, module: str, exported: set[str], *, source: str =
         for line, bound in _source_imports(other, rest) if other and rest else []:
             lines.append(line)
             rest -= bound
+    by_module: dict[str, list[str]] = {}
+    for name in sorted(rest & set(defined_in or {})):
+        by_module.setdefault((defined_in or {})[name], []).append(name)
+        rest.discard(name)
+    lines.extend(f"from {mod} import {', '.join(names)}" for mod, names in sorted(by_module.items()))
     lines.extend(_STDLIB[name] for name in sorted(rest) if name in _STDLIB)
     if not lines:
         return Placement(text, fixed)
     placed = place_python(text, "\n".join(lines) + "\n")
     placed.actions[:0] = fixed
     return placed
+
+
+def unique_definitions(modules: dict[str, str]) -> dict[str, str]:
+    """``name -> module`` for the classes and functions (:func:`defined_names`) that exactly one
+    of ``modules`` (dotted module name -> its text) defines; a name two modules define is left out
+    (which one a test means cannot be told)."""
+    seen: dict[str, str | None] = {}
+    for mod, text in modules.items():
+        for name in defined_names(text):
+            seen[name] = mod if name not in seen else None
+    return {name: mod for name, mod in seen.items() if mod is not None and not name.startswith("_")}
 
 
 def defined_names(source: str) -> set[str]:
@@ -275,5 +294,5 @@ def top_level_symbols(text: str) -> list[tuple[str, int]]:
     return out
 
 
-__all__ = ["add_imports_for", "drop_unknown_imports", "defined_names", "module_bindings", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
+__all__ = ["add_imports_for", "unique_definitions", "drop_unknown_imports", "defined_names", "module_bindings", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
            "undefined_names"]
