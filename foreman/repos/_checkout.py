@@ -29,9 +29,10 @@ import hashlib
 import logging
 import os
 import shutil
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable
+from typing import Any
 
 from foreman.errors import MergeRefused
 
@@ -105,7 +106,12 @@ async def operation_in_progress(checkout: Path, *, locks: bool = True) -> str | 
     ``a cherry-pick``, ``a revert``, ``a bisect``) or, when another git process works there and
     ``locks``, its lock (``index.lock``); None when nothing is. A merge must not move a branch
     under either."""
-    gitdir, common = await _git_dirs(checkout)
+    return operation_at((await _git_dirs(checkout))[0], locks=locks)
+
+
+def operation_at(gitdir: Path, *, locks: bool = True) -> str | None:
+    """:func:`operation_in_progress` of the checkout whose own git directory (``--absolute-git-dir``)
+    is ``gitdir``, already known: only the files there are looked at, no git runs."""
     apply = gitdir / "rebase-apply"
     if apply.is_dir():
         return "git am" if (apply / "applying").exists() else "a rebase"
@@ -248,14 +254,26 @@ def value(result: Any) -> Any:
     return result
 
 
-async def fast_forward_checkout(checkout: Path, base_branch: str, old: str, new: str) -> None:
+Judge = Callable[[tuple[Path, Path], list[str]], Awaitable[None]]
+"""A caller's own refusals of a checkout, from reads it would otherwise repeat: called with the
+checkout's ``(git directory, common git directory)`` and its :func:`tracked_changes`; raises
+:class:`~foreman.errors.MergeRefused` to refuse."""
+
+
+async def fast_forward_checkout(checkout: Path, base_branch: str, old: str, new: str, *,
+                                judge: Judge | None = None) -> None:
     """Fast-forward ``checkout`` (which has ``base_branch`` at ``old``) to ``new``, or change nothing.
+
+    Args:
+        judge: called after the moved-base check and before :func:`preflight` with what was read
+            of the checkout (its git directories and tracked changes): the caller's refusals
+            (an operation of the user's under way ...) judged on the same reads, not read again.
 
     Raises:
         MergeRefused: see :func:`preflight`; ``reason="base_moved"`` when the base no longer is
-            at ``old``; ``"lfs"`` when the update needs git-lfs and it is not installed;
-            ``"failed"`` when git failed part-way (the message says why and what the rollback
-            restored).
+            at ``old``; what ``judge`` raises; ``"lfs"`` when the update needs git-lfs and it is
+            not installed; ``"failed"`` when git failed part-way (the message says why and what
+            the rollback restored).
     """
     # the read-only git calls of the checks run at once; their answers are judged in the same order as before
     at, diff, dirty, dirs = await gather_all(
@@ -264,6 +282,8 @@ async def fast_forward_checkout(checkout: Path, base_branch: str, old: str, new:
     if value(at) != old:
         raise MergeRefused(f"{base_branch} moved during the merge; Merge again to merge onto it.", reason="base_moved")
     diff, dirty, dirs = value(diff), value(dirty), value(dirs)
+    if judge is not None:
+        await judge(dirs, dirty)
     await preflight(checkout, base_branch, old, diff, dirty, dirs)
     missing_dirs = {q for c in diff for q in _parents(c.path) if not _lexists(checkout / q)}
     index = dirs[0] / "index"

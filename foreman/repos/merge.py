@@ -40,7 +40,16 @@ from typing import Literal
 
 from foreman.errors import MergeRefused, RepoError
 
-from ._checkout import fast_forward_checkout, gather_all, name_files, operation_in_progress, tracked_changes, value
+from ._checkout import (
+    Judge,
+    fast_forward_checkout,
+    gather_all,
+    name_files,
+    operation_at,
+    operation_in_progress,
+    tracked_changes,
+    value,
+)
 from ._git import (
     HOOK_TIMEOUT,
     GitFailed,
@@ -222,16 +231,29 @@ async def land_candidate(repo_root: StrPath, *, branch: str, base_branch: str, c
         if candidate.commit is None:  # (no change: nothing lands, nothing of the checkout is read)
             return await _land(root, branch, base_branch, candidate)
         checkout = await base_checkout(root, base_branch)
-        await _refuse_busy(root, checkout)
-        _refuse_dirty(base_branch, checkout, await tracked_changes(checkout.path) if checkout is not None else [])
-        return await _land(root, branch, base_branch, candidate)
+        if checkout is None:
+            return await _land(root, branch, base_branch, candidate, checkout=None)
+        there = checkout
+
+        async def judge(dirs: tuple[Path, Path], dirty: list[str]) -> None:
+            # (on the fast-forward's own reads of the checkout, just before it: the user's operation, then
+            # their uncommitted changes, as the build judged them; each was read here a second time before)
+            await _refuse_busy(root, there, gitdir=dirs[0])
+            _refuse_dirty(base_branch, there, dirty)
+
+        return await _land(root, branch, base_branch, candidate, checkout=checkout, judge=judge)
 
 
-async def _refuse_busy(root: Path, checkout: WorktreeEntry | None) -> None:
+async def _refuse_busy(root: Path, checkout: WorktreeEntry | None, *, gitdir: Path | None = None) -> None:
     """Refuse (``busy``) while the user is in the middle of a git operation in the repository or
-    the base's checkout: the user's work comes first."""
+    the base's checkout: the user's work comes first. ``gitdir``: the checkout's own git directory,
+    when the caller just read it (the checkout is not asked again)."""
     for place in dict.fromkeys([root, *([checkout.path] if checkout is not None else [])]):
-        if (busy := await operation_in_progress(Path(place), locks=False)) is not None:
+        if gitdir is not None and checkout is not None and place == checkout.path:
+            busy = operation_at(gitdir, locks=False)
+        else:
+            busy = await operation_in_progress(Path(place), locks=False)
+        if busy is not None:
             # (a lock is the checkout preflight's refusal, reason "locked", which the flow holds the same way)
             raise MergeRefused(f"{busy} is in progress in {place}: the merge waits until it is done (finish or abort "
                                "it there)", reason="busy", files=[str(place)])
@@ -246,11 +268,17 @@ def _refuse_dirty(base_branch: str, checkout: WorktreeEntry | None, dirty: list[
             reason="dirty", files=dirty)
 
 
-async def _land(root: Path, branch: str, base_branch: str, c: MergeCandidate) -> MergeResult:
-    """Move the base to ``c.commit`` (nothing to do when the branch brought no change)."""
+_UNREAD = WorktreeEntry(Path("/nonexistent: not read"), None, None)
+"""Stands for the base's checkout not read yet (:func:`_fast_forward` reads it)."""
+
+
+async def _land(root: Path, branch: str, base_branch: str, c: MergeCandidate, *,
+                checkout: WorktreeEntry | None = _UNREAD, judge: Judge | None = None) -> MergeResult:
+    """Move the base to ``c.commit`` (nothing to do when the branch brought no change);
+    ``checkout`` and ``judge`` as :func:`_fast_forward`."""
     if c.commit is None:
         return MergeResult(None, c.base_before, c.base_before, merged=c.merged)
-    await _fast_forward(root, base_branch, c.base_before, c.commit)
+    await _fast_forward(root, base_branch, c.base_before, c.commit, checkout=checkout, judge=judge)
     if not await contains(root, base_branch, c.merged if c.style == "merge" else c.commit):
         raise RepoError(f"{base_branch} does not contain {c.commit[:12]} after the fast-forward")
     logger.info("merged %s into %s as %s (%s%s)", branch, base_branch, c.commit[:12], c.style,
@@ -331,14 +359,18 @@ async def contains(repo_root: StrPath, branch: str, commit: str) -> bool:
         return False  # an unknown commit or branch contains nothing
 
 
-async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> None:
+async def _fast_forward(root: Path, base_branch: str, old: str, new: str, *,
+                        checkout: WorktreeEntry | None = _UNREAD, judge: Judge | None = None) -> None:
     """Move the base from ``old`` to ``new`` (a descendant) without touching anything else.
 
     In the checkout that has the base, :func:`~foreman.repos._checkout.fast_forward_checkout`
-    (checked first, rolled back if git fails part-way); with none, a compare-and-swap ref update.
+    (checked first, rolled back if git fails part-way; ``judge`` passed on to it); with none, a
+    compare-and-swap ref update. ``checkout``: the base's checkout (:func:`base_checkout`) when the
+    caller just read it under the repository lock it still holds (default: read here).
     """
     base_ref = f"refs/heads/{base_branch}"
-    checkout = await base_checkout(root, base_branch)
+    if checkout is _UNREAD:
+        checkout = await base_checkout(root, base_branch)
     if checkout is None:
         res = await git("update-ref", "-m", f"agentcraft: merge into {base_branch}", base_ref, new, old, cwd=root,
                         check=False, timeout=HOOK_TIMEOUT, hooks=("reference-transaction",))
@@ -346,7 +378,7 @@ async def _fast_forward(root: Path, base_branch: str, old: str, new: str) -> Non
             raise MergeRefused(f"{base_branch} moved during the merge; Merge again to merge onto it.",
                                reason="base_moved")
         return
-    await fast_forward_checkout(checkout.path, base_branch, old, new)
+    await fast_forward_checkout(checkout.path, base_branch, old, new, judge=judge)
 
 
 async def base_checkout(repo_root: StrPath, base_branch: str) -> WorktreeEntry | None:

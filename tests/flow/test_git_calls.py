@@ -34,7 +34,7 @@ CEILINGS = {  # (one more than the step needs here; the counts at 1488fec in the
     "CheckWork": 13,        # 12 (17: the branch's tip and last known commit read one at a time)
     "PrepareReview": 11,    # 10 (16: its diff read twice, for the prompt and for the risk scan)
     "PrepareMerge": 13,     # 12 (25: the branch resolved again and again, its diff read twice)
-    "LandMerge": 28,        # 27 (30 at 1488fec; the merge test prunes its worktree entries before and after: skipping that left a flow step failing after SIGKILLs, see tests/steering/test_sim_chaos.py)
+    "LandMerge": 25,        # 24 (30 at 1488fec, 27 before the landing judged the checkout on the fast-forward's own reads, not on a second read of its own under the same lock; the merge test prunes its worktree entries before and after: skipping that left a flow step failing after SIGKILLs, see tests/steering/test_sim_chaos.py)
     "CommitLeftovers": 6,   # 5 (8: HEAD and its branch, the branch and its tree, read apart)
     "RemoveWorktree": 11,   # 10 (18: the worktree snapshotted twice)
 }

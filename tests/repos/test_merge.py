@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
+import foreman.repos._git as gitmod
 from foreman.errors import MergeRefused, RepoError
-from foreman.repos.merge import _fast_forward, merge_branch
+from foreman.repos.merge import _fast_forward, build_merge, land_candidate, merge_branch
 
 from .conftest import USER_EMAIL, USER_NAME, commit_all, out, sh, write
 
@@ -202,3 +203,37 @@ async def test_merge_of_a_commit_that_does_not_exist_is_an_error(repo: Path) -> 
     with pytest.raises(RepoError, match="names no commit"):
         await merge_branch(repo, branch=BRANCH, base_branch="main", style="squash", message="m", sign=False,
                            co_authors=[], commit="f" * 40)
+
+
+@pytest.mark.parametrize("what", ["dirty", "busy", "lands"])
+async def test_landing_judges_the_checkout_once_just_before_the_fast_forward(
+        what: str, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built (and tested) merge lands only if the user's checkout of the base is clean and no
+    operation of theirs is under way there, read once under the repository lock just before the
+    fast-forward (the landing read the checkout a second time before it, ``worktree list``,
+    ``status`` and the git directories each twice)."""
+    agent_branch(repo, {"feature.txt": "new\n"})
+    before = out(repo, "rev-parse", "main")
+    candidate = await build_merge(repo, branch=BRANCH, base_branch="main", style="merge", message="m", sign=False,
+                                  co_authors=[])
+    if what == "dirty":  # the user edits a tracked file while the merge is tested
+        write(repo / "README.md", "the user's edit\n")
+    elif what == "busy":  # the user starts a merge of their own that stops for them
+        (repo / ".git" / "MERGE_HEAD").write_text(before + "\n")
+    seen: list[str] = []
+    call = gitmod.GitProcess.call
+
+    async def counted(self: gitmod.GitProcess, *args: object, **kw: object) -> object:
+        seen.append(" ".join([a for a in self.argv if not a.startswith("-") and "=" not in a][:2]))
+        return await call(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitmod.GitProcess, "call", counted)
+    if what == "lands":
+        landed = await land_candidate(repo, branch=BRANCH, base_branch="main", candidate=candidate)
+        assert landed.commit == candidate.commit == out(repo, "rev-parse", "main")
+    else:
+        with pytest.raises(MergeRefused) as info:
+            await land_candidate(repo, branch=BRANCH, base_branch="main", candidate=candidate)
+        assert info.value.reason == what and out(repo, "rev-parse", "main") == before
+    assert seen.count("worktree list") == 1 and seen.count("status") == 1, seen
+    assert seen.count("rev-parse") == 1, seen  # (the checkout's git directories)
