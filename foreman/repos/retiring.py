@@ -73,8 +73,9 @@ async def _remove_retired(root: Path, wt: Path, branch: str, *, message: str, au
         await worktrees.remove_worktree(root, wt, force=True)
         return None
     late = await worktrees.commit_leftovers(root, wt, branch, message, author, snap=snap)
+    common = snap.admin.parent.parent  # (the snapshot's link check read it: <common>/worktrees/<name>)
     try:
-        await worktrees.remove_worktree(root, wt)  # no branch/base: its commits stay on the kept branch
+        await worktrees.remove_worktree(root, wt, common=common)  # no branch/base: its commits stay on the kept branch
         return late
     except worktrees.WorktreeHasWork:
         if await worktrees.commit_leftovers(root, wt, branch, message, author) is not None:

@@ -436,6 +436,7 @@ async def remove_worktree(
     branch: str | None = None,
     base: str | None = None,
     force: bool = False,
+    common: Path | None = None,
 ) -> None:
     """Remove the worktree (the branch is kept).
 
@@ -447,6 +448,9 @@ async def remove_worktree(
         base: the base branch.
         force: the task was merged or abandoned by decision: remove even with unmerged
             commits or uncommitted files (a running process or a lock still refuses).
+        common: the repository's common git directory when the caller read it under the
+            repository lock it still holds (the link check reads the worktree's links again,
+            not the repository's own directory); None: read here.
 
     Raises:
         WorktreeHasWork: unmerged commits or uncommitted files, without ``force``.
@@ -465,7 +469,7 @@ async def remove_worktree(
             raise RepoError(f"{wt} is not a worktree of {root}; it is left in place")
         await git("worktree", "prune", cwd=root)
         return
-    await linked_admin_dir(root, wt)
+    await linked_admin_dir(root, wt, common=common)
     if not force and branch and base:
         ahead = await git("rev-list", "--count", f"refs/heads/{base}..refs/heads/{branch}", cwd=root, check=False)
         if ahead.ok and int(ahead.text or 0) > 0:

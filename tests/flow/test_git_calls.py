@@ -36,7 +36,7 @@ CEILINGS = {  # (one more than the step needs here; the counts at 1488fec in the
     "PrepareMerge": 13,     # 12 (25: the branch resolved again and again, its diff read twice)
     "LandMerge": 25,        # 24 (30 at 1488fec, 27 before the landing judged the checkout on the fast-forward's own reads, not on a second read of its own under the same lock; the merge test prunes its worktree entries before and after: skipping that left a flow step failing after SIGKILLs, see tests/steering/test_sim_chaos.py)
     "CommitLeftovers": 6,   # 5 (8: HEAD and its branch, the branch and its tree, read apart)
-    "RemoveWorktree": 11,   # 10 (18: the worktree snapshotted twice)
+    "RemoveWorktree": 10,   # 9 (18: the worktree snapshotted twice; 10 while the removal's link check read the repository's git directory again, which the snapshot had just read under the same lock)
 }
 
 

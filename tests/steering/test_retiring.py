@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from foreman.repos import retiring
 from foreman.repos import worktrees
+from foreman.repos._git import GitProcess
 
 from .harness import git, make_repo
 
@@ -145,3 +147,30 @@ async def test_catch_up_leaves_a_branch_that_already_has_the_latest_work(tmp_pat
     assert await retiring.catch_up(repo, KIT, WREN) is None
     assert tip(repo, KIT) == late  # kit's late work stays where it is
     assert "kept" not in git(repo, "branch", "--list")
+
+
+async def test_a_retirement_reads_the_repositorys_git_directory_once_and_checks_the_links_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snapshot's link check and the removal's, under one repository lock: both read the
+    worktree's ``.git`` and its entry again, the repository's own git directory only once."""
+    repo = make_repo(tmp_path)
+    wt = await worktree(repo, tmp_path, KIT)
+    (wt / "late.txt").write_text("written after the hand-off\n")
+    asked: list[list[str]] = []
+    checked: list[Path] = []
+    call, link = GitProcess.call, worktrees.linked_admin_dir
+
+    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
+        asked.append(self.argv)
+        return await call(self, *args, **kw)
+
+    async def linked(repo_root: Any, wt_path: Any, **kw: Any) -> Path:
+        checked.append(Path(wt_path))
+        return await link(repo_root, wt_path, **kw)
+
+    monkeypatch.setattr(GitProcess, "call", counted)
+    monkeypatch.setattr(worktrees, "linked_admin_dir", linked)
+    assert await retiring.remove_retired(repo, wt, KIT, message="late", author=AUTHOR) is not None
+    assert not wt.exists()
+    assert sum("--git-common-dir" in argv for argv in asked) == 1, asked
+    assert len(checked) == 1  # (the removal's own check; the snapshot's runs in its module)
