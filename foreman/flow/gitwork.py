@@ -107,14 +107,14 @@ async def prepare_task(edge: Edge, e: PrepareTask) -> TaskPrepared | TaskStartFa
                                                    start_point=start_point)
             if made.submodules:
                 lines.append(f"{task.id}: {made.submodules}")
-            await refs.remember_tip(repo.path, branch)
+            tip = await refs.remember_tip(repo.path, branch)
             record = Worktree(id=wt_id, repo=repo.id, path=str(path), branch=branch, agent=agent, task=task.id,
                               base=repo.base_branch)
             host.act(lambda c, now: c.put_record(record))  # (under its lock: a removal in flight sees it active)
     except ForemanError as exc:
         logger.warning("starting %s failed (%s)", e.task, exc)
         return TaskStartFailed(e.task, agent, exc.message, permanent=getattr(exc, "permanent", False))
-    note = await refs.base_note(repo.path, branch, repo.base_branch)
+    note = await refs.base_note(repo.path, branch, repo.base_branch, tip=tip)
     if made.submodules:
         note = f"{note} Note: {made.submodules}.".strip()
     return TaskPrepared(e.task, agent, wt_id, branch, tuple(superseded), takeover, tuple(lines), base_note=note)

@@ -70,16 +70,21 @@ async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str
     return bool(res.text)
 
 
-async def base_note(repo_root: StrPath, branch: str, base: str) -> str:
+async def base_note(repo_root: StrPath, branch: str, base: str, *, tip: str | None = None) -> str:
     """A sentence for a worker's prompt: which commit of ``base`` its branch starts from, and when
     ``base`` moved on since, by how many commits and which (their subjects, at most five):
     ``Your worktree starts from main at 1a2b3c4 (Add tags).`` Empty when git cannot tell (the
-    sentence helps; its absence must not stop a start)."""
+    sentence helps; its absence must not stop a start). ``tip``: the branch's tip (full id) when the
+    caller just read it (:func:`remember_tip`): a base still at that commit has nothing the branch
+    lacks, which then is not asked (one git process, not two)."""
     root = Path(repo_root)
-    tip = await git("log", "-1", "--format=%h %s", f"refs/heads/{base}", cwd=root, check=False)
-    if not tip.ok or not tip.text:
+    head = await git("log", "-1", "--format=%H %h %s", f"refs/heads/{base}", cwd=root, check=False)
+    if not head.ok or not head.text:
         return ""
-    short, _, subject = tip.text.partition(" ")
+    full, _, rest = head.text.partition(" ")
+    short, _, subject = rest.partition(" ")
+    if tip is not None and full == tip:  # (a branch just made from the base's tip)
+        return f"Your worktree starts from {base} at {short} ({subject})."
     # what the base has that the branch lacks first: the branch's existence and its fork point are
     # read only when the answer needs them (a branch just made from the base's tip needs neither)
     behind = await git("log", "--format=%s", f"refs/heads/{branch}..refs/heads/{base}", cwd=root, check=False)

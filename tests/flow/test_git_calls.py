@@ -30,7 +30,7 @@ from ..rig import wait_for
 STEP: contextvars.ContextVar[str] = contextvars.ContextVar("step", default="other")
 
 CEILINGS = {  # (one more than the step needs here; the counts at 1488fec in the comments)
-    "PrepareTask": 12,      # 11 (14: the base note's fork point read when the base had not moved)
+    "PrepareTask": 11,      # 10 (14: the base note's fork point read when the base had not moved; 11 while the note asked what the base has that a branch just made from its tip lacks)
     "CheckWork": 13,        # 12 (17: the branch's tip and last known commit read one at a time)
     "PrepareReview": 11,    # 10 (16: its diff read twice, for the prompt and for the risk scan)
     "PrepareMerge": 13,     # 12 (25: the branch resolved again and again, its diff read twice)

@@ -4,10 +4,12 @@ import asyncio
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from foreman.errors import RepoError, WorktreeUnsafe
+from foreman.repos._git import GitProcess
 from foreman.repos.worktrees import (
     WorktreeBusy,
     WorktreeHasWork,
@@ -241,6 +243,33 @@ async def test_the_base_note_names_the_start_and_how_far_the_base_moved_on(repo:
     assert "user commit 6; user commit 5" in note and "and 2 more" in note and "user commit 0" not in note
     assert wt.path.exists()
     assert await base_note(repo, "agentcraft/kit/t1", "no-such-base") == ""
+
+
+async def test_the_base_note_of_a_branch_at_the_bases_tip_is_one_git_process(
+        repo: Path, home_profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task's branch just made from the base's tip (its tip known from ``remember_tip``) has
+    nothing of the base to catch up with: the note says where it starts from one ``git log``; a
+    tip the base has moved on from is told as before."""
+    from foreman.repos import refs  # (as the test above: base_note is this test's alone)
+
+    await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t1"), "agentcraft/kit/t1", "main")
+    tip = await refs.remember_tip(repo, "agentcraft/kit/t1")
+    short, subject = out(repo, "rev-parse", "--short=7", "main"), out(repo, "log", "-1", "--format=%s", "main")
+    asked: list[list[str]] = []
+    call = GitProcess.call
+
+    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
+        asked.append(self.argv)
+        return await call(self, *args, **kw)
+
+    monkeypatch.setattr(GitProcess, "call", counted)
+    assert await refs.base_note(repo, "agentcraft/kit/t1", "main", tip=tip) == \
+        f"Your worktree starts from main at {short} ({subject})."
+    assert len(asked) == 1, asked
+    write(repo / "n.txt", "the user's commit\n")
+    commit_all(repo, "user commit")
+    note = await refs.base_note(repo, "agentcraft/kit/t1", "main", tip=tip)
+    assert f"left main at {short}" in note and "moved on by 1 commit since" in note and "user commit" in note
 
 
 async def test_commit_leftovers_refuses_a_checkout_that_lacks_the_branchs_commits(repo: Path, home_profile: Path) -> None:
