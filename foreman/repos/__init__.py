@@ -8,6 +8,7 @@ dataclasses and protocol models.
 """
 
 from ._git import HOOK_TIMEOUT, GitFailed, GitResult, GitTimeout, StrPath, git, rev_parse
+from ._objects import pure_git
 from .ci import CIResult, detect_ci_command, run_ci
 from .diffs import diff_commits, diff_range, diff_worktree
 from .gitsafety import UnsafePath, agent_identity, check_ceiling_path, safety_env
@@ -34,7 +35,7 @@ __all__ = [
     "agent_identity", "base_checkout", "branch_name", "branch_tip", "check_ceiling_path", "check_link",
     "check_repo_ready", "clean_stale_worktrees", "commit_leftovers", "contains", "default_base_branch",
     "detect_ci_command", "diff_commits", "diff_range", "diff_worktree", "ensure_worktree", "git", "is_ancestor",
-    "merge_branch", "remove_worktree", "repo_status", "resolve_commit", "retire_worktree", "set_branch",
+    "merge_branch", "pure_git", "remove_worktree", "repo_status", "resolve_commit", "retire_worktree", "set_branch",
     "worktree_lacks_files",
     "resolve_repo_root", "run_ci", "safety_env", "worktree_path",
 ]

@@ -28,6 +28,7 @@ from protocol.diff import Diff
 
 from ._diffparse import PatchParser, build_diff, parse_raw_numstat
 from ._git import GitFailed, GitProcess, StrPath, git, rev_parse, rev_parse_all
+from ._objects import pure_git
 from ._snapshot import snapshot
 
 logger = logging.getLogger(__name__)
@@ -161,7 +162,8 @@ async def _commit(repo_root: StrPath, rev: str) -> str:
 
 
 async def _merge_base(repo_root: StrPath, a: str, b: str) -> str:
-    res = await git("merge-base", a, b, cwd=repo_root, check=False)
+    # (two commit ids: the answer is theirs alone; the work check, the review and the merge decision ask it in turn)
+    res = await pure_git("merge-base", a, b, ids=(a, b), cwd=repo_root)
     return res.text if res.ok and res.text else a  # unrelated histories: diff against the base itself
 
 

@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 from foreman.errors import ForemanError
-from foreman.repos import StrPath, default_base_branch, git, rev_parse
+from foreman.repos import GitFailed, StrPath, default_base_branch, git, pure_git, rev_parse
 from foreman.repos.diffs import diff_commits
 from protocol.diff import Diff
 from protocol.risk import Risk
@@ -38,7 +38,11 @@ async def blob_sizes(repo_root: StrPath, commit: str, paths: list[str]) -> dict[
     """
     if not paths:
         return {}
-    res = await git("ls-tree", "-r", "-l", "-z", "--full-tree", commit, cwd=repo_root)
+    # (the review and the merge decision each scan the same tip: one listing of that commit serves both)
+    res = await pure_git("ls-tree", "-r", "-l", "-z", "--full-tree", commit, ids=(commit,), cwd=repo_root)
+    if not res.ok:
+        raise GitFailed(["ls-tree", "-r", "-l", "-z", "--full-tree", commit], res.rc,
+                        res.stderr.decode("utf-8", "replace"))
     wanted = set(paths)
     sizes: dict[str, int] = {}
     for record in res.stdout.split(b"\0"):
@@ -55,7 +59,7 @@ async def blob_sizes(repo_root: StrPath, commit: str, paths: list[str]) -> dict[
 async def _blob(repo_root: StrPath, commit: str, path: str, size: int | None) -> str | None:
     if size is not None and size > MANIFEST_BYTES:
         return None
-    res = await git("cat-file", "blob", f"{commit}:{path}", cwd=repo_root, check=False)
+    res = await pure_git("cat-file", "blob", f"{commit}:{path}", ids=(commit,), cwd=repo_root)
     if not res.ok or len(res.stdout) > MANIFEST_BYTES:
         return None
     return res.stdout.decode("utf-8", "replace")
