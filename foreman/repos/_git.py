@@ -343,7 +343,21 @@ async def rev_parse_all(cwd: Arg, *revs: str) -> list[str] | None:
 
 
 async def common_dir(repo_root: Arg) -> Path:
-    """Return the absolute, resolved common git directory of the repository at ``repo_root``."""
+    """Return the absolute, resolved common git directory of the repository at ``repo_root``.
+
+    A checkout whose ``.git`` is a git directory itself (a main working tree: ``HEAD``,
+    ``objects/`` and ``refs/`` in it) with no ``commondir`` file has that directory as its common
+    one (gitrepository-layout(5): only a ``commondir`` file names another, and ``GIT_COMMON_DIR`` is
+    never passed on, :func:`clean_env`), so no git runs; anything else (``.git`` a file or a
+    symlink, a linked worktree, a folder inside a checkout) is asked of ``git rev-parse``.
+
+    Raises:
+        GitFailed: git failed (not a repository, or one git refuses to read).
+    """
+    dotgit = Path(os.fsdecode(repo_root)) / ".git"
+    if not dotgit.is_symlink() and dotgit.is_dir() and (dotgit / "HEAD").is_file() and (dotgit / "objects").is_dir() \
+            and (dotgit / "refs").is_dir() and not os.path.lexists(dotgit / "commondir"):
+        return dotgit.resolve()
     res = await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo_root)
     return Path(res.text).resolve()
 

@@ -31,12 +31,12 @@ STEP: contextvars.ContextVar[str] = contextvars.ContextVar("step", default="othe
 
 CEILINGS = {  # (one more than the step needs here; the counts at 1488fec in the comments)
     "PrepareTask": 11,      # 10 (14: the base note's fork point read when the base had not moved; 11 while the note asked what the base has that a branch just made from its tip lacks)
-    "CheckWork": 13,        # 12 (17: the branch's tip and last known commit read one at a time)
-    "PrepareReview": 10,    # 9 (16: its diff read twice, for the prompt and for the risk scan; 10 while it asked again for the merge base the work check had read)
-    "PrepareMerge": 11,     # 10 (25: the branch resolved again and again, its diff read twice; 12 while it asked again for the merge base and the tip's file list the review had read)
+    "CheckWork": 12,        # 11 (17: the branch's tip and last known commit read one at a time; 12 while the snapshot's link check asked git for the repository's git directory, which a main checkout's .git folder is)
+    "PrepareReview": 9,     # 8 (16: its diff read twice, for the prompt and for the risk scan; 10 while it asked again for the merge base the work check had read, and the snapshot's link check asked git for the repository's git directory)
+    "PrepareMerge": 10,     # 9 (25: the branch resolved again and again, its diff read twice; 12 while it asked again for the merge base and the tip's file list the review had read, and the link check as above)
     "LandMerge": 25,        # 24 (30 at 1488fec, 27 before the landing judged the checkout on the fast-forward's own reads, not on a second read of its own under the same lock; the merge test prunes its worktree entries before and after: skipping that left a flow step failing after SIGKILLs, see tests/steering/test_sim_chaos.py)
-    "CommitLeftovers": 6,   # 5 (8: HEAD and its branch, the branch and its tree, read apart)
-    "RemoveWorktree": 10,   # 9 (18: the worktree snapshotted twice; 10 while the removal's link check read the repository's git directory again, which the snapshot had just read under the same lock)
+    "CommitLeftovers": 5,   # 4 (8: HEAD and its branch, the branch and its tree, read apart; 5 with the link check as above)
+    "RemoveWorktree": 9,    # 8 (18: the worktree snapshotted twice; 10 while the removal's link check read the repository's git directory again, and both asked git for it)
 }
 
 

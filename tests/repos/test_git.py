@@ -6,12 +6,13 @@ import asyncio
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
 from foreman.errors import RepoError
-from foreman.repos._git import GitFailed, clean_env, git, list_worktrees
+from foreman.repos._git import GitFailed, GitProcess, clean_env, common_dir, git, list_worktrees
 from foreman.repos.diffs import diff_commits
 from foreman.repos.registry import repo_status
 
@@ -105,3 +106,28 @@ async def test_listing_worktrees_waits_for_one_half_added_and_fails_on_one_left_
 
     listed, _ = await asyncio.gather(list_worktrees(repo), finish())
     assert [e.path for e in listed] == [repo.resolve()]
+
+
+async def test_the_common_git_directory_of_a_main_checkout_is_read_without_git(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every link check of a worktree asks for its repository's common git directory: a main
+    checkout's own ``.git`` folder is that directory (no git process); a ``.git`` file (a
+    separate git directory, a linked worktree as the root) and a ``commondir`` file are still
+    asked of git, and answer what git says."""
+    asked: list[list[str]] = []
+    call = GitProcess.call
+
+    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
+        asked.append(self.argv)
+        return await call(self, *args, **kw)
+
+    monkeypatch.setattr(GitProcess, "call", counted)
+    assert await common_dir(repo) == (repo / ".git").resolve() and asked == []
+    linked = tmp_path / "linked"
+    sh(repo, "worktree", "add", "-q", "--detach", str(linked))
+    assert await common_dir(linked) == (repo / ".git").resolve() and len(asked) == 1
+    separate = tmp_path / "separate"
+    sh(tmp_path, "init", "-q", "--separate-git-dir", str(tmp_path / "separate.git"), str(separate))
+    assert await common_dir(separate) == (tmp_path / "separate.git").resolve() and len(asked) == 2
+    (repo / ".git" / "commondir").write_text(str(tmp_path / "separate.git") + "\n")  # (what a linked entry holds)
+    assert await common_dir(repo) == (tmp_path / "separate.git").resolve() and len(asked) == 3

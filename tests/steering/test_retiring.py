@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from foreman.repos import retiring
-from foreman.repos import worktrees
-from foreman.repos._git import GitProcess
+from foreman.repos import _snapshot, retiring, worktrees
 
 from .harness import git, make_repo
 
@@ -156,21 +154,21 @@ async def test_a_retirement_reads_the_repositorys_git_directory_once_and_checks_
     repo = make_repo(tmp_path)
     wt = await worktree(repo, tmp_path, KIT)
     (wt / "late.txt").write_text("written after the hand-off\n")
-    asked: list[list[str]] = []
+    read: list[Path] = []
     checked: list[Path] = []
-    call, link = GitProcess.call, worktrees.linked_admin_dir
+    common, link = _snapshot.common_dir, worktrees.linked_admin_dir
 
-    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
-        asked.append(self.argv)
-        return await call(self, *args, **kw)
+    async def counted(repo_root: Any) -> Path:
+        read.append(Path(repo_root))
+        return await common(repo_root)
 
     async def linked(repo_root: Any, wt_path: Any, **kw: Any) -> Path:
         checked.append(Path(wt_path))
         return await link(repo_root, wt_path, **kw)
 
-    monkeypatch.setattr(GitProcess, "call", counted)
+    monkeypatch.setattr(_snapshot, "common_dir", counted)
     monkeypatch.setattr(worktrees, "linked_admin_dir", linked)
     assert await retiring.remove_retired(repo, wt, KIT, message="late", author=AUTHOR) is not None
     assert not wt.exists()
-    assert sum("--git-common-dir" in argv for argv in asked) == 1, asked
+    assert len(read) == 1, read
     assert len(checked) == 1  # (the removal's own check; the snapshot's runs in its module)
