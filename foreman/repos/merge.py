@@ -224,13 +224,14 @@ async def land_candidate(repo_root: StrPath, *, branch: str, base_branch: str, c
     """
     root = Path(repo_root).resolve()
     async with repo_lock(root):
-        now = await rev_parse(root, f"refs/heads/{base_branch}")
+        # (the checkout that has the base lists the base's tip as its HEAD: no second read of the ref)
+        checkout = await base_checkout(root, base_branch) if candidate.commit is not None else None
+        now = checkout.head if checkout is not None else await rev_parse(root, f"refs/heads/{base_branch}")
         if now != candidate.base_before:
             raise MergeRefused(f"{base_branch} moved (from {candidate.base_before[:12]} to {(now or 'nothing')[:12]}) "
                                "since the merge was built", reason="base_moved")
         if candidate.commit is None:  # (no change: nothing lands, nothing of the checkout is read)
             return await _land(root, branch, base_branch, candidate)
-        checkout = await base_checkout(root, base_branch)
         if checkout is None:
             return await _land(root, branch, base_branch, candidate, checkout=None)
         there = checkout

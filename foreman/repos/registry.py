@@ -135,15 +135,16 @@ async def repo_status(root: StrPath, base_branch: str | None = None) -> RepoStat
             :func:`default_base_branch`.
 
     Returns:
-        The :class:`RepoStatus`. Costs 3-4 git calls; read-only (optional locks off, so the
+        The :class:`RepoStatus`. Costs 2-4 git calls; read-only (optional locks off, so the
         user's index is not refreshed on disk).
 
     Raises:
         RepoError: git failed (e.g. the folder is no longer a repository).
     """
     base = base_branch or await default_base_branch(root)
-    head = await rev_parse(root, f"refs/heads/{base}")
     entry = await checkout_of(root, base)
+    # (a checkout that has the base lists the base's tip as its HEAD; the ref is read only without one)
+    head = entry.head if entry is not None else await rev_parse(root, f"refs/heads/{base}")
     dirty = False
     if entry is not None and entry.path.is_dir():
         dirty = await has_tracked_changes(entry.path)

@@ -205,13 +205,13 @@ async def test_merge_of_a_commit_that_does_not_exist_is_an_error(repo: Path) -> 
                            co_authors=[], commit="f" * 40)
 
 
-@pytest.mark.parametrize("what", ["dirty", "busy", "lands"])
+@pytest.mark.parametrize("what", ["dirty", "busy", "base_moved", "lands"])
 async def test_landing_judges_the_checkout_once_just_before_the_fast_forward(
         what: str, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A built (and tested) merge lands only if the user's checkout of the base is clean and no
-    operation of theirs is under way there, read once under the repository lock just before the
-    fast-forward (the landing read the checkout a second time before it, ``worktree list``,
-    ``status`` and the git directories each twice)."""
+    """A built (and tested) merge lands only if the base is still where it was built, the user's
+    checkout of the base is clean and no operation of theirs is under way there, read once under
+    the repository lock just before the fast-forward (the landing read the checkout a second time
+    before it: ``worktree list``, ``status``, the git directories and the base's ref each twice)."""
     agent_branch(repo, {"feature.txt": "new\n"})
     before = out(repo, "rev-parse", "main")
     candidate = await build_merge(repo, branch=BRANCH, base_branch="main", style="merge", message="m", sign=False,
@@ -220,6 +220,9 @@ async def test_landing_judges_the_checkout_once_just_before_the_fast_forward(
         write(repo / "README.md", "the user's edit\n")
     elif what == "busy":  # the user starts a merge of their own that stops for them
         (repo / ".git" / "MERGE_HEAD").write_text(before + "\n")
+    elif what == "base_moved":  # the user commits on the base while the merge is tested
+        write(repo / "user.txt", "the user's commit\n")
+        before = commit_all(repo, "user")
     seen: list[str] = []
     call = gitmod.GitProcess.call
 
@@ -235,5 +238,9 @@ async def test_landing_judges_the_checkout_once_just_before_the_fast_forward(
         with pytest.raises(MergeRefused) as info:
             await land_candidate(repo, branch=BRANCH, base_branch="main", candidate=candidate)
         assert info.value.reason == what and out(repo, "rev-parse", "main") == before
-    assert seen.count("worktree list") == 1 and seen.count("status") == 1, seen
+    assert seen.count("worktree list") == 1, seen  # (it names the checkout and the base's tip, its HEAD)
+    if what == "base_moved":
+        assert len(seen) == 1, seen  # nothing else is read
+        return
+    assert seen.count("status") == 1 and seen.count("rev-parse refs/heads/main^{commit}") == 1, seen
     assert seen.count("rev-parse") == 1, seen  # (the checkout's git directories)

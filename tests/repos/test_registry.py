@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from foreman.errors import NotARepoRoot
+from foreman.repos._git import GitProcess
 from foreman.repos.registry import default_base_branch, repo_status, resolve_repo_root
 
 from .conftest import out, sh, write
@@ -96,3 +98,28 @@ async def test_check_repo_ready_refuses_with_what_to_do(tmp_path: Path, repo: Pa
         sh(repo, "commit", "-q", "-m", "lfs")
         with pytest.raises(RepoError, match="git-lfs is not installed"):
             await check_repo_ready(repo)
+
+
+async def test_status_takes_the_bases_tip_from_its_checkout(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clients' repository status after each merge: the worktree list that names the base's
+    checkout names its tip too (its HEAD); the ref is read on its own only when no checkout has it."""
+    asked: list[list[str]] = []
+    call = GitProcess.call
+
+    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
+        asked.append(self.argv)
+        return await call(self, *args, **kw)
+
+    monkeypatch.setattr(GitProcess, "call", counted)
+    status = await repo_status(repo, "main")
+    assert status.head == out(repo, "rev-parse", "main") and status.checkout == repo
+    assert [argv[0] for argv in asked] == ["worktree", "status"]
+    sh(repo, "checkout", "-q", "--detach")
+    write(repo / "n.txt", "n\n")
+    sh(repo, "add", "n.txt")
+    sh(repo, "commit", "-qm", "detached")  # (main stays where it was)
+    asked.clear()
+    status = await repo_status(repo, "main")
+    assert status.checkout is None and status.head == out(repo, "rev-parse", "main") != out(repo, "rev-parse", "HEAD")
+    assert [argv[0] for argv in asked] == ["worktree", "rev-parse"]
