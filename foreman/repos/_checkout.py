@@ -36,7 +36,7 @@ from typing import Any
 
 from foreman.errors import MergeRefused
 
-from ._git import HOOK_TIMEOUT, GitResult, GitTimeout, StrPath, git, rev_parse
+from ._git import HOOK_TIMEOUT, GitResult, GitTimeout, StrPath, git, main_git_dir, rev_parse
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +89,10 @@ async def changes(repo_root: StrPath, old: str, new: str) -> list[Change]:
 
 
 async def _git_dirs(checkout: Path) -> tuple[Path, Path]:
-    """Return the checkout's own git directory and the repository's common one (one ``rev-parse``)."""
+    """Return the checkout's own git directory and the repository's common one (one ``rev-parse``;
+    none for a main working tree, whose ``.git`` folder is both: :func:`~._git.main_git_dir`)."""
+    if (own := main_git_dir(checkout)) is not None:
+        return own, own
     res = await git("rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir", cwd=checkout)
     gitdir, common = res.text.splitlines()
     return Path(gitdir), Path(common)

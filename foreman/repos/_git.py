@@ -354,12 +354,22 @@ async def common_dir(repo_root: Arg) -> Path:
     Raises:
         GitFailed: git failed (not a repository, or one git refuses to read).
     """
-    dotgit = Path(os.fsdecode(repo_root)) / ".git"
+    if (own := main_git_dir(repo_root)) is not None:
+        return own
+    res = await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo_root)
+    return Path(res.text).resolve()
+
+
+def main_git_dir(checkout: Arg) -> Path | None:
+    """``<checkout>/.git`` (resolved) when it is a git directory of its own (``HEAD``, ``objects/``
+    and ``refs/`` in it) without a ``commondir`` file: the checkout is a main working tree, and that
+    folder is both its git directory and its repository's common one (gitrepository-layout(5)).
+    None for anything else (``.git`` a file or a symlink, a linked worktree, no ``.git``): ask git."""
+    dotgit = Path(os.fsdecode(checkout)) / ".git"
     if not dotgit.is_symlink() and dotgit.is_dir() and (dotgit / "HEAD").is_file() and (dotgit / "objects").is_dir() \
             and (dotgit / "refs").is_dir() and not os.path.lexists(dotgit / "commondir"):
         return dotgit.resolve()
-    res = await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo_root)
-    return Path(res.text).resolve()
+    return None
 
 
 _locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = weakref.WeakKeyDictionary()

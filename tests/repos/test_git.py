@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 from foreman.errors import RepoError
+from foreman.repos._checkout import _git_dirs
 from foreman.repos._git import GitFailed, GitProcess, clean_env, common_dir, git, list_worktrees
 from foreman.repos.diffs import diff_commits
 from foreman.repos.registry import repo_status
@@ -129,5 +130,9 @@ async def test_the_common_git_directory_of_a_main_checkout_is_read_without_git(
     separate = tmp_path / "separate"
     sh(tmp_path, "init", "-q", "--separate-git-dir", str(tmp_path / "separate.git"), str(separate))
     assert await common_dir(separate) == (tmp_path / "separate.git").resolve() and len(asked) == 2
+    assert await _git_dirs(repo) == ((repo / ".git").resolve(),) * 2 and len(asked) == 2  # (the merge's checkout)
+    admin, common = await _git_dirs(linked)
+    assert admin.parent == (repo / ".git" / "worktrees").resolve() and common == (repo / ".git").resolve()
+    assert len(asked) == 3
     (repo / ".git" / "commondir").write_text(str(tmp_path / "separate.git") + "\n")  # (what a linked entry holds)
-    assert await common_dir(repo) == (tmp_path / "separate.git").resolve() and len(asked) == 3
+    assert await common_dir(repo) == (tmp_path / "separate.git").resolve() and len(asked) == 4
