@@ -285,3 +285,34 @@ async def test_a_test_of_a_round_trip_that_never_calls_one_of_its_functions_goes
     asked = [last_user(r) for r in server.requests if r.get("stream")]
     assert "never call double, which the task names" in asked[1]
     assert stats.stages[f"validate: {mutants.UNCALLED}"] == 1 and stats.stages["validate: mutant killed"] == 1
+
+
+async def test_a_repair_after_a_test_ask_goes_on_from_the_models_own_answer(tmp_path: Path) -> None:
+    """Seeded with a made-up "Understood." turn after the tests, a small model answered the next
+    ask "Understood."; roles alternate (some chat templates refuse two user turns in a row)."""
+    goal = "Please add a test to test_calc.py that checks the sum of two numbers. Do not change calc.py."
+    weak = CALLABLE.replace("# file: test_add.py", "# file: test_calc.py")
+    strong = STRONG.replace("# file: test_add.py", "# file: test_calc.py")
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(weak, strong), files=FILES, goal=goal,
+                                                           attempts=1, repairs=1)
+    assert stats.passed, stats.attempts
+    for request in [r for r in server.requests if r.get("stream")]:
+        roles = [m["role"] for m in request["messages"]]
+        assert roles[0] == "system" and all(a != b for a, b in zip(roles[1:], roles[2:])), roles
+        assert all(m["content"] != "Understood." for m in request["messages"])
+    repair = [r for r in server.requests if r.get("stream")][1]["messages"]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert repair[1]["content"].startswith("Task:") and repair[2]["content"] == weak
+
+
+async def test_a_repair_after_code_and_tests_keeps_the_conversation_alternating(tmp_path: Path) -> None:
+    code = "```python\n# file: calc.py\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return b - a\n```"
+    test = "```python\n# file: test_add.py\nimport calc\n\n\ndef test_sub():\n    assert calc.sub(5, 3) == 2\n```"
+    fixed = code.replace("return b - a", "return a - b")
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(code, test, fixed), files=FILES, goal="Add sub(a, b) to calc.py and a test of it in test_add.py.",
+        attempts=1, repairs=1)
+    assert stats.passed, stats.attempts
+    repair = [r for r in server.requests if r.get("stream")][2]["messages"]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert repair[3]["content"].startswith("Now write pytest test functions") and repair[4]["content"] == test

@@ -316,8 +316,11 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     task.stats.placement_failures += len(planned.failures)
     await task._write(planned)
     attempt.actions.extend(planned.actions)
-    messages.append({"role": "user", "content": "Tests were added:\n" + reply[:2000]})
-    messages.append({"role": "assistant", "content": "Understood."})
+    # the conversation goes on with the test ask and the model's own answer as its turn: seeded
+    # instead with a made-up "Understood." turn, a small model answered the next ask "Understood."
+    fresh = len(messages) <= 1  # nothing asked yet in it (a task that asks for tests alone)
+    messages.append({"role": "user", "content": ask[-1]["content"] if fresh else request})
+    messages.append({"role": "assistant", "content": reply[:3000]})
 
 
 __all__ = ["ASKED_TEST_ASK", "LOCKED", "NO_ASKED_TEST", "ask_tests", "asked_test_path", "wants_asked_test", "write_asked_test"]

@@ -101,6 +101,7 @@ async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known:
             return
         if tests_first:  # the first ask is the test ask: its answer goes straight to the checks
             tests_first = False
+            del state.messages[1:]  # the edit ask, never sent: the conversation goes on from the test ask
             await asked_tests.ask_tests(task, attempt, where, known, default, state.messages)
             finding = None
         else:
