@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from foreman.repos import _objects
+from foreman.repos._git import GitProcess
 
 USER_NAME = "Ada User"
 USER_EMAIL = "ada@example.com"
@@ -71,3 +75,21 @@ def home_profile(tmp_path: Path) -> Path:
     path = tmp_path / "agentcraft" / "claude"
     path.mkdir(parents=True)
     return path.resolve()
+
+
+@pytest.fixture
+def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The argument lists of every git process the code under test starts (``GitProcess``), in
+    order; a test clears it where its count starts. The cache of answers git gives for object ids
+    alone starts empty, so a read asked before in another test is counted here."""
+    seen: list[list[str]] = []
+    call = GitProcess.call
+
+    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
+        seen.append(self.argv)
+        return await call(self, *args, **kw)
+
+    monkeypatch.setattr(GitProcess, "call", counted)
+    monkeypatch.setattr(_objects, "_answers", _objects._Answers())
+    return seen
+

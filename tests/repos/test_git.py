@@ -110,19 +110,13 @@ async def test_listing_worktrees_waits_for_one_half_added_and_fails_on_one_left_
 
 
 async def test_the_common_git_directory_of_a_main_checkout_is_read_without_git(
-        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        repo: Path, tmp_path: Path, git_calls: list[list[str]]) -> None:
     """Every link check of a worktree asks for its repository's common git directory: a main
     checkout's own ``.git`` folder is that directory (no git process); a ``.git`` file (a
     separate git directory, a linked worktree as the root) and a ``commondir`` file are still
     asked of git, and answer what git says."""
-    asked: list[list[str]] = []
-    call = GitProcess.call
-
-    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
-        asked.append(self.argv)
-        return await call(self, *args, **kw)
-
-    monkeypatch.setattr(GitProcess, "call", counted)
+    asked = git_calls
+    asked.clear()
     assert await common_dir(repo) == (repo / ".git").resolve() and asked == []
     linked = tmp_path / "linked"
     sh(repo, "worktree", "add", "-q", "--detach", str(linked))

@@ -15,18 +15,9 @@ from .conftest import commit_all, out, write
 
 
 @pytest.fixture
-def asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+def asked(git_calls: list[list[str]]) -> list[list[str]]:
     """Every git process started, by its arguments (a fresh cache for the test)."""
-    seen: list[list[str]] = []
-    call = GitProcess.call
-
-    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
-        seen.append(self.argv)
-        return await call(self, *args, **kw)
-
-    monkeypatch.setattr(GitProcess, "call", counted)
-    monkeypatch.setattr(_objects, "_answers", _objects._Answers())
-    return seen
+    return git_calls
 
 
 async def test_a_merge_base_of_two_commit_ids_is_asked_once(repo: Path, asked: list[list[str]]) -> None:

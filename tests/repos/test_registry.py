@@ -101,17 +101,11 @@ async def test_check_repo_ready_refuses_with_what_to_do(tmp_path: Path, repo: Pa
 
 
 async def test_status_takes_the_bases_tip_from_its_checkout(
-        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        repo: Path, tmp_path: Path, git_calls: list[list[str]]) -> None:
     """The clients' repository status after each merge: the worktree list that names the base's
     checkout names its tip too (its HEAD); the ref is read on its own only when no checkout has it."""
-    asked: list[list[str]] = []
-    call = GitProcess.call
-
-    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
-        asked.append(self.argv)
-        return await call(self, *args, **kw)
-
-    monkeypatch.setattr(GitProcess, "call", counted)
+    asked = git_calls
+    asked.clear()
     status = await repo_status(repo, "main")
     assert status.head == out(repo, "rev-parse", "main") and status.checkout == repo
     assert [argv[0] for argv in asked] == ["worktree", "status"]

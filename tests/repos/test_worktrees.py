@@ -246,7 +246,7 @@ async def test_the_base_note_names_the_start_and_how_far_the_base_moved_on(repo:
 
 
 async def test_the_base_note_of_a_branch_at_the_bases_tip_is_one_git_process(
-        repo: Path, home_profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        repo: Path, home_profile: Path, git_calls: list[list[str]]) -> None:
     """A task's branch just made from the base's tip (its tip known from ``remember_tip``) has
     nothing of the base to catch up with: the note says where it starts from one ``git log``; a
     tip the base has moved on from is told as before."""
@@ -255,14 +255,8 @@ async def test_the_base_note_of_a_branch_at_the_bases_tip_is_one_git_process(
     await ensure_worktree(repo, worktree_path(home_profile, "repo", "kit", "t1"), "agentcraft/kit/t1", "main")
     tip = await refs.remember_tip(repo, "agentcraft/kit/t1")
     short, subject = out(repo, "rev-parse", "--short=7", "main"), out(repo, "log", "-1", "--format=%s", "main")
-    asked: list[list[str]] = []
-    call = GitProcess.call
-
-    async def counted(self: GitProcess, *args: Any, **kw: Any) -> Any:
-        asked.append(self.argv)
-        return await call(self, *args, **kw)
-
-    monkeypatch.setattr(GitProcess, "call", counted)
+    asked = git_calls
+    asked.clear()
     assert await refs.base_note(repo, "agentcraft/kit/t1", "main", tip=tip) == \
         f"Your worktree starts from main at {short} ({subject})."
     assert len(asked) == 1, asked
