@@ -342,3 +342,15 @@ def test_a_class_one_module_of_the_repository_defines_is_imported_from_it() -> N
     assert out.actions and "from inventory.models import Item\nfrom inventory.store import Inventory\n" in out.text
     assert "import make" not in out.text
     assert undefined_names(out.text) == {"make"}
+
+
+def test_a_definition_using_a_standard_library_module_it_never_imports_gets_the_import() -> None:
+    """``build_parser`` sent with ``argparse.ArgumentParser()`` and no ``import argparse`` was refused
+    as using a name nothing defines; the import is the one fix, so it is added."""
+    base = '"""The command line."""\n\nimport json\n\n\ndef main():\n    return 0\n'
+    out = place_python(base, "def build_parser():\n    p = argparse.ArgumentParser()\n    p.add_argument('x')\n"
+                             "    return p, re.compile(json.dumps(1))\n")
+    assert "import json\nimport argparse\nimport re\n\n\ndef main():" in out.text  # after the file's imports
+    compile(out.text, "cli.py", "exec")
+    with pytest.raises(PlacementRefused, match="parser_factory"):  # not a module of the standard library
+        place_python(base, "def build_parser():\n    return parser_factory()\n")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import sys
 import textwrap
 from dataclasses import dataclass, field
 
@@ -145,8 +146,9 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
         snippet: the model's code (complete definitions, imports, constants), any indentation.
         module: the file's dotted module name; imports of the file's own module are skipped.
         check_names: refuse a placed function or method that uses a name nothing binds (see
-            :mod:`.scopes`); off for test files, whose imports are added afterwards and whose
-            code the checks run anyway.
+            :mod:`.scopes`), after importing a standard-library module it uses as one
+            (``argparse.ArgumentParser()`` without ``import argparse``); off for test files, whose
+            imports are added afterwards and whose code the checks run anyway.
 
     Returns:
         The :class:`Placement`.
@@ -258,9 +260,15 @@ def place_python(original: str, snippet: str, *, module: str | None = None, chec
     text = "\n".join(out) + ("\n" if ends_newline or appended else "")
     placed = _parse(text, "the file after placing the code", compiled=True)
     if check_names:
-        _check_names(placed, _wanted(list(snippet_defs.values()), {n: c.name for c in classes.values() for n in
-                                                                    [m.name for m in c.body if isinstance(m, _FUNC)]}
-                                     | ({"*": next(iter(classes))} if len(classes) == 1 else {})))
+        wanted = _wanted(list(snippet_defs.values()), {n: c.name for c in classes.values() for n in
+                                                       [m.name for m in c.body if isinstance(m, _FUNC)]}
+                         | ({"*": next(iter(classes))} if len(classes) == 1 else {}))
+        modules = sorted({n for names in unbound_names(placed, wanted).values() for n in names}
+                         & sys.stdlib_module_names)
+        if modules and not code.startswith(f"import {modules[0]}\n"):  # (once: the import is the one fix)
+            return place_python(original, "".join(f"import {m}\n" for m in modules) + code, module=module,
+                                check_names=check_names)
+        _check_names(placed, wanted)
     return Placement(with_newline(text, newline), result.actions, result.dropped)
 
 
