@@ -316,3 +316,22 @@ async def test_a_repair_after_code_and_tests_keeps_the_conversation_alternating(
     repair = [r for r in server.requests if r.get("stream")][2]["messages"]
     assert [m["role"] for m in repair] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert repair[3]["content"].startswith("Now write pytest test functions") and repair[4]["content"] == test
+
+
+async def test_a_new_test_file_named_like_an_existing_test_module_goes_into_that_module(tmp_path: Path) -> None:
+    """tests/test_calc.py beside a root test_calc.py (no packages): pytest imports both as test_calc
+    and stops the whole run at collection ("import file mismatch"), a summary that never says why."""
+    test = "```python\n# file: tests/test_calc.py\nimport calc\n\n\ndef test_sub():\n    assert calc.sub(5, 3) == 2\n```"
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, replies(SUB, test), files=FILES, goal="Add sub(a, b) to calc.py and a test of it.", attempts=1,
+        repairs=0)
+    assert stats.passed, stats.attempts
+    assert "def test_sub():" in (repo / "test_calc.py").read_text() and not (repo / "tests").exists()
+
+
+def test_a_new_test_file_in_a_package_keeps_its_path() -> None:
+    from foreman.backends.local.answers import Block, plan_answer  # (this test's alone)
+    files = {"calc.py": CALC, "test_calc.py": "", "tests/__init__.py": ""}
+    planned = plan_answer([Block("tests/test_calc.py", code="def test_x():\n    assert True\n")], read=files.get,
+                          known=list(files), default="calc.py", test_file=None)
+    assert "tests/test_calc.py" in planned.texts and planned.texts.get("test_calc.py") is None

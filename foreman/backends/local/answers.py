@@ -415,8 +415,10 @@ def _resolve(block: Block, known: list[str], default: str | None, test_file: str
              owners: dict[str, str]) -> str | None:
     path = block.path
     if path:
-        if path in known or "/" in path:
+        if path in known:
             return path
+        if "/" in path:
+            return _same_module(path, known) or path
         matches = [k for k in known if k.rsplit("/", 1)[-1] == path]
         if len(matches) == 1:
             return matches[0]
@@ -431,6 +433,23 @@ def _resolve(block: Block, known: list[str], default: str | None, test_file: str
     if len(named) == 1:
         return named.pop()
     return default
+
+
+def _same_module(path: str, known: list[str]) -> str | None:
+    """The existing test file a new test file ``path`` would collide with: one of the same name
+    in another folder, neither folder a package (no ``__init__.py``). pytest imports such test
+    modules by their bare name, and the second one stops the whole run at collection ("import file
+    mismatch"), with a summary that does not say why; the tests go to the existing file instead.
+    None when there is no such file (or several)."""
+    name = path.rsplit("/", 1)[-1]
+    if not is_test_file(path) or not name.endswith(".py"):
+        return None
+
+    def package(rel: str) -> bool:
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        return bool(folder) and f"{folder}/__init__.py" in known
+    same = [k for k in known if k.rsplit("/", 1)[-1] == name and k != path and is_test_file(k)]
+    return same[0] if len(same) == 1 and not package(path) and not package(same[0]) else None
 
 
 def _defined(code: str) -> list[str]:

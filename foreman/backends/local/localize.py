@@ -267,8 +267,11 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
         target = found.target
         if named_tests:
             found.test_file = named_tests[0]
-        elif target:
-            found.test_file = f"tests/test_{Path(target).stem}.py"
+        elif target:  # the repository's own test_<stem>.py, wherever it is: a second one of that
+            # name in another folder stops pytest's collection ("import file mismatch")
+            name = f"test_{Path(target).stem}.py"
+            existing = [rel for rel in files if rel.rsplit("/", 1)[-1] == name]
+            found.test_file = existing[0] if len(existing) == 1 else f"tests/{name}"
     found.context = _render(root, found, files, budget)
     return found
 
