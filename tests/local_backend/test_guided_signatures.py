@@ -18,6 +18,7 @@ from foreman.backends.local.examples import example_fixtures
 from foreman.backends.local.signatures import (
     api_text,
     fixture_sources,
+    import_names,
     imported_files,
     signature_lines,
     through_packages,
@@ -87,8 +88,28 @@ def test_imported_files_are_found_in_the_package_and_beside_a_test() -> None:
     test = "import os\nfrom helpers import run\nfrom app.models import Item\nimport app.cli\nfrom . import x\n"
     assert imported_files(test, "tests/test_app.py", known) == ["tests/helpers.py", "app/models.py",
                                                                 "app/cli/__init__.py"]
-    assert imported_files("from app import models\n", "app/x.py", known) == ["app/__init__.py"]
+    # a name a from-import brings may be a module of the package: its file is read too
+    assert imported_files("from app import models\n", "app/x.py", known) == ["app/__init__.py", "app/models.py"]
     assert imported_files("def (", "x.py", known) == []
+
+
+def test_relative_imports_are_resolved_against_the_file_s_package() -> None:
+    known = ["inv/__init__.py", "inv/models.py", "inv/io/__init__.py", "inv/io/csv.py", "src/lib/__init__.py",
+             "src/lib/core.py", "src/lib/util.py"]
+    assert import_names("from .models import Item\nfrom . import io\n", "inv/__init__.py") == [
+        "inv.models", "inv.models.Item", "inv", "inv.io"]
+    assert imported_files("from .models import Item\n", "inv/__init__.py", known) == ["inv/models.py"]
+    assert imported_files("from ..models import Item\nfrom .csv import read\n", "inv/io/__init__.py", known) == [
+        "inv/models.py", "inv/io/csv.py"]
+    assert imported_files("from .util import f\nfrom lib.core import g\n", "src/lib/core.py", known) == [
+        "src/lib/util.py"]  # (a src/ layout: the file does not list itself)
+    # more dots than packages, or no path to resolve against: left out
+    assert import_names("from ...x import y\n", "inv/models.py") == [] and import_names("from .x import y\n") == []
+
+
+def test_a_package_that_re_exports_relatively_brings_its_modules() -> None:
+    files = {"inv/__init__.py": "from .models import Item\n", "inv/models.py": "class Item: ...\n"}
+    assert through_packages(["inv/__init__.py"], files.get, files) == ["inv/__init__.py", "inv/models.py"]
 
 
 def test_api_text_stays_within_its_budget() -> None:

@@ -82,6 +82,7 @@ from . import named as named_files
 from . import probe as probes
 from .localize import Localized, is_test_file, list_files, module_name
 from .pipeline import Finding
+from .signatures import import_names
 from .uncalled import uncalled
 
 if TYPE_CHECKING:
@@ -139,20 +140,10 @@ def definitions(text: str) -> list[str]:
 
 
 def imported_modules(text: str) -> set[str]:
-    """The modules a test file's absolute imports name, each with the packages above it and, for
-    ``from a import b``, ``a.b`` too (``b`` may be a module). Set() when it does not parse."""
-    try:
-        tree = ast.parse(text.replace("\r\n", "\n"))
-    except (SyntaxError, ValueError):
-        return set()
-    named: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            named.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            named.add(node.module)
-            named.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {".".join(parts[:i]) for name in named for parts in [name.split(".")] for i in range(1, len(parts) + 1)}
+    """The modules a test file's absolute imports name (:func:`~.signatures.import_names`), each
+    with the packages above it. Set() when it does not parse."""
+    return {".".join(parts[:i]) for name in import_names(text) for parts in [name.split(".")]
+            for i in range(1, len(parts) + 1)}
 
 
 def called(test_text: str, new: list[str], sources: dict[str, str], goal: str) -> list[tuple[str, str]]:
@@ -170,7 +161,7 @@ def called(test_text: str, new: list[str], sources: dict[str, str], goal: str) -
     words = set().union(*(w for label, w in probes.test_words(test_text).items() if label.rsplit(".", 1)[-1] in new))
     modules, grew = imported_modules(test_text), True
     while grew:  # and the modules those modules bring names from (a package's ``from .cart import total``)
-        brought = set().union(*(_brought(rel, text) for rel, text in sources.items() if module_name(rel) in modules))
+        brought = set().union(*(set(import_names(text, rel)) for rel, text in sources.items() if module_name(rel) in modules))
         modules, grew = modules | brought, bool(brought - modules)
     found = []
     for rel, text in sources.items():
@@ -202,23 +193,6 @@ def _direct(test_text: str) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
         n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
         and n.value.id in imported}
-
-
-def _brought(rel: str, text: str) -> set[str]:
-    """The modules the module ``rel`` imports names from (``from .cart import total``: ``pkg.cart``,
-    and ``pkg.cart.total`` in case it is a module); set() when it does not parse."""
-    try:
-        tree = ast.parse(text.replace("\r\n", "\n"))
-    except (SyntaxError, ValueError):
-        return set()
-    package = module_name(rel).split(".")[:None if rel.endswith("__init__.py") else -1]
-    out = set()
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and (node.module or node.level):
-            base = ".".join([*package[:len(package) - node.level + 1], *([node.module] if node.module else [])]
-                            if node.level else [node.module or ""])
-            out |= {base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")}
-    return out
 
 
 def _own(fn: ast.AST) -> list[ast.AST]:

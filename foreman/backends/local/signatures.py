@@ -72,26 +72,53 @@ def signature_lines(text: str) -> list[str]:
     return lines
 
 
-def imported_files(text: str, rel: str, known: Iterable[str]) -> list[str]:
-    """The repository files a Python file imports from (``from pkg.mod import x`` ->
-    ``pkg/mod.py`` or ``pkg/mod/__init__.py``; a bare module is also looked for beside the file,
-    as pytest's rootdir-less import puts a test's folder on ``sys.path``), in import order."""
+def import_names(text: str, rel: str = "") -> list[str]:
+    """The dotted modules a Python file imports, in source order, no name twice: ``import a.b``
+    gives ``a.b``; ``from m import x`` gives ``m`` and ``m.x`` (``x`` may be a module). A relative
+    import is resolved against the package of ``rel``, the file's repository path (PEP 328: one dot
+    is that package, each further dot one package up; ``from .models import Item`` in
+    ``inv/__init__.py`` gives ``inv.models``); without ``rel``, or with more dots than packages,
+    it is left out. [] when the text does not parse."""
     try:
         tree = ast.parse(text.replace("\r\n", "\n"))
     except (SyntaxError, ValueError):
         return []
+    parts = rel[:-3].split("/") if rel.endswith(".py") else []
+    package = parts[1:] if parts[:1] == ["src"] else parts  # (a src/ layout's folder is no package)
+    package = package[:-1]  # (a module's package; an __init__.py's is its folder)
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if not rel or node.level - 1 > len(package):
+                    continue
+                module = ".".join([*package[:len(package) - node.level + 1], *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            if module:
+                names.append(module)
+            names.extend(f"{module}.{a.name}" if module else a.name for a in node.names if a.name != "*")
+    return list(dict.fromkeys(names))
+
+
+def imported_files(text: str, rel: str, known: Iterable[str]) -> list[str]:
+    """The repository files a Python file imports from (:func:`import_names`: ``from pkg.mod import
+    x`` -> ``pkg/mod.py`` or ``pkg/mod/__init__.py``, also under ``src/``; ``from pkg import mod``
+    -> ``pkg/__init__.py`` and ``pkg/mod.py``; ``from .mod import x`` in ``pkg/a.py`` ->
+    ``pkg/mod.py``; a bare module is also looked for beside the file, as pytest's rootdir-less
+    import puts a test's folder on ``sys.path``), in import order."""
     files = set(known)
     here = PurePosixPath(rel).parent
     found: list[str] = []
-    for node in ast.walk(tree):
-        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else
-                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-        for name in names:
-            base = name.replace(".", "/")
-            for candidate in (f"{base}.py", f"{base}/__init__.py", str(here / f"{base}.py")):
-                if candidate in files and candidate not in found and candidate != rel:
-                    found.append(candidate)
-                    break
+    for name in import_names(text, rel):
+        base = name.replace(".", "/")
+        for candidate in (f"{base}.py", f"{base}/__init__.py", f"src/{base}.py", f"src/{base}/__init__.py",
+                          str(here / f"{base}.py")):
+            if candidate in files and candidate not in found and candidate != rel:
+                found.append(candidate)
+                break
     return found
 
 
@@ -156,4 +183,4 @@ def api_text(rels: Iterable[str], read: Callable[[str], str | None], *, budget: 
     return "\n".join(out)
 
 
-__all__ = ["api_text", "fixture_sources", "imported_files", "signature_lines", "through_packages"]
+__all__ = ["api_text", "fixture_sources", "import_names", "imported_files", "signature_lines", "through_packages"]
