@@ -354,3 +354,17 @@ def test_a_definition_using_a_standard_library_module_it_never_imports_gets_the_
     compile(out.text, "cli.py", "exec")
     with pytest.raises(PlacementRefused, match="parser_factory"):  # not a module of the standard library
         place_python(base, "def build_parser():\n    return parser_factory()\n")
+
+
+def test_the_repository_s_definitions_are_read_only_when_a_name_is_still_missing() -> None:
+    """Reading every module of the repository for each placed test block is work a test that
+    imports all it uses never needs."""
+    reads: list[int] = []
+
+    def defined() -> dict[str, str]:
+        reads.append(1)
+        return {"Item": "inventory.models"}
+    whole = "from inventory.models import Item\n\n\ndef test_x():\n    assert Item()\n"
+    assert add_imports_for(whole, "inventory.errors", set(), defined_in=defined).text == whole and reads == []
+    out = add_imports_for("def test_x():\n    assert Item()\n", "inventory.errors", set(), defined_in=defined)
+    assert "from inventory.models import Item" in out.text and reads == [1]

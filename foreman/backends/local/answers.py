@@ -21,7 +21,7 @@ from typing import Callable
 
 from . import edits, placement, symbols
 from . import probe as probes
-from .localize import is_test_file, module_name
+from .localize import is_test_file, module_name, named_alike
 
 _FENCE_RE = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
 _SR_RE = re.compile(r"<{5,9} ?SEARCH[^\n]*\n(.*?)\n?={5,9}[^\n]*\n(.*?)\n?>{5,9} ?REPLACE[^\n]*", re.S)
@@ -338,7 +338,7 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                     names = {n for n, _ in symbols.top_level_symbols(source)} | set(adds)
                     fixed = symbols.add_imports_for(new, module_name(default), names, source=source,
                                                     tests=_other_tests(path, known, read),
-                                                    defined_in=_definitions(known, read, planned.texts))
+                                                    defined_in=lambda: _definitions(known, read, planned.texts))
                     new = fixed.text
                     planned.actions.extend(f"{path}: {a}" for a in fixed.actions)
                 if is_test_file(path):
@@ -448,8 +448,8 @@ def _same_module(path: str, known: list[str]) -> str | None:
     def package(rel: str) -> bool:
         folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
         return bool(folder) and f"{folder}/__init__.py" in known
-    same = [k for k in known if k.rsplit("/", 1)[-1] == name and k != path and is_test_file(k)]
-    return same[0] if len(same) == 1 and not package(path) and not package(same[0]) else None
+    same = named_alike(path, known)
+    return same if same and same != path and not package(path) and not package(same) else None
 
 
 def _defined(code: str) -> list[str]:

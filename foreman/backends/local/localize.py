@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,6 +94,18 @@ def module_name(rel: str) -> str:
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
+
+
+def named_alike(path: str, known: Iterable[str]) -> str | None:
+    """The existing file for ``path``: ``path`` itself when ``known`` has it, else the one file of
+    ``known`` with its file name in another folder (``tests/test_x.py`` -> ``test_x.py``); None
+    when there is none, or several."""
+    known = list(known)
+    if path in known:
+        return path
+    name = path.rsplit("/", 1)[-1]
+    same = [k for k in known if k.rsplit("/", 1)[-1] == name]
+    return same[0] if len(same) == 1 else None
 
 
 def is_test_file(rel: str) -> bool:
@@ -269,9 +282,8 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
             found.test_file = named_tests[0]
         elif target:  # the repository's own test_<stem>.py, wherever it is: a second one of that
             # name in another folder stops pytest's collection ("import file mismatch")
-            name = f"test_{Path(target).stem}.py"
-            existing = [rel for rel in files if rel.rsplit("/", 1)[-1] == name]
-            found.test_file = existing[0] if len(existing) == 1 else f"tests/{name}"
+            name = f"tests/test_{Path(target).stem}.py"
+            found.test_file = named_alike(name, files) or name
     found.context = _render(root, found, files, budget)
     return found
 
@@ -300,5 +312,5 @@ def _render(root: Path, found: Localized, files: list[str], budget: int) -> str:
     return "\n\n".join(parts)
 
 
-__all__ = ["Localized", "is_test_file", "list_files", "localize", "module_name", "numbered", "read", "repo_map",
+__all__ = ["Localized", "is_test_file", "list_files", "localize", "module_name", "named_alike", "numbered", "read", "repo_map",
            "symbol_index"]

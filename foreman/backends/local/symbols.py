@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Callable, Mapping
 
 from .placement import _DEF, Placement, PlacementRefused, _assigned_name, _parse, place_python
 
@@ -63,13 +64,15 @@ def _source_imports(source: str, missing: set[str]) -> list[tuple[str, set[str]]
 
 
 def add_imports_for(text: str, module: str, exported: set[str], *, source: str = "",
-                    tests: tuple[str, ...] = (), defined_in: dict[str, str] | None = None) -> Placement:
+                    tests: tuple[str, ...] = (),
+                    defined_in: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None) -> Placement:
     """Import into a test file the names it uses but lacks: ``pytest``, the names ``module``
     defines (``exported``) as ``from module import a, b``, a name the module under test imports
     (its ``source``'s import, e.g. ``from datetime import datetime``), a name the repository's
     other test files import (``tests``, their texts, nearest first: ``from helpers import
     run_cli``), a class or function one module of the repository alone defines (``defined_in``:
-    name -> dotted module, :func:`unique_definitions`), and a few standard-library names tests use
+    name -> dotted module, :func:`unique_definitions`, or a function giving it, called only when a
+    name is still missing: it reads the whole repository), and a few standard-library names tests use
     without importing them (``timedelta``, ``Path``, ``tempfile``, ...). Small models' tests use
     such names, or a helper the example test imported, without importing them, and then fail on
     that, not on the code (and a repair asked for the import often names a module that does not
@@ -95,8 +98,9 @@ def add_imports_for(text: str, module: str, exported: set[str], *, source: str =
             lines.append(line)
             rest -= bound
     by_module: dict[str, list[str]] = {}
-    for name in sorted(rest & set(defined_in or {})):
-        by_module.setdefault((defined_in or {})[name], []).append(name)
+    table = (defined_in() if rest else {}) if callable(defined_in) else defined_in or {}
+    for name in sorted(rest & set(table)):
+        by_module.setdefault(table[name], []).append(name)
         rest.discard(name)
     lines.extend(f"from {mod} import {', '.join(names)}" for mod, names in sorted(by_module.items()))
     lines.extend(_STDLIB[name] for name in sorted(rest) if name in _STDLIB)
