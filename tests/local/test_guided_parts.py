@@ -103,6 +103,21 @@ def test_summarize_failure_keeps_the_errors() -> None:
     assert "noise" not in summary
 
 
+def test_a_collection_error_without_e_lines_keeps_its_reason(tmp_path: Path) -> None:
+    """Two test modules of one name in folders that are not packages: pytest stops at collection
+    ("import file mismatch"), and its summary alone ("ERROR tests/test_n.py", "1 error") does
+    not say why."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "test_n.py").write_text("def test_a():\n    assert True\n")
+    (tmp_path / "tests" / "test_n.py").write_text("def test_b():\n    assert True\n")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "import file mismatch" in run.stdout
+    summary = summarize_failure(run.stdout)
+    assert "import file mismatch" in summary and "1 error" in summary
+    assert summary.count("import file mismatch") == 1
+
+
 def test_profile_modes_and_guided_keys() -> None:
     p = parse_profile("q", {"mode": "auto", "small": True, "attempts": 5, "repairs": 0, "constrained": "auto"})
     assert (p.mode, p.small, p.attempts, p.repairs, p.constrained) == ("auto", True, 5, 0, "auto")

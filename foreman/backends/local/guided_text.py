@@ -4,6 +4,7 @@ summary of a failed check run, the check command (:mod:`.guided` drives the task
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -94,12 +95,25 @@ EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "
 
 def summarize_failure(output: str, *, limit: int = 1500) -> str:
     """The useful part of a failed test run: pytest's ``E`` lines, failure headers and the
-    summary, else the output's tail; at most ``limit`` characters."""
+    summary, else the output's tail; at most ``limit`` characters. A collection error whose
+    section has no ``E`` line (pytest's "import file mismatch", a conftest's usage error) keeps
+    its section's first :data:`REASON_LINES` lines: the summary alone ("ERROR tests/test_x.py",
+    "1 error") never says why the run stopped."""
     lines = output.replace("\r\n", "\n").split("\n")
     keep = [ln for ln in lines if re.match(r"\s*E\s|FAILED |ERROR |_{3,} .* _{3,}|.*Error:|.*\d+ (failed|passed|error)",
                                           ln)]
+    for start, line in enumerate(lines):
+        if re.match(r"_{3,} ERROR collecting .* _{3,}", line):
+            body = list(itertools.takewhile(lambda ln: not re.match(r"(_{3,}|={3,}) ", ln), lines[start + 1:]))
+            if not any(re.match(r"\s*E\s", ln) for ln in body):
+                at = keep.index(line) + 1
+                keep[at:at] = [ln for ln in body if ln.strip()][:REASON_LINES]
     text = "\n".join(dict.fromkeys(keep)) if keep else "\n".join(lines[-25:])
     return text[-limit:]
+
+
+REASON_LINES = 6
+"""The lines of a collection error's section kept when it has no ``E`` line."""
 
 
 _IMPORT_NAME_RE = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
