@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local.cases import Case, input_words, split_cases, without
-from foreman.backends.local.madeup import invented, made_up, stated, task_quotes
+from foreman.backends.local.madeup import invented, made_up, stated, task_quotes, unmoved
 
 from .fakeserver import last_user, text
 from .test_guided_named import CI, blocked_note, committed, review_note
@@ -489,3 +489,55 @@ async def test_a_repair_cut_inside_its_code_places_nothing(tmp_path: Path) -> No
     result, tools, server, stats, repo = await turn(tmp_path, [STILL_WRONG, TWO_DAYS, text(cut, finish_reason="length")])
     assert not stats.passed and "cut off at max_tokens" in stats.attempts[0].detail
     assert not (repo / "tests").exists()
+
+
+def test_unmoved_cases_fail_alike_on_both_codes_and_state_nothing() -> None:
+    cases = cases_of(BENCH_TEST, ["test_age_in_minutes_and_hours"])
+    now = {f"test_foreman_case_{i}": k for i, k in enumerate([
+        ("passed", ""), ("asserts", "assert 'x' == '2 days ago'"), ("asserts", "assert 'a' == '1 month ago'"),
+        ("asserts", "assert 'b' == '1 year ago'")])}
+    before = {**now, "test_foreman_case_2": ("asserts", "assert 'c' == '1 month ago'")}
+    # row 1 states its value ('2 days ago'); row 2 the change moved; row 3 fails as it did before
+    assert [(c.index, failure) for c, failure in unmoved(cases, now, before, BENCH_GOAL)] == [
+        (3, "assert 'b' == '1 year ago'")]
+    assert unmoved(cases, now, {}, BENCH_GOAL) == []  # not run on the old code: nothing to say
+
+
+SIZE = {"size.py": "def human_size(n):\n    if n < 1024:\n        return f'{n} B'\n    return f'{n / 1024:.1f} KB'\n",
+        "test_size.py": "from size import human_size\n\n\ndef test_bytes():\n    assert human_size(5) == '5 B'\n"}
+SIZE_GOAL = ("In size.py, human_size(-5) returns '-5 B'. It must raise ValueError for a negative count. "
+             "Add a test in tests/test_size_negative.py.")
+SIZE_FIX = text("```python\n# file: size.py\ndef human_size(n):\n    if n < 0:\n        raise ValueError(n)\n"
+                "    if n < 1024:\n        return f'{n} B'\n    return f'{n / 1024:.1f} KB'\n```")
+
+
+def size_test(kb: str) -> dict:
+    return text("```python\n# file: tests/test_size_negative.py\nimport pytest\nfrom size import human_size\n\n\n"
+                "def test_negative():\n    with pytest.raises(ValueError):\n        human_size(-5)\n\n\n"
+                f"def test_sizes():\n    assert human_size(512) == '512 B'\n    assert human_size(2048) == '{kb}'\n```")
+
+
+async def test_a_repair_names_the_asserts_the_change_left_failing_as_before(tmp_path: Path) -> None:
+    """A right change, and a test that also asserts a value of behaviour the task leaves alone,
+    made up ('2 KB' where the code prints '2.0 KB'): told only that the test is wrong, the model
+    sent the same value back in each repair."""
+    result, tools, server, stats, repo = await turn(tmp_path, [SIZE_FIX, size_test("2 KB"), size_test("2.0 KB")],
+                                                    goal=SIZE_GOAL, files=SIZE)
+    asks = [last_user(r) for r in server.requests]
+    assert len(asks) == 3 and stats.passed, asks
+    assert "These asserts fail the same way on the code as it was before the change" in asks[2]
+    assert "- human_size(2048) == '2 KB' (AssertionError: " in asks[2]
+    assert "human_size(512) == '512 B' (" not in asks[2]  # it passes
+    assert committed(repo) == ["size.py", "tests/test_size_negative.py"]
+
+
+async def test_a_repair_after_a_change_that_moved_nothing_says_nothing_of_unmoved_asserts(tmp_path: Path) -> None:
+    """Only the test fails, and every failing assert fails as it did before: they are named. A
+    failure outside the new test (the code's own tests) gets no such line."""
+    broken = text("```python\n# file: size.py\ndef human_size(n):\n    if n < 0:\n        raise ValueError(n)\n"
+                  "    return f'{n} b'\n```")  # breaks test_size.py's own test too
+    result, tools, server, stats, repo = await turn(tmp_path, [broken, size_test("2 KB"), broken], goal=SIZE_GOAL,
+                                                    files=SIZE)
+    asks = [last_user(r) for r in server.requests]
+    assert not stats.passed and len(asks) == 3
+    assert "fail the same way" not in asks[2]

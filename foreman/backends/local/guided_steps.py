@@ -36,6 +36,7 @@ from .guided_text import (
     SEND_ONLY,
     SYSTEM,
     TEST_ONLY,
+    UNMOVED,
     asked_def_ask,
     failing_files,
     failing_tests,
@@ -48,6 +49,7 @@ from .pipeline import PASSED, Finding
 from .signatures import api_text
 
 if TYPE_CHECKING:
+    from .cases import Case
     from .guided import GuidedTask
 
 FUNCTION_NOT_WRITTEN = "function not written"
@@ -198,8 +200,10 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
                     known: list[str]) -> Finding:
     """Run the repository's checks; a pass must prove the change and leave no named file alone."""
     ok, summary = await task._check()
+    judged = made_up_cases.Judged()
     if not ok and task.enabled("made-up-cases") and (
-            dropped := await made_up_cases.drop_made_up(task, attempt, where, summary)):
+            judged := await made_up_cases.drop_made_up(task, attempt, where, summary)).dropped:
+        dropped = judged.dropped
         task.mark("validate", "made-up cases dropped")
         attempt.actions.append(f"{where.test_file}: {len(dropped)} made-up case(s) dropped ("
                                + "; ".join(c.source[:60] for c in dropped)[:200] + ")")
@@ -217,7 +221,7 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         attempt.outcome, attempt.detail = "passed", ""
         task.mark("validate", "checks passed")
         return _named_left(task, attempt, state, where) or PASSED
-    return _failed(task, summary, known=known)
+    return _failed(task, summary, known=known, unmoved=judged.unmoved)
 
 
 def _uses(task: GuidedTask) -> tuple[str, str] | None:
@@ -258,10 +262,12 @@ def _named_left(task: GuidedTask, attempt: Attempt, state: AttemptState, where: 
     return Finding("validate", "named file unchanged", ", ".join(left), ask, fresh=bool(named_target), step="named")
 
 
-def _failed(task: GuidedTask, summary: str, *, known: list[str]) -> Finding:
+def _failed(task: GuidedTask, summary: str, *, known: list[str],
+            unmoved: list[tuple[Case, str]] | None = None) -> Finding:
     """The repair of a failed check run: the failure, the files as they now read, and what to fix
     (a name the task asks for that the code lacks; or, when only the attempt's new tests fail, the
-    test rather than the code)."""
+    test rather than the code, naming its asserts that fail alike on the old code: ``unmoved``,
+    :func:`.madeup.unmoved`)."""
     fixed = f"{asked_tests.LOCKED.format(path=task.locked)}\n" if task.locked else ""
     failing = failing_files(summary)
     written_tests = {rel for rel in task.original if is_test_file(rel) and rel != task.locked}
@@ -275,6 +281,8 @@ def _failed(task: GuidedTask, summary: str, *, known: list[str]) -> Finding:
     elif test_only:  # the code may be right and its new test wrong; on asserts alone, the test alone is shown
         files = ", ".join(sorted(failing))
         fixed += TEST_ONLY.format(files=files) + (SEND_ONLY.format(files=files) if asserts else "") + "\n"
+        if unmoved:
+            fixed += UNMOVED.format(cases="\n".join(f"- {case.source} ({failure})" for case, failure in unmoved[:6])) + "\n"
     shown = "\n\n".join(f"{rel} now reads:\n{numbered(task._read(rel) or '')}" for rel in task.original
                         if task._read(rel) is not None and (not asserts or rel in failing))[:6000]
     return Finding("validate", "checks failed", summary.strip().split("\n")[-1],

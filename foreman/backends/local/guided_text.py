@@ -254,6 +254,12 @@ _FAILED_RE = re.compile(r"^(?:FAILED|ERROR) ([^\s:]+\.py)\b", re.M)
 TEST_ONLY = ("Every failure is in {files}, the test written for this task; the repository's other tests pass with "
              "the change. If the code does what the task asks, the test is wrong: rewrite the failing test functions "
              "(complete), calling the code as it is defined.")
+UNMOVED = ("These asserts fail the same way on the code as it was before the change, so the change does not touch "
+           "what they check:\n{cases}\nUnless the task asks to change those values, the test is wrong there: expect "
+           "what the code gives, or leave those asserts out.")
+"""Added to :data:`TEST_ONLY` for the failing asserts the change did not move (:func:`.madeup.unmoved`):
+told only that the test is wrong, a model sends back the same expected values (``'1 MB'`` for a
+function that prints ``'1.0 MB'``), repair after repair."""
 SEND_ONLY = " Send only {files}: code that does not change is not sent again."
 """Added to :data:`TEST_ONLY` when every failure is an assert of the new tests (the code files are
 then not shown again either, :meth:`.guided.GuidedTask._attempt`): else a small model's test

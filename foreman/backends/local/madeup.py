@@ -22,6 +22,11 @@ cases itself, after the checks failed only in that test:
    on an assert (:func:`anchors`: an equality with a stated expected value). A case that passed on the old code and fails on the change is a regression,
    never dropped.
 
+A failing case the change did not move (the same assert message on both codes) and whose value the
+task does not state is never dropped, but the repair names it (:func:`unmoved`): it checks a value
+the change leaves alone, so either the code is still wrong or the test expects a value the code
+never gave.
+
 The test keeps its other cases and still has to pass the checks and fail on the old code
 (:func:`.proof.proves_the_change`). Pure functions here (the test's cases: :mod:`.cases`); the runs are
 :func:`drop_made_up`'s.
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -146,14 +152,36 @@ def probe_path(path: str) -> str:
     return str(pure.with_name(f"{pure.stem}_foreman_cases.py"))
 
 
-async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, summary: str) -> list[Case]:
+def unmoved(cases: list[Case], now: dict[str, tuple[str, str]], before: dict[str, tuple[str, str]],
+            goal: str) -> list[tuple[Case, str]]:
+    """The failing cases the change did not move, with their failure: each fails on an assert with
+    the same message on the old code and on the change (``'1.0 MB' != '1 MB'`` on both), and the
+    task states none of its values. Such a case checks a value the change leaves alone: either the
+    task asks to change it and the code is still wrong, or the test expects a value the code never
+    gave. The repair says which it is not (:data:`.guided_text.UNMOVED`); nothing is dropped (a
+    change that fixes the stated input alone fails such a case, :func:`made_up`)."""
+    return [(case, now[case.name][1]) for case in cases if case.name in now and case.name in before
+            and now[case.name][0] == "asserts" and now[case.name] == before[case.name] and not stated(case, goal)]
+
+
+@dataclass
+class Judged:
+    """What :func:`drop_made_up` found: the ``dropped`` cases, and the failing cases it left that
+    the change did not move (:func:`unmoved`: ``(case, failure)``)."""
+
+    dropped: list[Case] = field(default_factory=list)
+    unmoved: list[tuple[Case, str]] = field(default_factory=list)
+
+
+async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, summary: str) -> Judged:
     """When the checks failed only in the test the task asks for, drop its made-up cases (the
-    module's rule) and rewrite it; return the dropped cases ([] when the rule does not apply:
-    another file fails, no case is made up, no case anchors the test, the check command is not
-    plain pytest). The probe file is removed whatever happens."""
+    module's rule) and rewrite it; the :class:`Judged` cases (none when the rule does not apply:
+    another file fails, the test has fewer than two cases, the check command is not plain pytest;
+    none dropped when no case is made up or none anchors the test). The probe file is removed
+    whatever happens."""
     path = where.test_file
     if not (where.wants_test and path and path != task.locked) or failing_files(summary) != {path}:
-        return []
+        return Judged()
     code = {rel: data for rel, data in task.original.items() if not is_test_file(rel)}
     text = task._read(path)
     new = task._new_tests(path)
@@ -161,14 +189,14 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
         split = split_cases(text or "", new) if code else None
     except Exception as exc:  # noqa: BLE001 - the harness's own judgement failed: nothing is dropped
         logger.warning("cannot split the cases of %s: %r", path, exc)
-        return []
+        return Judged()
     if split is None or len(split[1]) < 2:
-        return []
+        return Judged()
     probe_text, cases = split
     probe = task.root / probe_path(path)
     allowed, _ = await task.tools.permit("Write", {"file_path": str(probe)})
     if probe.exists() or not allowed:
-        return []
+        return Judged()
     try:
         probe.write_text(probe_text, encoding="utf-8")
         now = {o.name: (o.kind, o.detail) for o in await run_probe(task, attempt, probe_path(path), where, "cases probe")}
@@ -181,17 +209,17 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
         known |= lower_words((data or b"").decode("utf-8", "replace")) | lower_words(task._read(rel) or "")
     drop = made_up(cases, now, before, task.goal, known)
     if not drop:
-        return []
+        return Judged(unmoved=unmoved(cases, now, before, task.goal))
     try:
         rewritten = without(text or "", drop)
     except Exception as exc:  # noqa: BLE001 - as above
         logger.warning("cannot drop the made-up cases of %s: %r", path, exc)
-        return []
+        return Judged()
     if not await task._write(Planned(texts={path: rewritten})):  # through the policy, as every write
-        return []
+        return Judged()
     task._trace(attempt.number, "made-up cases", attempt.temperature, "", None,
                 outcomes=[[c.function, c.kind, c.source[:200]] for c in drop])
-    return drop
+    return Judged(dropped=drop)
 
 
-__all__ = ["anchors", "drop_made_up", "invented", "made_up", "probe_path", "stated", "task_quotes"]
+__all__ = ["Judged", "anchors", "drop_made_up", "invented", "made_up", "probe_path", "stated", "task_quotes", "unmoved"]
