@@ -86,3 +86,39 @@ async def test_a_reply_cut_in_a_repetition_loop_is_not_continued(tmp_path: Path)
                                                            repairs=0, ablate=())
     assert len([r for r in server.requests if r.get("stream")]) == 1, stats.stages
     assert stats.stages["propose: continued"] == 0
+
+
+LOOP = "```python\n# file: calc.py\ndef sub(a, b):\n" + "    return a - b  # minus\n" * 200
+RIGHT = "```python\n# file: calc.py\ndef sub(a, b):\n    return a - b\n```"
+
+
+async def test_after_a_reply_that_looped_the_asks_carry_a_repetition_penalty(tmp_path: Path) -> None:
+    """Asked again alike, even at a higher temperature, a small model falls into the same loop."""
+    replies = iter([text(LOOP, finish_reason="length"), text(RIGHT)])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=2,
+                                                           repairs=0, ablate=())
+    asks = [r for r in server.requests if r.get("stream")]
+    assert len(asks) == 2 and stats.passed, stats.stages
+    assert not any(k in asks[0] for k in continuation.UNLOOP)  # the first ask: the server's own sampling
+    assert {k: asks[1].get(k) for k in continuation.UNLOOP} == continuation.UNLOOP
+    assert stats.stages["propose: looped"] == 1
+
+
+async def test_the_repetition_penalty_is_switched_off_by_its_name_and_dropped_when_a_server_refuses_it(
+        tmp_path: Path) -> None:
+    replies = iter([text(LOOP, finish_reason="length"), text(RIGHT)])
+    result, tools, server, stats, repo = await guided_turn(tmp_path, lambda req: next(replies), attempts=2,
+                                                           repairs=0, ablate=("unloop",))
+    asks = [r for r in server.requests if r.get("stream")]
+    assert stats.passed and not any(k in ask for ask in asks for k in continuation.UNLOOP)
+
+    def strict(req):  # a server that refuses fields it does not know
+        if "dry_multiplier" in req:
+            return error(400, "unknown field: dry_multiplier")
+        return next(again)
+    again = iter([text(LOOP, finish_reason="length"), text(RIGHT)])
+    result, tools, server, stats, repo = await guided_turn(tmp_path / "strict", strict, attempts=2, repairs=0,
+                                                           ablate=())
+    asks = [r for r in server.requests if r.get("stream")]
+    assert stats.passed, stats.attempts
+    assert ["dry_multiplier" in ask for ask in asks] == [False, True, False]

@@ -95,6 +95,15 @@ def looping(text: str) -> bool:
     return found
 
 
+UNLOOP: dict[str, Any] = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2, "frequency_penalty": 0.1}
+"""The extra body of the asks that follow a reply that ended in a repetition loop (:func:`looping`):
+llama.cpp's DRY sampler ("don't repeat yourself": it penalizes a token that would extend a sequence
+already seen, beyond ``dry_allowed_length`` tokens; the values its documentation suggests), and the
+OpenAI API's own ``frequency_penalty``, kept small (code repeats tokens, indentation first), for
+servers without DRY; a server ignores a field it does not know. Asked again alike, even at a
+higher temperature, a small model falls into the same loop."""
+
+
 ENOUGH_TESTS = 2
 """Complete test functions after which a cut test answer is not continued (:func:`enough_tests`)."""
 _TEST_DEF_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*[ \t]*\(", re.MULTILINE)
@@ -143,5 +152,5 @@ def joined(head: str, tail: str) -> str:
     return head + tail
 
 
-__all__ = ["CONTINUE_ASK", "ENOUGH_TESTS", "PREFILL", "ROUNDS", "ask_more", "enough_tests", "estimate_tokens", "joined",
+__all__ = ["CONTINUE_ASK", "ENOUGH_TESTS", "PREFILL", "ROUNDS", "UNLOOP", "ask_more", "enough_tests", "estimate_tokens", "joined",
            "looping", "prefilled", "reply_tokens", "restarted", "sized", "unechoed"]

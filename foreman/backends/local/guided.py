@@ -118,6 +118,7 @@ class GuidedTask:
         self.ablated = frozenset(profile.ablate)
         self.reply_budget = profile.max_tokens  # tokens an answer may take (sized to the files it may send)
         self.last_limit = profile.max_tokens  # the max_tokens of the last request
+        self.looped = False  # a reply ended in a repetition loop: later asks carry continuation.UNLOOP
 
     def enabled(self, check: str) -> bool:
         """Whether the named check (:data:`.pipeline.NAMES`) runs: not switched off by ``ablate``."""
@@ -223,11 +224,16 @@ class GuidedTask:
                 budget = continuation.reply_tokens(messages, self.reply_budget, self.profile.context_window,
                                                    self.profile.max_tokens)
                 self.last_limit = budget
+                unloop = self.looped and self.enabled("unloop")
+                body = {**(continuation.PREFILL if prefill else extra or {}), **(continuation.UNLOOP if unloop else {})}
                 try:
                     reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=budget,
                                                        temperature=temperature, on_content=log.add,
-                                                       extra_body=continuation.PREFILL if prefill else extra)
+                                                       extra_body=body or None)
                 except BackendError as exc:
+                    if unloop and not isinstance(exc, BadTurnError):  # (a server refusing those fields: without)
+                        self.looped = False
+                        continue
                     if not prefill or isinstance(exc, BadTurnError):
                         raise
                     # (the server refused the prefill, most often its flag: asked again in a user message)
@@ -250,6 +256,9 @@ class GuidedTask:
                 self.mark("propose", f"{step}: cut" if reply.finish_reason == "length" else step)
                 # a constrained reply is not continued: the schema makes every reply a whole object,
                 # so the "continuation" is a second one and the two joined are no JSON at all
+                if reply.finish_reason == "length" and continuation.looping(content) and not self.looped:
+                    self.looped = True
+                    self.mark("propose", "looped")
                 if reply.finish_reason != "length" or not self.enabled("continue") or extra or (
                         rounds >= continuation.ROUNDS) or continuation.looping(content) or (
                         step == TESTS_STEP and continuation.enough_tests(content)):

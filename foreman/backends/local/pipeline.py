@@ -51,6 +51,8 @@ CHECKS: tuple[Check, ...] = (
           "adds"),
     Check("continue", "propose", "an answer cut at the reply-length limit loses its end: the model is asked to "
           "continue it"),
+    Check("unloop", "propose", "a model that fell into a repetition loop (one line repeated until the reply's limit) "
+          "loops the same way when asked again: the task's later asks carry a repetition penalty"),
     Check("function-ask", "repair", "an answer leaves out a function the task asks for by name: that function is "
           "asked for alone"),
     Check("line-ask", "repair", "an answer sends the code the task names back unchanged: the line the task names is "
