@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local.cases import Case, input_words, split_cases, without
-from foreman.backends.local.madeup import invented, made_up, stated, task_quotes, unmoved
+from foreman.backends.local.madeup import invented, listed, made_up, stated, task_quotes, unmoved
 
 from .fakeserver import last_user, text
 from .test_guided_named import CI, blocked_note, committed, review_note
@@ -526,7 +526,7 @@ async def test_a_repair_names_the_asserts_the_change_left_failing_as_before(tmp_
     asks = [last_user(r) for r in server.requests]
     assert len(asks) == 3 and stats.passed, asks
     assert "These asserts fail the same way on the code as it was before the change" in asks[2]
-    assert "- human_size(2048) == '2 KB' (AssertionError: " in asks[2]
+    assert "- human_size(2048) gives '2.0 KB', not '2 KB'" in asks[2]
     assert "human_size(512) == '512 B' (" not in asks[2]  # it passes
     assert committed(repo) == ["size.py", "tests/test_size_negative.py"]
 
@@ -541,3 +541,29 @@ async def test_a_repair_after_a_change_that_moved_nothing_says_nothing_of_unmove
     asks = [last_user(r) for r in server.requests]
     assert not stats.passed and len(asks) == 3
     assert "fail the same way" not in asks[2]
+
+
+async def test_a_test_of_what_the_code_already_does_is_told_what_the_code_gives(tmp_path: Path) -> None:
+    """A task asking only for a test: the code is not to change, so each failing assert of the new
+    test is wrong, and the repair names what the code gives for it."""
+    goal = ("Add a test in tests/test_size_kb.py of human_size in size.py for counts of 1024 and more: they show "
+            "kilobytes with one decimal.")
+    wrong = text("```python\n# file: tests/test_size_kb.py\nfrom size import human_size\n\n\n"
+                 "def test_kilobytes():\n    assert human_size(1536) == '1.5 KB'\n    assert human_size(2048) == '2 KB'\n```")
+    right = text("```python\n# file: tests/test_size_kb.py\nfrom size import human_size\n\n\n"
+                 "def test_kilobytes():\n    assert human_size(1536) == '1.5 KB'\n    assert human_size(2048) == '2.0 KB'\n```")
+    result, tools, server, stats, repo = await turn(tmp_path, [wrong, right], goal=goal, files=SIZE)
+    asks = [last_user(r) for r in server.requests]
+    assert len(asks) == 2 and stats.passed, asks
+    assert "No code changed, and these asserts fail on the code as it is:" in asks[1]
+    assert "- human_size(2048) gives '2.0 KB', not '2 KB'" in asks[1] and "human_size(1536) gives" not in asks[1]
+    assert committed(repo) == ["tests/test_size_kb.py"]
+
+
+def test_an_unmoved_assert_is_listed_with_what_the_code_gives() -> None:
+    case = Case(0, "t", "assert", 0, "title_case('a b') == 'A B'", ("A B", "a b"), expected=("A B",))
+    for failure in ("AssertionError: 'A b' != 'A B'", "assert 'A b' == 'A B'", "AssertionError: 'A B' != 'A b'"):
+        assert listed(case, failure) == "- title_case('a b') gives 'A b', not 'A B'"
+    assert listed(case, "TypeError: boom") == "- title_case('a b') == 'A B' (TypeError: boom)"
+    other = Case(0, "t", "assert", 0, "len(f(1)) == 3", ())
+    assert listed(other, "AssertionError: 2 != 3") == "- len(f(1)) == 3 (AssertionError: 2 != 3)"

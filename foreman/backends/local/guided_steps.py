@@ -37,6 +37,7 @@ from .guided_text import (
     SYSTEM,
     TEST_ONLY,
     UNMOVED,
+    UNMOVED_AS_IT_IS,
     asked_def_ask,
     failing_files,
     failing_tests,
@@ -221,7 +222,7 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         attempt.outcome, attempt.detail = "passed", ""
         task.mark("validate", "checks passed")
         return _named_left(task, attempt, state, where) or PASSED
-    return _failed(task, summary, known=known, unmoved=judged.unmoved)
+    return _failed(task, summary, known=known, unmoved=judged.unmoved, changed=judged.changed)
 
 
 def _uses(task: GuidedTask) -> tuple[str, str] | None:
@@ -263,11 +264,11 @@ def _named_left(task: GuidedTask, attempt: Attempt, state: AttemptState, where: 
 
 
 def _failed(task: GuidedTask, summary: str, *, known: list[str],
-            unmoved: list[tuple[Case, str]] | None = None) -> Finding:
+            unmoved: list[tuple[Case, str]] | None = None, changed: bool = True) -> Finding:
     """The repair of a failed check run: the failure, the files as they now read, and what to fix
     (a name the task asks for that the code lacks; or, when only the attempt's new tests fail, the
     test rather than the code, naming its asserts that fail alike on the old code: ``unmoved``,
-    :func:`.madeup.unmoved`)."""
+    :func:`.madeup.unmoved`; ``changed`` False: no code changed, and they are its failing asserts)."""
     fixed = f"{asked_tests.LOCKED.format(path=task.locked)}\n" if task.locked else ""
     failing = failing_files(summary)
     written_tests = {rel for rel in task.original if is_test_file(rel) and rel != task.locked}
@@ -282,7 +283,8 @@ def _failed(task: GuidedTask, summary: str, *, known: list[str],
         files = ", ".join(sorted(failing))
         fixed += TEST_ONLY.format(files=files) + (SEND_ONLY.format(files=files) if asserts else "") + "\n"
         if unmoved:
-            fixed += UNMOVED.format(cases="\n".join(f"- {case.source} ({failure})" for case, failure in unmoved[:6])) + "\n"
+            cases = "\n".join(made_up_cases.listed(case, failure) for case, failure in unmoved[:6])
+            fixed += (UNMOVED if changed else UNMOVED_AS_IT_IS).format(cases=cases) + "\n"
     shown = "\n\n".join(f"{rel} now reads:\n{numbered(task._read(rel) or '')}" for rel in task.original
                         if task._read(rel) is not None and (not asserts or rel in failing))[:6000]
     return Finding("validate", "checks failed", summary.strip().split("\n")[-1],

@@ -260,6 +260,10 @@ UNMOVED = ("These asserts fail the same way on the code as it was before the cha
 """Added to :data:`TEST_ONLY` for the failing asserts the change did not move (:func:`.madeup.unmoved`):
 told only that the test is wrong, a model sends back the same expected values (``'1 MB'`` for a
 function that prints ``'1.0 MB'``), repair after repair."""
+UNMOVED_AS_IT_IS = ("No code changed, and these asserts fail on the code as it is:\n{cases}\nA test of what the code "
+                    "already does expects what the code gives: write each of them with the value the code gives, or "
+                    "leave it out.")
+"""The same for a test added with no change to the code: every failing assert of it is wrong."""
 SEND_ONLY = " Send only {files}: code that does not change is not sent again."
 """Added to :data:`TEST_ONLY` when every failure is an assert of the new tests (the code files are
 then not shown again either, :meth:`.guided.GuidedTask._attempt`): else a small model's test

@@ -164,6 +164,24 @@ def unmoved(cases: list[Case], now: dict[str, tuple[str, str]], before: dict[str
             and now[case.name][0] == "asserts" and now[case.name] == before[case.name] and not stated(case, goal)]
 
 
+_COMPARED_RE = re.compile(r"^(?:AssertionError: )?(?:assert )?(.+?) (?:!=|==) (.+?)$")
+
+
+def listed(case: Case, failure: str) -> str:
+    """One line of a repair's list of :func:`unmoved` asserts: ``- f(x) gives 'A', not 'B'`` when
+    the failure compares the case's expected value with another (unittest's ``'A' != 'B'``,
+    pytest's ``assert 'A' == 'B'``, either order), else the assert and its failure as they are."""
+    compared = _COMPARED_RE.match(failure.strip())
+    parts = case.source.split(" == ")
+    if compared and len(parts) == 2 and len(case.expected) == 1:
+        sides, wanted = compared.groups(), repr(case.expected[0])
+        if wanted in sides and sides[0] != sides[1]:
+            got = sides[1] if sides[0] == wanted else sides[0]
+            call = parts[0] if parts[1].strip() == wanted or parts[1].strip() == f'"{case.expected[0]}"' else parts[1]
+            return f"- {call.strip()} gives {got}, not {wanted}"
+    return f"- {case.source} ({failure})"
+
+
 @dataclass
 class Judged:
     """What :func:`drop_made_up` found: the ``dropped`` cases, and the failing cases it left that
@@ -171,14 +189,16 @@ class Judged:
 
     dropped: list[Case] = field(default_factory=list)
     unmoved: list[tuple[Case, str]] = field(default_factory=list)
+    changed: bool = True
+    """The attempt changed code (False: a test alone was added, and ``unmoved`` are its failing asserts)."""
 
 
 async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, summary: str) -> Judged:
     """When the checks failed only in the test the task asks for, drop its made-up cases (the
     module's rule) and rewrite it; the :class:`Judged` cases (none when the rule does not apply:
-    another file fails, the test has fewer than two cases, the check command is not plain pytest;
-    none dropped when no case is made up or none anchors the test). The probe file is removed
-    whatever happens."""
+    another file fails, the test has no case to split, the check command is not plain pytest;
+    none dropped when no case is made up or none anchors the test, or no code changed: then its
+    failing asserts are ``unmoved``). The probe file is removed whatever happens."""
     path = where.test_file
     if not (where.wants_test and path and path != task.locked) or failing_files(summary) != {path}:
         return Judged()
@@ -186,11 +206,11 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
     text = task._read(path)
     new = task._new_tests(path)
     try:
-        split = split_cases(text or "", new) if code else None
+        split = split_cases(text or "", new)
     except Exception as exc:  # noqa: BLE001 - the harness's own judgement failed: nothing is dropped
         logger.warning("cannot split the cases of %s: %r", path, exc)
         return Judged()
-    if split is None or len(split[1]) < 2:
+    if split is None or not split[1]:
         return Judged()
     probe_text, cases = split
     probe = task.root / probe_path(path)
@@ -201,9 +221,11 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
         probe.write_text(probe_text, encoding="utf-8")
         now = {o.name: (o.kind, o.detail) for o in await run_probe(task, attempt, probe_path(path), where, "cases probe")}
         before = {o.name: (o.kind, o.detail) for o in await run_probe_without(task, attempt, probe_path(path), where,
-                                                                           code, "cases probe (old code)")}
+                                                                           code, "cases probe (old code)")} if code else now
     finally:
         probe.unlink(missing_ok=True)
+    if not code:  # a test of what the code already does: nothing to drop, its failing asserts to name
+        return Judged(unmoved=unmoved(cases, now, before, task.goal), changed=False)
     known = input_words(text or "", new)
     for rel, data in code.items():
         known |= lower_words((data or b"").decode("utf-8", "replace")) | lower_words(task._read(rel) or "")
@@ -222,4 +244,4 @@ async def drop_made_up(task: GuidedTask, attempt: Attempt, where: Localized, sum
     return Judged(dropped=drop)
 
 
-__all__ = ["Judged", "anchors", "drop_made_up", "invented", "made_up", "probe_path", "stated", "task_quotes", "unmoved"]
+__all__ = ["Judged", "anchors", "drop_made_up", "invented", "listed", "made_up", "probe_path", "stated", "task_quotes", "unmoved"]
