@@ -477,3 +477,26 @@ def test_a_task_naming_no_code_shows_the_sources_that_share_its_words(tmp_path: 
     small = localize(root, "Add a `categories` command to ledger: it prints each category with its total.",
                      budget=120)
     assert small.files == ["ledger/cli.py"]  # what fits in half the budget (book.py does not)
+
+
+def test_a_report_writing_out_the_value_it_wants_shows_the_code_holding_that_value_first(tmp_path: Path) -> None:
+    """A bug report names no file and quotes no text, but writes the output it wants ("should read
+    $1,234.56"); the function that makes it says the same in its docstring. Shown first were the
+    files sharing the most words with the report, and the model changed one of those."""
+    root = tmp_path / "shop"
+    files = {"shop/__init__.py": "", "shop/pricing.py": "def discount_for(code, subtotal):\n    return 0\n",
+             "shop/receipt.py": "from shop import money\n\n\ndef render(cart):\n    return money.format_money(1)\n",
+             "shop/money.py": "def format_money(cents):\n    \"\"\"Cents as dollars: 123456 -> '$1,234.56'.\"\"\"\n"
+                              "    return f'${cents // 100}.{cents % 100:02d}'\n",
+             "shop/rates.py": "RATES = {'a': 0.08, 'b': 0.08, 'c': 0.08}\n",
+             "shop/tax.py": "RATE = 0.08\n", "shop/more.py": "OTHER = 0.08\n",
+             "tests/test_money.py": "def test_money():\n    assert '$1,234.56'\n"}
+    for rel, body in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    report = ("Receipts of large orders have no thousands separator: the total shows $1234.56 for a receipt "
+              "order. It should read $1,234.56 (with tax at 0.08).")
+    found = localize(root, report)
+    assert found.files[0] == "shop/money.py", found.files
+    # a value held by more than two files says nothing of where the change goes; tests never count
+    assert not {"shop/rates.py", "shop/tax.py", "shop/more.py", "tests/test_money.py"} & set(found.files)

@@ -210,6 +210,37 @@ def by_words(root: Path, files: list[str], goal: str, index: dict[str, list[tupl
     return out
 
 
+_VALUE_RE = re.compile(r"[^\s()\[\]{}<>'\"`]*\d[^\s()\[\]{}<>'\"`]*")
+_VALUE_EDGES = "()[]{}<>'\"`,.;:!?"
+
+
+def _values(goal: str) -> list[str]:
+    """The values a task writes out, unquoted: words with a digit and a sign in them (``$1,234.56``,
+    ``2026-01-03``, ``10%``), four characters or more, without the punctuation around them."""
+    out = []
+    for match in _VALUE_RE.finditer(goal):
+        word = match.group(0).strip(_VALUE_EDGES)
+        if len(word) >= 4 and re.search(r"\d", word) and re.search(r"[^\w]", word):
+            out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def by_value(root: Path, files: list[str], goal: str, *, most: int = 2) -> list[str]:
+    """The Python source files (not tests) that hold a value the task writes out (:func:`_values`),
+    when at most ``most`` files hold it: a bug report quotes the output it wants ("should read
+    $1,234.56"), and the function's docstring or code that makes it often holds the same value.
+    Without it, a task naming no file showed first the file sharing the most words with it, and
+    the model changed that one."""
+    code = [rel for rel in files if rel.endswith(".py") and not is_test_file(rel)
+            and not rel.startswith(("tests/", "test/"))]
+    out: list[str] = []
+    for value in _values(goal):
+        holders = [rel for rel in code if value in read(root, rel)]
+        if len(holders) <= most:
+            out.extend(rel for rel in holders if rel not in out)
+    return out
+
+
 def _rank(rel: str) -> int:
     """Where a picked file goes in the list: Python code first, then other files, tests last. A
     task's words found in documentation (a README's usage lines quote the same command) must not
@@ -262,6 +293,8 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
             for rel in files:
                 if quoted in read(root, rel):
                     pick(rel)
+    for rel in by_value(root, files, goal):
+        pick(rel)
     if not any(rel.endswith(".py") and not is_test_file(rel) for rel in picked):
         for rel in by_words(root, files, goal, index, budget=budget // 2):
             pick(rel)
@@ -312,5 +345,5 @@ def _render(root: Path, found: Localized, files: list[str], budget: int) -> str:
     return "\n\n".join(parts)
 
 
-__all__ = ["Localized", "is_test_file", "list_files", "localize", "module_name", "named_alike", "numbered", "read", "repo_map",
+__all__ = ["Localized", "by_value", "is_test_file", "list_files", "localize", "module_name", "named_alike", "numbered", "read", "repo_map",
            "symbol_index"]
