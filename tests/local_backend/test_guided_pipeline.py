@@ -175,3 +175,15 @@ def test_a_loop_of_cases_numbered_in_comments_is_a_loop() -> None:
     assert continuation.looping(head + "".join(case.format(n=n) for n in range(1, 6)) + "    # Test ca")
     different = "".join(f'    # Test case {n}\n    r = inv.search("{n}")\n    assert r == [{n}]\n' for n in range(1, 6))
     assert not continuation.looping(head + different + "    # Test ca")
+
+
+def test_a_runaway_table_of_one_shape_is_a_loop_and_a_short_one_is_not() -> None:
+    """A test answer cut while each assert grew a little on the one before ('1,25,67', then
+    '1,25,67,89', ...): no two lines the same, and it was continued twice (two more minutes)."""
+    head = "```python\n# file: tests/test_money.py\ndef test_parse():\n"
+    grow = "".join(f"    assert parse_money('1,25{',67' * i}') == 12550\n" for i in range(continuation.RUNAWAY))
+    assert continuation.looping(head + grow + "    assert pa")
+    short = "".join(f"    assert parse_money('{i},25') == {i}25\n" for i in range(continuation.RUNAWAY - 1))
+    assert not continuation.looping(head + short + "    assert pa")
+    pairs = "".join(f"    r = f('{i}')\n    assert r == [{i}]\n" for i in range(continuation.RUNAWAY * 3 // 4))
+    assert continuation.looping(head + pairs + "    r = ")

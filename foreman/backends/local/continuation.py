@@ -86,13 +86,27 @@ def looping(text: str) -> bool:
     over its complete lines, comment lines aside): the small models' most common cut, one line
     (or a few) repeated until the limit, which a continuation would only extend. Comments do not
     count: a loop of test cases numbers each one in a comment ("# Test case 9: ...") above the same
-    two lines, and would never repeat whole."""
-    detector = LoopDetector()
+    two lines, and would never repeat whole. A runaway table counts too: :data:`RUNAWAY` lines in a
+    row of one shape, their strings and numbers aside (``assert parse('1,25') == 125``, then
+    ``'1,25,50'``, ``'1,25,50,67'``, ... each a little longer, until the limit)."""
+    detector, shapes = LoopDetector(), LoopDetector()
+    shapes.same_line, shapes.cycles = RUNAWAY, RUNAWAY * 3 // 4
     found = False
     for line in text.split("\n")[:-1]:
         if line.strip() and not line.lstrip().startswith("#"):
-            found = detector.push(line)
+            found = detector.push(line) | shapes.push(_shape(line))
     return found
+
+
+RUNAWAY = 8
+"""Lines of one shape in a row (or cycles of a few lines, three quarters as many) that make a cut
+answer a runaway table (:func:`looping`)."""
+_LITERAL_RE = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|\b\d[\d_.,]*""")
+
+
+def _shape(line: str) -> str:
+    """``line`` with its string and number literals as ``S`` and ``N``."""
+    return _LITERAL_RE.sub(lambda m: "N" if m.group(0)[0].isdigit() else "S", line)
 
 
 UNLOOP: dict[str, Any] = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2, "frequency_penalty": 0.1}
@@ -152,5 +166,5 @@ def joined(head: str, tail: str) -> str:
     return head + tail
 
 
-__all__ = ["CONTINUE_ASK", "ENOUGH_TESTS", "PREFILL", "ROUNDS", "UNLOOP", "ask_more", "enough_tests", "estimate_tokens", "joined",
+__all__ = ["CONTINUE_ASK", "ENOUGH_TESTS", "PREFILL", "ROUNDS", "RUNAWAY", "UNLOOP", "ask_more", "enough_tests", "estimate_tokens", "joined",
            "looping", "prefilled", "reply_tokens", "restarted", "sized", "unechoed"]
