@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .localize import Localized, is_test_file
 from .signatures import api_text, fixture_sources, imported_files, through_packages
-from .symbols import test_labels, used_words
+from .symbols import test_bodies, used_words
 
 if TYPE_CHECKING:
     from .guided import GuidedTask
@@ -187,23 +187,16 @@ def _fixtures(node: ast.AST, lines: list[str], test: _Test | None = None) -> str
     return "".join("\n".join(lines[f.lineno - 1 - len(f.decorator_list):f.end_lineno]) + "\n\n" for f in found)
 
 
-def _test_bodies(text: str) -> list[tuple[str, str]]:
-    """``(name, ast dump of its body)`` of every test function or method in ``text`` ([] when it
-    does not parse)."""
-    return [(label.rsplit(".", 1)[-1], ast.dump(ast.Module(body=node.body, type_ignores=[])))
-            for label, node in test_labels(text).items()]
-
-
 def copied_tests(text: str, example: str) -> list[str]:
-    """The test functions of ``text`` whose body is one of ``example``'s test bodies, statement for
-    statement (``ast``; names, comments and blank lines aside): a model may answer a test ask
-    with the example test as shown, though told not to repeat it.
+    """The test functions of ``text`` that are one of ``example``'s tests, statement for statement
+    (:func:`.symbols.test_bodies`: names, comments and blank lines aside): a model may answer a
+    test ask with the example test as shown, though told not to repeat it.
 
     Returns:
         The copied functions' names, in the order of ``text``.
     """
-    seen = {body for _, body in _test_bodies(example)}
-    return [name for name, body in _test_bodies(text) if body in seen]
+    seen = set(test_bodies(example).values())
+    return [label.rsplit(".", 1)[-1] for label, body in test_bodies(text).items() if body in seen]
 
 
 def test_context(task: GuidedTask, where: Localized, known: list[str], example: str | None) -> str:

@@ -238,6 +238,16 @@ def test_labels(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     return out
 
 
+def test_bodies(text: str) -> dict[str, str]:
+    """``label -> ast dump of its decorators, parameters and body`` for every test function or
+    method of ``text`` (:func:`test_labels`; {} when it does not parse): two tests with one dump
+    check the same thing, whatever their names, comments and blank lines. The decorators count:
+    a new ``@pytest.mark.parametrize`` table over an existing test's body checks new cases."""
+    return {label: "\n".join([*(ast.dump(d) for d in node.decorator_list), ast.dump(node.args),
+                               ast.dump(ast.Module(body=node.body, type_ignores=[]))])
+            for label, node in test_labels(text).items()}
+
+
 def tests_using_undefined(text: str) -> dict[str, list[str]]:
     """The test functions of ``text`` that use a name nothing in the file binds or imports (a
     ``NameError`` when they run), with those names: ``{"DatesTest.test_parse": ["NOW"]}``."""
@@ -298,5 +308,5 @@ def top_level_symbols(text: str) -> list[tuple[str, int]]:
     return out
 
 
-__all__ = ["add_imports_for", "unique_definitions", "drop_unknown_imports", "defined_names", "module_bindings", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
+__all__ = ["add_imports_for", "unique_definitions", "drop_unknown_imports", "defined_names", "module_bindings", "test_bodies", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
            "undefined_names"]

@@ -17,7 +17,6 @@ runs on its own (``test-alone``), both in the pipeline's check stage (:mod:`.gui
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import TYPE_CHECKING
 
@@ -26,7 +25,7 @@ from . import probe as probes
 from . import proof
 from .localize import Localized, is_test_file
 from .pipeline import Finding
-from .symbols import test_labels
+from .symbols import test_bodies, test_labels
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -42,19 +41,6 @@ _FIXTURE_RE = re.compile(r"fixture '\w+' not found")
 _SELF_ATTR_RE = re.compile(r"AttributeError: '(\w+)' object has no attribute")
 
 
-def bodies(text: str) -> dict[str, str]:
-    """``label -> ast dump of its decorators, parameters and body`` for every test function or
-    method of ``text`` ({} when it does not parse). The decorators count: a new
-    ``@pytest.mark.parametrize`` table over an existing test's body checks new cases."""
-    try:
-        labels = test_labels(text)
-    except SyntaxError:
-        return {}
-    return {label: "\n".join([*(ast.dump(d) for d in node.decorator_list), ast.dump(node.args),
-                               ast.dump(ast.Module(body=node.body, type_ignores=[]))])
-            for label, node in labels.items()}
-
-
 def repeated(text: str, new: list[str], others: list[str]) -> list[str]:
     """The new test functions of ``text`` (names in ``new``) whose body one of ``others`` (test
     file texts as they were) or an older test of ``text`` itself already has.
@@ -62,8 +48,8 @@ def repeated(text: str, new: list[str], others: list[str]) -> list[str]:
     Returns:
         Their labels, in the order of ``text``.
     """
-    found = bodies(text)
-    seen = {body for other in others for body in bodies(other).values()}
+    found = test_bodies(text)
+    seen = {body for other in others for body in test_bodies(other).values()}
     seen |= {body for label, body in found.items() if label.rsplit(".", 1)[-1] not in new}
     return [label for label, body in found.items() if label.rsplit(".", 1)[-1] in new and body in seen]
 
@@ -147,4 +133,4 @@ def _before(task: GuidedTask, rel: str) -> str:
     return task._read(rel) or ""
 
 
-__all__ = ["BROKEN", "REPEATED", "broken", "bodies", "check_new_tests", "repeated", "unasked"]
+__all__ = ["BROKEN", "REPEATED", "broken", "check_new_tests", "repeated", "unasked"]
