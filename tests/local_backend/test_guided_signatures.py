@@ -410,3 +410,11 @@ async def test_a_new_test_using_repository_classes_without_importing_them_gets_t
     assert stats.passed, stats.attempts
     test = (repo / "tests" / "test_store_asked.py").read_text()
     assert "from shelf.models import Book" in test and "from shelf.store import Shelf" in test
+
+
+def test_a_class_with_no_fields_shows_its_bases() -> None:
+    """A test of a new error needs to know what it is (``pytest.raises(ValueError)`` catches it)."""
+    text = ('class UnknownCode(ValueError):\n    """A discount code nobody defined."""\n\n\n'
+            "class Empty:\n    pass\n\n\nclass Point(Base):\n    def __init__(self, x):\n        self.x = x\n")
+    assert signature_lines(text) == ["class UnknownCode(ValueError)  # A discount code nobody defined.",
+                                     "class Empty()", "class Point(x)"]

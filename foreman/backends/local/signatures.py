@@ -41,8 +41,9 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str = "", sk
 
 
 def _class(node: ast.ClassDef) -> list[str]:
-    """``class Name(fields)`` (``__init__``'s parameters, else the dataclass fields), then its
-    public methods, indented, without ``self``."""
+    """``class Name(fields)`` (``__init__``'s parameters, else the dataclass fields, else, for a
+    class with neither, its bases as written: ``class UnknownCode(ValueError)``, so a test of an
+    error knows what it is), then its public methods, indented, without ``self``."""
     init = next((s for s in node.body if isinstance(s, _DEFS) and s.name == "__init__"), None)
     if init is not None:
         params = _params(init, skip_self=True)
@@ -50,6 +51,7 @@ def _class(node: ast.ClassDef) -> list[str]:
         params = ", ".join(f"{ast.unparse(s.target)}: {ast.unparse(s.annotation)}"
                            + (f" = {ast.unparse(s.value)}" if s.value is not None else "")
                            for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
+        params = params or ", ".join(ast.unparse(b) for b in node.bases)
     lines = [f"class {node.name}({params}){_doc(node)}"]
     lines.extend(_function(item, "    ", skip_self=True) for item in node.body
                  if isinstance(item, _DEFS) and not item.name.startswith("_"))
