@@ -567,3 +567,16 @@ def test_an_unmoved_assert_is_listed_with_what_the_code_gives() -> None:
     assert listed(case, "TypeError: boom") == "- title_case('a b') == 'A B' (TypeError: boom)"
     other = Case(0, "t", "assert", 0, "len(f(1)) == 3", ())
     assert listed(other, "AssertionError: 2 != 3") == "- len(f(1)) == 3 (AssertionError: 2 != 3)"
+
+
+def test_a_value_the_task_writes_out_unquoted_is_stated_and_never_listed_as_unmoved() -> None:
+    """A bug report wrote the output it wants unquoted ("They should read $1,234.56"); a change
+    that fixed nothing left the test's case of it failing as before, and the repair listed it as
+    a value the task does not ask to change, steering the model to assert the bug."""
+    goal = "Amounts have no thousands separator. They should read $1,234.56 (and $1,000,000.00 for a million)."
+    cases = [Case(0, "t", "row", 0, "(123456, '$1,234.56')", ("$1,234.56",), expected=("$1,234.56",)),
+             Case(1, "t", "row", 1, "(100, '$0.10')", ("$0.10",), expected=("$0.10",)),
+             Case(2, "t", "row", 2, "(5, '1,234.56')", ("1,234.56",), expected=("1,234.56",))]
+    assert [stated(c, goal) for c in cases] == [True, False, False]  # (a part of a written value is not it)
+    failing = {c.name: ("asserts", f"assert {c.number}") for c in cases}
+    assert [c.index for c, _ in unmoved(cases, failing, failing, goal)] == [1, 2]

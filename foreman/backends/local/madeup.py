@@ -85,7 +85,9 @@ def _squeeze(text: str) -> str:
 def stated(case: Case, goal: str) -> bool:
     """Whether the task states a value of ``case``: one of its strings (two characters or more)
     is quoted by the task, or has the shape of one with other digits (``"5 days ago"`` beside
-    ``'2 days ago'``), or the case's source is written in the task (``count_words('two words') == 2``).
+    ``'2 days ago'``), or is written out in it unquoted (four characters or more, not letters
+    alone: ``$1,234.56`` in "they should read $1,234.56"), or the case's source is written in the
+    task (``count_words('two words') == 2``).
     """
     quotes = {q for q in task_quotes(goal) if len(q.strip()) >= 2}
     shapes = {_shape(q) for q in quotes if re.search(r"\d", q)}
@@ -94,6 +96,9 @@ def stated(case: Case, goal: str) -> bool:
             continue
         if value in quotes or (re.search(r"\d", value) and _shape(value) in shapes):
             return True
+        if len(value.strip()) >= 4 and re.search(r"[^A-Za-z]", value) and re.search(
+                rf"(?<![\w$€£]){re.escape(value)}(?![\w])", goal):
+            return True  # written out unquoted: "They should read $1,234.56"
     sources = [case.source]
     if case.source.count(" == ") == 1:  # expected first or second alike
         left, right = case.source.split(" == ")
