@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -306,5 +306,3 @@ class Endpoint:
         reply.duration_s = clock() - started
         return reply
 
-
-StreamFn = Callable[..., Awaitable[Reply]]
