@@ -289,7 +289,7 @@ def unusable_reason(reply: str, finish_reason: str | None = None) -> str | None:
 
 def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known: list[str], default: str | None,
                 test_file: str | None, owners: dict[str, str] | None = None, adds: tuple[str, ...] = (),
-                task_words: frozenset[str] = frozenset()) -> Planned:
+                task_words: frozenset[str] = frozenset(), keep_tests: bool = False) -> Planned:
     """Place every block; later blocks see the earlier ones' results.
 
     Args:
@@ -307,6 +307,8 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
             import, for the task, until it is added.
         task_words: the words a test of the task uses (:func:`.guided_text.task_words`): a new
             test function using none of them is dropped when another new one uses some.
+        keep_tests: the task asks for tests alone: a test function named like an existing one
+            of its file, with another body, is added under a new name (:func:`.symbols.renamed_tests`).
 
     Returns:
         The :class:`Planned` texts, actions and failures.
@@ -328,7 +330,10 @@ def plan_answer(blocks: list[Block], *, read: Callable[[str], str | None], known
                     new = edits.plan_edit(old, block.search, block.replace, path=path).new
                 planned.actions.append(f"{path}: SEARCH/REPLACE")
             elif path.endswith(".py"):
-                placed = placement.place_python(old or "", block.code, module=module_name(path),
+                code, renamed = symbols.renamed_tests(block.code, old or "") if (
+                    keep_tests and is_test_file(path)) else (block.code, [])
+                planned.actions.extend(f"{path}: renamed {r} (a test of that name is there)" for r in renamed)
+                placed = placement.place_python(old or "", code, module=module_name(path),
                                                 check_names=not is_test_file(path))
                 new = placed.text
                 planned.actions.extend(f"{path}: {a}" for a in placed.actions)

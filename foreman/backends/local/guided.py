@@ -60,7 +60,7 @@ from .answers import Block, Planned, blocks_of, blocks_of_json, complete_part, o
 from .context import LineLog
 from .endpoint import BadTurnError, Endpoint
 from .guided_stats import Attempt, GuidedStats
-from .guided_steps import run_steps
+from .guided_steps import run_steps, tests_only
 from .guided_text import (
     JSON_ASK,
     TESTS_STEP,
@@ -339,7 +339,8 @@ class GuidedTask:
         owners = {name: rel for rel in where.files for name, _ in top_level_symbols(self._read(rel) or "")}
         planned = plan_answer(blocks, read=self._read, known=known, default=default, test_file=where.test_file,
                               owners=owners, adds=tuple(asked_functions(self.goal)),
-                              task_words=frozenset(task_words(self.goal, where.symbols)))
+                              task_words=frozenset(task_words(self.goal, where.symbols)),
+                              keep_tests=tests_only(where))
         if not blocks:
             planned.failures.append("the answer holds no code block")
         return planned

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 import re
+import textwrap
 from collections.abc import Callable, Mapping
 
 from .placement import _DEF, Placement, PlacementRefused, _assigned_name, _parse, place_python
@@ -248,6 +250,29 @@ def test_bodies(text: str) -> dict[str, str]:
             for label, node in test_labels(text).items()}
 
 
+def renamed_tests(code: str, old: str) -> tuple[str, list[str]]:
+    """``code`` (an answer's test block) with each test function that ``old`` (the test file as
+    it is) has by the same label but with another body renamed ``<name>_2`` (``_3``, ... when
+    taken), and the renames (``"WordsTest.test_title_case -> test_title_case_2"``). For a task
+    that asks for tests alone: an answer naming its new test like an existing one replaced that
+    test, dropping what it checked, and left no new test function, so the attempt ended "no test".
+    ``code`` as it is when either text does not parse."""
+    before = test_bodies(old)
+    mine = test_bodies(textwrap.dedent(code))
+    taken = {label.rsplit(".", 1)[-1] for label in [*before, *mine]}
+    renames = []
+    for label, body in mine.items():
+        if label not in before or before[label] == body:
+            continue
+        name = label.rsplit(".", 1)[-1]
+        new = next(f"{name}_{i}" for i in itertools.count(2) if f"{name}_{i}" not in taken)
+        taken.add(new)
+        code = re.sub(rf"^([ \t]*(?:async[ \t]+)?def[ \t]+){re.escape(name)}(?=[ \t]*\()", rf"\g<1>{new}", code,
+                      count=1, flags=re.MULTILINE)
+        renames.append(f"{label} -> {new}")
+    return code, renames
+
+
 def tests_using_undefined(text: str) -> dict[str, list[str]]:
     """The test functions of ``text`` that use a name nothing in the file binds or imports (a
     ``NameError`` when they run), with those names: ``{"DatesTest.test_parse": ["NOW"]}``."""
@@ -308,5 +333,5 @@ def top_level_symbols(text: str) -> list[tuple[str, int]]:
     return out
 
 
-__all__ = ["add_imports_for", "unique_definitions", "drop_unknown_imports", "defined_names", "module_bindings", "test_bodies", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
+__all__ = ["add_imports_for", "unique_definitions", "drop_unknown_imports", "defined_names", "module_bindings", "renamed_tests", "test_bodies", "test_labels", "tests_unrelated", "used_words", "test_names", "tests_using_undefined", "top_level_symbols",
            "undefined_names"]
