@@ -144,8 +144,11 @@ async def test_guided_task_second_attempt_passes_and_merges(tmp_path: Path, monk
     assert "guided attempt 2/3" in log
     traces = [json.loads(line) for f in (home / "local" / "traces" / "guided").glob("*.jsonl")
               for line in f.read_text().splitlines()]
-    # each attempt's new test file ran alone before it counted (the test-alone check's probe)
+    # each attempt's new test file ran alone before it counted (the test-alone check's probe); the
+    # failed attempt's test had its cases run on the change and on the old code (the made-up and
+    # unmoved cases' probe, for the repair: a test of one case too, since 051b358)
     assert [(t["attempt"], t["step"]) for t in traces] == [(1, "edit"), (1, "tests"), (1, "new test alone"),
+                                                           (1, "cases probe"), (1, "cases probe (old code)"),
                                                            (2, "edit"), (2, "tests"), (2, "new test alone"),
                                                            (2, "tests probe")]
     # the first reply to each request holds what was asked (a probe asks nothing)
