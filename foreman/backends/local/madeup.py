@@ -182,7 +182,7 @@ def listed(case: Case, failure: str) -> str:
         sides, wanted = compared.groups(), repr(case.expected[0])
         if wanted in sides and sides[0] != sides[1]:
             got = sides[1] if sides[0] == wanted else sides[0]
-            call = parts[0] if parts[1].strip() == wanted or parts[1].strip() == f'"{case.expected[0]}"' else parts[1]
+            call = parts[0] if parts[1].strip() == wanted else parts[1]  # (ast.unparse writes the repr)
             return f"- {call.strip()} gives {got}, not {wanted}"
     return f"- {case.source} ({failure})"
 
