@@ -231,11 +231,12 @@ def by_value(root: Path, files: list[str], goal: str, *, most: int = 2) -> list[
     $1,234.56"), and the function's docstring or code that makes it often holds the same value.
     Without it, a task naming no file showed first the file sharing the most words with it, and
     the model changed that one."""
-    code = [rel for rel in files if rel.endswith(".py") and not is_test_file(rel)
-            and not rel.startswith(("tests/", "test/"))]
+    values = _values(goal)
+    texts = {rel: read(root, rel) for rel in files if values and rel.endswith(".py") and not is_test_file(rel)
+             and not rel.startswith(("tests/", "test/"))}  # (each file read once, and none for no value)
     out: list[str] = []
-    for value in _values(goal):
-        holders = [rel for rel in code if value in read(root, rel)]
+    for value in values:
+        holders = [rel for rel, text in texts.items() if value in text]
         if len(holders) <= most:
             out.extend(rel for rel in holders if rel not in out)
     return out
