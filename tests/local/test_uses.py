@@ -58,3 +58,17 @@ def test_a_function_that_still_computes_what_the_shared_one_returns_keeps_its_ow
     assert kept_copies("words", {"textutil.py": other_pattern}) == []  # another expression: no copy
     tiny = "def inc(x):\n    return x + 1\n\ndef other(y):\n    return y + 1\n"
     assert kept_copies("inc", {"m.py": tiny}) == []  # too small to be a copy of anything
+
+
+def test_a_copy_split_over_locals_or_reached_through_its_module_is_still_a_copy() -> None:
+    pricing = ("DISCOUNTS = {'A': 10}\n\ndef discount_for(code, subtotal):\n    return DISCOUNTS.get(code, 0)\n\n"
+               "def discount_amount(code, subtotal):\n    return subtotal * discount_for(code, subtotal) // 100\n")
+    receipt = ("from shop import pricing\n\ndef render(cart):\n    percent = pricing.discount_for(cart.code, cart.total())\n"
+               "    amount = cart.total() * percent // 100\n    return f'-{amount}'\n")
+    assert kept_copies("discount_amount", {"pricing.py": pricing, "receipt.py": receipt}) == ["receipt.py:render"]
+    shared = receipt.replace("    percent = pricing.discount_for(cart.code, cart.total())\n"
+                             "    amount = cart.total() * percent // 100\n",
+                             "    amount = pricing.discount_amount(cart.code, cart.total())\n")
+    assert kept_copies("discount_amount", {"pricing.py": pricing, "receipt.py": shared}) == []
+    twice = receipt.replace("    amount = cart.total()", "    percent = 0\n    amount = cart.total()")
+    assert kept_copies("discount_amount", {"pricing.py": pricing, "receipt.py": twice}) == []  # assigned twice: unknown

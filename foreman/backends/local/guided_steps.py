@@ -12,7 +12,8 @@ runs the attempts, each from the same clean start, and locates the task once).
 - *validate*: the repository's checks pass (made-up cases dropped first, ``made-up-cases``); the
   new tests fail without the change (``proof``), or, added with no change to the code, on a broken
   version of what they call (``mutant``, :mod:`.mutants`); a function the task asks the code to
-  share is used by the code, not only the tests (``uses``, :mod:`.uses`); a file the task names
+  share is used by the code, not only the tests (``uses``, :mod:`.uses`); an added raise comes
+  before any change of state (``raise-first``, :mod:`.raisefirst`); a file the task names
   and the answer left alone is asked for once (``named-file``);
 - *repair*: each failure's finding goes back to the model while repair rounds are left.
 """
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import asked as asked_tests
 from . import madeup as made_up_cases
-from . import mutants, proof, testcheck, uses
+from . import mutants, proof, raisefirst, testcheck, uses
 from . import named as named_files
 from .guided_stats import Attempt
 from .guided_text import (
@@ -218,11 +219,20 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         return weak
     if ok and task.enabled("uses") and (kept := _uses(task)):
         return Finding("validate", uses.UNUSED, *kept)
+    if ok and task.enabled("raise-first") and (first := raisefirst.check(*_written(task))):
+        return Finding("validate", raisefirst.CHANGED_FIRST, *first)
     if ok:
         attempt.outcome, attempt.detail = "passed", ""
         task.mark("validate", "checks passed")
         return _named_left(task, attempt, state, where) or PASSED
     return _failed(task, summary, known=known, unmoved=judged.unmoved, changed=judged.changed)
+
+
+def _written(task: GuidedTask) -> tuple[dict[str, str | None], dict[str, str]]:
+    """The attempt's written non-test Python files as they were (None: new) and as they are."""
+    before = {rel: None if data is None else data.decode("utf-8", "replace") for rel, data in task.original.items()
+              if rel.endswith(".py") and not is_test_file(rel)}
+    return before, {rel: text for rel in before if (text := task._read(rel)) is not None}
 
 
 def _uses(task: GuidedTask) -> tuple[str, str] | None:

@@ -68,6 +68,9 @@ CHECKS: tuple[Check, ...] = (
           "version (a mutant) of what it calls"),
     Check("uses", "validate", "an answer that adds the function a task asks the code to share, and leaves the old "
           "copies doing the work, passes every test of the new function: some code must call it"),
+    Check("raise-first", "validate", "an answer raises the asked error only after it changed the object (a count "
+          "lowered, an item dropped), so a test expecting the error passes while the refused call leaves a half-made "
+          "change: an added raise must come before any change of state"),
     Check("named-file", "validate", "a pass leaves a file the task asks to change unchanged: the model is asked for "
           "it once"),
 )

@@ -19,6 +19,7 @@ callers, which a later, dynamic version could do with :mod:`.mutants`' copies.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Mapping
 
@@ -68,9 +69,14 @@ _IGNORED_FIELDS = {"ctx", "lineno", "col_offset", "end_lineno", "end_col_offset"
 
 
 def _matches(pattern: ast.AST, node: ast.AST, params: set[str]) -> bool:
-    """True when ``node`` is ``pattern`` with any expression in place of a parameter's name."""
+    """True when ``node`` is ``pattern`` with any expression in place of a parameter's name (a
+    module's function named through the module, ``pricing.discount_for``, is the same function)."""
     if isinstance(pattern, ast.Name) and pattern.id in params:
         return isinstance(node, ast.expr)
+    if isinstance(pattern, ast.Name) and isinstance(node, ast.Attribute):
+        return node.attr == pattern.id
+    if isinstance(pattern, ast.Attribute) and isinstance(node, ast.Name):
+        return node.id == pattern.attr
     if type(pattern) is not type(node):
         return False
     for field, value in ast.iter_fields(pattern):
@@ -93,7 +99,8 @@ def kept_copies(name: str, now: Mapping[str, str]) -> list[str]:
     """The functions of ``now`` (path -> text) other than ``name`` that still compute what
     ``name`` returns: an expression of at least :data:`_MIN_NODES` nodes, with a call or a text
     constant in it, that one of ``name``'s ``return`` statements returns, repeated with any
-    arguments in place of its parameters (``re.findall(r"[\w']+", line)`` for ``words(text)``).
+    arguments in place of its parameters (``re.findall(r"[\w']+", line)`` for ``words(text)``),
+    also when the function splits it over locals assigned once (:func:`_inlined`).
 
     Returns:
         ``"path:function"`` of each, in file order.
@@ -118,9 +125,45 @@ def kept_copies(name: str, now: Mapping[str, str]) -> list[str]:
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == name:
                 continue
-            if any(_matches(p, n, params) for p, params in patterns for n in ast.walk(fn) if isinstance(n, ast.expr)):
+            if any(_matches(p, n, params) for p, params in patterns for n in ast.walk(_inlined(fn))
+                   if isinstance(n, ast.expr)):
                 found.append(f"{rel}:{fn.name}")
     return list(dict.fromkeys(found))
+
+
+class _Inline(ast.NodeTransformer):
+    """Puts each read of a local assigned once in the function back to what was assigned."""
+
+    def __init__(self, values: dict[str, ast.expr]) -> None:
+        self.values, self.depth = values, 0
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        value = self.values.get(node.id)
+        if value is None or not isinstance(node.ctx, ast.Load) or self.depth >= _INLINE_DEPTH:
+            return node
+        self.depth += 1
+        try:
+            return self.visit(copy.deepcopy(value))
+        finally:
+            self.depth -= 1
+
+
+_INLINE_DEPTH = 3
+"""How many locals deep an inlined read is followed."""
+
+
+def _inlined(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+    """``fn`` (a copy) with reads of locals assigned exactly once put back to their value, so a copy
+    split over statements (``percent = f(code)`` then ``amount * percent // 100``) reads whole."""
+    counts: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = node.value
+    once = {name: value for name, value in values.items() if counts.get(name) == 1}
+    return _Inline(once).visit(copy.deepcopy(fn)) if once else fn
 
 
 def shared(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -> list[str]:

@@ -1,0 +1,53 @@
+"""The validate stage's static checks (``uses``, ``raise-first``) on the dev corpus's own solutions
+(issue 39): no correct solution or listed alternative is flagged (a flag would fail a right answer),
+and the plausible wrong solutions they exist for are caught (each one, called done, is a false
+success: its hidden check fails while a test of the new function passes)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from foreman.backends.local import raisefirst, uses
+
+from .test_bench_corpus import TASKS, validate
+
+DEV = [t for t in TASKS if t["split"] == "dev"]
+
+
+@pytest.fixture(scope="module")
+def starts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return validate.build_starts(DEV, tmp_path_factory.mktemp("starts"))
+
+
+def _texts(repo: Path) -> dict[str, str]:
+    return {str(p.relative_to(repo)): p.read_text(encoding="utf-8") for p in repo.rglob("*.py") if ".git" not in p.parts}
+
+
+def _flags(task: dict, edits: list[dict], start: Path, work: Path) -> list[str]:
+    """The static checks that flag ``edits`` applied to the task's start repository."""
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(start, work)
+    validate.apply_solution(work, edits)
+    was, now = _texts(start), _texts(work)
+    before = {e["path"]: was.get(e["path"]) for e in edits if e["path"].endswith(".py")}
+    code = {rel: text for rel, text in now.items() if not rel.startswith("tests/") and not Path(rel).name.startswith("test_")}
+    before = {rel: text for rel, text in before.items() if rel in code}
+    return [name for name, found in (("uses", uses.check(task["goal"], before, code)),
+                                     ("raise-first", raisefirst.check(before, code))) if found]
+
+
+def test_no_correct_dev_solution_is_flagged_and_the_wrong_ones_of_their_kinds_are(starts: dict[str, Path],
+                                                                                tmp_path: Path) -> None:
+    caught = {}
+    for task in DEV:
+        right = [task["solution"], *(a["edits"] for a in task.get("alternatives", []))]
+        for edits in right:
+            assert _flags(task, edits, starts[task["repo"]], tmp_path / "w") == [], task["id"]
+        for wrong in task.get("wrong", []):
+            if found := _flags(task, wrong["edits"], starts[task["repo"]], tmp_path / "w"):
+                caught[task["id"]] = found
+    assert caught == {"cli-subcommand-functions": ["uses"], "cross-discount-amount": ["uses"],
+                      "flat-words-helper": ["uses"], "pkg-parse-row": ["uses"], "pkg-insufficient-stock": ["raise-first"]}
