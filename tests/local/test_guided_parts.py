@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local.answers import blocks_of, blocks_of_json, plan_answer
-from foreman.backends.local.guided_text import stated_def_lines, summarize_failure
+from foreman.backends.local.guided_text import absent_definitions, asked_classes, stated_def_lines, summarize_failure
 from foreman.backends.local.localize import localize, module_name
 from foreman.backends.local.profiles import parse_profile
 from foreman.errors import ConfigError
@@ -500,3 +500,21 @@ def test_a_report_writing_out_the_value_it_wants_shows_the_code_holding_that_val
     assert found.files[0] == "shop/money.py", found.files
     # a value held by more than two files says nothing of where the change goes; tests never count
     assert not {"shop/rates.py", "shop/tax.py", "shop/more.py", "tests/test_money.py"} & set(found.files)
+
+
+def test_the_classes_a_task_asks_to_add_come_with_their_class_line() -> None:
+    goal = ("Removing too much should raise a new error `InsufficientStock` instead (define it in inventory/errors.py "
+            "as a subclass of InventoryError). Unknown codes raise a new exception `UnknownCode`. Add a new `Money` "
+            "class. The new error class `Late` is a subclass of `errors.Base`; `Item` stays as it is.")
+    assert asked_classes(goal) == {"InsufficientStock": "class InsufficientStock(InventoryError):",
+                                   "UnknownCode": "class UnknownCode(Exception):", "Money": "class Money:",
+                                   "Late": "class Late(errors.Base):"}
+    assert asked_classes("Raise ValueError for a negative size. Keep the class `Item`.") == {}  # none new
+    assert absent_definitions(["Money", "shout"], ["class Money:\n    pass\n", "def shout(t):\n    pass\n"]) == []
+    assert absent_definitions(["Money"], ["def make_money():\n    pass\n"]) == ["Money"]
+
+
+def test_only_definitions_keeps_an_asked_class() -> None:
+    from foreman.backends.local.answers import only_definitions  # (beside the other only_definitions test)
+    code = "class Late(Exception):\n    pass\n\n\nclass Other:\n    pass\n"
+    assert only_definitions(code, ["Late"]) == "class Late(Exception):\n    pass\n"

@@ -451,3 +451,37 @@ def test_the_fixture_class_is_the_excerpts_class_when_it_has_a_setup() -> None:
     assert fixture_class(TEST_FORMATTING, "Fix format_age") is None  # a class without setUp
     assert fixture_class("def test_x():\n    assert 1\n", "x") is None
     assert fixture_class("def (", "x") is None
+
+
+ERROR_GOAL = ("Stock.remove() in stock.py lets the quantity go below zero. Removing more than is in stock should "
+              "raise a new error `InsufficientStock` (define it in stock.py as a subclass of StockError) and leave the "
+              "quantity as it was. Add test_stock.py.")
+STOCK_FILES = {"stock.py": "class StockError(Exception):\n    pass\n\n\nclass Stock:\n    def __init__(self, qty):\n"
+                           "        self.qty = qty\n\n    def remove(self, n):\n        self.qty -= n\n"}
+STOCK_UNCHANGED = text("```python\n# file: stock.py\nclass StockError(Exception):\n    pass\n```")
+ERROR_CLASS = text("```python\n# file: stock.py\nclass InsufficientStock(StockError):\n    pass\n\n\n"
+                   "class StockError(Exception):\n    '''made up'''\n```")
+
+
+async def test_an_answer_without_the_class_the_task_names_is_asked_for_it_alone_from_its_class_line(
+        tmp_path: Path) -> None:
+    """A raise-error task's new error class: the answer sent the errors' file back unchanged, twice
+    (dev trace of a package task); asked for alone, the block starts with the class line the task
+    states, base included."""
+    test = text("```python\n# file: test_stock.py\nimport pytest\nfrom stock import InsufficientStock, Stock\n\n\n"
+                "def test_remove_too_many():\n    s = Stock(3)\n    with pytest.raises(InsufficientStock):\n"
+                "        s.remove(5)\n    assert s.qty == 3\n```")
+    fix = text("```python\n# file: stock.py\n    def remove(self, n):\n        if n > self.qty:\n"
+               "            raise InsufficientStock(n)\n        self.qty -= n\n```")
+    replies = iter([STOCK_UNCHANGED, ERROR_CLASS, test, fix])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), goal=ERROR_GOAL,
+                                                   files=STOCK_FILES, attempts=1, repairs=2)
+    assert stats.passed, stats.attempts
+    ask = server.requests[1]["messages"]
+    assert [m["role"] for m in ask] == ["system", "user"]
+    assert "Your answer did not write InsufficientStock. Write only InsufficientStock" in ask[1]["content"]
+    assert ask[1]["content"].endswith(
+        "The block starts:\n```python\n# file: stock.py\nclass InsufficientStock(StockError):\n```")
+    placed = (repo / "stock.py").read_text()
+    assert "class InsufficientStock(StockError):" in placed and "made up" not in placed  # the asked class alone
+    assert stats.stages["check: function not written"] == 1

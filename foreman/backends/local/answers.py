@@ -173,8 +173,8 @@ def _compiles(code: str) -> bool:
 
 
 def only_definitions(code: str, names: list[str]) -> str:
-    """``code`` with only its imports and the top-level functions (with their decorators) named in
-    ``names``: the answer to an ask for those functions alone. Asked for one function and shown
+    """``code`` with only its imports and the top-level functions and classes (with their decorators)
+    named in ``names``: the answer to an ask for those definitions alone. Asked for one function and shown
     only the file's signatures, a model may send made-up bodies for the other functions, which
     would replace the real ones. The code is returned
     whole when it does not parse (placement then says why), "" when it holds none of ``names``."""
@@ -185,7 +185,7 @@ def only_definitions(code: str, names: list[str]) -> str:
     lines = code.split("\n")
     kept = []
     for node in tree.body:
-        wanted = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names
+        wanted = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in names
         if wanted or isinstance(node, (ast.Import, ast.ImportFrom)):
             start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             kept.append((wanted, "\n".join(lines[start - 1:node.end_lineno])))

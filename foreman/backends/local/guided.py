@@ -65,6 +65,7 @@ from .guided_text import (
     JSON_ASK,
     TESTS_STEP,
     absent_definitions,
+    asked_classes,
     asked_functions,
     goal_text,
     summarize_failure,
@@ -184,9 +185,10 @@ class GuidedTask:
                    for rel, data in self.original.items() if rel != self.locked)
 
     def _absent(self, where: Localized) -> list[str]:
-        """The functions the task asks for by name (:func:`.guided_text.asked_functions`) that no
-        non-test file the task names or the attempt wrote defines."""
-        names = asked_functions(self.goal)
+        """The functions and classes the task asks for by name (:func:`.guided_text.asked_functions`,
+        :func:`.guided_text.asked_classes`) that no non-test file the task names or the attempt wrote
+        defines."""
+        names = [*asked_functions(self.goal), *asked_classes(self.goal)]
         if not names:
             return []
         files = [rel for rel in dict.fromkeys([*where.targets, *([where.target] if where.target else []),

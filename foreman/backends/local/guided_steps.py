@@ -167,6 +167,8 @@ async def _propose(task: GuidedTask, attempt: Attempt, state: AttemptState, wher
         cut = task.last_finish == "length"  # a whole file repeated until max_tokens, most often
         if cut:
             problem = f"the answer was cut off at max_tokens ({task.last_limit}); {problem}"
+        elif step != "function" and task.enabled("function-ask") and task._absent(where):
+            return None  # (a file sent back without what the task names: the check asks for that alone)
         return Finding("propose", "nothing placed", problem,
                        CUT_OFF if cut else f"That could not be applied: {problem}\n{REPAIR_ASK}")
     return None

@@ -140,9 +140,28 @@ def missing_asked_names(summary: str, goal: str, known: list[str]) -> list[tuple
 
 
 _ASKED_DEF_RE = re.compile(r"\b(?:function|method|def)\s+`?([A-Za-z_]\w*)`?\s*\(")
-ASKED_DEF = ("Your answer did not write {names}. Write only {names}, complete from the def line to the end, as the "
+ASKED_DEF = ("Your answer did not write {names}. Write only {names}, complete from its first line to the end, as the "
              "task describes it, in one ```python block whose first line is `# file: {path}`. Do not send any other "
-             "function of the file. No explanations.")
+             "definition of the file. No explanations.")
+_NEW_CLASS_RE = re.compile(r"\bnew\s+(?:[a-z]+\s+){0,2}?(?P<kind>error|exception|class)(?:\s+class)?\s+`(?P<name>[A-Z]\w*)`"
+                           r"|\bnew\s+`(?P<name2>[A-Z]\w*)`\s+(?P<kind2>error|exception|class)\b")
+_SUBCLASS_RE = re.compile(r"\bsubclass\s+of\s+`?([A-Za-z_][\w.]*[A-Za-z_0-9])`?")
+_SENTENCE_END_RE = re.compile(r"[.;!?](?:\s|$)")
+
+
+def asked_classes(goal: str) -> dict[str, str]:
+    """The classes a task asks to add by name ("raise a new error `InsufficientStock` (define it in
+    inventory/errors.py as a subclass of InventoryError)", "a new `Money` class"), each with its
+    class line: the base the same sentence names after "subclass of", else ``Exception`` for an
+    error or exception, else none (``class Money:``). In the task's order."""
+    found: dict[str, str] = {}
+    for m in _NEW_CLASS_RE.finditer(goal):
+        name, kind = m.group("name") or m.group("name2"), m.group("kind") or m.group("kind2")
+        end = _SENTENCE_END_RE.search(goal, m.end())
+        base = _SUBCLASS_RE.search(goal, m.end(), end.start() if end else len(goal))
+        parent = base.group(1) if base else "Exception" if kind in ("error", "exception") else ""
+        found.setdefault(name, f"class {name}({parent}):" if parent else f"class {name}:")
+    return found
 
 
 def asked_functions(goal: str) -> list[str]:
@@ -180,9 +199,9 @@ def task_words(goal: str, symbols: list[tuple[str, str, int]]) -> set[str]:
 
 
 def absent_definitions(names: list[str], texts: list[str]) -> list[str]:
-    """The names of ``names`` that no ``def`` in ``texts`` (Python sources) defines, at any depth."""
-    return [name for name in names
-            if not any(re.search(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.M) for text in texts)]
+    """The names of ``names`` that no ``def`` or ``class`` in ``texts`` (Python sources) defines, at any depth."""
+    return [name for name in names if not any(
+        re.search(rf"^[ \t]*(?:(?:async[ \t]+)?def|class)[ \t]+{re.escape(name)}\b", text, re.M) for text in texts)]
 
 
 def stated_def_lines(goal: str, names: list[str]) -> list[str]:
@@ -242,10 +261,14 @@ def asked_def_ask(goal: str, names: list[str], path: str, signatures: str) -> st
     invites the copy; this one holds the task, the file's signatures only, and the ask. It ends
     with the block's start, the def lines the task states (:func:`stated_def_lines`): asked so
     without it, the model may still send the file's other functions, rewritten, at every
-    temperature, and never the asked one.
+    temperature, and never the asked one. A class the task asks for by name (:func:`asked_classes`)
+    is asked for the same way, its class line first (a new error class's file was sent back
+    unchanged, ask after ask).
     """
     shown = f"\n\n{path} has these definitions now (signatures only):\n```python\n{signatures}\n```" if signatures else ""
-    lines = stated_def_lines(goal, names)
+    classes = asked_classes(goal)
+    lines = [classes[name] for name in names if name in classes] + stated_def_lines(
+        goal, [name for name in names if name not in classes])
     start = (f"\nThe block starts:\n```python\n# file: {path}\n" + "\n".join(lines) + "\n```") if lines else ""
     return f"Task:\n{goal}{shown}\n\n" + ASKED_DEF.format(names=", ".join(names), path=path) + start
 

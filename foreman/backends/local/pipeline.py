@@ -53,8 +53,8 @@ CHECKS: tuple[Check, ...] = (
           "continue it"),
     Check("unloop", "propose", "a model that fell into a repetition loop (one line repeated until the reply's limit) "
           "loops the same way when asked again: the task's later asks carry a repetition penalty"),
-    Check("function-ask", "repair", "an answer leaves out a function the task asks for by name: that function is "
-          "asked for alone"),
+    Check("function-ask", "repair", "an answer leaves out a function or class the task asks for by name (or sends "
+          "its file back unchanged without it): that definition is asked for alone"),
     Check("line-ask", "repair", "an answer sends the code the task names back unchanged: the line the task names is "
           "asked for alone"),
     Check("cut-table", "propose", "a test cut inside its parametrize table loses every case: the complete rows are "
