@@ -44,3 +44,37 @@ async def test_ablated_the_raise_after_the_change_passes(tmp_path: Path) -> None
                                                            attempts=1, repairs=0, ablate=("continue", "raise-first"))
     assert stats.passed, stats.attempts
     assert "self.qty -= n\n        if self.qty < 0" in (repo / "stock.py").read_text()  # what the check exists to stop
+
+
+NOT_YET = ("```python\n# file: stock.py\ndef shortfall(qty, n):\n    '''Fewer units than asked.'''\n    return n - qty\n```")
+TOO_MANY = ("```python\n# file: test_stock.py\nimport pytest\nfrom stock import InsufficientStock, Stock\n\n\n"
+            "def test_remove_too_many():\n    s = Stock(3)\n    with pytest.raises(InsufficientStock):\n"
+            "        s.remove(5)\n    assert s.qty == 3\n```")
+METHOD = ("```python\n# file: stock.py\ndef remove(self, n):\n    if n > self.qty:\n        raise InsufficientStock(n)\n"
+          "    self.qty -= n\n```")
+
+
+async def test_a_test_expecting_an_error_not_raised_yet_gets_its_function_asked_for_alone(tmp_path: Path) -> None:
+    """The answer added a helper, not the change of the function that must raise; the test the model
+    wrote for it fails with DID NOT RAISE. The raise ask shows remove alone, afresh, and its answer,
+    a method sent as a top-level def, goes into the class."""
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(NOT_YET, TOO_MANY, METHOD), files=FILES,
+                                                           goal=GOAL, attempts=1, repairs=1)
+    asked = [r["messages"] for r in server.requests if r.get("stream")]
+    assert stats.passed, (stats.attempts, [m[-1]["content"][:200] for m in asked])
+    assert stats.stages["repair: raise asked"] == 1
+    ask = asked[-1]
+    assert [m["role"] for m in ask] == ["system", "user"]  # afresh
+    assert "stock.py, remove:\n```python\n" in ask[1]["content"]
+    assert "calls `s.remove(5)` and expects InsufficientStock, but remove raised nothing" in ask[1]["content"]
+    placed = (repo / "stock.py").read_text()
+    assert "    def remove(self, n):\n        if n > self.qty:" in placed and "Fewer units" in placed
+
+
+async def test_ablated_the_raise_ask_leaves_the_generic_repair(tmp_path: Path) -> None:
+    result, tools, server, stats, repo = await guided_turn(tmp_path, replies(NOT_YET, TOO_MANY, METHOD), files=FILES,
+                                                           goal=GOAL, attempts=1, repairs=1,
+                                                           ablate=("continue", "raise-ask"))
+    asked = [r["messages"] for r in server.requests if r.get("stream")]
+    assert stats.stages["repair: raise asked"] == 0
+    assert asked[-1][-1]["content"].startswith("The checks (")  # the failure, in the same conversation

@@ -15,7 +15,9 @@ runs the attempts, each from the same clean start, and locates the task once).
   share is used by the code, not only the tests (``uses``, :mod:`.uses`); an added raise comes
   before any change of state (``raise-first``, :mod:`.raisefirst`); a file the task names
   and the answer left alone is asked for once (``named-file``);
-- *repair*: each failure's finding goes back to the model while repair rounds are left.
+- *repair*: each failure's finding goes back to the model while repair rounds are left; a new
+  test failing because its expected error was not raised gets the function it calls asked for
+  alone, once an attempt (``raise-ask``, :mod:`.raiseask`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import asked as asked_tests
 from . import madeup as made_up_cases
-from . import mutants, proof, raisefirst, testcheck, uses
+from . import mutants, proof, raiseask, raisefirst, testcheck, uses
 from . import named as named_files
 from .guided_stats import Attempt
 from .guided_text import (
@@ -66,10 +68,11 @@ class AttemptState:
         messages: the conversation of the next ask (a fresh ask replaces it).
         target: the file the edit ask names as the example path.
         line: the line the task names, for the line ask (None: it names none).
-        step: the next ask's kind ("edit", "repair", "function", "line" or "named").
+        step: the next ask's kind ("edit", "repair", "function", "line", "named" or "raise").
         absent: the functions the last function ask was for.
-        focus: the definitions the last named-file ask was for alone.
+        focus: the definitions the last named-file or raise ask was for alone.
         line_asked: the line ask was made (once an attempt).
+        raise_asked: the raise ask was made (once an attempt).
     """
 
     messages: list[dict[str, Any]]
@@ -79,6 +82,7 @@ class AttemptState:
     absent: list[str] = field(default_factory=list)
     focus: list[str] = field(default_factory=list)
     line_asked: bool = False
+    raise_asked: bool = False
 
 
 async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
@@ -146,7 +150,7 @@ async def _propose(task: GuidedTask, attempt: Attempt, state: AttemptState, wher
         attempt.outcome, task._why = "passed", "the model said no change is needed"
         task.mark("validate", "named file: no change needed")
         return PASSED
-    only = state.absent if step == "function" else (state.focus or None) if step == "named" else None
+    only = state.absent if step == "function" else (state.focus or None) if step in ("named", "raise") else None
     planned = task._place_line(reply, state.line, where, known, default) if step == "line" and state.line else (
         task._place(reply, where, known, default, only=only))
     attempt.placement_failures += len(planned.failures)
@@ -212,6 +216,10 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         attempt.actions.append(f"{where.test_file}: {len(dropped)} made-up case(s) dropped ("
                                + "; ".join(c.source[:60] for c in dropped)[:200] + ")")
         ok, summary = await task._check()
+    if not ok and task.enabled("raise-ask") and not state.raise_asked and (miss := _not_raised(task, summary)):
+        state.raise_asked, state.focus = True, [miss.name]
+        return Finding("validate", "checks failed", f"{miss.name} does not raise {miss.error}",
+                       raiseask.raise_ask(task.goal, miss, task._read(miss.path) or ""), fresh=True, step="raise")
     if ok and task.enabled("proof") and where.wants_test and where.test_file and (unproven := await (
             proof.proves_the_change(task, attempt, where.test_file, where, task._new_tests(where.test_file)))):
         return Finding("validate", proof.PASSES_WITHOUT, ", ".join(unproven),
@@ -237,16 +245,30 @@ def _written(task: GuidedTask) -> tuple[dict[str, str | None], dict[str, str]]:
     return before, {rel: text for rel in before if (text := task._read(rel)) is not None}
 
 
+def _not_raised(task: GuidedTask, summary: str) -> raiseask.NotRaised | None:
+    """:func:`.raiseask.not_raised` over the attempt's new tests that fail and the repository's code."""
+    failures = [(rel, name, message) for rel, name, message in failing_tests(summary)
+                if rel in task.original and name in task._new_tests(rel)]
+    if not failures:
+        return None
+    tests = {rel: text for rel, _, _ in failures if (text := task._read(rel)) is not None}
+    return raiseask.not_raised(failures, tests, _code(task))
+
+
+def _code(task: GuidedTask) -> dict[str, str]:
+    """The repository's non-test Python files, path -> text (at most :data:`_MAX_CODE_FILES`)."""
+    code = [rel for rel in list_files(task.root) if rel.endswith(".py") and not is_test_file(rel)
+            and not rel.startswith(("tests/", "test/"))][:_MAX_CODE_FILES]
+    return {rel: text for rel in code if (text := task._read(rel)) is not None}
+
+
 def _uses(task: GuidedTask) -> tuple[str, str] | None:
     """:func:`.uses.check` over the attempt's written files and the repository's code (at most
     :data:`_MAX_CODE_FILES` non-test Python files; None when the task asks for no use)."""
     if not uses.USE_ASK_RE.search(task.goal):
         return None
     before = {rel: (data or b"").decode("utf-8", "replace") for rel, data in task.original.items()}
-    code = [rel for rel in list_files(task.root) if rel.endswith(".py") and not is_test_file(rel)
-            and not rel.startswith(("tests/", "test/"))][:_MAX_CODE_FILES]
-    now = {rel: text for rel in code if (text := task._read(rel)) is not None}
-    return uses.check(task.goal, before, now)
+    return uses.check(task.goal, before, _code(task))
 
 
 _MAX_CODE_FILES = 400

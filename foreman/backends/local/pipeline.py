@@ -55,6 +55,9 @@ CHECKS: tuple[Check, ...] = (
           "loops the same way when asked again: the task's later asks carry a repetition penalty"),
     Check("function-ask", "repair", "an answer leaves out a function or class the task asks for by name (or sends "
           "its file back unchanged without it): that definition is asked for alone"),
+    Check("raise-ask", "repair", "a new test expects an error that the function it calls does not raise yet, and "
+          "told only that the test failed, the model rewrites the test or the error class: that function is shown "
+          "and asked for alone, changed to raise it"),
     Check("line-ask", "repair", "an answer sends the code the task names back unchanged: the line the task names is "
           "asked for alone"),
     Check("cut-table", "propose", "a test cut inside its parametrize table loses every case: the complete rows are "

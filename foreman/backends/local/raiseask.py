@@ -1,0 +1,146 @@
+"""The raise ask: a new test expects an error the code does not raise yet, so the function its
+raises-block calls is shown alone and asked for, changed to raise it.
+
+Why: a task asking for an error on bad input needs two changes, the error (often a new class) and
+the function that must raise it. A small model that wrote the class and a right test, told only
+that the test failed ("DID NOT RAISE"), rewrites the test or sends more classes, and the function
+is never changed. The failing test says which function it is: the call inside ``with
+pytest.raises(E):`` (or ``self.assertRaises(E)``, or ``assertRaises(E, f, ...)``). Like the line
+ask (:mod:`.lineask`), the harness finds the place and the model writes the change.
+
+Pure: text in, text out (the caller gives the files' texts).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .localize import numbered
+
+_NOT_RAISED_RE = re.compile(r"DID NOT RAISE\b|^AssertionError: [\w.]+ not raised\b")
+RAISE_ASK = ("Task:\n{goal}\n\n{path}, {name}:\n```python\n{shown}\n```\n\nThe test {test} calls `{call}` and expects "
+             "{error}, but {name} raised nothing. Change {name} so that it raises {error} as the task asks, before it "
+             "changes anything. Reply with only {name}, complete from its def line to its end, in one ```python block "
+             "whose first line is `# file: {path}`. No explanations.")
+
+
+@dataclass(frozen=True)
+class NotRaised:
+    """A new test's expected error that the function it calls did not raise.
+
+    Attributes:
+        test: the test function. error: the error's name. call: the call's source.
+        path: the file defining the called function. name: the function's name.
+        first, last: its definition's lines (1-based, inclusive, decorators included).
+    """
+
+    test: str
+    error: str
+    call: str
+    path: str
+    name: str
+    first: int
+    last: int
+
+
+def says_not_raised(message: str) -> bool:
+    """Whether a failing test's message says an expected error was not raised (pytest's ``DID NOT
+    RAISE <class 'pkg.errors.E'>``, unittest's ``AssertionError: E not raised``). The error's name
+    is read from the test itself: pytest's short summary cuts long messages."""
+    return bool(_NOT_RAISED_RE.search(message))
+
+
+def _raises_context(expr: ast.expr) -> ast.Call | None:
+    """``pytest.raises(E)`` / ``raises(E)`` / ``self.assertRaises(E)`` as a ``with`` item, else None."""
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ("raises", "assertRaises", "assertRaisesRegex"):
+            return expr
+    return None
+
+
+def raised_call(test_source: str, test: str) -> tuple[ast.Call, str] | None:
+    """The call test function ``test`` of ``test_source`` expects to raise, with the error's name:
+    the first call of the first statement inside its raises-block (the outermost call), or the
+    function ``assertRaises(E, f, ...)`` is handed, as a call of ``f``. None when the test or such
+    a block is not found."""
+    try:
+        tree = ast.parse(test_source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != test:
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.With, ast.AsyncWith)):
+                ctx = next((c for i in inner.items if (c := _raises_context(i.context_expr)) is not None), None)
+                first = inner.body[0] if inner.body else None
+                call = next((c for c in ast.walk(first) if isinstance(c, ast.Call)), None) if first else None
+                if ctx is not None and ctx.args and call is not None:
+                    return call, _error_name(ctx.args[0])
+            if isinstance(inner, ast.Call) and (ctx := _raises_context(inner)) is not None and len(ctx.args) >= 2:
+                return ast.Call(func=ctx.args[1], args=ctx.args[2:], keywords=ctx.keywords), _error_name(ctx.args[0])
+    return None
+
+
+def _error_name(expr: ast.expr) -> str:
+    """``E`` of ``E`` or ``errors.E``; the source of anything else (a tuple of errors)."""
+    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ast.unparse(expr)
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def not_raised(failures: Sequence[tuple[str, str | None, str]], tests: Mapping[str, str],
+               code: Mapping[str, str]) -> NotRaised | None:
+    """The first failing new test whose expected error was not raised, with the one definition of
+    the function it calls (:func:`raised_call`) among ``code``'s files.
+
+    Args:
+        failures: ``(path, test, message)`` of the failing tests (:func:`.guided_text.failing_tests`).
+        tests: the attempt's new tests' files, path -> text (other failures are not looked at).
+        code: the repository's non-test Python files, path -> text.
+
+    Returns:
+        None when no such failure names a call, or when no file or more than one defines it (which
+        one is meant is then unclear).
+    """
+    for path, test, message in failures:
+        if not says_not_raised(message) or not test or path not in tests:
+            continue
+        found_call = raised_call(tests[path], test)
+        if found_call is None:
+            continue
+        call, error = found_call
+        name = _called_name(call)
+        if name is None:
+            continue
+        found = []
+        for rel, text in code.items():
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            found += [(rel, n) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and n.name == name]
+        if len(found) == 1:
+            rel, fn = found[0]
+            first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            return NotRaised(test, error, ast.unparse(call)[:120], rel, name, first, fn.end_lineno or fn.lineno)
+    return None
+
+
+def raise_ask(goal: str, miss: NotRaised, text: str) -> str:
+    """The ask for ``miss.name`` changed to raise: the task, the definition numbered as in the file
+    (``text``, the file as it is now), the call and the error."""
+    return RAISE_ASK.format(goal=goal, path=miss.path, name=miss.name, shown=numbered(text, miss.first, miss.last),
+                            test=miss.test, call=miss.call, error=miss.error)
+
+
+__all__ = ["RAISE_ASK", "NotRaised", "not_raised", "raise_ask", "raised_call", "says_not_raised"]
