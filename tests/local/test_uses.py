@@ -72,3 +72,12 @@ def test_a_copy_split_over_locals_or_reached_through_its_module_is_still_a_copy(
     assert kept_copies("discount_amount", {"pricing.py": pricing, "receipt.py": shared}) == []
     twice = receipt.replace("    amount = cart.total()", "    percent = 0\n    amount = cart.total()")
     assert kept_copies("discount_amount", {"pricing.py": pricing, "receipt.py": twice}) == []  # assigned twice: unknown
+
+
+def test_moving_code_into_a_function_asks_for_its_use_even_unsaid() -> None:
+    moved = ("The regular expression of word_count() and title_case() is repeated. Pull it out of both into one "
+             "function `words(text)` in textutil.py.")
+    assert unused(moved, {"textutil.py": BEFORE}, {"textutil.py": ADDED_ONLY}) == ["words"]
+    assert unused(moved, {"textutil.py": BEFORE}, {"textutil.py": SHARED}) == []
+    new_api = "Add a function `words(text)` to textutil.py that moves each word into a list."
+    assert unused(new_api, {"textutil.py": BEFORE}, {"textutil.py": ADDED_ONLY}) == []  # a new API, no refactor

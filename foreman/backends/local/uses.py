@@ -25,8 +25,13 @@ from collections.abc import Mapping
 
 USE_ASK_RE = re.compile(r"\b(?:use|uses|call|calls)\s+(?:it|them|this|that|the new|one)\b"
                         r"|\b(?:make|makes|have|has|let)\b[^.;]{0,80}?\b(?:use|call|go through)\b"
-                        r"|\binstead of (?:its|their) own\b", re.IGNORECASE)
-"""The wording of a task that asks the existing code to use what it adds."""
+                        r"|\binstead of (?:its|their) own\b"
+                        r"|\binto\s+(?:(?:a|an|one|its\s+own|their\s+own|the)\s+)?"
+                        r"(?:(?:new|shared|separate|single|small|private|public|helper|common)\s+)*"
+                        r"(?:function|method|helper)\b", re.IGNORECASE)
+"""The wording of a task that asks the existing code to use what it adds: said outright ("make both
+functions use it"), or implied by moving code "into a function" (a refactor that pulls code out
+into a new function and leaves the old place with its copy has done nothing)."""
 _NAMED_RE = re.compile(r"`([A-Za-z_]\w*)(?:\([^`]*\))?`|\b([A-Za-z_]\w*)\(")
 
 UNUSED = "new code unused"
