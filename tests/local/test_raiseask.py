@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from foreman.backends.local.raiseask import not_raised, raise_ask, raised_call, says_not_raised
+from foreman.backends.local.raiseask import elsewhere, not_raised, raise_ask, raised_call, raising_calls, says_not_raised
 
 STORE = ("class Inventory:\n    def __init__(self):\n        self.items = {}\n\n"
          "    def remove(self, sku, qty=1):\n        self.items[sku] -= qty\n")
@@ -60,3 +60,23 @@ def test_no_ask_when_the_place_is_unclear() -> None:
     assert not_raised(failures, {}, {"inventory/store.py": STORE}) is None  # not a new test's failure
     other = [("tests/test_store.py", "test_too_many", "AssertionError: assert 5 == 3")]
     assert not_raised(other, {"tests/test_store.py": PYTEST}, {"inventory/store.py": STORE}) is None
+
+
+def test_the_calls_new_tests_expect_an_error_from() -> None:
+    unit = ("class T(unittest.TestCase):\n    def test_bad(self):\n        with self.assertRaises(UnknownCode):\n"
+            "            self.cart.apply_code('X')\n\n    def test_plain(self):\n        self.assertTrue(1)\n")
+    assert raising_calls(unit, ["test_bad", "test_plain"]) == [("apply_code", "UnknownCode")]
+    assert raising_calls(PYTEST, ["test_too_many"]) == [("remove", "InsufficientStock")]
+    assert raising_calls(PYTEST, ["test_missing"]) == []
+
+
+def test_an_error_expected_only_from_a_call_the_task_does_not_name_is_sent_back() -> None:
+    detail, ask = elsewhere(["apply_code"], [("discount_for", "UnknownCode")]) or ("", "")
+    assert detail == "the tests expect UnknownCode from discount_for(), the task names apply_code()"
+    assert "The task says apply_code() must raise the error, but the new tests expect UnknownCode only from " \
+           "discount_for()" in ask
+    assert elsewhere(["apply_code"], [("discount_for", "E"), ("apply_code", "E")]) is None  # one block calls it
+    assert elsewhere([], [("discount_for", "E")]) is None  # the task names no function of the code
+    assert elsewhere(["apply_code"], []) is None  # no test expects an error
+    raised_in_the_test = "def test_x():\n    with pytest.raises(E):\n        raise E('x')\n"
+    assert elsewhere(["remove"], raising_calls(raised_in_the_test, ["test_x"])) is not None  # checks nothing

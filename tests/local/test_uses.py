@@ -3,7 +3,7 @@ code, not only by the tests (an answer that adds it and leaves the old copies pa
 
 from __future__ import annotations
 
-from foreman.backends.local.uses import check, kept_copies, unused
+from foreman.backends.local.uses import check, kept_copies, left_alone, unused
 
 GOAL = ("word_count() and title_case() in textutil.py each carry their own copy of the regular expression. "
         "Please pull it out into one public function `words(text)` and make both functions use it.")
@@ -81,3 +81,29 @@ def test_moving_code_into_a_function_asks_for_its_use_even_unsaid() -> None:
     assert unused(moved, {"textutil.py": BEFORE}, {"textutil.py": SHARED}) == []
     new_api = "Add a function `words(text)` to textutil.py that moves each word into a list."
     assert unused(new_api, {"textutil.py": BEFORE}, {"textutil.py": ADDED_ONLY}) == []  # a new API, no refactor
+
+
+def test_a_function_the_task_names_left_as_it_was_still_does_the_work() -> None:
+    goal = ("The discount is computed twice, once in Cart.discount() and again in receipt.render(). Move that "
+            "computation into one function `discount_amount(code, subtotal)` in pricing.py and make both use it.")
+    pricing = "def discount_for(code, subtotal):\n    return 10 if code else 0\n"
+    cart = ("import pricing\n\nclass Cart:\n    def discount(self):\n"
+            "        return self.total * pricing.discount_for(self.code, self.total) // 100\n")
+    receipt = ("import pricing\n\ndef render(cart):\n    percent = pricing.discount_for(cart.code, cart.total)\n"
+               "    return f'-{cart.total * percent // 100}'\n")
+    before = {"pricing.py": pricing, "receipt.py": receipt}
+    # a new function that repeats the old one's body (no copy of it to find) and only the receipt changed
+    added = pricing + "\ndef discount_amount(code, subtotal):\n    return 10 if code else 0\n"
+    used = receipt.replace("pricing.discount_for(cart.code, cart.total)", "pricing.discount_amount(cart.code, cart.total)")
+    now = {"pricing.py": added, "cart.py": cart, "receipt.py": used}
+    assert left_alone(goal, before, now) == ["discount"]
+    assert check(goal, before, now) == (
+        "discount() unchanged",
+        "The task moves that work out of discount() into discount_amount, but discount() is unchanged: still doing "
+        "the work without discount_amount. Change discount() to call discount_amount, and send the changed "
+        "definitions complete.")
+    both = {**now, "cart.py": cart.replace("self.total * pricing.discount_for(self.code, self.total) // 100",
+                                           "pricing.discount_amount(self.code, self.total)")}
+    assert left_alone(goal, {**before, "cart.py": cart}, both) == [] and check(goal, {**before, "cart.py": cart},
+                                                                                both) is None
+    assert left_alone("Add a function `discount_amount(code, subtotal)`; Cart.discount() stays.", before, now) == []

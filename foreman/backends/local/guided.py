@@ -445,17 +445,18 @@ class GuidedTask:
             attempt.untouched = named_files.note(left, why)
 
     def _repair(self, attempt: Attempt, messages: list[dict[str, Any]], outcome: str, detail: str,
-                ask: str) -> bool:
-        """Record the attempt's failure; when a repair round is left, ask the model for one.
+                ask: str, *, free: bool = False) -> bool:
+        """Record the attempt's failure; when a repair round is left (or the ask is ``free``: it
+        uses none), ask the model for one.
 
         Returns:
             True when the repair request was added to ``messages`` (the attempt goes on), False
             when the profile's ``repairs`` are used up (the attempt ends with this outcome).
         """
         attempt.outcome, attempt.detail = outcome, detail
-        if attempt.repairs >= max(0, self.profile.repairs):
+        if not free and attempt.repairs >= max(0, self.profile.repairs):
             return False
-        attempt.repairs += 1
+        attempt.repairs += 0 if free else 1
         messages.append({"role": "user", "content": ask})
         return True
 

@@ -13,7 +13,8 @@ runs the attempts, each from the same clean start, and locates the task once).
   new tests fail without the change (``proof``), or, added with no change to the code, on a broken
   version of what they call (``mutant``, :mod:`.mutants`); a function the task asks the code to
   share is used by the code, not only the tests (``uses``, :mod:`.uses`); an added raise comes
-  before any change of state (``raise-first``, :mod:`.raisefirst`); a file the task names
+  before any change of state (``raise-first``, :mod:`.raisefirst`), and a test of an error calls
+  what the task names (``raise-where``, :mod:`.raiseask`); a file the task names
   and the answer left alone is asked for once (``named-file``);
 - *repair*: each failure's finding goes back to the model while repair rounds are left; a new
   test failing because its expected error was not raised gets the function it calls asked for
@@ -46,6 +47,7 @@ from .guided_text import (
     failing_tests,
     missing_asked_names,
     no_change_ask,
+    task_functions,
 )
 from .lineask import NamedLine, line_ask, named_line
 from .localize import Localized, is_test_file, list_files, numbered
@@ -123,7 +125,7 @@ async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known:
         task.mark(finding.stage, finding.outcome)
         if finding.fresh:
             state.messages[:] = [{"role": "system", "content": SYSTEM}]
-        if not task._repair(attempt, state.messages, finding.outcome, finding.detail, finding.ask):
+        if not task._repair(attempt, state.messages, finding.outcome, finding.detail, finding.ask, free=finding.free):
             task.mark("repair", "none left")
             return
         task.mark("repair", f"{finding.step} asked")
@@ -219,7 +221,8 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
     if not ok and task.enabled("raise-ask") and not state.raise_asked and (miss := _not_raised(task, summary)):
         state.raise_asked, state.focus = True, [miss.name]
         return Finding("validate", "checks failed", f"{miss.name} does not raise {miss.error}",
-                       raiseask.raise_ask(task.goal, miss, task._read(miss.path) or ""), fresh=True, step="raise")
+                       raiseask.raise_ask(task.goal, miss, task._read(miss.path) or ""), fresh=True, step="raise",
+                       free=True)  # (once an attempt: the rounds may have gone to the error class and the test)
     if ok and task.enabled("proof") and where.wants_test and where.test_file and (unproven := await (
             proof.proves_the_change(task, attempt, where.test_file, where, task._new_tests(where.test_file)))):
         return Finding("validate", proof.PASSES_WITHOUT, ", ".join(unproven),
@@ -231,6 +234,8 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         return Finding("validate", uses.UNUSED, *kept)
     if ok and task.enabled("raise-first") and (first := raisefirst.check(*_written(task))):
         return Finding("validate", raisefirst.CHANGED_FIRST, *first)
+    if ok and task.enabled("raise-where") and (other := _raised_elsewhere(task)):
+        return Finding("validate", raiseask.ELSEWHERE, *other)
     if ok:
         attempt.outcome, attempt.detail = "passed", ""
         task.mark("validate", "checks passed")
@@ -253,6 +258,17 @@ def _not_raised(task: GuidedTask, summary: str) -> raiseask.NotRaised | None:
         return None
     tests = {rel: text for rel, _, _ in failures if (text := task._read(rel)) is not None}
     return raiseask.not_raised(failures, tests, _code(task))
+
+
+def _raised_elsewhere(task: GuidedTask) -> tuple[str, str] | None:
+    """:func:`.raiseask.elsewhere` over the attempt's new tests and the functions the task names as
+    calls that the repository's code defines."""
+    calls = [call for rel in task.original if is_test_file(rel) and (names := task._new_tests(rel))
+             for call in raiseask.raising_calls(task._read(rel) or "", names)]
+    if not calls:
+        return None
+    defined = {name for text in _code(task).values() for name in uses.defined(text)}
+    return raiseask.elsewhere([name for name in task_functions(task.goal) if name in defined], calls)
 
 
 def _code(task: GuidedTask) -> dict[str, str]:

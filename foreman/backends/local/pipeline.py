@@ -57,7 +57,7 @@ CHECKS: tuple[Check, ...] = (
           "its file back unchanged without it): that definition is asked for alone"),
     Check("raise-ask", "repair", "a new test expects an error that the function it calls does not raise yet, and "
           "told only that the test failed, the model rewrites the test or the error class: that function is shown "
-          "and asked for alone, changed to raise it"),
+          "and asked for alone, changed to raise it (once an attempt, beside the repair rounds)"),
     Check("line-ask", "repair", "an answer sends the code the task names back unchanged: the line the task names is "
           "asked for alone"),
     Check("cut-table", "propose", "a test cut inside its parametrize table loses every case: the complete rows are "
@@ -74,6 +74,9 @@ CHECKS: tuple[Check, ...] = (
     Check("raise-first", "validate", "an answer raises the asked error only after it changed the object (a count "
           "lowered, an item dropped), so a test expecting the error passes while the refused call leaves a half-made "
           "change: an added raise must come before any change of state"),
+    Check("raise-where", "validate", "a test that expects the asked error from a helper, not from the call the task "
+          "says must raise, passes while that call still accepts the bad input: a new test's raises-block must call a "
+          "function the task names"),
     Check("named-file", "validate", "a pass leaves a file the task asks to change unchanged: the model is asked for "
           "it once"),
 )
@@ -132,6 +135,8 @@ class Finding:
         ask: the repair request.
         fresh: the request starts a new conversation (system prompt and the request only).
         step: the kind of the ask that follows.
+        free: the ask uses no repair round (an ask made at most once an attempt, whose need shows
+            only after the rounds went to what came before it).
     """
 
     stage: str
@@ -140,6 +145,7 @@ class Finding:
     ask: str
     fresh: bool = False
     step: str = "repair"
+    free: bool = False
 
 
 PASSED = Finding("validate", "passed", "", "")

@@ -1,5 +1,6 @@
 """The raise ask: a new test expects an error the code does not raise yet, so the function its
-raises-block calls is shown alone and asked for, changed to raise it.
+raises-block calls is shown alone and asked for, changed to raise it; and the ``raise-where``
+check: the new tests must expect the error from a call the task names (:func:`elsewhere`).
 
 Why: a task asking for an error on bad input needs two changes, the error (often a new class) and
 the function that must raise it. A small model that wrote the class and a right test, told only
@@ -136,6 +137,39 @@ def not_raised(failures: Sequence[tuple[str, str | None, str]], tests: Mapping[s
     return None
 
 
+ELSEWHERE = "error tested elsewhere"
+"""The outcome of an attempt whose new tests expect an error only from calls the task does not name."""
+ELSEWHERE_ASK = ("The task says {named} must raise the error, but the new tests expect {error} only from {called}. A "
+                 "test of another call passes whether or not {named} raises. Write the test of the error with the call "
+                 "the task names inside the raises block, and change the code so that this call raises it. Send the "
+                 "changed test and code complete.")
+
+
+def raising_calls(test_source: str, tests: list[str]) -> list[tuple[str, str]]:
+    """``(called name, error)`` of the raises-block of each of ``tests`` (test function names) in
+    ``test_source`` that has one (:func:`raised_call`)."""
+    found = []
+    for test in tests:
+        if (hit := raised_call(test_source, test)) is not None and (name := _called_name(hit[0])) is not None:
+            found.append((name, hit[1]))
+    return found
+
+
+def elsewhere(named: list[str], calls: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """``(detail, repair ask)`` when the new tests' raises-blocks (``calls``, :func:`raising_calls`)
+    call none of the functions the task names as calls (``named``: those the code defines, in the
+    task's order), so the asked error may be raised somewhere the task did not ask for (a test of a
+    helper passes while the call the task names still accepts the bad input); None when a block
+    calls one, when there is no block, or when the task names no such function."""
+    if not named or not calls or any(name in named for name, _ in calls):
+        return None
+    called = ", ".join(dict.fromkeys(f"{name}()" for name, _ in calls))
+    error = calls[0][1]
+    shown = " or ".join(f"{name}()" for name in named[:3])
+    return (f"the tests expect {error} from {called}, the task names {shown}",
+            ELSEWHERE_ASK.format(named=shown, error=error, called=called))
+
+
 def raise_ask(goal: str, miss: NotRaised, text: str) -> str:
     """The ask for ``miss.name`` changed to raise: the task, the definition numbered as in the file
     (``text``, the file as it is now), the call and the error."""
@@ -143,4 +177,5 @@ def raise_ask(goal: str, miss: NotRaised, text: str) -> str:
                             test=miss.test, call=miss.call, error=miss.error)
 
 
-__all__ = ["RAISE_ASK", "NotRaised", "not_raised", "raise_ask", "raised_call", "says_not_raised"]
+__all__ = ["ELSEWHERE", "ELSEWHERE_ASK", "RAISE_ASK", "NotRaised", "elsewhere", "not_raised", "raise_ask", "raised_call",
+           "raising_calls", "says_not_raised"]

@@ -9,7 +9,9 @@ shared. So when the task asks for use (:data:`USE_ASK_RE`: "use it", "make X use
 call", ...) and the answer defined a function the task names that was not there before, some
 non-test Python code other than the function itself must refer to it (a call, an attribute, a
 name passed on such as ``set_defaults(func=cmd_add)``; an import alone is not a use), and no other
-function may still compute what it returns with its own copy (:func:`kept_copies`).
+function may still compute what it returns with its own copy (:func:`kept_copies`), and the
+functions the task names as calls (the places the work moves out of) must have changed
+(:func:`left_alone`).
 
 Pure: the caller gives the files' texts. It is static, so it cannot tell a real use from a call
 whose result is thrown away; the hidden checks of such tasks replace the function and watch the
@@ -40,6 +42,8 @@ function still does without it."""
 UNUSED_ASK = ("The task asks the existing code to use {names}, but no code outside the tests refers to {them} yet: "
               "the old copies still do the work. Change the functions that did this work to call {names} instead "
               "of their own copy, and send those changed definitions complete.")
+LEFT_ASK = ("The task moves that work out of {left} into {new}, but {left} {are} unchanged: still doing the work "
+            "without {new}. Change {left} to call {new}, and send the changed definitions complete.")
 KEPT_ASK = ("The task asks the existing code to use {name}, but {where} still computes what {name} returns with its "
             "own copy of that code. Change it to call {name} instead, and send the changed definition complete.")
 
@@ -200,10 +204,45 @@ def _idle(names: list[str], now: Mapping[str, str]) -> list[str]:
     return [name for name in names if not any(_refers(text, name) for text in now.values())]
 
 
+def _sources(text: str) -> dict[str, list[str]]:
+    """Function name -> the source of each of its definitions in ``text`` ({} when it does not parse)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, []).append(ast.unparse(node))
+    return found
+
+
+def left_alone(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -> list[str]:
+    """The functions the task names as calls (``Cart.discount()``, ``render()``) that were there
+    before, are not the :func:`shared` ones, and the attempt left unchanged (arguments as for
+    :func:`shared`; [] when the attempt shares nothing). A task that moves work out of the
+    functions it names into a new one changes each of them: one left as it was still does the
+    work itself, whatever the new function does."""
+    names = shared(goal, before, now)
+    if not names:
+        return []
+    old: dict[str, list[str]] = {}
+    new: dict[str, list[str]] = {}
+    for rel, text in now.items():
+        was = before.get(rel, text) if rel in before else text
+        for name, sources in _sources(was or "").items():
+            old.setdefault(name, []).extend(sources)
+        for name, sources in _sources(text).items():
+            new.setdefault(name, []).extend(sources)
+    named = [n for n in dict.fromkeys(re.findall(r"\b([A-Za-z_]\w*)\(", goal)) if n not in names]
+    return [n for n in named if n in old and n in new and sorted(old[n]) == sorted(new[n])]
+
+
 def check(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -> tuple[str, str] | None:
     """``(detail, repair ask)`` when a function the task asks the code to share is unused, or
-    another function still computes what it returns (:func:`kept_copies`); None when neither
-    (arguments as for :func:`shared`)."""
+    another function still computes what it returns (:func:`kept_copies`), or a function the task
+    names was left as it was (:func:`left_alone`); None when none of these (arguments as for
+    :func:`shared`)."""
     names = shared(goal, before, now)
     idle = _idle(names, now)
     if idle:
@@ -213,7 +252,13 @@ def check(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -
         if copies:
             where = ", ".join(c.split(":", 1)[1] + " in " + c.split(":", 1)[0] for c in copies)
             return f"{name}: own copy kept in {where}", KEPT_ASK.format(name=name, where=where)
+    left = left_alone(goal, before, now)
+    if left:
+        shown = ", ".join(f"{n}()" for n in left)
+        return (f"{shown} unchanged", LEFT_ASK.format(left=shown, new=", ".join(names),
+                                                      are="is" if len(left) == 1 else "are"))
     return None
 
 
-__all__ = ["KEPT_ASK", "UNUSED", "UNUSED_ASK", "USE_ASK_RE", "check", "defined", "kept_copies", "shared", "unused"]
+__all__ = ["KEPT_ASK", "LEFT_ASK", "UNUSED", "UNUSED_ASK", "USE_ASK_RE", "check", "defined", "kept_copies", "left_alone",
+           "shared", "unused"]
