@@ -518,3 +518,13 @@ def test_only_definitions_keeps_an_asked_class() -> None:
     from foreman.backends.local.answers import only_definitions  # (beside the other only_definitions test)
     code = "class Late(Exception):\n    pass\n\n\nclass Other:\n    pass\n"
     assert only_definitions(code, ["Late"]) == "class Late(Exception):\n    pass\n"
+
+
+def test_a_block_copied_from_the_numbered_view_loses_its_numbers() -> None:
+    from foreman.backends.local.answers import blocks_of, unnumbered  # (beside the other answers tests)
+    reply = ("```python\n# file: shop/cart.py\n19|     def apply_code(self, code):\n20|         \"\"\"Use a code.\"\"\"\n"
+             "21|         self.code = code.upper()\n\n 9|         return 1\n```")
+    assert blocks_of(reply)[0].code == ("    def apply_code(self, code):\n        \"\"\"Use a code.\"\"\"\n"
+                                        "        self.code = code.upper()\n\n        return 1\n")
+    assert unnumbered("x = {1: 2}\n3| y") == "x = {1: 2}\n3| y"  # numbers on some lines only: left alone
+    assert unnumbered("t = a |b\n") == "t = a |b\n"

@@ -91,7 +91,7 @@ def blocks_of(reply: str) -> list[Block]:
         if pairs:
             out.extend(Block(path, search=m.group(1), replace=m.group(2)) for m in pairs)
         elif body.strip():
-            out.extend(Block(p, code=b) for p, b in _split_files(path, body))
+            out.extend(Block(p, code=unnumbered(b)) for p, b in _split_files(path, body))
     if not out:
         for m in _SR_RE.finditer(reply):
             out.append(Block(_path_before(reply, m.start()), search=m.group(1), replace=m.group(2)))
@@ -102,6 +102,19 @@ def blocks_of(reply: str) -> list[Block]:
             return []
         out.append(Block(None, code=reply))
     return out
+
+
+_NUMBERED_RE = re.compile(r"^[ \t]*\d+\|(?: |$)")
+
+
+def unnumbered(code: str) -> str:
+    """``code`` without the ``NN| `` line numbers of the numbered view the asks show
+    (:func:`.localize.numbered`), when every non-blank line carries one: a model copying the shown
+    definition sends them along, and the block would not parse. Unchanged otherwise."""
+    lines = code.split("\n")
+    if not any(line.strip() for line in lines) or not all(_NUMBERED_RE.match(line) for line in lines if line.strip()):
+        return code
+    return "\n".join(_NUMBERED_RE.sub("", line, count=1) for line in lines)
 
 
 _DEF_START_RE = re.compile(r"[ \t]*(?:async[ \t]+def|def|class)[ \t]")
@@ -483,4 +496,4 @@ def _only_tests(code: str) -> bool:
 
 
 __all__ = ["Block", "Planned", "blocks_of", "blocks_of_json", "complete_part", "only_definitions", "plan_answer",
-           "unusable_reason"]
+           "unnumbered", "unusable_reason"]
