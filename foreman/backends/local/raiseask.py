@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .localize import numbered
+from .uses import definitions, tail_name
 
 _NOT_RAISED_RE = re.compile(r"DID NOT RAISE\b|^AssertionError: [\w.]+ not raised\b")
 RAISE_ASK = ("Task:\n{goal}\n\n{path}, {name}:\n```python\n{shown}\n```\n\nThe test {test} calls `{call}` and expects "
@@ -57,9 +58,7 @@ def says_not_raised(message: str) -> bool:
 def _raises_context(expr: ast.expr) -> ast.Call | None:
     """``pytest.raises(E)`` / ``raises(E)`` / ``self.assertRaises(E)`` as a ``with`` item, else None."""
     if isinstance(expr, ast.Call):
-        func = expr.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if name in ("raises", "assertRaises", "assertRaisesRegex"):
+        if tail_name(expr.func) in ("raises", "assertRaises", "assertRaisesRegex"):
             return expr
     return None
 
@@ -90,12 +89,7 @@ def raised_call(test_source: str, test: str) -> tuple[ast.Call, str] | None:
 
 def _error_name(expr: ast.expr) -> str:
     """``E`` of ``E`` or ``errors.E``; the source of anything else (a tuple of errors)."""
-    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ast.unparse(expr)
-
-
-def _called_name(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return tail_name(expr) or ast.unparse(expr)
 
 
 def not_raised(failures: Sequence[tuple[str, str | None, str]], tests: Mapping[str, str],
@@ -119,17 +113,10 @@ def not_raised(failures: Sequence[tuple[str, str | None, str]], tests: Mapping[s
         if found_call is None:
             continue
         call, error = found_call
-        name = _called_name(call)
+        name = tail_name(call.func)
         if name is None:
             continue
-        found = []
-        for rel, text in code.items():
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError):
-                continue
-            found += [(rel, n) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                      and n.name == name]
+        found = [(rel, fn) for rel, text in code.items() for fn in definitions(text) if fn.name == name]
         if len(found) == 1:
             rel, fn = found[0]
             first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
@@ -150,7 +137,7 @@ def raising_calls(test_source: str, tests: list[str]) -> list[tuple[str, str]]:
     ``test_source`` that has one (:func:`raised_call`)."""
     found = []
     for test in tests:
-        if (hit := raised_call(test_source, test)) is not None and (name := _called_name(hit[0])) is not None:
+        if (hit := raised_call(test_source, test)) is not None and (name := tail_name(hit[0].func)) is not None:
             found.append((name, hit[1]))
     return found
 

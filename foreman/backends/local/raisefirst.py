@@ -24,6 +24,8 @@ import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from .uses import tail_name
+
 CHANGED_FIRST = "raised after a change"
 """The outcome of an attempt whose added ``raise`` runs after the function changed state."""
 ASK = ("{where} raises {error} only after it has changed state: line {line} (`{statement}`) runs before the raise "
@@ -126,9 +128,7 @@ def _fresh(statements: list[ast.stmt]) -> set[str]:
                 made = isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
                                   | ast.Tuple | ast.Constant | ast.JoinedStr | ast.BinOp)
                 if isinstance(value, ast.Call):
-                    func = value.func
-                    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                    made = name in _FRESH_CALLS
+                    made = tail_name(value.func) in _FRESH_CALLS
                 (fresh.add if made else fresh.discard)(node.targets[0].id)
     return fresh
 

@@ -48,13 +48,25 @@ KEPT_ASK = ("The task asks the existing code to use {name}, but {where} still co
             "own copy of that code. Change it to call {name} instead, and send the changed definition complete.")
 
 
-def defined(text: str) -> set[str]:
-    """The function names defined anywhere in a module's text (set() when it does not parse)."""
+def definitions(text: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function definition anywhere in a module's text (methods and nested functions
+    included), in source order; [] when it does not parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return set()
-    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return []
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def defined(text: str) -> set[str]:
+    """The function names defined anywhere in a module's text (set() when it does not parse)."""
+    return {fn.name for fn in definitions(text)}
+
+
+def tail_name(expr: ast.expr) -> str | None:
+    """The last name of a name or attribute chain: ``f`` of ``f`` and of ``mod.f`` (so a call's
+    callee, ``tail_name(call.func)``, or an error class); None for anything else."""
+    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None
 
 
 def _refers(text: str, name: str) -> bool:
@@ -206,14 +218,9 @@ def _idle(names: list[str], now: Mapping[str, str]) -> list[str]:
 
 def _sources(text: str) -> dict[str, list[str]]:
     """Function name -> the source of each of its definitions in ``text`` ({} when it does not parse)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
     found: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.setdefault(node.name, []).append(ast.unparse(node))
+    for fn in definitions(text):
+        found.setdefault(fn.name, []).append(ast.unparse(fn))
     return found
 
 
@@ -260,5 +267,5 @@ def check(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -
     return None
 
 
-__all__ = ["KEPT_ASK", "LEFT_ASK", "UNUSED", "UNUSED_ASK", "USE_ASK_RE", "check", "defined", "kept_copies", "left_alone",
-           "shared", "unused"]
+__all__ = ["KEPT_ASK", "LEFT_ASK", "UNUSED", "UNUSED_ASK", "USE_ASK_RE", "check", "defined", "definitions", "kept_copies", "left_alone",
+           "shared", "tail_name", "unused"]
