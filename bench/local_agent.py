@@ -164,6 +164,8 @@ class Row:
     """Guided mode's pipeline outcome counts, ``"stage: outcome" -> n`` (foreman/backends/local/pipeline.py)."""
     ablate: list = field(default_factory=list)
     """The guided checks switched off for this run (``--ablate``)."""
+    seed: int | None = None
+    """The sampling seed of every request (``--seed``; None: the server's own each time)."""
 
     def to_json(self) -> dict:
         return {**self.__dict__, "repairs": dict(self.repairs), "reasons": dict(self.reasons)}
@@ -217,7 +219,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
         "url": args.url, "model": args.alias, "contextWindow": 8192, "maxTokens": args.max_tokens, "temperature": 0.1,
         "protocol": args.protocol, "maxTurns": args.max_turns, "mode": args.mode, "small": small, "attempts": args.attempts,
         "repairs": args.repairs, "constrained": args.constrained, "askedTest": not args.no_asked_test,
-        "ablate": list(args.ablate)}}}}))
+        "ablate": list(args.ablate), "seed": args.seed}}}}))
     settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
                         "auto_answer": ["merge", "permission"], "notify": False, "turn_timeout": args.turn_timeout,
                         "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "ci_timeout": 120}, env={})
@@ -281,7 +283,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
                placement_failures=sum(g.placement_failures for g in guided),
                model_s=round(sum(s.model_s for s in stats), 1), checks_s=round(sum(s.checks_s for s in stats), 1),
                test_placed=test_placed, stages=dict(sum((g.stages for g in guided), Counter())),
-               ablate=list(args.ablate))
+               ablate=list(args.ablate), seed=args.seed)
 
 
 def _fmt(counter: Counter) -> str:
@@ -348,7 +350,7 @@ async def main_async(args: argparse.Namespace) -> int:
                    "--model", args.model, "--protocol", args.protocol, "--turn-timeout", str(args.turn_timeout),
                    "--mode", args.mode, "--attempts", str(args.attempts), "--repairs", str(args.repairs),
                    "--constrained", args.constrained, "--max-turns", str(args.max_turns),
-                   "--max-tokens", str(args.max_tokens)]
+                   "--max-tokens", str(args.max_tokens), "--seed", "none" if args.seed is None else str(args.seed)]
             for flag in ("keep_traces", "tasks_file", "repo_script"):
                 if getattr(args, flag):
                     cmd += [f"--{flag.replace('_', '-')}", getattr(args, flag)]
@@ -423,6 +425,10 @@ def main() -> int:
     parser.add_argument("--ablate", action="append", default=[], metavar="CHECK",
                         help="switch off a guided check (repeatable or comma-separated): "
                         + ", ".join(pipeline.NAMES))
+    parser.add_argument("--seed", type=lambda v: None if v == "none" else int(v), default=1,
+                        help="the sampling seed sent with every request (the profile's seed): the same prompt at "
+                        "the same seed gives the same reply, so two runs differ only where their prompts do; "
+                        "'none' lets the server pick (default 1)")
     parser.add_argument("--max-turns", type=int, default=12, help="agent mode's cap on model round trips per turn")
     parser.add_argument("--max-tokens", type=int, default=512,
                         help="the profile's maxTokens: the cap on one reply's generated tokens")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,10 @@ def test_profiles_from_config(tmp_path: Path) -> None:
     ({"profiles": {"a": {"protocol": "xml"}}}, "expected one of text, native"),
     ({"profiles": {"a": {"maxTurns": 0}}}, "must be at least 1"),
     ({"profile": "b", "profiles": {"a": {}}}, "does not define"),
+    ({"profiles": {"a": {"seed": -1}}}, r"local.profiles.a.seed: expected a whole number of at least 0, got -1"),
+    ({"profiles": {"a": {"seed": "7"}}}, r"a.seed: expected a whole number"),
+    ({"profiles": {"a": {"seed": True}}}, r"a.seed: expected a whole number"),
+    ({"profiles": {"a": {"seed": 1.5}}}, r"a.seed: expected a whole number"),
 ])
 def test_bad_profiles_name_the_key(tmp_path: Path, bad: dict, match: str) -> None:
     home = tmp_path / "home"
@@ -69,6 +74,26 @@ def test_bad_profiles_name_the_key(tmp_path: Path, bad: dict, match: str) -> Non
     (home / "local" / "config.json").write_text(json.dumps({"local": bad}))
     with pytest.raises(ConfigError, match=match):
         resolve_profile(resolve({"home": str(home), "backend": "local"}, env={}))
+
+
+async def test_a_profile_seed_goes_with_every_request_and_no_seed_sends_none(tmp_path: Path) -> None:
+    """The seed makes a run repeatable: every chat request of a turn carries it (OpenAI's
+    ``seed`` field, which llama.cpp's server honours); a profile without one sends no seed."""
+    repo = git_repo(tmp_path / "wt", {"a.txt": "alpha\n"})
+    for seed in (0, 41, None):
+        replies = [text("READ a.txt"), text("FINAL a.txt holds alpha")]
+        with FakeOpenAI(lambda req: replies.pop(0)) as server:
+            runner = LocalRunner(settings_for(tmp_path / str(seed), server.url))
+            runner.profile = replace(runner.profile, seed=seed)
+            result = await runner.run_turn(request(repo, job="followup", task=None), FakeTools(repo))
+            await runner.close()
+        chats = [r for r in server.requests if "messages" in r]
+        assert result.ok and len(chats) == 2
+        assert [r.get("seed", "absent") for r in chats] == [seed if seed is not None else "absent"] * 2
+    home = tmp_path / "home"
+    (home / "local").mkdir(parents=True)
+    (home / "local" / "config.json").write_text(json.dumps({"local": {"profiles": {"a": {"seed": 3}}}}))
+    assert resolve_profile(resolve({"home": str(home), "backend": "local"}, env={}), "a").seed == 3
 
 
 async def test_session_resumes_the_conversation(tmp_path: Path) -> None:

@@ -65,6 +65,13 @@ async def test_no_attempt_passes_the_task_is_blocked_and_the_files_restored(tmp_
     assert len(server.requests) == 4 and stats.replies == 4 and stats.checks_s > 0
 
 
+async def test_guided_requests_carry_the_profile_seed(tmp_path: Path) -> None:
+    replies = iter([text("calc.py\n```python\ndef sub(a, b):\n    return a - b\n```")])
+    result, tools, server, stats, repo = await run(tmp_path, lambda req: next(replies), attempts=1, repairs=0, seed=5)
+    chats = [r for r in server.requests if "messages" in r]
+    assert stats.passed and chats and all(r.get("seed") == 5 for r in chats)
+
+
 async def test_placement_failure_is_told_back_and_crlf_is_kept(tmp_path: Path) -> None:
     replies = iter([text("You should subtract b from a."),
                     text("calc.py\n```python\ndef sub(a, b):\n    return a - b\n```")])

@@ -228,11 +228,12 @@ class Endpoint:
                      tools: list[dict[str, Any]] | None = None, tool_choice: str = "auto",
                      on_content: Callable[[str], None] | None = None,
                      on_tool_delta: Callable[[Any], None] | None = None,
-                     extra_body: dict[str, Any] | None = None,
+                     extra_body: dict[str, Any] | None = None, seed: int | None = None,
                      clock: Callable[[], float] = time.monotonic) -> Reply:
         """Stream one chat completion, calling back for each content piece and tool-call delta.
 
-        ``extra_body`` is merged into the request's JSON (e.g. a ``response_format``).
+        ``extra_body`` is merged into the request's JSON (e.g. a ``response_format``); ``seed``
+        (None: not sent) is the chat-completions ``seed`` (the same prompt and seed sample alike).
 
         Returns:
             The :class:`Reply` (content exactly as streamed, finish_reason, usage).
@@ -247,6 +248,8 @@ class Endpoint:
         reply = Reply()
         kwargs: dict[str, Any] = dict(model=model, messages=messages, max_tokens=max_tokens,
                                       temperature=temperature, stream=True)
+        if seed is not None:
+            kwargs["seed"] = seed
         if not self.no_stream_options:
             kwargs["stream_options"] = {"include_usage": True}
         if tools:

@@ -231,7 +231,7 @@ class GuidedTask:
                 try:
                     reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=budget,
                                                        temperature=temperature, on_content=log.add,
-                                                       extra_body=body or None)
+                                                       extra_body=body or None, seed=self.profile.seed)
                 except BackendError as exc:
                     if unloop and not isinstance(exc, BadTurnError):  # (a server refusing those fields: without)
                         self.looped = False

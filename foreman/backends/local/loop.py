@@ -158,7 +158,8 @@ class AgentLoop:
             reply = await self.endpoint.stream(
                 model=self.model, messages=self.messages, max_tokens=self.profile.max_tokens,
                 temperature=self.profile.temperature, tools=self.tool_schema if self.native else None,
-                tool_choice=self.profile.tool_choice, on_content=on_content, on_tool_delta=on_delta)
+                tool_choice=self.profile.tool_choice, on_content=on_content, on_tool_delta=on_delta,
+                seed=self.profile.seed)
         finally:
             self.stats.model_s += self.clock() - asked
         stream_log.flush()

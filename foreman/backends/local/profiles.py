@@ -37,6 +37,10 @@ class LocalProfile:
         context_window: the model's context in tokens (the transcript is trimmed to fit).
         max_tokens: the cap on tokens per reply.
         temperature: sampling temperature.
+        seed: the sampling seed sent with every request (OpenAI's ``seed``, which llama.cpp's
+            server honours): the same prompt at the same seed samples the same reply, so a run
+            can be repeated and two runs differ only where their prompts do; None: the server
+            picks one each request.
         protocol: "text" (actions written in the reply) or "native" (OpenAI tool calls).
         max_turns: cap on model round trips per turn; None: the conductor's cap.
         tool_choice: native only: "auto" or "required".
@@ -73,6 +77,7 @@ class LocalProfile:
     context_window: int = 8192
     max_tokens: int = 1024
     temperature: float = 0.2
+    seed: int | None = None
     protocol: str = "text"
     max_turns: int | None = None
     tool_choice: str = "auto"
@@ -114,8 +119,12 @@ def _convert(key: str, value: Any, where: str) -> Any:
             if value not in _CHOICES[key]:
                 raise ValueError(f"expected one of {', '.join(_CHOICES[key])}, got {value!r}")
             return str(value)
-        if value is None and key in ("model", "max_turns", "wall_timeout"):
+        if value is None and key in ("model", "max_turns", "wall_timeout", "seed"):
             return None
+        if key == "seed":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"expected a whole number of at least 0, got {value!r}")
+            return value
         if isinstance(default, bool):
             if not isinstance(value, bool):
                 raise ValueError(f"expected true or false, got {value!r}")
