@@ -164,6 +164,9 @@ class Row:
     """Guided mode's pipeline outcome counts, ``"stage: outcome" -> n`` (foreman/backends/local/pipeline.py)."""
     ablate: list = field(default_factory=list)
     """The guided checks switched off for this run (``--ablate``)."""
+    fired: dict = field(default_factory=dict)
+    """How many times each guided check acted, ``name -> n`` (``GuidedStats.fired``; ``bench/ablation.py
+    --plan`` reruns a check's ablation only on the tasks where it fired)."""
     seed: int | None = None
     """The sampling seed of every request (``--seed``; None: the server's own each time)."""
 
@@ -283,7 +286,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
                placement_failures=sum(g.placement_failures for g in guided),
                model_s=round(sum(s.model_s for s in stats), 1), checks_s=round(sum(s.checks_s for s in stats), 1),
                test_placed=test_placed, stages=dict(sum((g.stages for g in guided), Counter())),
-               ablate=list(args.ablate), seed=args.seed)
+               fired=dict(sum((g.fired for g in guided), Counter())), ablate=list(args.ablate), seed=args.seed)
 
 
 def _fmt(counter: Counter) -> str:

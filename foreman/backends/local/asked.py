@@ -293,6 +293,8 @@ async def ask_tests(task: GuidedTask, attempt: Attempt, where: Localized, known:
     blocks = _test_blocks(task, reply)
     cut = task.last_finish == "length" and not any("def test" in b.code for b in blocks)
     table = closed_table(reply) if cut and task.enabled("cut-table") else None
+    if table is not None:
+        task.acted("cut-table")
     if table is not None and not task._out_of_time():  # cut inside its table: the function under it, alone
         closed, names = table
         under = [ask[0], {"role": "user", "content": f"Task:\n{task.goal}{code}\n\n" + TABLE_FUNCTION.format(

@@ -125,6 +125,11 @@ class GuidedTask:
         """Whether the named check (:data:`.pipeline.NAMES`) runs: not switched off by ``ablate``."""
         return check not in self.ablated
 
+    def acted(self, check: str) -> None:
+        """Record that the named check acted (:attr:`.GuidedStats.fired`): it changed an ask, or
+        refused or changed an answer."""
+        self.stats.fired[check] += 1
+
     def mark(self, stage: str, outcome: str) -> None:
         """Count one outcome of a pipeline stage (:class:`.pipeline.StageCounts`)."""
         self.stats.stages.mark(stage, outcome)
@@ -227,6 +232,8 @@ class GuidedTask:
                                                    self.profile.max_tokens)
                 self.last_limit = budget
                 unloop = self.looped and self.enabled("unloop")
+                if unloop:
+                    self.acted("unloop")
                 body = {**(continuation.PREFILL if prefill else extra or {}), **(continuation.UNLOOP if unloop else {})}
                 try:
                     reply = await self.endpoint.stream(model=self.model, messages=messages, max_tokens=budget,
@@ -266,6 +273,7 @@ class GuidedTask:
                         step == TESTS_STEP and continuation.enough_tests(content)):
                     break
                 rounds += 1
+                self.acted("continue")
                 prefill = not self.endpoint.no_prefill
                 messages = continuation.prefilled(base, content) if prefill else continuation.ask_more(base, content)
                 self.mark("propose", "continued")
@@ -439,6 +447,7 @@ class GuidedTask:
                 return
             unchecked = await proof.unchecked_targets(self, attempt, where) if self.enabled("proof") else []
             if unchecked:  # the asked test passes without a target's change: it does not check it
+                self.acted("proof")
                 attempt.outcome = proof.TARGET_UNCHECKED
                 attempt.detail = f"{', '.join(unchecked)} (the asked test {self.locked} passes without its change)"
                 return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .loop import LoopStats
@@ -40,6 +41,9 @@ class GuidedStats(LoopStats):
         placement_failures: blocks that could not be placed (never applied).
         passed: an attempt passed the checks.
         stages: the pipeline's outcome counts (:class:`.pipeline.StageCounts`).
+        fired: how many times each named check (:data:`.pipeline.NAMES`) acted: changed an ask,
+            refused or changed an answer. With seeded replies a run with a check switched off
+            differs from this one only if the check fired here (``bench/ablation.py --plan``).
     """
 
     mode: str = "guided"
@@ -48,6 +52,7 @@ class GuidedStats(LoopStats):
     placement_failures: int = 0
     passed: bool = False
     stages: StageCounts = field(default_factory=StageCounts)
+    fired: Counter[str] = field(default_factory=Counter)
 
 
 __all__ = ["Attempt", "GuidedStats"]

@@ -92,6 +92,7 @@ async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known:
     """Run one attempt's pipeline (the module's stages); its outcome is in ``attempt``."""
     test = ""
     if asked_tests.wants_asked_test(task.profile.asked_test and task.enabled("asked-test"), where, task.ci_command):
+        task.acted("asked-test")
         placed = await asked_tests.write_asked_test(task, attempt, where, known, default)
         task.mark("propose", "asked test placed" if placed is not None else f"asked test: {attempt.outcome}")
         if placed is None:
@@ -175,6 +176,7 @@ async def _propose(task: GuidedTask, attempt: Attempt, state: AttemptState, wher
         if cut:
             problem = f"the answer was cut off at max_tokens ({task.last_limit}); {problem}"
         elif step != "function" and task.enabled("function-ask") and task._absent(where):
+            task.acted("function-ask")
             return None  # (a file sent back without what the task names: the check asks for that alone)
         return Finding("propose", "nothing placed", problem,
                        CUT_OFF if cut else f"That could not be applied: {problem}\n{REPAIR_ASK}")
@@ -186,6 +188,7 @@ async def _check(task: GuidedTask, attempt: Attempt, state: AttemptState, where:
     """The placed answer's checks that run no test of the code (the module docstring's order)."""
     absent = task._absent(where) if task.enabled("function-ask") else []
     if absent:  # a function the task asks for by name is nowhere: ask for it alone, afresh
+        task.acted("function-ask")
         state.absent = absent
         target_file = where.target or state.target
         return Finding("check", FUNCTION_NOT_WRITTEN, ", ".join(absent),
@@ -194,6 +197,7 @@ async def _check(task: GuidedTask, attempt: Attempt, state: AttemptState, where:
     if not task._changed():  # before asking for tests: they would test code that is not there
         if state.line and not state.line_asked:  # the line the task names, alone, afresh (once an attempt)
             state.line_asked = True
+            task.acted("line-ask")
             return Finding("check", "no change", "the answer changed no file",
                            line_ask(task.goal, state.line, task._read(state.line.path) or ""), fresh=True, step="line")
         return Finding("check", "no change", "the answer changed no file", no_change_ask(where.symbols))
@@ -216,27 +220,34 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
     if not ok and task.enabled("made-up-cases") and (
             judged := await made_up_cases.drop_made_up(task, attempt, where, summary)).dropped:
         dropped = judged.dropped
+        task.acted("made-up-cases")
         task.mark("validate", "made-up cases dropped")
         attempt.actions.append(f"{where.test_file}: {len(dropped)} made-up case(s) dropped ("
                                + "; ".join(c.source[:60] for c in dropped)[:200] + ")")
         ok, summary = await task._check()
     if not ok and task.enabled("raise-ask") and not state.raise_asked and (miss := _not_raised(task, summary, code())):
         state.raise_asked, state.focus = True, [miss.name]
+        task.acted("raise-ask")
         return Finding("validate", "checks failed", f"{miss.name} does not raise {miss.error}",
                        raiseask.raise_ask(task.goal, miss, task._read(miss.path) or ""), fresh=True, step="raise",
                        free=True)  # (once an attempt: the rounds may have gone to the error class and the test)
     if ok and task.enabled("proof") and where.wants_test and where.test_file and (unproven := await (
             proof.proves_the_change(task, attempt, where.test_file, where, task._new_tests(where.test_file)))):
+        task.acted("proof")
         return Finding("validate", proof.PASSES_WITHOUT, ", ".join(unproven),
                        proof.PASSES_WITHOUT_ASK.format(names=", ".join(unproven), path=where.test_file))
     if ok and task.enabled("mutant") and where.wants_test and where.test_file and (
             weak := await mutants.check(task, attempt, where.test_file, where)):
+        task.acted("mutant")
         return weak
     if ok and task.enabled("uses") and (kept := _uses(task, code())):
+        task.acted("uses")
         return Finding("validate", uses.UNUSED, *kept)
     if ok and task.enabled("raise-first") and (first := raisefirst.check(*_written(task))):
+        task.acted("raise-first")
         return Finding("validate", raisefirst.CHANGED_FIRST, *first)
     if ok and task.enabled("raise-where") and (other := _raised_elsewhere(task, code())):
+        task.acted("raise-where")
         return Finding("validate", raiseask.ELSEWHERE, *other)
     if ok:
         attempt.outcome, attempt.detail = "passed", ""
@@ -303,6 +314,7 @@ def _named_left(task: GuidedTask, attempt: Attempt, state: AttemptState, where: 
     left = named_files.untouched(task.root, where.named, task.original)
     if not left or task._passing is not None or attempt.repairs >= max(0, task.profile.repairs):
         return None
+    task.acted("named-file")
     task._passing = named_files.snapshot(task.root, task.original)
     task._kept = len(attempt.actions)
     task._why = "not changed after one ask"

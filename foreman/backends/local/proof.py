@@ -50,8 +50,12 @@ async def run_probe(task: GuidedTask, attempt: Attempt, path: str, where: Locali
     existing = set() if on_new_code else {
         word for rel in where.files for word in re.findall(r"[A-Za-z_]\w*", task._read(rel) or "")}
     text = task._read(path) or ""
-    outcomes = probes.classify(xml, path, task.goal, existing, task_errors=task.enabled("task-error"),
-                               own_name_errors=task.enabled("test-alone") and "import *" not in text)
+    task_errors, own_name_errors = task.enabled("task-error"), task.enabled("test-alone") and "import *" not in text
+    outcomes = probes.classify(xml, path, task.goal, existing, task_errors=task_errors, own_name_errors=own_name_errors)
+    for check, on in (("task-error", task_errors), ("test-alone", own_name_errors)):  # (acted: the outcome differs)
+        if on and outcomes != probes.classify(xml, path, task.goal, existing, task_errors=task_errors and check != "task-error",
+                                              own_name_errors=own_name_errors and check != "test-alone"):
+            task.acted(check)
     task._trace(attempt.number, step, attempt.temperature, "", None,
                 outcomes=[[o.name, o.kind, o.detail[:300]] for o in outcomes])
     return outcomes

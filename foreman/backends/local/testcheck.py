@@ -93,6 +93,8 @@ async def check_new_tests(task: GuidedTask, attempt: Attempt, path: str, where: 
         text = task._read(path) or ""
         others = [_before(task, rel) for rel in known if is_test_file(rel) and rel != path]
         copies = repeated(text, new, [o for o in others if o])
+        if copies:
+            task.acted("repeat-test")
         if copies and len(copies) == len(new):
             names = ", ".join(copies)
             return Finding("check", "test repeated", names, REPEATED.format(
@@ -110,6 +112,8 @@ async def check_new_tests(task: GuidedTask, attempt: Attempt, path: str, where: 
         bad = broken(outcomes, new, module)
         extra = unasked(outcomes, new, task.goal)
         dropped = {o.function for o in extra}
+        if bad or extra:
+            task.acted("test-alone")
         if extra and not bad and set(new) - {name.rsplit(".", 1)[-1] for name in dropped}:
             text = task._read(path) or ""
             named_files.forget_bytecode(task.root, path)
