@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local.answers import blocks_of, blocks_of_json, plan_answer
-from foreman.backends.local.guided_text import absent_definitions, asked_classes, stated_def_lines, summarize_failure
+from foreman.backends.local.guided_text import absent_definitions, asked_classes, stable, stated_def_lines, summarize_failure
 from foreman.backends.local.localize import localize, module_name
 from foreman.backends.local.profiles import parse_profile
 from foreman.errors import ConfigError
@@ -528,3 +528,22 @@ def test_a_block_copied_from_the_numbered_view_loses_its_numbers() -> None:
                                         "        self.code = code.upper()\n\n        return 1\n")
     assert unnumbered("x = {1: 2}\n3| y") == "x = {1: 2}\n3| y"  # numbers on some lines only: left alone
     assert unnumbered("t = a |b\n") == "t = a |b\n"
+
+
+def test_a_check_runs_output_reads_alike_on_every_run() -> None:
+    """The worktree's absolute path and the run's duration are not told to the model: with seeded
+    replies a repeated run must get the same asks (a duration differing in the repair ask made the
+    same attempt's next reply differ)."""
+    root = "/tmp/local-bench-5hq70k45/home/local/worktrees/repo/juniper-t1"
+    output = (f"FAILED tests/test_money.py::test_split - ImportError: cannot import name 'split' from 'shop.money' "
+              f"({root}/shop/money.py)\n{root}/shop/money.py:20: ValueError\n"
+              "========================= 1 failed, 5 passed in 0.71s =========================\n"
+              "1 failed, 5 passed, 2 warnings in 12.03s (0:00:12)\nRan 6 tests in 0.002s\nFAILED (failures=1)\n"
+              "assert parse('in 3.5s') == 3.5")
+    text = stable(output, root)
+    assert text == ("FAILED tests/test_money.py::test_split - ImportError: cannot import name 'split' from 'shop.money' "
+                    "(shop/money.py)\nshop/money.py:20: ValueError\n"
+                    "========================= 1 failed, 5 passed =========================\n"
+                    "1 failed, 5 passed, 2 warnings\nRan 6 tests\nFAILED (failures=1)\n"
+                    "assert parse('in 3.5s') == 3.5")
+    assert stable(output.replace("0.71s", "0.15s"), root) == text

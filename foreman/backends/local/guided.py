@@ -68,6 +68,7 @@ from .guided_text import (
     asked_classes,
     asked_functions,
     goal_text,
+    stable,
     summarize_failure,
     task_words,
 )
@@ -370,7 +371,7 @@ class GuidedTask:
             self.stats.checks_s += self.clock() - started
         if res.timed_out:
             return False, f"the checks timed out after {self.ci_timeout:.0f} s"
-        return res.exit_code == 0, summarize_failure(res.output)
+        return res.exit_code == 0, summarize_failure(stable(res.output, self.root))
 
     # -- the flow --------------------------------------------------------------------------
     async def run(self) -> TurnResult:

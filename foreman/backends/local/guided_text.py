@@ -93,6 +93,20 @@ EDITS_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "
 """The ``response_format`` of a constrained guided reply (llama.cpp turns it into a grammar)."""
 
 
+_DURATION_RE = re.compile(r"(\d+ (?:failed|passed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b[^\n]*?)"
+                          r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?|(\bRan \d+ tests?) in \d+(?:\.\d+)?s")
+
+
+def stable(output: str, root: str | Path) -> str:
+    """A check run's output as it reads on any run: the worktree's absolute path (``root``) made
+    relative and the run's duration (pytest's ``1 failed, 5 passed in 0.71s``, unittest's ``Ran 6
+    tests in 0.002s``) left out. A model asked with the output must get the same ask whenever the
+    code and tests are the same: with seeded replies that makes a run repeatable, and a duration or
+    a temporary folder's name told to the model is noise to it."""
+    text = output.replace(f"{Path(root)}/", "").replace(str(Path(root)), ".")
+    return _DURATION_RE.sub(lambda m: m.group(1) or m.group(2), text)
+
+
 def summarize_failure(output: str, *, limit: int = 1500) -> str:
     """The useful part of a failed test run: pytest's ``E`` lines, failure headers and the
     summary, else the output's tail; at most ``limit`` characters. A collection error whose

@@ -20,6 +20,7 @@ from . import commands
 from . import named as named_files
 from . import probe as probes
 from .guided_text import (
+    stable,
     task_functions,
 )
 from .localize import Localized, is_test_file, module_name
@@ -46,7 +47,7 @@ async def run_probe(task: GuidedTask, attempt: Attempt, path: str, where: Locali
                                        timeout=task.ci_timeout, max_output=4000, on_start=task.tools.track_process)
         finally:
             task.stats.checks_s += task.clock() - started
-        xml = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else ""
+        xml = stable(report.read_text(encoding="utf-8", errors="replace"), task.root) if report.is_file() else ""
     existing = set() if on_new_code else {
         word for rel in where.files for word in re.findall(r"[A-Za-z_]\w*", task._read(rel) or "")}
     text = task._read(path) or ""
