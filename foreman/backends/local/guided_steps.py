@@ -24,6 +24,7 @@ runs the attempts, each from the same clean start, and locates the task once).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -225,7 +226,7 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         attempt.actions.append(f"{where.test_file}: {len(dropped)} made-up case(s) dropped ("
                                + "; ".join(c.source[:60] for c in dropped)[:200] + ")")
         ok, summary = await task._check()
-    if not ok and task.enabled("raise-ask") and not state.raise_asked and (miss := _not_raised(task, summary, code())):
+    if not ok and task.enabled("raise-ask") and not state.raise_asked and (miss := _not_raised(task, summary, code)):
         state.raise_asked, state.focus = True, [miss.name]
         task.acted("raise-ask")
         return Finding("validate", "checks failed", f"{miss.name} does not raise {miss.error}",
@@ -240,13 +241,13 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
             weak := await mutants.check(task, attempt, where.test_file, where)):
         task.acted("mutant")
         return weak
-    if ok and task.enabled("uses") and (kept := _uses(task, code())):
+    if ok and task.enabled("uses") and (kept := _uses(task, code)):
         task.acted("uses")
         return Finding("validate", uses.UNUSED, *kept)
     if ok and task.enabled("raise-first") and (first := raisefirst.check(*_written(task))):
         task.acted("raise-first")
         return Finding("validate", raisefirst.CHANGED_FIRST, *first)
-    if ok and task.enabled("raise-where") and (other := _raised_elsewhere(task, code())):
+    if ok and task.enabled("raise-where") and (other := _raised_elsewhere(task, code)):
         task.acted("raise-where")
         return Finding("validate", raiseask.ELSEWHERE, *other)
     if ok:
@@ -263,25 +264,25 @@ def _written(task: GuidedTask) -> tuple[dict[str, str | None], dict[str, str]]:
     return before, {rel: text for rel in before if (text := task._read(rel)) is not None}
 
 
-def _not_raised(task: GuidedTask, summary: str, code: dict[str, str]) -> raiseask.NotRaised | None:
+def _not_raised(task: GuidedTask, summary: str, code: Callable[[], dict[str, str]]) -> raiseask.NotRaised | None:
     """:func:`.raiseask.not_raised` over the attempt's new tests that fail and the repository's
-    ``code`` (:func:`_code`)."""
+    code (``code()``, :func:`_code`, read only when a new test failed)."""
     failures = [(rel, name, message) for rel, name, message in failing_tests(summary)
                 if rel in task.original and name in task._new_tests(rel)]
     if not failures:
         return None
     tests = {rel: text for rel, _, _ in failures if (text := task._read(rel)) is not None}
-    return raiseask.not_raised(failures, tests, code)
+    return raiseask.not_raised(failures, tests, code())
 
 
-def _raised_elsewhere(task: GuidedTask, code: dict[str, str]) -> tuple[str, str] | None:
+def _raised_elsewhere(task: GuidedTask, code: Callable[[], dict[str, str]]) -> tuple[str, str] | None:
     """:func:`.raiseask.elsewhere` over the attempt's new tests and the functions the task names as
-    calls that the repository's ``code`` (:func:`_code`) defines."""
+    calls that the repository's code (``code()``, :func:`_code`) defines."""
     calls = [call for rel in task.original if is_test_file(rel) and (names := task._new_tests(rel))
              for call in raiseask.raising_calls(task._read(rel) or "", names)]
     if not calls:
         return None
-    defined = {name for text in code.values() for name in uses.defined(text)}
+    defined = {name for text in code().values() for name in uses.defined(text)}
     return raiseask.elsewhere([name for name in task_functions(task.goal) if name in defined], calls)
 
 
@@ -292,13 +293,13 @@ def _code(task: GuidedTask) -> dict[str, str]:
     return {rel: text for rel in code if (text := task._read(rel)) is not None}
 
 
-def _uses(task: GuidedTask, code: dict[str, str]) -> tuple[str, str] | None:
-    """:func:`.uses.check` over the attempt's written files and the repository's ``code``
-    (:func:`_code`; None when the task asks for no use)."""
+def _uses(task: GuidedTask, code: Callable[[], dict[str, str]]) -> tuple[str, str] | None:
+    """:func:`.uses.check` over the attempt's written files and the repository's code (``code()``,
+    :func:`_code`; None, without reading it, when the task asks for no use)."""
     if not uses.USE_ASK_RE.search(task.goal):
         return None
     before = {rel: (data or b"").decode("utf-8", "replace") for rel, data in task.original.items()}
-    return uses.check(task.goal, before, code)
+    return uses.check(task.goal, before, code())
 
 
 _MAX_CODE_FILES = 400
