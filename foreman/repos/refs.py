@@ -7,6 +7,7 @@ All functions take the registered repository's root and short branch names or co
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,11 @@ async def worktree_lacks_files(repo_root: StrPath, wt_path: StrPath, branch: str
     snap = snap or await snapshot(repo_root, wt_path)
     res = await git("diff-tree", "-r", "--name-only", "--diff-filter=D", tip, snap.tree, cwd=Path(repo_root))
     return bool(res.text)
+
+
+BASE_NOTE_RE = re.compile(r"Your worktree starts from \S+ at [0-9a-f]{4,40} \(|Your branch \S+ left \S+ at [0-9a-f]{4,40}; ")
+"""The start of each sentence :func:`base_note` writes (a runner that reads a prompt for the task's
+own words leaves these lines out: they say where the branch starts, and quote commit subjects)."""
 
 
 async def base_note(repo_root: StrPath, branch: str, base: str, *, tip: str | None = None) -> str:

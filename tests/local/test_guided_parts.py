@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from foreman.backends.local.answers import blocks_of, blocks_of_json, plan_answer
-from foreman.backends.local.guided_text import absent_definitions, asked_classes, stable, stated_def_lines, summarize_failure
+from foreman.backends.local.guided_text import (absent_definitions, asked_classes, goal_text, stable, stated_def_lines,
+                                                 summarize_failure)
 from foreman.backends.local.localize import localize, module_name
 from foreman.backends.local.profiles import parse_profile
 from foreman.errors import ConfigError
@@ -547,3 +548,21 @@ def test_a_check_runs_output_reads_alike_on_every_run() -> None:
                     "1 failed, 5 passed, 2 warnings\nRan 6 tests\nFAILED (failures=1)\n"
                     "assert parse('in 3.5s') == 3.5")
     assert stable(output.replace("0.71s", "0.15s"), root) == text
+
+
+def test_the_goal_is_the_tasks_own_text_without_where_the_worktree_starts() -> None:
+    """The sentence on the worktree's start quotes the base's commit subject ("..., with tests"): read
+    as the task's words it made a task that asks for no test ask for one (and skip the test-first
+    step). The work prompt's other parts stay."""
+    from foreman.backends.prompts import work_prompt
+    from protocol import Task
+
+    task = Task(id="t1", title="thousands", description="Amounts should read $1,234.56.")
+    for base in ("Your worktree starts from main at ab9f3c6 (shop: cart and receipt, with tests).",
+                 "Your branch agentcraft/kit/t1 left main at ab9f3c6; main has moved on by 1 commit since (now "
+                 "1b2c3d4 (add tests)): add tests. Merge main into your branch when your work depends on them."):
+        prompt = work_prompt(task, takeover_from="ann", answered=[], unread=[], base=base)
+        goal = goal_text(prompt)
+        assert goal == ("Your task t1: thousands\n\nAmounts should read $1,234.56.\n\n"
+                        "You take over t1 from ann: their work so far is committed on your branch.")
+        assert "test" not in goal

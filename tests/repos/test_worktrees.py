@@ -242,6 +242,11 @@ async def test_the_base_note_names_the_start_and_how_far_the_base_moved_on(repo:
     assert f"left main at {tip}" in note and "moved on by 7 commits" in note
     assert "user commit 6; user commit 5" in note and "and 2 more" in note and "user commit 0" not in note
     assert wt.path.exists()
+    # both sentences are known by their start (refs.BASE_NOTE_RE: a runner reading the task's own words leaves them out)
+    from foreman.repos.refs import BASE_NOTE_RE
+    first = f"Your worktree starts from main at {tip} ({subject})."
+    assert BASE_NOTE_RE.match(first) and BASE_NOTE_RE.match(note)
+    assert not BASE_NOTE_RE.match("Your branch should be rebased first, at 1a2b3c4 (Add tags).")
     assert await base_note(repo, "agentcraft/kit/t1", "no-such-base") == ""
 
 

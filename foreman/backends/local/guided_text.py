@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ...repos import ci
+from ...repos import ci, refs
 from .localize import is_test_file
 
 SYSTEM = ("You are a careful programmer who changes an existing code base. You answer with code only: the "
@@ -326,8 +326,12 @@ def failing_tests(output: str) -> list[tuple[str, str | None, str]]:
 
 
 def goal_text(prompt: str) -> str:
-    """The task text of a turn's prompt without the lines about ``update_task`` (the harness reports)."""
-    return "\n".join(ln for ln in prompt.split("\n") if "update_task" not in ln).strip()
+    """The task text of a turn's prompt without the lines about ``update_task`` (the harness reports)
+    and without the sentence on where the worktree starts (:data:`foreman.repos.refs.BASE_NOTE_RE`):
+    it quotes the base's last commit subject, which is not the task's text, and words of it were
+    read as the task's ("..., with tests" made a task that asks for no test ask for one)."""
+    kept = "\n".join(ln for ln in prompt.split("\n") if "update_task" not in ln and not refs.BASE_NOTE_RE.match(ln))
+    return re.sub(r"\n{3,}", "\n\n", kept).strip()
 
 
 def ci_command_for(settings: Any, cwd: Path) -> str | None:
