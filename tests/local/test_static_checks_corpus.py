@@ -51,3 +51,20 @@ def test_no_correct_dev_solution_is_flagged_and_the_wrong_ones_of_their_kinds_ar
                 caught[task["id"]] = found
     assert caught == {"cli-subcommand-functions": ["uses"], "cross-discount-amount": ["uses"],
                       "flat-words-helper": ["uses"], "pkg-parse-row": ["uses"], "pkg-insufficient-stock": ["raise-first"]}
+
+
+def test_the_located_files_of_every_dev_task_hold_what_its_solution_changes(starts: dict[str, Path]) -> None:
+    """Guided mode shows the model the files it locates and asks for changes to those: a task whose
+    solution changes a file that is not shown is lost before the model answers (the class a task
+    names by its method, ``Inventory.total_value()``, was not found, and the CSV module sharing the
+    task's words was shown and changed instead)."""
+    from foreman.backends.local.localize import is_test_file, localize
+
+    missed = {}
+    for task in DEV:
+        goal = f"Your task t1: {task['id']}\n\n{task['goal']}"
+        where = localize(starts[task["repo"]], goal)
+        changed = {e["path"] for e in task["solution"] if e["path"].endswith(".py") and not is_test_file(e["path"])}
+        if lost := sorted(changed - set(where.files)):
+            missed[task["id"]] = lost
+    assert missed == {}

@@ -159,19 +159,27 @@ def repo_map(root: Path, files: list[str], *, budget: int = 4000) -> str:
 
 
 def _named_identifiers(goal: str) -> list[str]:
-    """Identifiers a task names: with an underscore, called (``name(``), in backticks, or
-    CamelCase (plain words such as "add" or "list" are not taken as names)."""
+    """Identifiers a task names: with an underscore, called (``name(``), in backticks, CamelCase,
+    or the owner of a called attribute (``Inventory`` of ``Inventory.total_value()``: the methods
+    are not in the symbol index, and without their class the file that defines it was not shown);
+    plain words such as "add" or "list" are not taken as names."""
     names = []
     for match in _IDENT_RE.finditer(goal):
         word = match.group(0)
         after = goal[match.end():match.end() + 1]
         before = goal[match.start() - 1:match.start()] if match.start() else ""
         if ("_" in word.strip("_") or after == "(" or before == "`" or re.match(r"[A-Z][a-z]+[A-Z]", word)
-                or word.isupper() and len(word) > 3):
+                or word.isupper() and len(word) > 3 or _OWNER_RE.match(goal, match.end())):
             names.append(word)
     return list(dict.fromkeys(names))
 
 
+_OWNER_RE = re.compile(r"\.[A-Za-z_]\w*\(")
+"""What follows the owner of a called attribute (``.total_value(``)."""
+_MODULE_OWNER_RE = re.compile(r"(?:(?<=`)|\b)([A-Za-z_]\w*)\.[A-Za-z_]\w*(?=\(|`)")
+"""The owner of a dotted name that is called or quoted (``receipt`` of `` `receipt.render` `` and of
+``cart.apply_code("X")``): when a module has that name, the task points into it (a module's function
+and a method are not in the symbol index, so without this the file was not shown)."""
 _WORD_RE = re.compile(r"[a-z]{3,}")
 
 
@@ -289,6 +297,10 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
         for rel, line in index.get(ident, [])[:3]:
             found.symbols.append((ident, rel, line))
             pick(rel)
+    for owner in _MODULE_OWNER_RE.findall(goal):  # (`receipt.render`, cart.apply_code(...): the module receipt.py)
+        for rel in files:
+            if (rel.endswith(f"/{owner}.py") or rel == f"{owner}.py") and not is_test_file(rel):
+                pick(rel)
     if not picked:
         for quoted in _QUOTED_RE.findall(goal):
             for rel in files:
