@@ -678,3 +678,25 @@ async def test_a_task_changing_two_files_asks_a_test_of_each(tmp_path: Path) -> 
     one = "Add count_matches(items, word) to notes/search.py: it returns how many items contain word."
     result, tools, requests, stats, repo = await run(tmp_path / "one", [COUNT_ONLY, SEARCH], goal=one)
     assert "The task changes" not in last_user(requests[0]) and stats.passed
+
+
+async def test_an_asked_test_of_other_code_failing_for_its_own_reasons_is_refused(tmp_path: Path) -> None:
+    """A dev trace: asked for a test of a new ``initials``, the model asserted made-up values of the
+    file's other functions (``slugify("Ada Lovelace") == "al"``). That fails on the code as it is, so
+    it was locked as the test of the task, and no change could pass it. A failing test function that
+    uses nothing the task adds or names is not a test of the task: refused, with the reason."""
+    other = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find\n\n\n"
+             "def test_find_ignores_case():\n    assert find(['A b'], 'a') == ['A b']\n```")  # fails now, tests find
+    result, tools, requests, stats, repo = await run(tmp_path, [other, ASKED, RIGHT])
+    assert [step_of(r) for r in requests] == ["asked test", "asked test", "edit"]
+    told = last_user(requests[1])
+    assert "test_find_ignores_case fails without calling count_matches, which the task adds" in told, told
+    assert stats.passed and "def test_count_matches" in (repo / "tests/test_search_asked.py").read_text()
+    mixed = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find\n"  # beside a test of
+             "from notes.commands.search import run\n\n\ndef test_find_ignores_case():\n"  # the task: dropped alone
+             "    assert find(['A b'], 'a') == ['A b']\n\n\ndef test_run_ends_with_the_summary_line():\n"
+             "    assert run(['a b', 'c'], 'a').split('\\n')[-1] == '1 matches'\n```")
+    result, tools, requests, stats, repo = await run(tmp_path / "mixed", [mixed, RIGHT])
+    assert [step_of(r) for r in requests] == ["asked test", "edit"] and stats.passed
+    kept = (repo / "tests/test_search_asked.py").read_text()
+    assert "def test_run_ends_with_the_summary_line" in kept and "test_find_ignores_case" not in kept

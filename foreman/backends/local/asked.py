@@ -63,12 +63,15 @@ from .guided_text import (
     TEST_HOW,
     TEST_HOW_EXAMPLE,
     TESTS_STEP,
+    absent_definitions,
     adds_sentence,
     task_functions,
+    task_words,
 )
 from .localize import Localized, module_name, numbered
 from .proof import run_probe
-from .symbols import test_labels
+from .symbols import defined_names, test_labels, tests_unrelated
+from .uses import defined as definitions_of
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -195,7 +198,10 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         attempt.actions.extend(planned.actions)
         outcomes = await run_probe(task, attempt, path, where)
         if outcomes:
-            keep = probes.narrowed(probes.kept(outcomes), outcomes, task._read(path) or "", path)
+            text = task._read(path) or ""
+            keep = probes.narrowed(probes.kept(outcomes), outcomes, text, path)
+            added = _added(task, where)
+            keep, aside = _calling(keep, text, path, added, _named(task, where))
             if keep:
                 _trim(task, path, keep)
                 task.locked = path
@@ -204,7 +210,9 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             del attempt.actions[len(attempt.actions) - len(planned.actions):]
             whole = str(Path(path).with_suffix("")).replace("/", ".")  # the file failed to import a new name
             unused = [o.detail for o in outcomes if o.kind == "new name" and o.function == whole]
-            problem = probes.reasons(outcomes) or "".join(
+            uncalled = "".join(f"- {label} fails without calling {', '.join(added)}, which the task adds, or using "
+                               "anything else the task names\n" for label in aside)
+            problem = (uncalled + probes.reasons(outcomes)).strip() or "".join(
                 f"- no test function uses what fails to import ({line[:160]})" for line in unused[:1])
             own = next((o for o in outcomes if o.kind == "own error"), None)
             copied = [] if own else copied_tests(planned.texts[path], example_text)
@@ -212,6 +220,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             attempt.detail = (f"{own.name} failed on an error of its own: {own.detail[:160]}" if own
                               else f"the example test repeated ({', '.join(copied)})" if copied
                               else f"no test function uses the new name it imports: {unused[0][:160]}" if unused
+                              else f"no failing test function calls {', '.join(added)}" if aside
                               else "the test passed on the unchanged code")
             messages.append({"role": "user", "content": COPIED.format(names=", ".join(copied), example=example)
                              if copied else NOT_FOR_THE_TASK.format(reasons=problem, path=path)})
@@ -247,6 +256,36 @@ def _places(goal: str, name: str, rel: str) -> bool:
         if nearest and (nearest[1] == rel or ("/" not in nearest[1] and rel.rsplit("/", 1)[-1] == nearest[1])):
             return True
     return False
+
+
+def _added(task: GuidedTask, where: Localized) -> list[str]:
+    """The functions the task names (:func:`.guided_text.task_functions`) that no file the task
+    locates defines yet (the ones it adds)."""
+    return absent_definitions(task_functions(task.goal), [task._read(rel) or "" for rel in where.files])
+
+
+def _named(task: GuidedTask, where: Localized) -> set[str]:
+    """The words a test of the task may use (:func:`.guided_text.task_words`) and every word of the
+    task that names a function or class the located files define ("make run in ... end its output
+    with ..." names ``run``)."""
+    said = set(re.findall(r"[A-Za-z_]\w*", task.goal))
+    defined = {name for rel in where.files if rel.endswith(".py")
+               for name in definitions_of(task._read(rel) or "") | defined_names(task._read(rel) or "")}
+    return task_words(task.goal, where.symbols) | (said & defined)
+
+
+def _calling(keep: set[str], text: str, path: str, added: list[str], words: set[str]) -> tuple[set[str], list[str]]:
+    """``keep`` (:func:`.probe.kept` labels of the asked test ``text`` at ``path``) without the test
+    functions that use none of the task's ``words`` (:func:`.guided_text.task_words`: the functions it
+    adds or names, its options and quoted words; :func:`.symbols.tests_unrelated`), and those left
+    out, in order. A test function of other code that fails on the code as it is asserts something
+    of its own (``slugify("Ada Lovelace") == "al"`` in the test of a new ``initials``): locked as the
+    asked test, no change could pass it. Nothing is left out when the task adds no function (``added``),
+    or when the whole file fails for the task (a collection error)."""
+    if not added or str(Path(path).with_suffix("")).replace("/", ".") in keep:
+        return keep, []
+    unrelated = set(tests_unrelated(text, words | set(added))) & keep
+    return keep - unrelated, sorted(unrelated)
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
