@@ -700,3 +700,19 @@ async def test_an_asked_test_of_other_code_failing_for_its_own_reasons_is_refuse
     assert [step_of(r) for r in requests] == ["asked test", "edit"] and stats.passed
     kept = (repo / "tests/test_search_asked.py").read_text()
     assert "def test_run_ends_with_the_summary_line" in kept and "test_find_ignores_case" not in kept
+
+
+async def test_an_asked_test_function_of_other_code_is_dropped_when_the_task_adds_only_a_parameter(
+        tmp_path: Path) -> None:
+    """The same when the task adds no function (a parameter of an existing one): a failing test of
+    ``run``, which the task never names, goes; the test of ``find(..., limit=...)`` stays."""
+    goal = "Give find in notes/search.py an optional `limit` parameter: at most that many matching items are returned."
+    asked = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find\n"
+             "from notes.commands.search import run\n\n\ndef test_run_upper():\n    assert run(['A'], 'a') == 'A'\n\n\n"
+             "def test_find_limit():\n    assert find(['a', 'ab'], 'a', limit=1) == ['a']\n```")
+    edit = ("```python\n# file: notes/search.py\ndef find(items, word, limit=None):\n"
+            "    found = [i for i in items if word in i]\n    return found if limit is None else found[:limit]\n```")
+    result, tools, requests, stats, repo = await run(tmp_path, [asked, edit], goal=goal)
+    assert [step_of(r) for r in requests] == ["asked test", "edit"] and stats.passed, stats.attempts
+    kept = (repo / "tests/test_search_asked.py").read_text()
+    assert "def test_find_limit" in kept and "test_run_upper" not in kept

@@ -200,8 +200,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         if outcomes:
             text = task._read(path) or ""
             keep = probes.narrowed(probes.kept(outcomes), outcomes, text, path)
-            added = _added(task, where)
-            keep, aside = _calling(keep, text, path, added, _named(task, where))
+            added, named = _added(task, where), _named(task, where)
+            keep, aside = _calling(keep, text, path, named | set(added))
             if keep:
                 _trim(task, path, keep)
                 task.locked = path
@@ -210,8 +210,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             del attempt.actions[len(attempt.actions) - len(planned.actions):]
             whole = str(Path(path).with_suffix("")).replace("/", ".")  # the file failed to import a new name
             unused = [o.detail for o in outcomes if o.kind == "new name" and o.function == whole]
-            uncalled = "".join(f"- {label} fails without calling {', '.join(added)}, which the task adds, or using "
-                               "anything else the task names\n" for label in aside)
+            uses = f"calling {', '.join(added)}, which the task adds, or using anything else" if added else "using anything"
+            uncalled = "".join(f"- {label} fails without {uses} the task names\n" for label in aside)
             problem = (uncalled + probes.reasons(outcomes)).strip() or "".join(
                 f"- no test function uses what fails to import ({line[:160]})" for line in unused[:1])
             own = next((o for o in outcomes if o.kind == "own error"), None)
@@ -220,7 +220,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             attempt.detail = (f"{own.name} failed on an error of its own: {own.detail[:160]}" if own
                               else f"the example test repeated ({', '.join(copied)})" if copied
                               else f"no test function uses the new name it imports: {unused[0][:160]}" if unused
-                              else f"no failing test function calls {', '.join(added)}" if aside
+                              else "no failing test function uses what the task names" if aside
                               else "the test passed on the unchanged code")
             messages.append({"role": "user", "content": COPIED.format(names=", ".join(copied), example=example)
                              if copied else NOT_FOR_THE_TASK.format(reasons=problem, path=path)})
@@ -274,17 +274,18 @@ def _named(task: GuidedTask, where: Localized) -> set[str]:
     return task_words(task.goal, where.symbols) | (said & defined)
 
 
-def _calling(keep: set[str], text: str, path: str, added: list[str], words: set[str]) -> tuple[set[str], list[str]]:
+def _calling(keep: set[str], text: str, path: str, words: set[str]) -> tuple[set[str], list[str]]:
     """``keep`` (:func:`.probe.kept` labels of the asked test ``text`` at ``path``) without the test
-    functions that use none of the task's ``words`` (:func:`.guided_text.task_words`: the functions it
-    adds or names, its options and quoted words; :func:`.symbols.tests_unrelated`), and those left
-    out, in order. A test function of other code that fails on the code as it is asserts something
-    of its own (``slugify("Ada Lovelace") == "al"`` in the test of a new ``initials``): locked as the
-    asked test, no change could pass it. Nothing is left out when the task adds no function (``added``),
-    or when the whole file fails for the task (a collection error)."""
-    if not added or str(Path(path).with_suffix("")).replace("/", ".") in keep:
+    functions that use none of the task's ``words`` (:func:`_named`: the functions it adds or names,
+    its options and quoted words; :func:`.symbols.tests_unrelated`), and those left out, in order. A
+    test function of other code that fails on the code as it is asserts something of its own
+    (``slugify("Ada Lovelace") == "al"`` in the test of a new ``initials``; a made-up ``low_stock()``
+    beside the test of ``total_value(category=...)``): locked as the asked test, no change could pass
+    it. Nothing is left out when the task names nothing the code has or adds (a bug report in plain
+    words), or when the whole file fails for the task (a collection error)."""
+    if not words or str(Path(path).with_suffix("")).replace("/", ".") in keep:
         return keep, []
-    unrelated = set(tests_unrelated(text, words | set(added))) & keep
+    unrelated = set(tests_unrelated(text, words)) & keep
     return keep - unrelated, sorted(unrelated)
 
 
