@@ -716,3 +716,14 @@ async def test_an_asked_test_function_of_other_code_is_dropped_when_the_task_add
     assert [step_of(r) for r in requests] == ["asked test", "edit"] and stats.passed, stats.attempts
     kept = (repo / "tests/test_search_asked.py").read_text()
     assert "def test_find_limit" in kept and "test_run_upper" not in kept
+
+
+async def test_an_answer_that_changed_nothing_is_told_how_the_asked_test_still_fails(tmp_path: Path) -> None:
+    """Dev traces: told only "that changed nothing", the model sent the shown code back again, twice
+    an attempt. The ask after it says how the asked test fails on the code as it still is."""
+    unchanged = "```python\n# file: notes/search.py\ndef find(items, word):\n    return [i for i in items if word in i]\n```"
+    result, tools, requests, stats, repo = await run(tmp_path, [ASKED, unchanged, RIGHT], repairs=1)
+    assert [step_of(r) for r in requests] == ["asked test", "edit", "repair"] and stats.passed, stats.attempts
+    told = last_user(requests[2])
+    assert told.startswith("The test tests/test_search_asked.py still fails on the code as it is:\n- "), told
+    assert "count_matches" in told.split("\n")[1] and "That changed nothing" in told

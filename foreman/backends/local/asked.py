@@ -205,6 +205,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             if keep:
                 _trim(task, path, keep)
                 task.locked = path
+                task.locked_failures = [f"{o.name}: {o.detail[:200]}" for o in outcomes if o.function in keep and o.detail]
                 return task._read(path)
             task._drop(path)
             del attempt.actions[len(attempt.actions) - len(planned.actions):]

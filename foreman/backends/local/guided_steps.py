@@ -40,6 +40,7 @@ from .guided_text import (
     NOT_DEFINED,
     REPAIR_ASK,
     SEND_ONLY,
+    STILL_FAILS,
     SYSTEM,
     TEST_ONLY,
     UNMOVED,
@@ -135,6 +136,16 @@ async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known:
         state.step = finding.step
 
 
+def _still_failing(task: GuidedTask) -> str:
+    """How the asked test fails on the code as it still is, for the ask after an answer that changed
+    nothing ("" without an asked test): told only "that changed nothing", a model sends the same
+    code back again; the failing assert names what must change (``'$1234.56' != '$1,234.56'``)."""
+    if not task.locked or not task.locked_failures:
+        return ""
+    failures = "\n".join(f"- {line}" for line in task.locked_failures[:4])
+    return STILL_FAILS.format(path=task.locked, failures=failures)
+
+
 def tests_only(where: Localized) -> bool:
     """Whether the task asks for tests alone: it asks for a test and every file it asks to change
     is a test file. Such a task's first ask is the test ask (:func:`.asked.ask_tests`): asked first for
@@ -201,7 +212,7 @@ async def _check(task: GuidedTask, attempt: Attempt, state: AttemptState, where:
             task.acted("line-ask")
             return Finding("check", "no change", "the answer changed no file",
                            line_ask(task.goal, state.line, task._read(state.line.path) or ""), fresh=True, step="line")
-        return Finding("check", "no change", "the answer changed no file", no_change_ask(where.symbols))
+        return Finding("check", "no change", "the answer changed no file", _still_failing(task) + no_change_ask(where.symbols))
     if where.wants_test and where.test_file and not task._new_tests(where.test_file):
         await asked_tests.ask_tests(task, attempt, where, known, default, state.messages)
         if not task._new_tests(where.test_file):  # a pass without the asked test is no pass

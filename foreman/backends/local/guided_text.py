@@ -41,6 +41,7 @@ max_tokens, hence "two or three short"."""
 REPAIR_ASK = ("Write the corrected code: the complete functions (or test functions) that must change, in ```python "
               "blocks whose first line is `# file: <path>`. No explanations.")
 NO_CHANGE = "That changed nothing. " + REPAIR_ASK
+STILL_FAILS = "The test {path} still fails on the code as it is:\n{failures}\n"
 NO_CHANGE_NAMED = ("That changed nothing: {names} came back exactly as {it_is} in {path}. The task asks for a change "
                    "there. Send only {names}, complete, with the change the task describes, in one ```python block "
                    "whose first line is `# file: {path}`. No explanations.")
