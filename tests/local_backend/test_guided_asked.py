@@ -727,3 +727,16 @@ async def test_an_answer_that_changed_nothing_is_told_how_the_asked_test_still_f
     told = last_user(requests[2])
     assert told.startswith("The test tests/test_search_asked.py still fails on the code as it is:\n- "), told
     assert "count_matches" in told.split("\n")[1] and "That changed nothing" in told
+
+
+async def test_the_asked_test_of_what_the_task_adds_is_kept_when_the_model_writes_it_last(tmp_path: Path) -> None:
+    """Of a long answer only two test functions are kept: those of what the task adds or names
+    first (the dev trace's one right test came fourth, after made-up ones, and was cut)."""
+    long = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find, count_matches\n\n\n"
+            "def test_find_upper():\n    assert find(['A b'], 'a') == ['A b']\n\n\n"
+            "def test_find_lower():\n    assert find(['b'], 'B') == ['b']\n\n\n"
+            "def test_count_matches():\n    assert count_matches(['a b', 'c', 'a'], 'a') == 2\n```")
+    result, tools, requests, stats, repo = await run(tmp_path, [long, RIGHT], goal=GOAL.split(" Make run")[0])
+    assert [step_of(r) for r in requests] == ["asked test", "edit"] and stats.passed, stats.attempts
+    kept = (repo / "tests/test_search_asked.py").read_text()
+    assert "def test_count_matches" in kept and "test_find_upper" not in kept and "test_find_lower" not in kept

@@ -210,6 +210,22 @@ def test_first_checks_keeps_two_test_functions_and_three_asserts_in_each() -> No
     assert first_checks("def test_x(:\n") == "def test_x(:\n"  # unparseable: left to placement to refuse
 
 
+def test_first_checks_takes_the_tests_of_what_the_task_names_first() -> None:
+    """A dev trace: three made-up tests of the file's other functions, then the one test of the new
+    ``initials``; keeping the first two lost it. With the task's words, it is kept (and one other,
+    in source order); without them, the first two as before."""
+    text = ("from textutil import slugify, title_case, truncate, initials\n\n\n"
+            "def test_slugify():\n    assert slugify('Ada Lovelace') == 'al'\n\n\n"
+            "def test_title_case():\n    assert title_case('a b') == 'A B'\n\n\n"
+            "def test_truncate():\n    assert truncate('abc', 1) == 'a...'\n\n\n"
+            "def test_initials():\n    assert initials('Ada Lovelace') == 'AL'\n")
+    kept = first_checks(text, prefer=frozenset({"initials"}))
+    assert "def test_initials" in kept and "def test_slugify" in kept and "test_title_case" not in kept
+    assert kept.index("def test_slugify") < kept.index("def test_initials")  # the file's order
+    plain = first_checks(text)
+    assert "def test_slugify" in plain and "def test_title_case" in plain and "test_initials" not in plain
+
+
 OWN_ONLY = ("```python\n# file: tests/test_search_asked.py\nfrom notes.search import find\n\n\n"
             "def test_find_counts():\n    assert find(['a b'], 'a', strict=True) == ['a b']\n```")
 

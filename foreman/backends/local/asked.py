@@ -152,10 +152,12 @@ def _test_blocks(task: GuidedTask, reply: str) -> list[Block]:
     return (blocks_of_json(reply) if task.response_format else []) or blocks_of(text)
 
 
-def _only_tests(blocks: list[Block], path: str) -> list[Block]:
+def _only_tests(blocks: list[Block], path: str, words: set[str]) -> list[Block]:
     """The blocks that hold test functions, each sent to ``path`` (whatever file they named), with
-    its first two test functions and their first three asserts only (:func:`.probe.first_checks`)."""
-    return [Block(path, code=probes.first_checks(b.code)) for b in blocks if b.search is None and "def test" in b.code]
+    its first two test functions (those using ``words`` first) and their first three asserts only
+    (:func:`.probe.first_checks`)."""
+    return [Block(path, code=probes.first_checks(b.code, prefer=frozenset(words))) for b in blocks
+            if b.search is None and "def test" in b.code]
 
 
 async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str],
@@ -175,6 +177,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
                                     + ASKED_TEST_ASK.format(path=path) + adds_sentence(task.goal)
                                     + each_target_sentence(task.goal, where)}]
     example_text = (task._read(example) or "") if example else ""
+    added = _added(task, where)
+    words = _named(task, where) | set(added)
     for asked in range(2):
         if task._out_of_time():
             attempt.outcome = "out of time"
@@ -183,7 +187,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         reply = await task._ask(messages, temperature, attempt.number, "asked test", constrained=True)
         messages.append({"role": "assistant", "content": reply})
         blocks = _test_blocks(task, reply)
-        planned = task._plan(_only_tests(blocks, path), where, known, default)
+        planned = task._plan(_only_tests(blocks, path, words), where, known, default)
         if not planned.texts.get(path):
             problem = "; ".join(planned.failures) or "the answer holds no test function"
             if task.last_finish == "length":  # most often one line repeated until max_tokens
@@ -200,12 +204,13 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         if outcomes:
             text = task._read(path) or ""
             keep = probes.narrowed(probes.kept(outcomes), outcomes, text, path)
-            added, named = _added(task, where), _named(task, where)
-            keep, aside = _calling(keep, text, path, named | set(added))
+            keep, aside = _calling(keep, text, path, words)
             if keep:
                 _trim(task, path, keep)
                 task.locked = path
-                task.locked_failures = [f"{o.name}: {o.detail[:200]}" for o in outcomes if o.function in keep and o.detail]
+                module = str(Path(path).with_suffix("")).replace("/", ".")
+                task.locked_failures = [f"{o.name}: {o.detail[:200]}" for o in outcomes
+                                        if o.function in keep | {module} and o.detail]
                 return task._read(path)
             task._drop(path)
             del attempt.actions[len(attempt.actions) - len(planned.actions):]
@@ -282,12 +287,16 @@ def _calling(keep: set[str], text: str, path: str, words: set[str]) -> tuple[set
     test function of other code that fails on the code as it is asserts something of its own
     (``slugify("Ada Lovelace") == "al"`` in the test of a new ``initials``; a made-up ``low_stock()``
     beside the test of ``total_value(category=...)``): locked as the asked test, no change could pass
-    it. Nothing is left out when the task names nothing the code has or adds (a bug report in plain
-    words), or when the whole file fails for the task (a collection error)."""
-    if not words or str(Path(path).with_suffix("")).replace("/", ".") in keep:
+    it. When the whole file fails for the task (a collection error: it imports a name the task adds),
+    its functions' own outcomes are unknown: the ones that use the task's words are kept, if any.
+    Nothing is left out when the task names nothing the code has or adds (a bug report in plain words)."""
+    if not words:
         return keep, []
-    unrelated = set(tests_unrelated(text, words)) & keep
-    return keep - unrelated, sorted(unrelated)
+    unrelated = set(tests_unrelated(text, words))
+    if str(Path(path).with_suffix("")).replace("/", ".") in keep:
+        related = set(test_labels(text)) - unrelated
+        return (related, sorted(unrelated)) if related and unrelated else (keep, [])
+    return keep - unrelated, sorted(unrelated & keep)
 
 
 def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from .symbols import test_labels
+from .symbols import test_labels, tests_unrelated
 
 FAILS_FOR_THE_TASK = ("asserts", "new name", "task error")
 """The kinds of failure that show a test checks something the task adds."""
@@ -358,10 +358,13 @@ def is_check(node: ast.stmt) -> bool:
             and call.func.attr.startswith("assert"))
 
 
-def first_checks(text: str, functions: int = 2, asserts: int = 3) -> str:
+def first_checks(text: str, functions: int = 2, asserts: int = 3, *, prefer: frozenset[str] = frozenset()) -> str:
     """``text`` (a test file) with its first ``functions`` test functions only, each ended after
     its first ``asserts`` assert statements (those of the function's own body; one inside a
-    ``with`` or a loop is not counted). Unchanged when it does not parse.
+    ``with`` or a loop is not counted). Unchanged when it does not parse. The test functions that
+    use a word of ``prefer`` (the names the task adds or names) are taken first, in source order: a
+    model's answer listed made-up tests of the file's other functions before the one test of the
+    new function, and keeping the first two lost it.
 
     Why: a small model lists the plain cases first and makes up the later ones; even asked for
     "at most three asserts" it may write a dozen, the later ones with wrong expected values
@@ -371,7 +374,9 @@ def first_checks(text: str, functions: int = 2, asserts: int = 3) -> str:
     """
     tests = test_labels(text)  # in source order; {} when it does not parse
     if len(tests) > functions:
-        text = keep_only(text, set(list(tests)[:functions]))
+        aside = set(tests_unrelated(text, set(prefer))) if prefer else set()
+        chosen = [label for label in tests if label not in aside] + [label for label in tests if label in aside]
+        text = keep_only(text, set(chosen[:functions]))
         tests = test_labels(text)
     lines = text.split("\n")
     cuts = []
