@@ -138,6 +138,30 @@ def test_a_collection_error_for_a_name_the_task_adds_keeps_the_whole_file(tmp_pa
                                      GOAL)] == ["own error"]
 
 
+def test_acted_names_each_flag_that_sorted_a_case_otherwise(tmp_path: Path) -> None:
+    """``acted`` gets a check only when switching its flag off would sort some case of the same
+    report otherwise: the bench's ``fired`` counts rest on it."""
+    tests = {"tests/test_asked.py": "import pytest\n\nfrom notes import search\n\n\n"
+                                    "def test_raises():\n    with pytest.raises(ValueError):\n        search([], '')\n\n\n"
+                                    "def test_forgot():\n    assert count_matches([], 'x') == 0\n"}
+    xml = report(tmp_path, tests, "tests/test_asked.py")
+    goal = "Make search raise ValueError on an empty query and add count_matches(notes, query)."
+    for task_errors, own in ((True, True), (True, False), (False, True), (False, False)):
+        acted: set[str] = set()
+        outcomes = classify(xml, "tests/test_asked.py", goal, task_errors=task_errors, own_name_errors=own, acted=acted)
+        kinds = {o.name: o.kind for o in outcomes}
+        assert kinds == {"test_raises": "task error" if task_errors else "own error",
+                         "test_forgot": "own error" if own else "new name"}
+        assert acted == {check for check, on in (("task-error", task_errors), ("test-alone", own)) if on}
+        for check, flags in (("task-error", (False, own)), ("test-alone", (task_errors, False))):
+            off = classify(xml, "tests/test_asked.py", goal, task_errors=flags[0], own_name_errors=flags[1])
+            assert (check in acted) == (off != outcomes)
+    quiet: set[str] = set()  # the flags on, nothing they sort: nothing acted
+    classify(report(tmp_path, {"tests/test_asked.py": "def test_it():\n    assert 1 == 2\n"}, "tests/test_asked.py"),
+             "tests/test_asked.py", goal, own_name_errors=True, acted=quiet)
+    assert quiet == set()
+
+
 def test_the_probe_runs_only_plain_pytest_commands() -> None:
     py = shlex.quote(sys.executable)
     assert probe_command(f"{py} -m pytest -q", "tests/t.py", "/r.xml") == f"{py} -m pytest -q tests/t.py --junitxml=/r.xml"

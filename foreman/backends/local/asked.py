@@ -208,14 +208,13 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             if keep:
                 _trim(task, path, keep)
                 task.locked = path
-                module = str(Path(path).with_suffix("")).replace("/", ".")
                 task.locked_failures = [f"{o.name}: {o.detail[:200]}" for o in outcomes
-                                        if o.function in keep | {module} and o.detail]
+                                        if o.function in keep | {probes.file_label(path)} and o.detail]
                 return task._read(path)
             task._drop(path)
             del attempt.actions[len(attempt.actions) - len(planned.actions):]
-            whole = str(Path(path).with_suffix("")).replace("/", ".")  # the file failed to import a new name
-            unused = [o.detail for o in outcomes if o.kind == "new name" and o.function == whole]
+            unused = [o.detail for o in outcomes  # the file failed to import a new name
+                      if o.kind == "new name" and o.function == probes.file_label(path)]
             uses = f"calling {', '.join(added)}, which the task adds, or using anything else" if added else "using anything"
             uncalled = "".join(f"- {label} fails without {uses} the task names\n" for label in aside)
             problem = (uncalled + probes.reasons(outcomes)).strip() or "".join(
@@ -276,7 +275,7 @@ def _named(task: GuidedTask, where: Localized) -> set[str]:
     with ..." names ``run``)."""
     said = set(re.findall(r"[A-Za-z_]\w*", task.goal))
     defined = {name for rel in where.files if rel.endswith(".py")
-               for name in definitions_of(task._read(rel) or "") | defined_names(task._read(rel) or "")}
+               for text in [task._read(rel) or ""] for name in definitions_of(text) | defined_names(text)}
     return task_words(task.goal, where.symbols) | (said & defined)
 
 
@@ -293,7 +292,7 @@ def _calling(keep: set[str], text: str, path: str, words: set[str]) -> tuple[set
     if not words:
         return keep, []
     unrelated = set(tests_unrelated(text, words))
-    if str(Path(path).with_suffix("")).replace("/", ".") in keep:
+    if probes.file_label(path) in keep:
         related = set(test_labels(text)) - unrelated
         return (related, sorted(unrelated)) if related and unrelated else (keep, [])
     return keep - unrelated, sorted(unrelated & keep)
@@ -303,7 +302,7 @@ def _trim(task: GuidedTask, path: str, keep: set[str]) -> None:
     """Keep only the test functions that fail for the task (a collection error that fails for the
     task keeps the whole file)."""
     text = task._read(path) or ""
-    if str(Path(path).with_suffix("")).replace("/", ".") in keep:
+    if probes.file_label(path) in keep:
         return
     try:
         trimmed = probes.keep_only(text, keep)

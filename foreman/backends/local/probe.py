@@ -100,7 +100,9 @@ def probe_command(ci_command: str | None, path: str, report: str) -> str | None:
     return f"{(ci_command or '').strip()} {shlex.join([path, f'--junitxml={report}'])}"
 
 
-def _module(path: str) -> str:
+def file_label(path: str) -> str:
+    """The label pytest's JUnit report gives a test file's collection error, which is also the
+    ``classname`` prefix of its test cases: ``tests/test_x.py`` -> ``tests.test_x``."""
     return str(PurePosixPath(path).with_suffix("")).replace("/", ".")
 
 
@@ -134,7 +136,8 @@ def _words(goal: str) -> set[str]:
 
 
 def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozenset[str] = frozenset(), *,
-             task_errors: bool = True, own_name_errors: bool = False) -> list[ProbeOutcome]:
+             task_errors: bool = True, own_name_errors: bool = False,
+             acted: set[str] | None = None) -> list[ProbeOutcome]:
     """Sort the test functions of ``path`` in a pytest JUnit XML report (module docstring).
 
     Args:
@@ -149,6 +152,9 @@ def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozens
         own_name_errors: every ``NameError`` is the test's own (the ``test-alone`` check): a
             change to the code cannot bind a name in the test's module, so such a test can
             never pass (the caller leaves this off for a test that star-imports).
+        acted: when given, gets ``"task-error"`` / ``"test-alone"`` added for each of the two
+            flags above that is on and sorted some case otherwise than it would be with that flag
+            off (the bench's record of which checks acted).
 
     Returns:
         One outcome per test case of the file ([] when the report names none, or is not XML).
@@ -157,7 +163,7 @@ def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozens
         root = ElementTree.fromstring(report_xml)
     except ElementTree.ParseError:
         return []
-    module, out = _module(path), []
+    module, out = file_label(path), []
     words = {w.lstrip("-") for w in _words(goal)} - set(existing)
     option_task = any(w.startswith("--") for w in _words(goal))
     for case in root.iter("testcase"):
@@ -176,18 +182,40 @@ def classify(report_xml: str, path: str, goal: str, existing: set[str] | frozens
             out.append(ProbeOutcome(label, "skipped" if skipped else "passed"))
             continue
         kind, line = _exception(bad.text or "", bad.get("message", ""))
-        if kind == "AssertionError":
-            out.append(ProbeOutcome(label, "asserts", line))
-        elif own_name_errors and kind == "NameError":
-            out.append(ProbeOutcome(label, "own error", line))
-        elif task_errors and _task_error(kind, line, goal):
-            out.append(ProbeOutcome(label, "task error", line))
-        elif _named(line) in words or _new_module(kind, line, goal) or (
-                kind == "SystemExit" and option_task):  # argparse exits on an option the task adds
-            out.append(ProbeOutcome(label, "new name", line))
-        else:
-            out.append(ProbeOutcome(label, "own error", line))
+        failure = _Failure(kind, line, goal, words, option_task)
+        sorted_as = failure.sort(task_errors, own_name_errors)
+        out.append(ProbeOutcome(label, sorted_as, line))
+        if acted is not None:
+            if task_errors and failure.sort(False, own_name_errors) != sorted_as:
+                acted.add("task-error")
+            if own_name_errors and failure.sort(task_errors, False) != sorted_as:
+                acted.add("test-alone")
     return out
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """One failing case of a probe report: its exception ``kind`` and shown ``line``, with the
+    task's ``goal``, its ``words`` (less the names the code has) and whether it adds an option."""
+
+    kind: str
+    line: str
+    goal: str
+    words: set[str]
+    option_task: bool
+
+    def sort(self, task_errors: bool, own_name_errors: bool) -> str:
+        """The case's outcome kind under :func:`classify`'s two flags."""
+        if self.kind == "AssertionError":
+            return "asserts"
+        if own_name_errors and self.kind == "NameError":
+            return "own error"
+        if task_errors and _task_error(self.kind, self.line, self.goal):
+            return "task error"
+        if _named(self.line) in self.words or _new_module(self.kind, self.line, self.goal) or (
+                self.kind == "SystemExit" and self.option_task):  # argparse exits on an option the task adds
+            return "new name"
+        return "own error"
 
 
 def _task_error(kind: str, line: str, goal: str) -> bool:
@@ -232,7 +260,7 @@ def narrowed(keep: set[str], outcomes: list[ProbeOutcome], text: str, path: str)
     Returns:
         Labels to keep (``test_x``, ``Class.test_x``, or the module's dotted name: the whole file).
     """
-    module = _module(path)
+    module = file_label(path)
     if module not in keep:
         return keep
     names = {_named(o.detail) for o in outcomes if o.function == module and o.kind == "new name"} - {""}

@@ -52,11 +52,11 @@ async def run_probe(task: GuidedTask, attempt: Attempt, path: str, where: Locali
         word for rel in where.files for word in re.findall(r"[A-Za-z_]\w*", task._read(rel) or "")}
     text = task._read(path) or ""
     task_errors, own_name_errors = task.enabled("task-error"), task.enabled("test-alone") and "import *" not in text
-    outcomes = probes.classify(xml, path, task.goal, existing, task_errors=task_errors, own_name_errors=own_name_errors)
-    for check, on in (("task-error", task_errors), ("test-alone", own_name_errors)):  # (acted: the outcome differs)
-        if on and outcomes != probes.classify(xml, path, task.goal, existing, task_errors=task_errors and check != "task-error",
-                                              own_name_errors=own_name_errors and check != "test-alone"):
-            task.acted(check)
+    acted: set[str] = set()
+    outcomes = probes.classify(xml, path, task.goal, existing, task_errors=task_errors,
+                               own_name_errors=own_name_errors, acted=acted)
+    for check in sorted(acted):
+        task.acted(check)
     task._trace(attempt.number, step, attempt.temperature, "", None,
                 outcomes=[[o.name, o.kind, o.detail[:300]] for o in outcomes])
     return outcomes
@@ -108,7 +108,7 @@ async def proves_the_change(task: GuidedTask, attempt: Attempt, path: str, where
     if not code or not new:
         return []
     outcomes = await run_probe_without(task, attempt, path, where, code, "tests probe")
-    whole = str(Path(path).with_suffix("")).replace("/", ".")  # a collection error's label, not a test's
+    whole = probes.file_label(path)  # a collection error's label, not a test's
     mine = [o for o in outcomes if o.function != whole and o.function.rsplit(".", 1)[-1] in new]
     if not mine:  # none of them ran: beside passing tests they were never collected; a collection error
         if outcomes and all(o.kind in ("passed", "skipped") for o in outcomes):
