@@ -68,3 +68,11 @@ def test_the_located_files_of_every_dev_task_hold_what_its_solution_changes(star
         if lost := sorted(changed - set(where.files)):
             missed[task["id"]] = lost
     assert missed == {}
+
+
+def test_the_dev_tasks_read_as_refactors_are_the_refactors() -> None:
+    """The ``keep-test`` check locks a passing asked test only on a task read as a refactor
+    (:func:`.uses.refactor`): a feature task read so would lock a test of old behaviour only."""
+    read = {task["id"]: uses.refactor(task["goal"]) for task in DEV}
+    assert read == {task["id"]: task["kind"] == "refactor" for task in DEV}
+    assert sum(read.values()) == 4

@@ -20,9 +20,11 @@ as the task states it, and places them in a new file (:func:`asked_test_path`). 
   the task adds (it can pass whatever the change does); one more is asked, and when that one
   passes too (or cannot be placed) the attempt ends :data:`NO_ASKED_TEST`. Why not "passes after"
   alone: a test that already passes cannot tell a right change from a wrong one, which is the
-  false success this closes. The cost: a task that asks for no new behaviour (a pure refactor)
-  cannot get such a test; guided mode then blocks, and ``"askedTest": false`` in the profile
-  turns the step off.
+  false success this closes. The exception is a refactor (:func:`.uses.refactor`: the task asks
+  the code to use what it adds and says what the code does stays as it is): it adds no behaviour,
+  so a test of what it keeps passes on the unchanged code, and refusing it spent every attempt on
+  test asks. Such a test is locked as it is (``keep-test``): it must still pass after the change,
+  and the answer must write each function the task names that the code lacks.
 - *Its first cases only*: the first two test functions, each to its third assert, are placed
   (:func:`.probe.first_checks`): a small model lists the plain cases first and makes up the
   later ones, and a made-up case would lock the attempt into failure.
@@ -72,6 +74,7 @@ from .localize import Localized, module_name, numbered
 from .proof import run_probe
 from .symbols import defined_names, test_labels, tests_unrelated
 from .uses import defined as definitions_of
+from .uses import refactor
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -179,6 +182,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
     example_text = (task._read(example) or "") if example else ""
     added = _added(task, where)
     words = _named(task, where) | set(added)
+    keeps = task.enabled("keep-test") and refactor(task.goal)
     for asked in range(2):
         if task._out_of_time():
             attempt.outcome = "out of time"
@@ -205,18 +209,24 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
             text = task._read(path) or ""
             keep = probes.narrowed(probes.kept(outcomes), outcomes, text, path)
             keep, aside = _calling(keep, text, path, words)
+            keep, changes = _refactor_split(keep, outcomes) if keeps else (keep, [])
             if keep:
                 _trim(task, path, keep)
                 task.locked = path
                 task.locked_failures = [f"{o.name}: {o.detail[:200]}" for o in outcomes
                                         if o.function in keep | {probes.file_label(path)} and o.detail]
                 return task._read(path)
+            if keeps and (passing := _passing(outcomes)):
+                _trim(task, path, passing)
+                return _lock_passing(task, path, added)
             task._drop(path)
             del attempt.actions[len(attempt.actions) - len(planned.actions):]
             unused = [o.detail for o in outcomes  # the file failed to import a new name
                       if o.kind == "new name" and o.function == probes.file_label(path)]
             uses = f"calling {', '.join(added)}, which the task adds, or using anything else" if added else "using anything"
             uncalled = "".join(f"- {label} fails without {uses} the task names\n" for label in aside)
+            uncalled += "".join(f"- {label} fails on the code as it is, but the task keeps what the code does: a test of "
+                                "it passes now\n" for label in changes)
             problem = (uncalled + probes.reasons(outcomes)).strip() or "".join(
                 f"- no test function uses what fails to import ({line[:160]})" for line in unused[:1])
             own = next((o for o in outcomes if o.kind == "own error"), None)
@@ -226,6 +236,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
                               else f"the example test repeated ({', '.join(copied)})" if copied
                               else f"no test function uses the new name it imports: {unused[0][:160]}" if unused
                               else "no failing test function uses what the task names" if aside
+                              else "the test asserts a change of what the task keeps" if changes
                               else "the test passed on the unchanged code")
             messages.append({"role": "user", "content": COPIED.format(names=", ".join(copied), example=example)
                              if copied else NOT_FOR_THE_TASK.format(reasons=problem, path=path)})
@@ -234,6 +245,8 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         if not ok and (path in summary or "pytest" not in (task.ci_command or "")):
             task.locked = path
             return task._read(path)
+        if ok and keeps:
+            return _lock_passing(task, path, added)
         task._drop(path)  # passes on the unchanged code (or fails elsewhere): not a test of the task
         del attempt.actions[len(attempt.actions) - len(planned.actions):]
         copied = copied_tests(planned.texts[path], example_text) if ok else []
@@ -245,6 +258,30 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
                          f"The checks failed, but not in {path}:\n{summary}\nWrite test functions of what the "
                          "task asks for. Same format."})
     return None
+
+
+def _refactor_split(keep: set[str], outcomes: list[probes.ProbeOutcome]) -> tuple[set[str], list[str]]:
+    """A refactor's ``keep`` (:func:`.probe.kept` labels) split into the test functions that fail only
+    because a name the task adds is missing, and those that fail otherwise (an assert on what the
+    code does now: the task says that stays, so the expected value is made up), in order."""
+    changes = sorted(label for label in keep if any(o.function == label and o.kind != "new name" and o.kind != "passed"
+                                                    for o in outcomes))
+    return keep - set(changes), changes
+
+
+def _passing(outcomes: list[probes.ProbeOutcome]) -> set[str]:
+    """The test functions all of whose cases pass (labels; a parametrized one counts once)."""
+    failing = {o.function for o in outcomes if o.kind != "passed"}
+    return {o.function for o in outcomes if o.kind == "passed"} - failing
+
+
+def _lock_passing(task: GuidedTask, path: str, added: list[str]) -> str | None:
+    """Lock a refactor's asked test that passes on the unchanged code (the ``keep-test`` check):
+    it tests what the task keeps, and must still pass after the change; ``added`` (the functions
+    the task names that the code lacks, :func:`_added`) must be written by the answer."""
+    task.acted("keep-test")
+    task.locked, task.locked_failures, task.locked_passes = path, [], list(added)
+    return task._read(path)
 
 
 _PATH_RE = re.compile(r"[\w./-]+\.py\b")

@@ -117,6 +117,7 @@ class GuidedTask:
         self._kept = 0  # the attempt's actions when it passed
         self.locked: str | None = None  # the attempt's asked test: answers may not change it
         self.locked_failures: list[str] = []  # how the asked test failed on the unchanged code ("name: message")
+        self.locked_passes: list[str] | None = None  # a refactor's asked test passes there: the names it adds
         self.last_finish: str | None = None  # the last reply's finish_reason ("length": cut off)
         self.ablated = frozenset(profile.ablate)
         self.reply_budget = profile.max_tokens  # tokens an answer may take (sized to the files it may send)
@@ -405,7 +406,7 @@ class GuidedTask:
             self.stats.attempts.append(attempt)
             await self._attempt(attempt, where, known, default)
             self.tools.log(f"guided {attempt.line()}", kind="text" if attempt.outcome == "passed" else "error")
-            self.locked, self.locked_failures = None, []
+            self.locked, self.locked_failures, self.locked_passes = None, [], None
             self.mark("validate", f"attempt {attempt.outcome}")
             if attempt.outcome == "passed":
                 self.stats.passed = True

@@ -24,6 +24,7 @@ runs the attempts, each from the same clean start, and locates the task once).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -90,6 +91,12 @@ class AttemptState:
     raise_asked: bool = False
 
 
+ASKED_TEST_PLACED = ("A test of what the task asks for is in place, {path}; it fails on the code as it is and your "
+                     "change must make it pass:\n```python\n{test}```\n\n")
+KEPT_TEST = ("A test of what the task keeps is in place, {path}; it passes on the code as it is and must still pass "
+             "after your change:\n```python\n{test}```\n\n")
+
+
 async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known: list[str], default: str | None) -> None:
     """Run one attempt's pipeline (the module's stages); its outcome is in ``attempt``."""
     test = ""
@@ -99,8 +106,7 @@ async def run_steps(task: GuidedTask, attempt: Attempt, where: Localized, known:
         task.mark("propose", "asked test placed" if placed is not None else f"asked test: {attempt.outcome}")
         if placed is None:
             return
-        test = (f"A test of what the task asks for is in place, {task.locked}; it fails on the code as it is and "
-                f"your change must make it pass:\n```python\n{placed}```\n\n")
+        test = (KEPT_TEST if task.locked_passes is not None else ASKED_TEST_PLACED).format(path=task.locked, test=placed)
     target = default or (where.test_file or "path/to/file.py")
     state = AttemptState(
         messages=[{"role": "system", "content": SYSTEM},
@@ -252,6 +258,13 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
             weak := await mutants.check(task, attempt, where.test_file, where)):
         task.acted("mutant")
         return weak
+    if ok and task.locked_passes and (unwritten := _unwritten(task.locked_passes, code())):
+        task.acted("keep-test")
+        state.absent = unwritten
+        target_file = where.target or state.target
+        return Finding("validate", FUNCTION_NOT_WRITTEN, ", ".join(unwritten),
+                       asked_def_ask(task.goal, unwritten, target_file, api_text([target_file], task._read)),
+                       fresh=True, step="function")
     if ok and task.enabled("uses") and (kept := _uses(task, code)):
         task.acted("uses")
         return Finding("validate", uses.UNUSED, *kept)
@@ -266,6 +279,13 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         task.mark("validate", "checks passed")
         return _named_left(task, attempt, state, where) or PASSED
     return _failed(task, summary, known=known, unmoved=judged.unmoved, changed=judged.changed)
+
+
+def _unwritten(names: list[str], code: dict[str, str]) -> list[str]:
+    """Of the functions a refactor adds (``names``), those no word of the repository's code
+    (``code``, :func:`_code`) names: not defined, not passed on, not called. The asked test of a
+    refactor passes on the unchanged code, so an answer that writes none of them passes it too."""
+    return [name for name in names if not any(re.search(rf"\b{re.escape(name)}\b", text) for text in code.values())]
 
 
 def _written(task: GuidedTask) -> tuple[dict[str, str | None], dict[str, str]]:

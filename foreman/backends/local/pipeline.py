@@ -42,6 +42,10 @@ class Check:
 CHECKS: tuple[Check, ...] = (
     Check("asked-test", "propose", "a change to untested behaviour passes the old tests whatever it does: a test of "
           "the asked behaviour is written first and must fail on the unchanged code"),
+    Check("keep-test", "propose", "a refactor keeps what the code does, so no test of it fails on the unchanged code "
+          "and every asked test was refused until the attempts ran out: a test of the kept behaviour that passes "
+          "there is locked (it must still pass), the answer must write every function the task names, and a file "
+          "whose change keeps behaviour is not asked to be needed by the test"),
     Check("task-error", "check", "a test of the asked behaviour is thrown away because it fails with the very error "
           "the task describes (or pytest's 'DID NOT RAISE' of the error the task asks for)"),
     Check("test-alone", "check", "a new test that cannot run (a missing import, an undefined name), or that calls "

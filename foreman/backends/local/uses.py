@@ -34,6 +34,22 @@ USE_ASK_RE = re.compile(r"\b(?:use|uses|call|calls)\s+(?:it|them|this|that|the n
 """The wording of a task that asks the existing code to use what it adds: said outright ("make both
 functions use it"), or implied by moving code "into a function" (a refactor that pulls code out
 into a new function and leaves the old place with its copy has done nothing)."""
+KEEPS_RE = re.compile(r"\b(?:must|should|will|does|do|may)\s+not\s+change\b"
+                      r"|\bexactly as (?:before|it does|they do|today)\b"
+                      r"|\b(?:must|should)\s+(?:stay|remain|be)\s+(?:the same|unchanged|as (?:it is|they are|before))\b"
+                      r"|\bwithout changing (?:what|how|its|their)\b", re.IGNORECASE)
+"""The wording of a task that says what the code does stays as it is ("their behaviour must not
+change", "load_csv must behave exactly as before")."""
+
+
+def refactor(goal: str) -> bool:
+    """Whether the task is a refactor: it asks the existing code to use what it adds
+    (:data:`USE_ASK_RE`) and says what the code does stays as it is (:data:`KEEPS_RE`). Such a
+    task adds no behaviour, so no test of what it keeps can fail on the unchanged code, and no file
+    whose change keeps behaviour is needed by a test."""
+    return bool(USE_ASK_RE.search(goal) and KEEPS_RE.search(goal))
+
+
 _NAMED_RE = re.compile(r"`([A-Za-z_]\w*)(?:\([^`]*\))?`|\b([A-Za-z_]\w*)\(")
 
 UNUSED = "new code unused"
@@ -267,5 +283,5 @@ def check(goal: str, before: Mapping[str, str | None], now: Mapping[str, str]) -
     return None
 
 
-__all__ = ["KEPT_ASK", "LEFT_ASK", "UNUSED", "UNUSED_ASK", "USE_ASK_RE", "check", "defined", "definitions", "kept_copies", "left_alone",
-           "shared", "tail_name", "unused"]
+__all__ = ["KEEPS_RE", "KEPT_ASK", "LEFT_ASK", "UNUSED", "UNUSED_ASK", "USE_ASK_RE", "check", "defined", "definitions",
+           "kept_copies", "left_alone", "refactor", "shared", "tail_name", "unused"]
