@@ -282,6 +282,10 @@ async def test_a_question_the_cli_never_recorded_still_reaches_the_session_with_
         session = session_of(api, "kit", 0)
         await wait_for(lambda: recorded_calls(claude_cli, session, "mcp__agentcraft__ask_user"), 15,
                        "kit's question in its CLI session file")
+        # Marlow's plan runs beside Kit's work: on a loaded machine its last request can still be
+        # on the way when Kit asks, and a kill then makes Marlow's dying CLI ask once more
+        await wait_for(lambda: len(api.of("marlow", turn=0)) >= 2 and c.agents.get("marlow", {}).get("state") in (
+            "idle", "done"), 60, "marlow's planning turn over")
         await c.close()
         daemon.kill()
         await wait_for(lambda: not cli_pids(claude_cli), 15, "the CLI gone with the daemon")
