@@ -169,6 +169,8 @@ class Row:
     --plan`` reruns a check's ablation only on the tasks where it fired)."""
     seed: int | None = None
     """The sampling seed of every request (``--seed``; None: the server's own each time)."""
+    test_order: str = "first"
+    """When a task that asks for no test gets its test (``--test-order``: the profile's ``testOrder``)."""
 
     def to_json(self) -> dict:
         return {**self.__dict__, "repairs": dict(self.repairs), "reasons": dict(self.reasons)}
@@ -222,7 +224,7 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
         "url": args.url, "model": args.alias, "contextWindow": 8192, "maxTokens": args.max_tokens, "temperature": 0.1,
         "protocol": args.protocol, "maxTurns": args.max_turns, "mode": args.mode, "small": small, "attempts": args.attempts,
         "repairs": args.repairs, "constrained": args.constrained, "askedTest": not args.no_asked_test,
-        "ablate": list(args.ablate), "seed": args.seed}}}}))
+        "ablate": list(args.ablate), "seed": args.seed, "testOrder": args.test_order}}}}))
     settings = resolve({"home": str(home), "backend": "local", "port": 0, "workers": ["1"], "lead_review": False,
                         "auto_answer": ["merge", "permission"], "notify": False, "turn_timeout": args.turn_timeout,
                         "ci": f"{sys.executable} -m pytest -q -p no:cacheprovider", "ci_timeout": 120}, env={})
@@ -286,7 +288,8 @@ async def run_task(task: BenchTask, args: argparse.Namespace, work: Path, keep: 
                placement_failures=sum(g.placement_failures for g in guided),
                model_s=round(sum(s.model_s for s in stats), 1), checks_s=round(sum(s.checks_s for s in stats), 1),
                test_placed=test_placed, stages=dict(sum((g.stages for g in guided), Counter())),
-               fired=dict(sum((g.fired for g in guided), Counter())), ablate=list(args.ablate), seed=args.seed)
+               fired=dict(sum((g.fired for g in guided), Counter())), ablate=list(args.ablate), seed=args.seed,
+               test_order=args.test_order)
 
 
 def _fmt(counter: Counter) -> str:
@@ -361,6 +364,7 @@ async def main_async(args: argparse.Namespace) -> int:
                 cmd.append("--no-lead")
             if args.no_asked_test:
                 cmd.append("--no-asked-test")
+            cmd += ["--test-order", args.test_order]
             if args.ablate:
                 cmd += ["--ablate", ",".join(args.ablate)]
             out = subprocess.run(cmd, capture_output=True, text=True)
@@ -425,6 +429,9 @@ def main() -> int:
                         help="constrain guided replies with a json_schema response_format when the server supports it")
     parser.add_argument("--no-asked-test", action="store_true",
                         help="guided mode without the test of the asked behaviour (foreman/backends/local/asked.py)")
+    parser.add_argument("--test-order", choices=("first", "after"), default="first",
+                        help="a task that asks for no test: its test written before the change and failing on the "
+                        "code as it is (first), or after it and failing on the code as it was (after)")
     parser.add_argument("--ablate", action="append", default=[], metavar="CHECK",
                         help="switch off a guided check (repeatable or comma-separated): "
                         + ", ".join(pipeline.NAMES))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from foreman.backends.local.profiles import LocalProfile, resolve_profile
+from foreman.backends.local.profiles import _FILE_KEYS, LocalProfile, resolve_profile
 from foreman.backends.local.runner import LocalRunner
 from foreman.config import resolve
 from foreman.errors import BackendError, ConfigError
@@ -67,6 +67,7 @@ def test_profiles_from_config(tmp_path: Path) -> None:
     ({"profiles": {"a": {"seed": "7"}}}, r"a.seed: expected a whole number"),
     ({"profiles": {"a": {"seed": True}}}, r"a.seed: expected a whole number"),
     ({"profiles": {"a": {"seed": 1.5}}}, r"a.seed: expected a whole number"),
+    ({"profiles": {"a": {"testOrder": "before"}}}, r"a.testOrder: expected one of first, after, got 'before'"),
 ])
 def test_bad_profiles_name_the_key(tmp_path: Path, bad: dict, match: str) -> None:
     home = tmp_path / "home"
@@ -74,6 +75,18 @@ def test_bad_profiles_name_the_key(tmp_path: Path, bad: dict, match: str) -> Non
     (home / "local" / "config.json").write_text(json.dumps({"local": bad}))
     with pytest.raises(ConfigError, match=match):
         resolve_profile(resolve({"home": str(home), "backend": "local"}, env={}))
+
+
+@pytest.mark.parametrize("key", sorted(k for k in _FILE_KEYS if "_" not in k and k != "ablate"))
+def test_a_bad_value_names_the_key_as_the_file_wrote_it(tmp_path: Path, key: str) -> None:
+    """Every key of a profile, given a value of no use (a list), is named in the error as written
+    (``maxTurns``, not the field's ``max_turns``: a user searching the file for it finds it)."""
+    home = tmp_path / "home"
+    (home / "local").mkdir(parents=True)
+    (home / "local" / "config.json").write_text(json.dumps({"local": {"profiles": {"a": {key: [[1]]}}}}))
+    with pytest.raises(ConfigError) as raised:
+        resolve_profile(resolve({"home": str(home), "backend": "local"}, env={}))
+    assert f"local.profiles.a.{key}: " in str(raised.value), str(raised.value)
 
 
 async def test_a_profile_seed_goes_with_every_request_and_no_seed_sends_none(tmp_path: Path) -> None:

@@ -38,5 +38,5 @@ def test_price_keys_of_a_profile() -> None:
     assert parse_profile("p", {}).price_in_per_mtok == 0.0
     with pytest.raises(ConfigError, match="priceInPerMtok|price_in_per_mtok"):
         parse_profile("p", {"priceInPerMtok": -1})
-    with pytest.raises(ConfigError, match="price_out_per_mtok"):
+    with pytest.raises(ConfigError, match=r"p\.priceOutPerMtok: "):
         parse_profile("p", {"priceOutPerMtok": "cheap"})

@@ -391,7 +391,8 @@ class GuidedTask:
     async def _run(self) -> TurnResult:
         known = list_files(self.root)
         budget = max(2000, (self.profile.context_window - self.profile.max_tokens - 700) * 3)
-        where = localize(self.root, self.goal, budget=budget)
+        after = self.profile.asked_test and self.profile.test_order == "after" and bool(self.ci_command)
+        where = localize(self.root, self.goal, budget=budget, want_test=after)
         self.mark("locate", "files shown" if where.files else "repository map")
         self.reply_budget = continuation.sized(self.profile.max_tokens, [self._read(rel) or "" for rel in where.files])
         default = where.target

@@ -257,13 +257,15 @@ def _rank(rel: str) -> int:
     return 2 if is_test_file(rel) else 0 if rel.endswith(".py") else 1
 
 
-def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
+def localize(root: Path, goal: str, *, budget: int = 12_000, want_test: bool = False) -> Localized:
     """Find and show what ``goal`` names in the repository at ``root``.
 
     Args:
         root: the worktree.
         goal: the task's text.
         budget: characters of context at most.
+        want_test: the task is to be tested as one that asks for a test (``wants_test``, with
+            its ``test_file``) whatever its text says.
 
     Returns:
         The :class:`Localized` result.
@@ -312,7 +314,7 @@ def localize(root: Path, goal: str, *, budget: int = 12_000) -> Localized:
         for rel in by_words(root, files, goal, index, budget=budget // 2):
             pick(rel)
     lower = goal.lower()
-    found.wants_test = bool(re.search(r"\btests?\b|\btest_\w+", lower))
+    found.wants_test = want_test or bool(re.search(r"\btests?\b|\btest_\w+", lower))
     named_tests = [t for t in _TEST_PATH_RE.findall(goal)]
     picked.sort(key=_rank)  # code, then other files (a README), then tests; stable
     found.files = picked

@@ -63,6 +63,10 @@ class LocalProfile:
         asked_test: guided mode asks for a test of the asked behaviour, written before the change,
             that must fail on the unchanged code and pass after it, when the task asks for no
             test (see :mod:`.asked`); False turns the step off.
+        test_order: when guided mode tests a task that asks for no test: "first" (the asked test,
+            before the change) or "after" (the change first, then tests of it that must fail on the
+            code as it was, as a task that asks for tests gets: :mod:`.proof`, :mod:`.mutants`), so
+            the two orders can be measured on the same tasks. Unused while ``asked_test`` is off.
         ablate: guided mode's named checks switched off (:data:`.pipeline.NAMES`; for measuring
             what each is worth, e.g. ``["proof"]``); empty: every check runs.
         constrained: "auto": constrain guided replies to a JSON shape when the endpoint
@@ -94,6 +98,7 @@ class LocalProfile:
     attempts: int = 3
     repairs: int = 1
     asked_test: bool = True
+    test_order: str = "first"
     ablate: tuple[str, ...] = ()
     constrained: str = "off"
     price_in_per_mtok: float = 0.0
@@ -104,10 +109,12 @@ _FILE_KEYS = {f.name: f.name for f in fields(LocalProfile) if f.name != "name"}
 _FILE_KEYS.update({"".join([k.split("_")[0], *(p.capitalize() for p in k.split("_")[1:])]): k
                    for k in list(_FILE_KEYS)})
 _CHOICES = {"protocol": ("text", "native"), "tool_choice": ("auto", "required"), "mode": ("agent", "guided", "auto"),
-            "constrained": ("auto", "off")}
+            "constrained": ("auto", "off"), "test_order": ("first", "after")}
 
 
-def _convert(key: str, value: Any, where: str) -> Any:
+def _convert(key: str, value: Any, where: str, written: str) -> Any:
+    """``value`` of the profile field ``key`` checked and converted; a bad one raises
+    :class:`ConfigError` naming the key as the file wrote it (``written``: ``maxTurns``)."""
     default = getattr(LocalProfile(), key)
     try:
         if key == "ablate":
@@ -143,12 +150,14 @@ def _convert(key: str, value: Any, where: str) -> Any:
             if amount < 0:
                 raise ValueError(f"must not be negative, got {value!r}")
             return amount
-        text = str(value)
+        if not isinstance(value, str):
+            raise ValueError(f"expected text, got {value!r}")
+        text = value
         if not text:
             raise ValueError("must not be empty")
         return text
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}.{key}: {exc}. Fix the value or remove it.") from None
+        raise ConfigError(f"{where}.{written}: {exc}. Fix the value or remove it.") from None
 
 
 def parse_profile(name: str, data: Mapping[str, Any], *, where: str = "local.profiles") -> LocalProfile:
@@ -167,7 +176,7 @@ def parse_profile(name: str, data: Mapping[str, Any], *, where: str = "local.pro
             near = closest(str(raw_key), known)
             raise ConfigError(f"{where}.{name}: unknown key {raw_key!r}.{f' Did you mean {near!r}?' if near else ''} "
                               f"Use one of: {', '.join(known)}")
-        values[key] = _convert(key, value, f"{where}.{name}")
+        values[key] = _convert(key, value, f"{where}.{name}", str(raw_key))
     profile = LocalProfile(**values)
     if profile.max_tokens >= profile.context_window:
         raise ConfigError(f"{where}.{name}: maxTokens ({profile.max_tokens}) must be below contextWindow "
