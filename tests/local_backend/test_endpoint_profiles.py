@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 import socket
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from foreman.backends.local.profiles import _FILE_KEYS, LocalProfile, resolve_profile
+from foreman.backends.local.pipeline import NAMES
+from foreman.backends.local.profiles import _FILE_KEYS, LocalProfile, parse_profile, profiles_from, resolve_profile
 from foreman.backends.local.runner import LocalRunner
 from foreman.config import resolve
 from foreman.errors import BackendError, ConfigError
@@ -61,13 +65,13 @@ def test_profiles_from_config(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bad, match", [
     ({"profiles": {"a": {"protocl": "text"}}}, "unknown key 'protocl'"),
     ({"profiles": {"a": {"protocol": "xml"}}}, "expected one of text, native"),
-    ({"profiles": {"a": {"maxTurns": 0}}}, "must be at least 1"),
+    ({"profiles": {"a": {"maxTurns": 0}}}, "a.maxTurns: expected a whole number of at least 1, got 0"),
     ({"profile": "b", "profiles": {"a": {}}}, "does not define"),
     ({"profiles": {"a": {"seed": -1}}}, r"local.profiles.a.seed: expected a whole number of at least 0, got -1"),
     ({"profiles": {"a": {"seed": "7"}}}, r"a.seed: expected a whole number"),
     ({"profiles": {"a": {"seed": True}}}, r"a.seed: expected a whole number"),
     ({"profiles": {"a": {"seed": 1.5}}}, r"a.seed: expected a whole number"),
-    ({"profiles": {"a": {"testOrder": "before"}}}, r"a.testOrder: expected one of first, after, got 'before'"),
+    ({"profiles": {"a": {"testOrder": "before"}}}, r'a.testOrder: expected one of first, after, got "before"'),
 ])
 def test_bad_profiles_name_the_key(tmp_path: Path, bad: dict, match: str) -> None:
     home = tmp_path / "home"
@@ -147,3 +151,59 @@ def test_make_backend_gives_every_agent_the_local_runner(tmp_path: Path) -> None
     runners = set(map(id, conductor.runners.values()))
     assert len(runners) == 1 and isinstance(next(iter(conductor.runners.values())), LocalRunner)
     assert conductor.name == "local"
+
+
+_KEYS = sorted(k for k in _FILE_KEYS if "_" not in k)
+_JSON = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.floats(min_value=-5, max_value=5),
+                  st.text(max_size=8), st.integers().map(str), st.lists(st.text(max_size=3), max_size=2),
+                  st.dictionaries(st.text(max_size=3), st.integers(), max_size=1))
+"""Any JSON value a config file may hold (numbers of every size, fractions, NaN and infinity,
+numbers written as text, lists, objects)."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(key=st.sampled_from(_KEYS), value=_JSON)
+def test_any_value_of_any_key_is_taken_as_written_or_refused_by_its_name(key: str, value) -> None:
+    """A config file can hold any JSON value under any key: the profile either takes it as it is
+    (never coerced: no fraction cut to a count, no text read as a number, no NaN) or refuses it
+    with a :class:`ConfigError` naming the key as written, never another exception (a number too
+    large, 1e400, once ended the CLI in an OverflowError traceback)."""
+    try:
+        profile = parse_profile("p", {key: value})
+    except ConfigError as exc:
+        assert f"local.profiles.p.{key}: " in str(exc) or f"local.profiles.p: {key} (" in str(exc), str(exc)
+        return
+    got = getattr(profile, _FILE_KEYS[key])
+    if key == "ablate":
+        assert set(got) <= set(NAMES)
+        return
+    assert got == value, (got, value)
+    default = getattr(LocalProfile(), _FILE_KEYS[key])
+    if isinstance(value, (int, float)) and not isinstance(value, bool):  # a count stays whole, an amount finite
+        assert type(got) is (float if isinstance(default, float) or key == "wallTimeout" else int), (key, got)
+        assert math.isfinite(got)
+    if isinstance(got, str):
+        assert got.strip()
+
+
+@pytest.mark.parametrize("section, match", [
+    ({"profiles": {"p": {"maxTurns": float("inf")}}}, r"p\.maxTurns: expected a whole number of at least 1, got Infinity"),
+    ({"profiles": {"p": {"maxTurns": 1.5}}}, r"p\.maxTurns: expected a whole number of at least 1, got 1\.5"),
+    ({"profiles": {"p": {"maxTurns": "12"}}}, r"p\.maxTurns: expected a whole number of at least 1, got \"12\""),
+    ({"profiles": {"p": {"repairs": -1}}}, r"p\.repairs: expected a whole number of at least 0, got -1"),
+    ({"profiles": {"p": {"temperature": float("nan")}}}, r"p\.temperature: expected a number from 0 to 2, got NaN"),
+    ({"profiles": {"p": {"temperature": 50}}}, r"p\.temperature: expected a number from 0 to 2, got 50"),
+    ({"profiles": {"p": {"requestTimeout": 0}}}, r"p\.requestTimeout: expected a number of seconds above 0, got 0"),
+    ({"profiles": {"p": {"url": "not a url"}}}, r"p\.url: expected an http:// or https:// URL"),
+    ({"profiles": {"p": {"ablate": [""]}}}, r"p\.ablate: expected a list of check names, got \[\"\"\]"),
+    ({"profiles": {"p": {"maxTurns": 5, "max_turns": 9}}}, r"p: 'maxTurns' and 'max_turns' are the same key"),
+    ({"profiles": {"p": {"max_tokens": 4096, "context_window": 2048}}},
+     r"p: max_tokens \(4096\) must be below context_window \(2048\).*Lower max_tokens or raise context_window"),
+    ({"profiles": {"p": {"contextWindow": 512}}}, r"p: maxTokens \(the default\) \(1024\) must be below contextWindow"),
+    ({"profile": ["p"], "profiles": {"p": {}}}, r"local\.profile must be a profile's name \(text\), got \[\"p\"\]"),
+    ({"profile": "", "profiles": {"": {}}}, r"local\.profile must be a profile's name"),
+    ({"profiles": []}, r"local\.profiles must map profile names to objects"),
+])
+def test_the_values_a_newcomer_tried_are_refused_with_what_is_expected(section: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        profiles_from(section)

@@ -17,6 +17,8 @@ Precedence for the endpoint and the model: ``--url``/``FOREMAN_URL`` and ``--mod
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
@@ -112,52 +114,73 @@ _CHOICES = {"protocol": ("text", "native"), "tool_choice": ("auto", "required"),
             "constrained": ("auto", "off"), "test_order": ("first", "after")}
 
 
-def _convert(key: str, value: Any, where: str, written: str) -> Any:
-    """``value`` of the profile field ``key`` checked and converted; a bad one raises
-    :class:`ConfigError` naming the key as the file wrote it (``written``: ``maxTurns``)."""
-    default = getattr(LocalProfile(), key)
+_NULLABLE = frozenset({"model", "max_turns", "wall_timeout", "seed"})
+"""Keys whose ``null`` means "not set" (see :class:`LocalProfile`)."""
+_AT_LEAST = {"repairs": 0, "seed": 0}
+"""Whole-number keys whose least value is not 1."""
+_ABOVE_ZERO = frozenset({"request_timeout", "run_timeout", "wall_timeout"})
+"""Seconds that must be more than 0 (a timeout of 0 would end every request or turn at once)."""
+_TEMPERATURE_MAX = 2.0
+"""The OpenAI API's bound on ``temperature`` (its reference: "between 0 and 2")."""
+
+
+def _shown(value: Any) -> str:
+    """``value`` as the file wrote it (JSON: ``true``, ``null``, ``"12"``)."""
     try:
-        if key == "ablate":
-            if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(
-                    isinstance(v, str) for v in value):
-                raise ValueError(f"expected a list of check names, got {value!r}")
+        return json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _convert(key: str, value: Any, where: str, written: str) -> Any:
+    """``value`` of the profile field ``key`` checked and converted (no coercion: a number given
+    as text, a fraction for a count, ``NaN`` or infinity are refused, not read as something else).
+
+    Raises:
+        ConfigError: naming the key as the file wrote it (``written``: ``maxTurns``), what is
+            expected, and the value as written.
+    """
+    default = getattr(LocalProfile(), key)
+    expected = _expected(key, value, default)
+    if expected:
+        raise ConfigError(f"{where}.{written}: expected {expected}, got {_shown(value)}. Fix the value or remove it.")
+    if key == "ablate":
+        try:
             return parse_ablate(value)
-        if key in _CHOICES:
-            if value not in _CHOICES[key]:
-                raise ValueError(f"expected one of {', '.join(_CHOICES[key])}, got {value!r}")
-            return str(value)
-        if value is None and key in ("model", "max_turns", "wall_timeout", "seed"):
-            return None
-        if key == "seed":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"expected a whole number of at least 0, got {value!r}")
-            return value
-        if isinstance(default, bool):
-            if not isinstance(value, bool):
-                raise ValueError(f"expected true or false, got {value!r}")
-            return value
-        if key == "repairs" and value == 0 and not isinstance(value, bool):
-            return 0
-        if isinstance(default, bool) or isinstance(value, bool):
-            raise ValueError(f"expected a number or text, got {value!r}")
-        if isinstance(default, int) or key == "max_turns":
-            number = int(value)
-            if number < 1:
-                raise ValueError(f"must be at least 1, got {value!r}")
-            return number
-        if isinstance(default, float) or key == "wall_timeout":
-            amount = float(value)
-            if amount < 0:
-                raise ValueError(f"must not be negative, got {value!r}")
-            return amount
-        if not isinstance(value, str):
-            raise ValueError(f"expected text, got {value!r}")
-        text = value
-        if not text:
-            raise ValueError("must not be empty")
-        return text
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}.{written}: {exc}. Fix the value or remove it.") from None
+        except ValueError as exc:
+            raise ConfigError(f"{where}.{written}: {exc}. Fix the value or remove it.") from None
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    return int(value) if isinstance(default, int) or key in ("max_turns", "seed") else float(value)
+
+
+def _expected(key: str, value: Any, default: Any) -> str:
+    """What ``key`` expects when ``value`` is not it, else ""."""
+    if value is None and key in _NULLABLE:
+        return ""
+    if key == "ablate":
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) and v.strip() for v in value)
+        return "" if ok else "a list of check names"
+    if key in _CHOICES:
+        return "" if value in _CHOICES[key] and isinstance(value, str) else f"one of {', '.join(_CHOICES[key])}"
+    if isinstance(default, bool):
+        return "" if isinstance(value, bool) else "true or false"
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(default, int) or key in ("max_turns", "seed"):
+        least = _AT_LEAST.get(key, 1)
+        whole = number and float(value).is_integer()
+        return "" if whole and value >= least else f"a whole number of at least {least}"
+    if isinstance(default, float) or key == "wall_timeout":
+        if key in _ABOVE_ZERO:
+            return "" if number and value > 0 else "a number of seconds above 0" + (" (or null)" if key in _NULLABLE else "")
+        if key == "temperature":
+            return "" if number and 0 <= value <= _TEMPERATURE_MAX else f"a number from 0 to {_TEMPERATURE_MAX:g}"
+        return "" if number and value >= 0 else "a number of at least 0"
+    if not isinstance(value, str) or not value.strip():
+        return "text" if key not in _NULLABLE else "text (or null)"
+    if key == "url" and not value.strip().startswith(("http://", "https://")):
+        return "an http:// or https:// URL (the endpoint's base, ending in /v1)"
+    return ""
 
 
 def parse_profile(name: str, data: Mapping[str, Any], *, where: str = "local.profiles") -> LocalProfile:
@@ -169,6 +192,7 @@ def parse_profile(name: str, data: Mapping[str, Any], *, where: str = "local.pro
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}.{name}: a profile must be a JSON object")
     values: dict[str, Any] = {"name": name}
+    spelled: dict[str, str] = {}  # field -> the key as the file wrote it
     for raw_key, value in data.items():
         key = _FILE_KEYS.get(raw_key)
         if key is None:
@@ -176,12 +200,18 @@ def parse_profile(name: str, data: Mapping[str, Any], *, where: str = "local.pro
             near = closest(str(raw_key), known)
             raise ConfigError(f"{where}.{name}: unknown key {raw_key!r}.{f' Did you mean {near!r}?' if near else ''} "
                               f"Use one of: {', '.join(known)}")
+        if key in spelled:
+            raise ConfigError(f"{where}.{name}: {spelled[key]!r} and {raw_key!r} are the same key, given twice. "
+                              "Keep one.")
+        spelled[key] = str(raw_key)
         values[key] = _convert(key, value, f"{where}.{name}", str(raw_key))
     profile = LocalProfile(**values)
     if profile.max_tokens >= profile.context_window:
-        raise ConfigError(f"{where}.{name}: maxTokens ({profile.max_tokens}) must be below contextWindow "
+        tokens, window = (spelled.get(k, f"{camel} (the default)") for k, camel in (
+            ("max_tokens", "maxTokens"), ("context_window", "contextWindow")))
+        raise ConfigError(f"{where}.{name}: {tokens} ({profile.max_tokens}) must be below {window} "
                           f"({profile.context_window}): a reply takes room in the window beside the prompt. "
-                          "Lower maxTokens or raise contextWindow.")
+                          f"Lower {tokens.split()[0]} or raise {window.split()[0]}.")
     return profile
 
 
@@ -198,11 +228,15 @@ def profiles_from(section: Any) -> tuple[dict[str, LocalProfile], str | None]:
     unknown = set(section) - {"profile", "profiles"}
     if unknown:
         raise ConfigError(f"config.json: local: unknown key {sorted(unknown)[0]!r}. Use 'profile' and 'profiles'.")
-    raw = section.get("profiles") or {}
+    raw = section.get("profiles")
+    raw = {} if raw is None else raw
     if not isinstance(raw, Mapping):
         raise ConfigError("config.json: local.profiles must map profile names to objects")
     profiles = {name: parse_profile(name, data) for name, data in raw.items()}
     chosen = section.get("profile")
+    if chosen is not None and (not isinstance(chosen, str) or not chosen.strip()):
+        raise ConfigError(f"config.json: local.profile must be a profile's name (text), got {_shown(chosen)}. "
+                          f"Name one of local.profiles ({', '.join(sorted(profiles)) or 'none defined'}) or remove it.")
     if chosen is not None and chosen not in profiles:
         raise ConfigError(f"config.json: local.profile names {chosen!r}, which local.profiles does not define "
                           f"(defined: {', '.join(sorted(profiles)) or 'none'})")
