@@ -137,3 +137,19 @@ async def test_a_refactors_test_asserting_a_change_is_dropped_and_the_passing_on
     assert ("- test_title_case_keeps_commas fails on the code as it is, but the task keeps what the code does: a test "
             "of it passes now") in last_user(requests[1])
     assert [(a.outcome, a.detail) for a in stats.attempts] == [(NO_ASKED_TEST, "the test asserts a change of what the task keeps")]
+
+
+async def test_a_name_the_code_has_only_as_a_local_is_one_the_task_adds(tmp_path: Path) -> None:
+    """``title_case`` keeps its words in a local named ``words``; the task adds a function of that
+    name. The asked test importing it fails on the unchanged code for the task (a name it adds),
+    not on an error of its own: it is locked, and the change passes it."""
+    files = {**FILES, "text/title.py": f"import re\n\n\ndef title_case(s):\n    words = {SPLIT}\n"
+                                       "    return ' '.join(w.capitalize() for w in words)\n"}
+    asked = ("```python\n# file: tests/test_count_asked.py\nfrom text.count import words\n\n\n"
+             "def test_words():\n    assert words(\"Don't panic\") == [\"Don't\", 'panic']\n```")
+    answers = iter([asked, RIGHT])
+    result, tools, server, stats, repo = await guided_turn(
+        tmp_path, lambda req: text(next(answers)), files=files, goal=GOAL, attempts=1, repairs=1, asked_test=True)
+    assert [_step(r) for r in server.requests] == ["asked test", "edit"]
+    assert "it fails on the code as it is" in last_user(server.requests[1])
+    assert stats.passed and [(a.outcome, a.repairs) for a in stats.attempts] == [("passed", 0)]

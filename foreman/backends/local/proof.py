@@ -25,7 +25,7 @@ from .guided_text import (
 )
 from .localize import Localized, is_test_file, module_name
 from .symbols import defined_names, module_bindings
-from .uses import refactor
+from .uses import defined, refactor
 
 if TYPE_CHECKING:
     from .guided import Attempt, GuidedTask
@@ -50,7 +50,7 @@ async def run_probe(task: GuidedTask, attempt: Attempt, path: str, where: Locali
             task.stats.checks_s += task.clock() - started
         xml = stable(report.read_text(encoding="utf-8", errors="replace"), task.root) if report.is_file() else ""
     existing = set() if on_new_code else {
-        word for rel in where.files for word in re.findall(r"[A-Za-z_]\w*", task._read(rel) or "")}
+        name for rel in where.files if rel.endswith(".py") for name in code_names(task._read(rel) or "")}
     text = task._read(path) or ""
     task_errors, own_name_errors = task.enabled("task-error"), task.enabled("test-alone") and "import *" not in text
     acted: set[str] = set()
@@ -61,6 +61,19 @@ async def run_probe(task: GuidedTask, attempt: Attempt, path: str, where: Locali
     task._trace(attempt.number, step, attempt.temperature, "", None,
                 outcomes=[[o.name, o.kind, o.detail[:300]] for o in outcomes])
     return outcomes
+
+
+def code_names(text: str) -> set[str]:
+    """The names a module's code has for a test to use: what it binds at its top level and every
+    function, method and class it defines (every identifier in it when that cannot be known: it
+    does not parse, or star-imports). Not its local variables, parameters or docstring words: a
+    name the task adds that the code uses only as a local (``words = re.findall(...)`` before a
+    task adds ``words(text)``) was read as one the code has, and the asked test failing to import
+    it was refused as broken in itself."""
+    bound = module_bindings(text)
+    if bound is None:
+        return set(re.findall(r"[A-Za-z_]\w*", text))
+    return bound | defined(text)
 
 
 async def run_probe_without(task: GuidedTask, attempt: Attempt, path: str, where: Localized,
