@@ -207,11 +207,7 @@ async def _check(task: GuidedTask, attempt: Attempt, state: AttemptState, where:
     absent = task._absent(where) if task.enabled("function-ask") else []
     if absent:  # a function the task asks for by name is nowhere: ask for it alone, afresh
         task.acted("function-ask")
-        state.absent = absent
-        target_file = where.target or state.target
-        return Finding("check", FUNCTION_NOT_WRITTEN, ", ".join(absent),
-                       asked_def_ask(task.goal, absent, target_file, api_text([target_file], task._read)),
-                       fresh=True, step="function")
+        return _ask_functions(task, state, where, "check", absent)
     if not task._changed():  # before asking for tests: they would test code that is not there
         if state.line and not state.line_asked:  # the line the task names, alone, afresh (once an attempt)
             state.line_asked = True
@@ -260,11 +256,7 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         return weak
     if ok and task.locked_passes and (unwritten := _unwritten(task.locked_passes, code())):
         task.acted("keep-test")
-        state.absent = unwritten
-        target_file = where.target or state.target
-        return Finding("validate", FUNCTION_NOT_WRITTEN, ", ".join(unwritten),
-                       asked_def_ask(task.goal, unwritten, target_file, api_text([target_file], task._read)),
-                       fresh=True, step="function")
+        return _ask_functions(task, state, where, "validate", unwritten)
     if ok and task.enabled("uses") and (kept := _uses(task, code)):
         task.acted("uses")
         return Finding("validate", uses.UNUSED, *kept)
@@ -279,6 +271,15 @@ async def _validate(task: GuidedTask, attempt: Attempt, state: AttemptState, whe
         task.mark("validate", "checks passed")
         return _named_left(task, attempt, state, where) or PASSED
     return _failed(task, summary, known=known, unmoved=judged.unmoved, changed=judged.changed)
+
+
+def _ask_functions(task: GuidedTask, state: AttemptState, where: Localized, stage: str, names: list[str]) -> Finding:
+    """The finding that asks for the functions ``names`` alone, afresh (the ``function`` step)."""
+    state.absent = names
+    target_file = where.target or state.target
+    return Finding(stage, FUNCTION_NOT_WRITTEN, ", ".join(names),
+                   asked_def_ask(task.goal, names, target_file, api_text([target_file], task._read)),
+                   fresh=True, step="function")
 
 
 def _unwritten(names: list[str], code: dict[str, str]) -> list[str]:
