@@ -70,7 +70,8 @@ from .guided_text import (
     task_functions,
     task_words,
 )
-from .localize import Localized, module_name, numbered
+from .localize import Localized, module_name, numbered, written_values
+from .madeup import task_quotes
 from .proof import run_probe
 from .symbols import defined_names, test_labels, tests_unrelated
 from .uses import defined as definitions_of
@@ -155,11 +156,12 @@ def _test_blocks(task: GuidedTask, reply: str) -> list[Block]:
     return (blocks_of_json(reply) if task.response_format else []) or blocks_of(text)
 
 
-def _only_tests(blocks: list[Block], path: str, words: set[str]) -> list[Block]:
+def _only_tests(blocks: list[Block], path: str, words: set[str], goal: str) -> list[Block]:
     """The blocks that hold test functions, each sent to ``path`` (whatever file they named), with
-    its first two test functions (those using ``words`` first) and their first three asserts only
-    (:func:`.probe.first_checks`)."""
-    return [Block(path, code=probes.first_checks(b.code, prefer=frozenset(words))) for b in blocks
+    its first two test functions (those using ``words`` first) and their first three asserts only,
+    those holding a value the task's text quotes or writes out first (:func:`.probe.first_checks`)."""
+    stated = frozenset(q.strip() for q in task_quotes(goal) if len(q.strip()) >= 2) | frozenset(written_values(goal))
+    return [Block(path, code=probes.first_checks(b.code, prefer=frozenset(words), stated=stated)) for b in blocks
             if b.search is None and "def test" in b.code]
 
 
@@ -191,7 +193,7 @@ async def write_asked_test(task: GuidedTask, attempt: Attempt, where: Localized,
         reply = await task._ask(messages, temperature, attempt.number, "asked test", constrained=True)
         messages.append({"role": "assistant", "content": reply})
         blocks = _test_blocks(task, reply)
-        planned = task._plan(_only_tests(blocks, path, words), where, known, default)
+        planned = task._plan(_only_tests(blocks, path, words, task.goal), where, known, default)
         if not planned.texts.get(path):
             problem = "; ".join(planned.failures) or "the answer holds no test function"
             if task.last_finish == "length":  # most often one line repeated until max_tokens

@@ -222,7 +222,7 @@ _VALUE_RE = re.compile(r"[^\s()\[\]{}<>'\"`]*\d[^\s()\[\]{}<>'\"`]*")
 _VALUE_EDGES = "()[]{}<>'\"`,.;:!?"
 
 
-def _values(goal: str) -> list[str]:
+def written_values(goal: str) -> list[str]:
     """The values a task writes out, unquoted: words with a digit and a sign in them (``$1,234.56``,
     ``2026-01-03``, ``10%``), four characters or more, without the punctuation around them."""
     out = []
@@ -234,12 +234,12 @@ def _values(goal: str) -> list[str]:
 
 
 def by_value(root: Path, files: list[str], goal: str, *, most: int = 2) -> list[str]:
-    """The Python source files (not tests) that hold a value the task writes out (:func:`_values`),
+    """The Python source files (not tests) that hold a value the task writes out (:func:`written_values`),
     when at most ``most`` files hold it: a bug report quotes the output it wants ("should read
     $1,234.56"), and the function's docstring or code that makes it often holds the same value.
     Without it, a task naming no file showed first the file sharing the most words with it, and
     the model changed that one."""
-    values = _values(goal)
+    values = written_values(goal)
     texts = {rel: read(root, rel) for rel in files if values and rel.endswith(".py") and not is_test_file(rel)
              and not rel.startswith(("tests/", "test/"))}  # (each file read once, and none for no value)
     out: list[str] = []
@@ -361,4 +361,4 @@ def _render(root: Path, found: Localized, files: list[str], budget: int) -> str:
 
 
 __all__ = ["Localized", "by_value", "is_test_file", "list_files", "localize", "module_name", "named_alike", "numbered", "read", "repo_map",
-           "symbol_index"]
+           "symbol_index", "written_values"]

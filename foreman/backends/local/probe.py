@@ -386,13 +386,19 @@ def is_check(node: ast.stmt) -> bool:
             and call.func.attr.startswith("assert"))
 
 
-def first_checks(text: str, functions: int = 2, asserts: int = 3, *, prefer: frozenset[str] = frozenset()) -> str:
+def first_checks(text: str, functions: int = 2, asserts: int = 3, *, prefer: frozenset[str] = frozenset(),
+                 stated: frozenset[str] = frozenset()) -> str:
     """``text`` (a test file) with its first ``functions`` test functions only, each ended after
     its first ``asserts`` assert statements (those of the function's own body; one inside a
     ``with`` or a loop is not counted). Unchanged when it does not parse. The test functions that
     use a word of ``prefer`` (the names the task adds or names) are taken first, in source order: a
     model's answer listed made-up tests of the file's other functions before the one test of the
-    new function, and keeping the first two lost it.
+    new function, and keeping the first two lost it. Likewise the asserts holding a value the
+    task writes out (``stated``: ``"2026-01-03"``, a string constant equal to one or containing one
+    of four characters or more) are kept first, the others dropped, and the function ended after
+    the last one kept: a test of a bug report checked the exit status and two fields first and
+    the reported date fourth, so the first three passed on the unchanged code and the test was
+    refused as checking nothing.
 
     Why: a small model lists the plain cases first and makes up the later ones; even asked for
     "at most three asserts" it may write a dozen, the later ones with wrong expected values
@@ -410,11 +416,30 @@ def first_checks(text: str, functions: int = 2, asserts: int = 3, *, prefer: fro
     cuts = []
     for node in tests.values():
         checks = [stmt for stmt in node.body if is_check(stmt)]
-        if len(checks) > asserts:
-            cuts.append((checks[asserts].lineno, node.end_lineno or checks[asserts].lineno))
-    for first, last in sorted(cuts, reverse=True):
-        del lines[first - 1:last]
+        if len(checks) <= asserts:
+            continue
+        first = [c for c in checks if _states(c, stated)] + [c for c in checks if not _states(c, stated)]
+        kept = sorted(first[:asserts], key=lambda c: c.lineno)
+        after = next((c for c in checks if c.lineno > kept[-1].lineno), None)
+        if after is not None:
+            cuts.append((after.lineno, node.end_lineno or after.lineno))
+        cuts.extend((c.lineno, c.end_lineno or c.lineno) for c in checks if c not in kept and c.lineno < kept[-1].lineno)
+    for start, end in sorted(cuts, reverse=True):
+        del lines[start - 1:end]
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)).rstrip("\n") + "\n"
+
+
+def _states(check: ast.stmt, stated: frozenset[str]) -> bool:
+    """Whether an assert holds a value of ``stated``: a string constant equal to one, or holding
+    one of four characters or more."""
+    if not stated:
+        return False
+    for node in ast.walk(check):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value.strip()
+            if value in stated or any(len(s) >= 4 and s in value for s in stated):
+                return True
+    return False
 
 
 def reasons(outcomes: list[ProbeOutcome]) -> str:
