@@ -26,8 +26,9 @@ as the task states it, and places them in a new file (:func:`asked_test_path`). 
   test asks. Such a test is locked as it is (``keep-test``): it must still pass after the change,
   and the answer must write each function the task names that the code lacks.
 - *Its first cases only*: the first two test functions, each to its third assert, are placed
-  (:func:`.probe.first_checks`): a small model lists the plain cases first and makes up the
-  later ones, and a made-up case would lock the attempt into failure.
+  (:func:`.probe.first_checks`; an assert holding a value the task writes out is kept before
+  the others): a small model lists the plain cases first and makes up the later ones, and a
+  made-up case would lock the attempt into failure.
 - *It checks every target*: when the attempt changed two or more files, the asked test must
   fail with any one file the task asks to change put back as it was (:func:`.proof.unchecked_targets`);
   a test of one half of the task does not let the other half through.
